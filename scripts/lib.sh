@@ -1,0 +1,47 @@
+# Shared helpers for the local-stack scripts. Sourced, never run.
+# Everything slow to fetch or build is cached outside the clone, in $AITASK_CACHE.
+
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+LOCAL="$ROOT/.local"
+AITASK_CACHE="${AITASK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/aitasks}"
+mkdir -p "$LOCAL" "$AITASK_CACHE"
+
+log() { printf '[%s] %s\n' "$(basename "$0" .sh)" "$*" >&2; }
+
+# A free TCP port on 127.0.0.1.
+free_port() {
+  python3 - <<'PY'
+import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])
+s.close()
+PY
+}
+
+# Install Debian packages (the lists are refreshed at most once a day).
+apt_install() {
+  log "installing $*"
+  if [ ! -f "$AITASK_CACHE/.apt-updated" ] || [ -n "$(find "$AITASK_CACHE/.apt-updated" -mmin +1440 2>/dev/null)" ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+    touch "$AITASK_CACHE/.apt-updated"
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+# Install Debian packages only when a command is missing.
+need_apt() {
+  local cmd="$1"; shift
+  command -v "$cmd" >/dev/null 2>&1 || apt_install "$@"
+}
+
+# Set or replace KEY=VALUE in .local/env.
+env_set() {
+  local key="$1" value="$2" file="$LOCAL/env"
+  touch "$file"
+  grep -v "^export $key=" "$file" >"$file.tmp" || true
+  printf 'export %s=%q\n' "$key" "$value" >>"$file.tmp"
+  mv "$file.tmp" "$file"
+}

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Start or stop a throwaway PostgreSQL cluster for development and tests.
+#   scripts/postgres.sh up     install when missing, start on a free port, write DATABASE_URL
+#   scripts/postgres.sh down   stop it and delete its data
+# The server refuses to run as root, so it runs as the `postgres` user.
+source "$(dirname "$0")/lib.sh"
+
+PGDATA_DIR="$LOCAL/pg/data"
+PGSOCK_DIR="$LOCAL/pg/sock"
+
+pg_bin() {
+  local dir
+  for dir in /usr/lib/postgresql/*/bin; do
+    [ -x "$dir/pg_ctl" ] && { echo "$dir"; return; }
+  done
+  return 1
+}
+
+as_postgres() { runuser -u postgres -- "$@"; }
+
+up() {
+  if [ -f "$LOCAL/pg/port" ] && [ -f "$PGDATA_DIR/postmaster.pid" ] \
+    && as_postgres "$(pg_bin)/pg_ctl" -D "$PGDATA_DIR" status >/dev/null 2>&1; then
+    log "already running on port $(cat "$LOCAL/pg/port")"
+    return
+  fi
+  pg_bin >/dev/null || apt_install postgresql postgresql-contrib
+  local bin; bin="$(pg_bin)"
+  id postgres >/dev/null 2>&1 || useradd --system --home /var/lib/postgresql postgres
+  rm -rf "$LOCAL/pg"
+  mkdir -p "$PGDATA_DIR" "$PGSOCK_DIR"
+  # The parents must be reachable by the postgres user.
+  chmod 755 "$ROOT" "$LOCAL" "$LOCAL/pg"
+  chown -R postgres "$LOCAL/pg"
+  as_postgres "$bin/initdb" -D "$PGDATA_DIR" -U postgres -A trust -E UTF8 --no-instructions >/dev/null
+  local port; port="$(free_port)"
+  {
+    echo "listen_addresses = '127.0.0.1'"
+    echo "port = $port"
+    echo "unix_socket_directories = '$PGSOCK_DIR'"
+    echo "max_connections = 300"
+    echo "shared_preload_libraries = 'pg_stat_statements'"
+    echo "pg_stat_statements.track_utility = on"
+    # Throwaway cluster: durability is not needed, speed is. Benchmarks set AITASK_PG_DURABLE=1.
+    if [ "${AITASK_PG_DURABLE:-0}" != "1" ]; then
+      echo "fsync = off"
+      echo "synchronous_commit = off"
+      echo "full_page_writes = off"
+    fi
+  } >>"$PGDATA_DIR/postgresql.conf"
+  as_postgres "$bin/pg_ctl" -D "$PGDATA_DIR" -l "$LOCAL/pg/server.log" -w -t 30 start >/dev/null
+  echo "$port" >"$LOCAL/pg/port"
+  env_set DATABASE_URL "postgres://postgres@127.0.0.1:$port/aitasks"
+  as_postgres "$bin/psql" -h 127.0.0.1 -p "$port" -U postgres -qc "CREATE DATABASE aitasks" >/dev/null
+  log "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port"
+}
+
+down() {
+  if [ -d "$PGDATA_DIR" ] && pg_bin >/dev/null; then
+    as_postgres "$(pg_bin)/pg_ctl" -D "$PGDATA_DIR" -m fast -w stop >/dev/null 2>&1 || true
+  fi
+  rm -rf "$LOCAL/pg"
+  log "stopped"
+}
+
+case "${1:-}" in
+  up) up ;;
+  down) down ;;
+  restart)
+    as_postgres "$(pg_bin)/pg_ctl" -D "$PGDATA_DIR" -l "$LOCAL/pg/server.log" -m fast -w restart >/dev/null ;;
+  *) echo "usage: $0 up|down|restart" >&2; exit 2 ;;
+esac

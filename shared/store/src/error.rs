@@ -1,0 +1,74 @@
+use tokio_postgres::error::SqlState;
+
+/// Everything the store can report. Callers map these to HTTP answers or retry decisions once,
+/// at the edge.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The run does not exist for this application.
+    #[error("run not found")]
+    RunNotFound,
+    /// The run was canceled: no new task may join it.
+    #[error("the run is canceled")]
+    RunUnavailable,
+    /// The request, as stored by Postgres (`jsonb` text), is over the limit.
+    #[error("the request is larger than {max} bytes as stored", max = crate::REQUEST_MAX_BYTES)]
+    RequestTooLarge,
+    /// A row broke a constraint that input validation should have caught first.
+    #[error("the data breaks the constraint {constraint}")]
+    Constraint { constraint: String },
+    /// The database could not be reached (pool timeout, closed connection, refused connect).
+    #[error("the database is unavailable")]
+    Unavailable(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// A row held a value the store does not understand (a bug or a foreign writer).
+    #[error("unexpected row: {0}")]
+    Corrupt(String),
+    /// Any other database error.
+    #[error("database error")]
+    Database(#[source] tokio_postgres::Error),
+    /// Applying the migrations failed.
+    #[error("migration failed: {0}")]
+    Migration(String),
+}
+
+impl StoreError {
+    /// True when the failure says nothing about the data, only that Postgres was not there:
+    /// the caller may answer 503 or retry later.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, StoreError::Unavailable(_))
+    }
+}
+
+impl From<tokio_postgres::Error> for StoreError {
+    fn from(error: tokio_postgres::Error) -> Self {
+        if let Some(db) = error.as_db_error() {
+            if *db.code() == SqlState::CHECK_VIOLATION {
+                let constraint = db.constraint().unwrap_or_default().to_owned();
+                if constraint == "tasks_request_size_check" {
+                    return StoreError::RequestTooLarge;
+                }
+                return StoreError::Constraint { constraint };
+            }
+            let class = &db.code().code()[..2];
+            // 08: connection exception, 57P: operator intervention (shutdown, crash recovery).
+            if class == "08" || db.code().code().starts_with("57P") {
+                return StoreError::Unavailable(Box::new(error));
+            }
+            return StoreError::Database(error);
+        }
+        if error.is_closed() || std::error::Error::source(&error).is_some_and(|s| s.is::<std::io::Error>()) {
+            return StoreError::Unavailable(Box::new(error));
+        }
+        StoreError::Database(error)
+    }
+}
+
+impl From<deadpool_postgres::PoolError> for StoreError {
+    fn from(error: deadpool_postgres::PoolError) -> Self {
+        match error {
+            deadpool_postgres::PoolError::Backend(e) => StoreError::from(e),
+            other => StoreError::Unavailable(Box::new(other)),
+        }
+    }
+}
+
+pub type StoreResult<T> = Result<T, StoreError>;

@@ -1,0 +1,99 @@
+//! A worker's side of a task: claim an attempt, check in on it (cancellation, heartbeat), and
+//! give it back for a retry. Every statement after the claim is fenced on the [`Lease`].
+
+use uuid::Uuid;
+
+use crate::model::{task_columns, Claim, Lease, LeaseCheck, Task, TaskStatus};
+use crate::pool::GenericClient;
+use crate::settle::settle_cancel;
+use crate::sql::truncate_message;
+use crate::{Settlement, StoreResult};
+
+const CLAIM: &str = concat!(
+    "UPDATE tasks SET status = 'running', attempts = attempts + 1, \
+     started_at = COALESCE(started_at, now()), heartbeat_at = now(), updated_at = now() \
+     WHERE id = $1 AND status = 'queued' AND cancel_requested_at IS NULL \
+     AND attempts < max_attempts RETURNING ",
+    task_columns!()
+);
+
+const CLAIM_MISS: &str =
+    "SELECT status, cancel_requested_at IS NOT NULL AS cancel_requested FROM tasks WHERE id = $1";
+
+const CHECK: &str = "SELECT cancel_requested_at IS NOT NULL AS cancel_requested FROM tasks \
+                     WHERE id = $1 AND status = 'running' AND attempts = $2";
+
+const HEARTBEAT: &str = "UPDATE tasks SET heartbeat_at = now() \
+                         WHERE id = $1 AND status = 'running' AND attempts = $2 \
+                         RETURNING cancel_requested_at IS NOT NULL AS cancel_requested";
+
+const REQUEUE: &str = "UPDATE tasks SET status = 'queued', heartbeat_at = NULL, error_code = $3, \
+                       error_message = $4, message_sent_at = now(), updated_at = now() \
+                       WHERE id = $1 AND status = 'running' AND attempts = $2 \
+                       AND cancel_requested_at IS NULL AND attempts < max_attempts";
+
+/// Claim the next attempt of a queued task. One round trip when it succeeds. Only a `queued`
+/// task whose cancel was not requested and whose attempt budget is not spent can be claimed;
+/// a duplicate delivery of a running or terminal task claims nothing.
+pub async fn claim(client: &impl GenericClient, task_id: Uuid) -> StoreResult<Claim> {
+    let statement = client.prepare_cached(CLAIM).await?;
+    if let Some(row) = client.query_opt(&statement, &[&task_id]).await? {
+        return Ok(Claim::Claimed(Task::from_row(&row)?));
+    }
+    let statement = client.prepare_cached(CLAIM_MISS).await?;
+    let Some(row) = client.query_opt(&statement, &[&task_id]).await? else {
+        return Ok(Claim::Missing);
+    };
+    let status: &str = row.try_get("status")?;
+    let cancel_requested: bool = row.try_get("cancel_requested")?;
+    if status == "queued" && cancel_requested {
+        if let Settlement::Settled(settled) = settle_cancel(client, task_id).await? {
+            return Ok(Claim::Canceled(*settled));
+        }
+    }
+    Ok(match status {
+        "queued" => Claim::NotClaimable(TaskStatus::Queued),
+        "running" => Claim::NotClaimable(TaskStatus::Running),
+        "succeeded" => Claim::NotClaimable(TaskStatus::Succeeded),
+        "failed" => Claim::NotClaimable(TaskStatus::Failed),
+        _ => Claim::NotClaimable(TaskStatus::Canceled),
+    })
+}
+
+/// Check for cancellation (a read; run every cancel poll). One round trip.
+pub async fn check(client: &impl GenericClient, lease: Lease) -> StoreResult<LeaseCheck> {
+    let statement = client.prepare_cached(CHECK).await?;
+    let row = client.query_opt(&statement, &[&lease.task_id, &lease.attempt]).await?;
+    lease_check(row)
+}
+
+/// Refresh the heartbeat and check for cancellation in the same statement. One round trip.
+pub async fn heartbeat(client: &impl GenericClient, lease: Lease) -> StoreResult<LeaseCheck> {
+    let statement = client.prepare_cached(HEARTBEAT).await?;
+    let row = client.query_opt(&statement, &[&lease.task_id, &lease.attempt]).await?;
+    lease_check(row)
+}
+
+fn lease_check(row: Option<tokio_postgres::Row>) -> StoreResult<LeaseCheck> {
+    Ok(match row {
+        None => LeaseCheck::Lost,
+        Some(row) if row.try_get::<_, bool>("cancel_requested")? => LeaseCheck::CancelRequested,
+        Some(_) => LeaseCheck::Active,
+    })
+}
+
+/// Put a running task back in the queue after a retryable failure, keeping the error for the
+/// record. Returns false when the lease was lost, a cancel was requested (settle it with
+/// [`settle_cancel`]) or the attempt budget is spent (fail it instead).
+pub async fn requeue(
+    client: &impl GenericClient,
+    lease: Lease,
+    code: &str,
+    message: &str,
+) -> StoreResult<bool> {
+    let statement = client.prepare_cached(REQUEUE).await?;
+    let changed = client
+        .execute(&statement, &[&lease.task_id, &lease.attempt, &code, &truncate_message(message)])
+        .await?;
+    Ok(changed == 1)
+}

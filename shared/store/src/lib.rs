@@ -1,0 +1,58 @@
+//! The one PostgreSQL store of aitasks. It owns every SQL statement of the project; the Lambda
+//! functions and the runtime call these operations and never talk to Postgres themselves.
+//!
+//! Every operation takes any [`GenericClient`] (a pooled client or a transaction), uses
+//! `prepare_cached` statements, and maps driver errors to [`StoreError`].
+//!
+//! # Round trips on the happy path
+//!
+//! With the connection's statement cache warm (every call after the first on a connection):
+//!
+//! | operation | round trips | why one is enough |
+//! | --- | --- | --- |
+//! | [`create_task`] | 1 | the run check (`FOR SHARE`), the insert and `ON CONFLICT` are one statement |
+//! | [`claim`] | 1 | a fenced `UPDATE ... RETURNING` |
+//! | [`heartbeat`] (with the cancel check) | 1 | `UPDATE ... RETURNING cancel_requested_at IS NOT NULL` |
+//! | [`check`] (cancel poll) | 1 | a primary-key read |
+//! | [`complete`] with its completion event | 1 | the event insert is a data-modifying CTE of the update |
+//!
+//! The test `round_trips` in `tests/round_trips.rs` counts the statements the server received
+//! for each operation (through `pg_stat_statements`) and holds these numbers.
+//!
+//! # Fencing
+//!
+//! A claim increments `attempts`; the worker keeps the [`Lease`] `(task id, attempt)` and every
+//! later write matches it together with the state it expects. A stale worker's late write after
+//! a requeue, a cancel or another worker's claim changes nothing and reports
+//! [`Settlement::Lost`] (or [`LeaseCheck::Lost`]).
+
+mod error;
+mod events;
+mod lease;
+mod model;
+mod pool;
+mod runs;
+mod settle;
+mod sql;
+mod sweep;
+mod tasks;
+
+pub use error::{StoreError, StoreResult};
+pub use events::{lease_pending_events, mark_delivered, prune_delivered_events};
+pub use lease::{check, claim, heartbeat, requeue};
+pub use model::{
+    Claim, Created, Lease, LeaseCheck, NewRun, NewTask, PendingEvent, Run, RunState, Settled, Settlement,
+    Task, TaskOwner, TaskStatus,
+};
+pub use pool::{client, connect, migrate, redact, Client, GenericClient, PoolSettings, StorePool};
+pub use runs::{cancel_run, create_run, get_run, CanceledRun};
+pub use settle::{complete, fail, settle_cancel};
+pub use sweep::{
+    claim_unsent, expire_queued, expire_running, mark_sent, mark_unsent, prune_admissions, ExpiredRunning,
+};
+pub use tasks::{create_task, get_task, get_task_by_effect_key, request_cancel, CancelRequest};
+
+/// The largest request, in bytes of its Postgres `jsonb` text, a task may store.
+pub const REQUEST_MAX_BYTES: usize = 100_000;
+/// The longest stored error message, in characters.
+pub const ERROR_MESSAGE_MAX_CHARS: usize = 2_000;

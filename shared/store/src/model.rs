@@ -1,0 +1,323 @@
+//! The records the store reads and writes, and the outcomes of its operations.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::Value;
+use tokio_postgres::Row;
+use uuid::Uuid;
+
+use crate::error::{StoreError, StoreResult};
+
+/// Where a task is in its lifecycle: `queued → running → succeeded | failed | canceled`, plus
+/// `queued → canceled` and `queued → failed`. A terminal task never changes again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    Queued,
+    Running,
+    Succeeded,
+    Failed,
+    Canceled,
+}
+
+impl TaskStatus {
+    pub fn is_terminal(self) -> bool {
+        matches!(self, TaskStatus::Succeeded | TaskStatus::Failed | TaskStatus::Canceled)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Queued => "queued",
+            TaskStatus::Running => "running",
+            TaskStatus::Succeeded => "succeeded",
+            TaskStatus::Failed => "failed",
+            TaskStatus::Canceled => "canceled",
+        }
+    }
+
+    fn parse(text: &str) -> StoreResult<Self> {
+        Ok(match text {
+            "queued" => TaskStatus::Queued,
+            "running" => TaskStatus::Running,
+            "succeeded" => TaskStatus::Succeeded,
+            "failed" => TaskStatus::Failed,
+            "canceled" => TaskStatus::Canceled,
+            other => return Err(StoreError::Corrupt(format!("task status {other:?}"))),
+        })
+    }
+}
+
+/// A task as stored; serializes to the HTTP API's task body.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Task {
+    pub id: Uuid,
+    pub app_id: String,
+    pub run_id: Option<Uuid>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage_subject: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage_user_id: Option<String>,
+    #[serde(skip)]
+    pub scope_id: Option<String>,
+    #[serde(skip)]
+    pub source_id: Option<String>,
+    pub step_key: String,
+    pub effect_key: String,
+    pub kind: String,
+    pub request: Value,
+    pub input_hash: String,
+    pub model_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_ref: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_config_hash: Option<String>,
+    pub status: TaskStatus,
+    pub output: Option<Value>,
+    pub usage: Option<Value>,
+    pub attempts: i32,
+    #[serde(skip)]
+    pub max_attempts: i32,
+    pub error_code: Option<String>,
+    pub error_message: Option<String>,
+    pub cancel_requested_at: Option<DateTime<Utc>>,
+    #[serde(skip)]
+    pub heartbeat_at: Option<DateTime<Utc>>,
+    #[serde(skip)]
+    pub released_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+    pub started_at: Option<DateTime<Utc>>,
+    pub completed_at: Option<DateTime<Utc>>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// The task columns every statement returns, in one place.
+macro_rules! task_columns {
+    () => {
+        "id, app_id, run_id, usage_subject, usage_user_id, scope_id, source_id, step_key, \
+         effect_key, kind, request, input_hash, model_id, model_ref, model_config_hash, status, \
+         output, usage, attempts, max_attempts, error_code, error_message, cancel_requested_at, \
+         heartbeat_at, released_at, created_at, started_at, completed_at, updated_at"
+    };
+}
+pub(crate) use task_columns;
+
+impl Task {
+    pub(crate) fn from_row(row: &Row) -> StoreResult<Task> {
+        Ok(Task {
+            id: row.try_get("id")?,
+            app_id: row.try_get("app_id")?,
+            run_id: row.try_get("run_id")?,
+            usage_subject: row.try_get("usage_subject")?,
+            usage_user_id: row.try_get("usage_user_id")?,
+            scope_id: row.try_get("scope_id")?,
+            source_id: row.try_get("source_id")?,
+            step_key: row.try_get("step_key")?,
+            effect_key: row.try_get("effect_key")?,
+            kind: row.try_get("kind")?,
+            request: row.try_get("request")?,
+            input_hash: row.try_get("input_hash")?,
+            model_id: row.try_get("model_id")?,
+            model_ref: row.try_get("model_ref")?,
+            model_config_hash: row.try_get("model_config_hash")?,
+            status: TaskStatus::parse(row.try_get("status")?)?,
+            output: row.try_get("output")?,
+            usage: row.try_get("usage")?,
+            attempts: row.try_get("attempts")?,
+            max_attempts: row.try_get("max_attempts")?,
+            error_code: row.try_get("error_code")?,
+            error_message: row.try_get("error_message")?,
+            cancel_requested_at: row.try_get("cancel_requested_at")?,
+            heartbeat_at: row.try_get("heartbeat_at")?,
+            released_at: row.try_get("released_at")?,
+            created_at: row.try_get("created_at")?,
+            started_at: row.try_get("started_at")?,
+            completed_at: row.try_get("completed_at")?,
+            updated_at: row.try_get("updated_at")?,
+        })
+    }
+
+    /// The lease a worker holds after claiming this task: settling writes are fenced on it.
+    pub fn lease(&self) -> Lease {
+        Lease { task_id: self.id, attempt: self.attempts }
+    }
+}
+
+/// A claimed attempt: `(task id, attempt number)`. Every write a worker makes matches it, so a
+/// stale worker (requeued, canceled or reclaimed under it) changes nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lease {
+    pub task_id: Uuid,
+    pub attempt: i32,
+}
+
+/// Whether a run accepts new tasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunState {
+    Running,
+    Canceled,
+}
+
+/// A workflow run: the owner of run tasks. Serializes to the HTTP API's run body.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Run {
+    pub id: Uuid,
+    pub app_id: String,
+    pub scope_id: String,
+    pub state: RunState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub actor: Option<Value>,
+    pub cancel_requested_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+macro_rules! run_columns {
+    () => {
+        "id, app_id, scope_id, state, actor, cancel_requested_at, created_at, updated_at"
+    };
+}
+pub(crate) use run_columns;
+
+impl Run {
+    pub(crate) fn from_row(row: &Row) -> StoreResult<Run> {
+        let state = match row.try_get::<_, &str>("state")? {
+            "running" => RunState::Running,
+            "canceled" => RunState::Canceled,
+            other => return Err(StoreError::Corrupt(format!("run state {other:?}"))),
+        };
+        Ok(Run {
+            id: row.try_get("id")?,
+            app_id: row.try_get("app_id")?,
+            scope_id: row.try_get("scope_id")?,
+            state,
+            actor: row.try_get("actor")?,
+            cancel_requested_at: row.try_get("cancel_requested_at")?,
+            created_at: row.try_get("created_at")?,
+            updated_at: row.try_get("updated_at")?,
+        })
+    }
+}
+
+/// A run to create.
+#[derive(Debug, Clone)]
+pub struct NewRun {
+    pub app_id: String,
+    pub scope_id: String,
+    pub actor: Option<Value>,
+}
+
+/// Who owns a task.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TaskOwner {
+    /// A workflow run of the same application.
+    Run(Uuid),
+    /// The application itself, for a scope and (optionally) a usage subject.
+    Application { scope_id: String, usage_subject: Option<Value> },
+}
+
+/// A task to create. The request is already validated and hashed by the contracts crate.
+#[derive(Debug, Clone)]
+pub struct NewTask {
+    pub app_id: String,
+    pub owner: TaskOwner,
+    pub step_key: String,
+    pub effect_key: String,
+    pub kind: String,
+    pub request: Value,
+    pub input_hash: String,
+    pub model_id: String,
+    pub model_ref: Option<Value>,
+    pub model_config_hash: Option<String>,
+    pub max_attempts: i32,
+}
+
+/// The outcome of a create.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Created {
+    /// A new task was stored (queued, or already succeeded from the result cache).
+    New(Task),
+    /// The effect key was already used by this application: the existing task, untouched.
+    Existing(Task),
+}
+
+impl Created {
+    pub fn task(&self) -> &Task {
+        match self {
+            Created::New(task) | Created::Existing(task) => task,
+        }
+    }
+
+    pub fn into_task(self) -> Task {
+        match self {
+            Created::New(task) | Created::Existing(task) => task,
+        }
+    }
+
+    pub fn is_new(&self) -> bool {
+        matches!(self, Created::New(_))
+    }
+}
+
+/// A completion event written in the same transaction as a terminal transition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingEvent {
+    pub id: i64,
+    pub task_id: Uuid,
+    pub payload: Value,
+}
+
+/// A terminal transition that took effect, with the event it wrote.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settled {
+    pub task: Task,
+    pub event: PendingEvent,
+}
+
+/// What a settling write did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Settlement {
+    /// This write made the task terminal.
+    Settled(Box<Settled>),
+    /// The fence did not match: the task was requeued, canceled, reclaimed or deleted under
+    /// this worker. Nothing changed.
+    Lost,
+}
+
+/// What a claim found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Claim {
+    /// This worker owns the attempt.
+    Claimed(Task),
+    /// A cancel was requested before the task started; the claim settled it `canceled`.
+    Canceled(Settled),
+    /// The task is running elsewhere or already terminal (a duplicate delivery): ack and go.
+    NotClaimable(TaskStatus),
+    /// No such task (deleted with its scope's data, or never existed).
+    Missing,
+}
+
+/// What a worker learns when it checks in on its lease.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeaseCheck {
+    /// Still ours; carry on.
+    Active,
+    /// A cancel was requested: abort the provider call and settle `canceled`.
+    CancelRequested,
+    /// The lease is gone (requeued by the sweeper, settled, or the row was deleted): abort and
+    /// write nothing.
+    Lost,
+}
+
+pub(crate) fn settled_from_row(row: &Row) -> StoreResult<Settled> {
+    Ok(Settled {
+        task: Task::from_row(row)?,
+        event: PendingEvent {
+            id: row.try_get("event_id")?,
+            task_id: row.try_get("id")?,
+            payload: row.try_get("event_payload")?,
+        },
+    })
+}

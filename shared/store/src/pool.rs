@@ -1,0 +1,122 @@
+//! Connection pool and migrations. Built once per process (a Lambda cold start) and reused.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use tokio_postgres::NoTls;
+
+use crate::error::{StoreError, StoreResult};
+
+mod embedded {
+    refinery::embed_migrations!("../../migrations");
+}
+
+/// Any pool-backed client or transaction the store functions can run on.
+pub use deadpool_postgres::GenericClient;
+pub use deadpool_postgres::{Client, Pool as StorePool};
+
+/// Settings for [`connect`]. A Lambda instance handles one event at a time, so a few
+/// connections are plenty; RDS Proxy multiplexes them across instances.
+#[derive(Debug, Clone)]
+pub struct PoolSettings {
+    pub url: String,
+    pub max_size: usize,
+    pub connect_timeout: Duration,
+    pub wait_timeout: Duration,
+}
+
+impl PoolSettings {
+    pub fn new(url: impl Into<String>) -> Self {
+        PoolSettings {
+            url: url.into(),
+            max_size: 4,
+            connect_timeout: Duration::from_secs(5),
+            wait_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Build a pool. No connection is opened until the first query.
+pub fn connect(settings: &PoolSettings) -> StoreResult<Pool> {
+    let mut config = tokio_postgres::Config::from_str(&settings.url).map_err(|e| {
+        StoreError::Unavailable(format!("invalid DATABASE_URL: {}", redact(&e.to_string())).into())
+    })?;
+    config.connect_timeout(settings.connect_timeout);
+    config.application_name("aitasks");
+    let manager = Manager::from_config(
+        config,
+        NoTls,
+        // Fast: a broken connection surfaces as an error on use and is dropped then; a
+        // liveness query per checkout would add a round trip to every operation.
+        ManagerConfig { recycling_method: RecyclingMethod::Fast },
+    );
+    Pool::builder(manager)
+        .max_size(settings.max_size.max(1))
+        .runtime(Runtime::Tokio1)
+        .wait_timeout(Some(settings.wait_timeout))
+        .create_timeout(Some(settings.connect_timeout))
+        .build()
+        .map_err(|e| StoreError::Unavailable(Box::new(e)))
+}
+
+/// Take a client from the pool.
+pub async fn client(pool: &Pool) -> StoreResult<Client> {
+    Ok(pool.get().await?)
+}
+
+/// Key of the session advisory lock that serializes migrators ("aitasks" in ASCII).
+const MIGRATION_LOCK_KEY: i64 = 0x0061_6974_6173_6b73;
+
+/// Apply every pending migration. Idempotent, and safe when several processes start at once:
+/// the runner holds a session advisory lock on its own connection, so the second migrator
+/// waits, then finds nothing left to apply. Returns the versions it applied.
+pub async fn migrate(database_url: &str) -> StoreResult<Vec<u32>> {
+    let (mut client, connection) = tokio_postgres::connect(database_url, NoTls).await?;
+    let driver = tokio::spawn(async move {
+        if let Err(error) = connection.await {
+            tracing::warn!(%error, "migration connection ended with an error");
+        }
+    });
+    client.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK_KEY]).await?;
+    let outcome = embedded::migrations::runner().run_async(&mut client).await;
+    // Closing the connection would release the lock too; unlocking first keeps waiters prompt.
+    let _ = client.execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK_KEY]).await;
+    drop(client);
+    let _ = driver.await;
+    let report = outcome.map_err(|e| StoreError::Migration(e.to_string()))?;
+    Ok(report.applied_migrations().iter().map(|m| m.version()).collect())
+}
+
+/// Remove a password from a connection string before it can reach a log or an error body.
+pub fn redact(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for token in text.split_inclusive(char::is_whitespace) {
+        match (token.find("://"), token.rfind('@')) {
+            (Some(scheme), Some(at)) if at > scheme => {
+                let userinfo = &token[scheme + 3..at];
+                let user = userinfo.split(':').next().unwrap_or_default();
+                out.push_str(&token[..scheme + 3]);
+                out.push_str(user);
+                if userinfo.contains(':') {
+                    out.push_str(":***");
+                }
+                out.push_str(&token[at..]);
+            }
+            _ => out.push_str(token),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact;
+
+    #[test]
+    fn redact_hides_the_password_only() {
+        assert_eq!(redact("postgres://app:s3cret@db:5432/x failed"), "postgres://app:***@db:5432/x failed");
+        assert_eq!(redact("postgres://app@db/x"), "postgres://app@db/x");
+        assert_eq!(redact("no url here"), "no url here");
+    }
+}

@@ -1,0 +1,81 @@
+//! Statement building blocks shared by the operations.
+
+/// The completion event body (DESIGN.md §5), built from a task row in SQL so that the payload
+/// stored in the outbox is exactly what is published.
+macro_rules! event_payload {
+    () => {
+        "jsonb_build_object('type', 'task.settled', 'taskId', id, 'appId', app_id, \
+         'runId', run_id, 'stepKey', step_key, 'effectKey', effect_key, 'status', status, \
+         'errorCode', error_code, \
+         'completedAt', to_char(completed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'))"
+    };
+}
+pub(crate) use event_payload;
+
+/// Turn an `UPDATE tasks ...` into one statement that also, for every row it made terminal,
+/// writes the completion event (transactional outbox) and, for failed or canceled scoped tasks,
+/// frees the logical step in the admission history. Rows come back with `event_id` and
+/// `event_payload` (NULL for rows the update left non-terminal).
+///
+/// The optional first argument adds CTEs before the update (for example a `SKIP LOCKED`
+/// candidate list); it must end with a comma.
+macro_rules! with_settlement {
+    ($update:expr) => {
+        $crate::sql::with_settlement!("", $update)
+    };
+    ($ctes:expr, $update:expr) => {
+        concat!(
+            "WITH ",
+            $ctes,
+            " settled AS (",
+            $update,
+            " RETURNING ",
+            $crate::model::task_columns!(),
+            "), events AS (INSERT INTO task_events (task_id, app_id, payload) SELECT id, app_id, ",
+            $crate::sql::event_payload!(),
+            " FROM settled WHERE status IN ('succeeded', 'failed', 'canceled') \
+             RETURNING id, task_id, payload), \
+             freed AS (UPDATE scope_admissions SET logical_key = NULL WHERE task_id IN \
+             (SELECT id FROM settled WHERE status IN ('failed', 'canceled'))) \
+             SELECT settled.*, events.id AS event_id, events.payload AS event_payload \
+             FROM settled LEFT JOIN events ON events.task_id = settled.id"
+        )
+    };
+}
+pub(crate) use with_settlement;
+
+/// The SET clause of a cancellation request: a queued task ends `canceled` at once, a running
+/// one is flagged and its worker settles it when it notices (within a cancel poll).
+macro_rules! cancel_request_set {
+    () => {
+        "cancel_requested_at = COALESCE(cancel_requested_at, now()), \
+         status = CASE WHEN status = 'queued' THEN 'canceled' ELSE status END, \
+         completed_at = CASE WHEN status = 'queued' THEN now() ELSE completed_at END, \
+         error_code = CASE WHEN status = 'queued' THEN 'WORKFLOW_AI_CANCELED' ELSE error_code END, \
+         error_message = CASE WHEN status = 'queued' THEN 'The task was canceled.' \
+                         ELSE error_message END, \
+         updated_at = now()"
+    };
+}
+pub(crate) use cancel_request_set;
+
+/// Error messages are stored truncated to the column's limit (characters, not bytes).
+pub(crate) fn truncate_message(message: &str) -> String {
+    message.chars().take(crate::ERROR_MESSAGE_MAX_CHARS).collect()
+}
+
+/// Split settled rows into the terminal ones (with their event) and the rest.
+pub(crate) fn split_settled(
+    rows: &[tokio_postgres::Row],
+) -> crate::StoreResult<(Vec<crate::Settled>, Vec<crate::Task>)> {
+    let mut settled = Vec::new();
+    let mut other = Vec::new();
+    for row in rows {
+        if row.try_get::<_, Option<i64>>("event_id")?.is_some() {
+            settled.push(crate::model::settled_from_row(row)?);
+        } else {
+            other.push(crate::Task::from_row(row)?);
+        }
+    }
+    Ok((settled, other))
+}

@@ -1,0 +1,205 @@
+//! Test databases: each test gets a fresh database cloned from a migrated template, so tests run
+//! in parallel and never see each other's rows. Needs a Postgres server: `make up` starts one
+//! and writes `DATABASE_URL` to `.local/env`, which is read when the variable is not set.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use aitasks_store::{connect, migrate, NewRun, NewTask, PoolSettings, Run, StorePool, TaskOwner};
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+use tokio_postgres::NoTls;
+use uuid::Uuid;
+
+pub struct TestDb {
+    pub pool: StorePool,
+    pub url: String,
+    pub name: String,
+    admin_url: String,
+}
+
+fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// `DATABASE_URL`, or the one `make up` wrote to `.local/env`.
+pub fn base_url() -> String {
+    if let Ok(url) = std::env::var("DATABASE_URL") {
+        return url;
+    }
+    let env = std::fs::read_to_string(workspace_root().join(".local/env"))
+        .expect("DATABASE_URL is not set and .local/env is missing: run `make up` first");
+    env.lines()
+        .find_map(|line| line.strip_prefix("export DATABASE_URL="))
+        .map(|v| v.trim_matches('\'').trim_matches('"').to_owned())
+        .expect(".local/env has no DATABASE_URL: run `make up`")
+}
+
+/// The same server, another database.
+pub fn with_database(url: &str, database: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((base, query)) => (base, Some(query)),
+        None => (url, None),
+    };
+    let (server, _) = base.rsplit_once('/').expect("DATABASE_URL has a database path");
+    match query {
+        Some(query) => format!("{server}/{database}?{query}"),
+        None => format!("{server}/{database}"),
+    }
+}
+
+fn migrations_fingerprint() -> String {
+    let mut files: Vec<_> = std::fs::read_dir(workspace_root().join("migrations"))
+        .expect("migrations folder")
+        .map(|entry| entry.expect("dir entry").path())
+        .collect();
+    files.sort();
+    let mut hasher = Sha256::new();
+    for file in files {
+        hasher.update(file.file_name().expect("file name").as_encoded_bytes());
+        hasher.update(std::fs::read(&file).expect("migration file"));
+    }
+    hex::encode(&hasher.finalize()[..8])
+}
+
+pub async fn admin(url: &str) -> tokio_postgres::Client {
+    let (client, connection) = tokio_postgres::connect(url, NoTls).await.expect("connect to Postgres");
+    tokio::spawn(connection);
+    client
+}
+
+impl TestDb {
+    pub async fn new() -> TestDb {
+        let base = base_url();
+        let admin_url = with_database(&base, "postgres");
+        let template = format!("aitasks_tpl_{}", migrations_fingerprint());
+        let admin_client = admin(&admin_url).await;
+        // One process builds the template; the others wait for it.
+        admin_client.execute("SELECT pg_advisory_lock(7453)", &[]).await.expect("template lock");
+        admin_client
+            .batch_execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            .await
+            .expect("pg_stat_statements (make up preloads it)");
+        let exists = admin_client
+            .query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[&template])
+            .await
+            .expect("look up template")
+            .is_some();
+        if !exists {
+            let building = format!("{template}_building");
+            admin_client.batch_execute(&format!("DROP DATABASE IF EXISTS {building}")).await.expect("drop");
+            admin_client
+                .batch_execute(&format!("CREATE DATABASE {building}"))
+                .await
+                .expect("create template");
+            let building_url = with_database(&base, &building);
+            migrate(&building_url).await.expect("migrate template");
+            admin(&building_url)
+                .await
+                .batch_execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+                .await
+                .expect("pg_stat_statements (make up preloads it)");
+            admin_client
+                .batch_execute(&format!("ALTER DATABASE {building} RENAME TO {template}"))
+                .await
+                .expect("publish template");
+        }
+        admin_client.execute("SELECT pg_advisory_unlock(7453)", &[]).await.expect("unlock");
+        let name = format!("aitasks_test_{}", Uuid::new_v4().simple());
+        admin_client
+            .batch_execute(&format!("CREATE DATABASE {name} TEMPLATE {template}"))
+            .await
+            .expect("clone template");
+        let url = with_database(&base, &name);
+        let mut settings = PoolSettings::new(url.clone());
+        settings.max_size = 40;
+        let pool = connect(&settings).expect("pool");
+        TestDb { pool, url, name, admin_url }
+    }
+
+    pub async fn client(&self) -> aitasks_store::Client {
+        self.pool.get().await.expect("pooled client")
+    }
+
+    /// Run SQL directly (to move time by rewriting timestamps, or to count rows).
+    pub async fn sql(&self, statement: &str) {
+        self.client().await.batch_execute(statement).await.expect("test SQL");
+    }
+
+    pub async fn count(&self, query: &str) -> i64 {
+        self.client().await.query_one(query, &[]).await.expect("count query").get(0)
+    }
+
+    /// Statements this database has received since the last reset (`pg_stat_statements`).
+    pub async fn statements_seen(&self) -> i64 {
+        let admin_client = admin(&self.admin_url).await;
+        admin_client
+            .query_one(
+                "SELECT COALESCE(sum(calls), 0)::bigint FROM pg_stat_statements s \
+                 JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1",
+                &[&self.name],
+            )
+            .await
+            .expect("pg_stat_statements (make up preloads it)")
+            .get(0)
+    }
+
+    pub async fn reset_statements(&self) {
+        let admin_client = admin(&self.admin_url).await;
+        admin_client
+            .execute(
+                "SELECT pg_stat_statements_reset(0::oid, (SELECT oid FROM pg_database WHERE datname = $1), 0::bigint)",
+                &[&self.name],
+            )
+            .await
+            .expect("reset pg_stat_statements");
+    }
+}
+
+pub const APP: &str = "app-1";
+
+pub fn hash_of(value: &Value) -> String {
+    hex::encode(Sha256::digest(value.to_string().as_bytes()))
+}
+
+pub fn classify_request() -> Value {
+    json!({"kind": "classify", "prompt": "Sentiment?", "input": {"text": "great"}, "choices": ["pos", "neg"]})
+}
+
+pub fn new_task(app_id: &str, owner: TaskOwner, effect_key: &str) -> NewTask {
+    let request = classify_request();
+    NewTask {
+        app_id: app_id.to_owned(),
+        owner,
+        step_key: "classify".to_owned(),
+        effect_key: effect_key.to_owned(),
+        kind: "classify".to_owned(),
+        input_hash: hash_of(&request),
+        request,
+        model_id: "default".to_owned(),
+        model_ref: Some(json!({"provider": "openai", "model": "test-model"})),
+        model_config_hash: Some(hash_of(&json!("model-config"))),
+        max_attempts: 3,
+    }
+}
+
+pub fn app_owner(scope: &str) -> TaskOwner {
+    TaskOwner::Application {
+        scope_id: scope.to_owned(),
+        usage_subject: Some(json!({"type": "user", "id": "u1"})),
+    }
+}
+
+pub async fn run(db: &TestDb, app_id: &str) -> Run {
+    let client = db.client().await;
+    aitasks_store::create_run(
+        &client,
+        &NewRun {
+            app_id: app_id.to_owned(),
+            scope_id: "scope-1".to_owned(),
+            actor: Some(json!({"userId": "user-9"})),
+        },
+    )
+    .await
+    .expect("create run")
+}

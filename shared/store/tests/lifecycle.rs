@@ -1,0 +1,539 @@
+//! The task lifecycle against a real Postgres: idempotent creation, claims, fencing, races,
+//! cancellation, expiry and the outbox. Time is moved by rewriting timestamps, never by sleeping.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use aitasks_store as store;
+use common::*;
+use futures::future::join_all;
+use serde_json::json;
+use store::{Claim, LeaseCheck, Settlement, StoreError, TaskOwner, TaskStatus};
+
+async fn claimed(db: &TestDb, task_id: uuid::Uuid) -> store::Task {
+    match store::claim(&db.client().await, task_id).await.expect("claim") {
+        Claim::Claimed(task) => task,
+        other => panic!("expected a claim, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_task_goes_from_queued_to_succeeded_with_one_event() {
+    let db = TestDb::new().await;
+    let run = run(&db, APP).await;
+    let client = db.client().await;
+    let created = store::create_task(&client, &new_task(APP, TaskOwner::Run(run.id), "run/1")).await.unwrap();
+    assert!(created.is_new());
+    let task = created.task().clone();
+    assert_eq!(task.status, TaskStatus::Queued);
+    assert_eq!(task.attempts, 0);
+    assert_eq!(task.usage_user_id.as_deref(), Some("user-9"), "the run's actor is attributed");
+    assert_eq!(task.scope_id.as_deref(), Some("scope-1"));
+
+    let running = claimed(&db, task.id).await;
+    assert_eq!(running.status, TaskStatus::Running);
+    assert_eq!(running.attempts, 1);
+    assert!(running.started_at.is_some() && running.heartbeat_at.is_some());
+    assert_eq!(store::heartbeat(&client, running.lease()).await.unwrap(), LeaseCheck::Active);
+    assert_eq!(store::check(&client, running.lease()).await.unwrap(), LeaseCheck::Active);
+
+    let usage = json!({"inputTokens": 10, "outputTokens": 2, "model": "test-model"});
+    let Settlement::Settled(settled) =
+        store::complete(&client, running.lease(), &json!("pos"), Some(&usage)).await.unwrap()
+    else {
+        panic!("complete lost")
+    };
+    assert_eq!(settled.task.status, TaskStatus::Succeeded);
+    assert_eq!(settled.task.output, Some(json!("pos")));
+    assert!(settled.task.completed_at.is_some());
+    assert_eq!(settled.event.payload["type"], "task.settled");
+    assert_eq!(settled.event.payload["taskId"], task.id.to_string());
+    assert_eq!(settled.event.payload["status"], "succeeded");
+    assert_eq!(settled.event.payload["effectKey"], "run/1");
+    assert_eq!(settled.event.payload["runId"], run.id.to_string());
+    assert!(settled.event.payload["completedAt"].as_str().unwrap().ends_with('Z'));
+
+    // Terminal is final: a second complete, a fail and a claim change nothing.
+    assert_eq!(
+        store::complete(&client, running.lease(), &json!("neg"), None).await.unwrap(),
+        Settlement::Lost
+    );
+    assert_eq!(store::fail(&client, running.lease(), "X", "late").await.unwrap(), Settlement::Lost);
+    assert_eq!(store::claim(&client, task.id).await.unwrap(), Claim::NotClaimable(TaskStatus::Succeeded));
+    let stored = store::get_task(&client, APP, task.id).await.unwrap().unwrap();
+    assert_eq!(stored.output, Some(json!("pos")));
+    assert_eq!(db.count("SELECT count(*) FROM task_events").await, 1);
+}
+
+#[tokio::test]
+async fn thirty_two_concurrent_creates_with_one_effect_key_make_one_task() {
+    let db = Arc::new(TestDb::new().await);
+    let run = run(&db, APP).await;
+    let creates = (0..32).map(|_| {
+        let db = db.clone();
+        async move {
+            let client = db.client().await;
+            store::create_task(&client, &new_task(APP, TaskOwner::Run(run.id), "same-key")).await.unwrap()
+        }
+    });
+    let results = join_all(creates).await;
+    let created: Vec<_> = results.iter().filter(|c| c.is_new()).collect();
+    assert_eq!(created.len(), 1, "exactly one create wins");
+    let id = created[0].task().id;
+    assert!(results.iter().all(|c| c.task().id == id), "the other 31 return the same task");
+    assert_eq!(db.count("SELECT count(*) FROM tasks").await, 1);
+}
+
+#[tokio::test]
+async fn an_existing_effect_key_returns_the_task_untouched() {
+    let db = TestDb::new().await;
+    let client = db.client().await;
+    let first = store::create_task(&client, &new_task(APP, app_owner("s1"), "k")).await.unwrap().into_task();
+    let running = claimed(&db, first.id).await;
+    let again = store::create_task(&client, &new_task(APP, app_owner("s1"), "k")).await.unwrap();
+    assert!(!again.is_new());
+    assert_eq!(again.task(), &running, "the existing task comes back exactly as stored");
+}
+
+#[tokio::test]
+async fn effect_keys_and_reads_are_per_application() {
+    let db = TestDb::new().await;
+    let client = db.client().await;
+    let a = store::create_task(&client, &new_task("app-a", app_owner("s"), "shared-key")).await.unwrap();
+    let b = store::create_task(&client, &new_task("app-b", app_owner("s"), "shared-key")).await.unwrap();
+    assert!(a.is_new() && b.is_new());
+    assert_ne!(a.task().id, b.task().id);
+    assert_eq!(store::get_task(&client, "app-b", a.task().id).await.unwrap(), None);
+    assert_eq!(store::get_task(&client, "app-a", b.task().id).await.unwrap(), None);
+    assert_eq!(
+        store::get_task_by_effect_key(&client, "app-a", "shared-key").await.unwrap().map(|t| t.id),
+        Some(a.task().id)
+    );
+    assert_eq!(
+        store::get_task_by_effect_key(&client, "app-b", "shared-key").await.unwrap().map(|t| t.id),
+        Some(b.task().id)
+    );
+    assert_eq!(store::request_cancel(&client, "app-b", a.task().id).await.unwrap(), None);
+    assert_eq!(
+        store::get_task(&client, "app-a", a.task().id).await.unwrap().unwrap().status,
+        TaskStatus::Queued
+    );
+}
+
+#[tokio::test]
+async fn eight_concurrent_claims_of_one_task_have_one_winner() {
+    let db = Arc::new(TestDb::new().await);
+    let client = db.client().await;
+    let task = store::create_task(&client, &new_task(APP, app_owner("s"), "k")).await.unwrap().into_task();
+    let claims = (0..8).map(|_| {
+        let db = db.clone();
+        async move { store::claim(&db.client().await, task.id).await.unwrap() }
+    });
+    let results = join_all(claims).await;
+    let winners = results.iter().filter(|c| matches!(c, Claim::Claimed(_))).count();
+    assert_eq!(winners, 1);
+    assert!(results
+        .iter()
+        .all(|c| matches!(c, Claim::Claimed(_) | Claim::NotClaimable(TaskStatus::Running))));
+    let stored = store::get_task(&client, APP, task.id).await.unwrap().unwrap();
+    assert_eq!(stored.attempts, 1);
+}
+
+#[tokio::test]
+async fn complete_racing_cancel_settles_each_task_exactly_once() {
+    let db = Arc::new(TestDb::new().await);
+    let mut leases = Vec::new();
+    for i in 0..200 {
+        let client = db.client().await;
+        let task = store::create_task(&client, &new_task(APP, app_owner("s"), &format!("race-{i}")))
+            .await
+            .unwrap()
+            .into_task();
+        leases.push(claimed(&db, task.id).await.lease());
+    }
+    let races = leases.into_iter().map(|lease| {
+        let db = db.clone();
+        async move {
+            let worker = async {
+                let client = db.client().await;
+                match store::complete(&client, lease, &json!("pos"), None).await.unwrap() {
+                    Settlement::Settled(_) => true,
+                    // The cancel got in first: the worker settles it, as process-task does.
+                    Settlement::Lost => {
+                        matches!(
+                            store::settle_cancel(&client, lease.task_id).await.unwrap(),
+                            Settlement::Settled(_)
+                        )
+                    }
+                }
+            };
+            let canceler = async {
+                let client = db.client().await;
+                store::request_cancel(&client, APP, lease.task_id).await.unwrap().unwrap()
+            };
+            tokio::join!(worker, canceler)
+        }
+    });
+    join_all(races).await;
+    assert_eq!(db.count("SELECT count(*) FROM tasks WHERE status IN ('queued', 'running')").await, 0);
+    assert_eq!(db.count("SELECT count(*) FROM tasks WHERE status IN ('succeeded', 'canceled')").await, 200);
+    assert_eq!(
+        db.count(
+            "SELECT count(*) FROM (SELECT task_id FROM task_events GROUP BY task_id HAVING count(*) = 1) e"
+        )
+        .await,
+        200,
+        "exactly one completion event per task"
+    );
+    assert_eq!(db.count("SELECT count(*) FROM task_events").await, 200);
+    assert_eq!(
+        db.count("SELECT count(*) FROM tasks t JOIN task_events e ON e.task_id = t.id WHERE e.payload->>'status' <> t.status")
+            .await,
+        0,
+        "each event reports the state the task ended in"
+    );
+}
+
+#[tokio::test]
+async fn a_stale_worker_cannot_settle_after_the_sweeper_requeued_its_task() {
+    let db = TestDb::new().await;
+    let client = db.client().await;
+    let task = store::create_task(&client, &new_task(APP, app_owner("s"), "k")).await.unwrap().into_task();
+    let stale = claimed(&db, task.id).await.lease();
+    db.sql("UPDATE tasks SET heartbeat_at = now() - interval '10 minutes'").await;
+    let expired = store::expire_running(&client, Duration::from_secs(30), 100).await.unwrap();
+    assert_eq!(expired.requeued.len(), 1);
+
+    assert_eq!(store::complete(&client, stale, &json!("pos"), None).await.unwrap(), Settlement::Lost);
+    assert_eq!(
+        store::fail(&client, stale, "WORKFLOW_AI_PROVIDER_ERROR", "x").await.unwrap(),
+        Settlement::Lost
+    );
+    assert_eq!(store::heartbeat(&client, stale).await.unwrap(), LeaseCheck::Lost);
+    assert!(!store::requeue(&client, stale, "X", "x").await.unwrap());
+    let now = store::get_task(&client, APP, task.id).await.unwrap().unwrap();
+    assert_eq!(now.status, TaskStatus::Queued);
+    assert_eq!(now.output, None);
+
+    // The next claim is attempt 2; the stale attempt-1 lease still loses against it.
+    let fresh = claimed(&db, task.id).await;
+    assert_eq!(fresh.attempts, 2);
+    assert_eq!(store::complete(&client, stale, &json!("pos"), None).await.unwrap(), Settlement::Lost);
+    assert!(matches!(
+        store::complete(&client, fresh.lease(), &json!("neg"), None).await.unwrap(),
+        Settlement::Settled(_)
+    ));
+    assert_eq!(db.count("SELECT count(*) FROM task_events").await, 1);
+}
+
+#[tokio::test]
+async fn a_queued_task_past_the_queue_timeout_fails() {
+    let db = TestDb::new().await;
+    let client = db.client().await;
+    let old = store::create_task(&client, &new_task(APP, app_owner("s"), "old")).await.unwrap().into_task();
+    let fresh =
+        store::create_task(&client, &new_task(APP, app_owner("s"), "fresh")).await.unwrap().into_task();
+    db.sql(&format!("UPDATE tasks SET updated_at = now() - interval '16 minutes' WHERE id = '{}'", old.id))
+        .await;
+    let settled = store::expire_queued(&client, Duration::from_secs(900), 100).await.unwrap();
+    assert_eq!(settled.len(), 1);
+    assert_eq!(settled[0].task.id, old.id);
+    assert_eq!(settled[0].task.status, TaskStatus::Failed);
+    assert_eq!(settled[0].task.error_code.as_deref(), Some("WORKFLOW_AI_QUEUE_TIMEOUT"));
+    assert_eq!(settled[0].event.payload["errorCode"], "WORKFLOW_AI_QUEUE_TIMEOUT");
+    let untouched = store::get_task(&client, APP, fresh.id).await.unwrap().unwrap();
+    assert_eq!(untouched.status, TaskStatus::Queued);
+}
+
+#[tokio::test]
+async fn a_stale_running_task_is_requeued_then_interrupted_when_its_budget_is_spent() {
+    let db = TestDb::new().await;
+    let client = db.client().await;
+    let mut spec = new_task(APP, app_owner("s"), "k");
+    spec.max_attempts = 2;
+    let task = store::create_task(&client, &spec).await.unwrap().into_task();
+    store::mark_sent(&client, task.id).await.unwrap();
+
+    claimed(&db, task.id).await;
+    db.sql("UPDATE tasks SET heartbeat_at = now() - interval '1 minute'").await;
+    let first = store::expire_running(&client, Duration::from_secs(30), 100).await.unwrap();
+    assert_eq!(first.requeued.iter().map(|t| t.id).collect::<Vec<_>>(), vec![task.id]);
+    assert!(first.settled.is_empty());
+    assert_eq!(first.requeued[0].status, TaskStatus::Queued);
+    assert_eq!(first.requeued[0].error_code.as_deref(), Some("WORKFLOW_AI_INTERRUPTED"));
+    // Its message is owed again: the re-send duty lists it (and marks it sent).
+    let owed =
+        store::claim_unsent(&client, Duration::from_secs(5), Duration::from_secs(300), 100).await.unwrap();
+    assert_eq!(owed, vec![task.id]);
+    assert!(store::claim_unsent(&client, Duration::from_secs(5), Duration::from_secs(300), 100)
+        .await
+        .unwrap()
+        .is_empty());
+
+    claimed(&db, task.id).await;
+    db.sql("UPDATE tasks SET heartbeat_at = now() - interval '1 minute'").await;
+    let second = store::expire_running(&client, Duration::from_secs(30), 100).await.unwrap();
+    assert!(second.requeued.is_empty());
+    assert_eq!(second.settled.len(), 1);
+    let ended = &second.settled[0].task;
+    assert_eq!((ended.status, ended.attempts), (TaskStatus::Failed, 2));
+    assert_eq!(ended.error_code.as_deref(), Some("WORKFLOW_AI_INTERRUPTED"));
+}
+
+#[tokio::test]
+async fn a_stale_running_task_with_a_cancel_request_ends_canceled() {
+    let db = TestDb::new().await;
+    let client = db.client().await;
+    let task = store::create_task(&client, &new_task(APP, app_owner("s"), "k")).await.unwrap().into_task();
+    claimed(&db, task.id).await;
+    assert!(matches!(
+        store::request_cancel(&client, APP, task.id).await.unwrap(),
+        Some(store::CancelRequest::Flagged(_))
+    ));
+    db.sql("UPDATE tasks SET heartbeat_at = now() - interval '1 minute'").await;
+    let expired = store::expire_running(&client, Duration::from_secs(30), 100).await.unwrap();
+    assert_eq!(expired.settled.len(), 1);
+    assert_eq!(expired.settled[0].task.status, TaskStatus::Canceled);
+    assert_eq!(expired.settled[0].task.error_code.as_deref(), Some("WORKFLOW_AI_CANCELED"));
+}
+
+#[tokio::test]
+async fn a_request_over_the_size_limit_as_stored_is_refused_and_stores_nothing() {
+    let db = TestDb::new().await;
+    let client = db.client().await;
+    let mut spec = new_task(APP, app_owner("s"), "big");
+    spec.request = json!({"kind": "classify", "prompt": "p", "input": {"text": "x".repeat(100_000)}, "choices": ["a", "b"]});
+    let error = store::create_task(&client, &spec).await.unwrap_err();
+    assert!(matches!(error, StoreError::RequestTooLarge), "got {error:?}");
+    assert_eq!(db.count("SELECT count(*) FROM tasks").await, 0);
+
+    // The limit is on the stored jsonb text: `{"text": "` + n + `"}` is n + 12 bytes.
+    spec.request = json!({"text": "x".repeat(99_988)});
+    spec.effect_key = "exactly-at-the-limit".into();
+    assert!(store::create_task(&client, &spec).await.unwrap().is_new());
+    spec.request = json!({"text": "x".repeat(99_989)});
+    spec.effect_key = "one-byte-over".into();
+    assert!(matches!(store::create_task(&client, &spec).await, Err(StoreError::RequestTooLarge)));
+    assert_eq!(db.count("SELECT count(*) FROM tasks").await, 1);
+}
+
+#[tokio::test]
+async fn a_canceled_run_takes_no_new_tasks() {
+    let db = TestDb::new().await;
+    let run = run(&db, APP).await;
+    let mut client = db.client().await;
+    store::cancel_run(&mut client, APP, run.id).await.unwrap().unwrap();
+    let error =
+        store::create_task(&client, &new_task(APP, TaskOwner::Run(run.id), "late")).await.unwrap_err();
+    assert!(matches!(error, StoreError::RunUnavailable), "got {error:?}");
+    let missing = store::create_task(&client, &new_task(APP, TaskOwner::Run(uuid::Uuid::new_v4()), "x"))
+        .await
+        .unwrap_err();
+    assert!(matches!(missing, StoreError::RunNotFound), "got {missing:?}");
+    let other_app =
+        store::create_task(&client, &new_task("app-2", TaskOwner::Run(run.id), "x")).await.unwrap_err();
+    assert!(matches!(other_app, StoreError::RunNotFound), "another app's run is not found: {other_app:?}");
+    assert_eq!(db.count("SELECT count(*) FROM tasks").await, 0);
+}
+
+#[tokio::test]
+async fn canceling_a_run_cancels_its_queued_tasks_and_flags_its_running_ones() {
+    let db = TestDb::new().await;
+    let run = run(&db, APP).await;
+    let other_run = common::run(&db, APP).await;
+    let mut client = db.client().await;
+    let queued = store::create_task(&client, &new_task(APP, TaskOwner::Run(run.id), "q")).await.unwrap();
+    let running = store::create_task(&client, &new_task(APP, TaskOwner::Run(run.id), "r")).await.unwrap();
+    let bystander =
+        store::create_task(&client, &new_task(APP, TaskOwner::Run(other_run.id), "b")).await.unwrap();
+    let lease = claimed(&db, running.task().id).await.lease();
+
+    assert_eq!(store::cancel_run(&mut client, "app-2", run.id).await.unwrap(), None, "another app's run");
+    let canceled = store::cancel_run(&mut client, APP, run.id).await.unwrap().unwrap();
+    assert_eq!(canceled.run.state, store::RunState::Canceled);
+    assert!(canceled.run.cancel_requested_at.is_some());
+    assert_eq!(canceled.settled.len(), 1);
+    assert_eq!(canceled.settled[0].task.id, queued.task().id);
+    assert_eq!(canceled.settled[0].task.status, TaskStatus::Canceled);
+    assert_eq!(canceled.flagged, vec![running.task().id]);
+
+    // The running task's worker notices on its next check and settles the cancel.
+    assert_eq!(store::check(&client, lease).await.unwrap(), LeaseCheck::CancelRequested);
+    assert_eq!(store::complete(&client, lease, &json!("pos"), None).await.unwrap(), Settlement::Lost);
+    assert!(matches!(store::settle_cancel(&client, lease.task_id).await.unwrap(), Settlement::Settled(_)));
+    let b = store::get_task(&client, APP, bystander.task().id).await.unwrap().unwrap();
+    assert_eq!(b.status, TaskStatus::Queued, "other runs are untouched");
+
+    let again = store::cancel_run(&mut client, APP, run.id).await.unwrap().unwrap();
+    assert!(again.settled.is_empty() && again.flagged.is_empty(), "cancel is idempotent");
+    assert_eq!(db.count("SELECT count(*) FROM task_events").await, 2);
+}
+
+#[tokio::test]
+async fn cancel_of_a_queued_task_settles_it_and_of_a_terminal_task_changes_nothing() {
+    let db = TestDb::new().await;
+    let client = db.client().await;
+    let task = store::create_task(&client, &new_task(APP, app_owner("s"), "k")).await.unwrap().into_task();
+    let Some(store::CancelRequest::Canceled(settled)) =
+        store::request_cancel(&client, APP, task.id).await.unwrap()
+    else {
+        panic!("a queued task is canceled at once")
+    };
+    assert_eq!(settled.task.status, TaskStatus::Canceled);
+    assert_eq!(settled.task.error_code.as_deref(), Some("WORKFLOW_AI_CANCELED"));
+    let Some(store::CancelRequest::AlreadyTerminal(same)) =
+        store::request_cancel(&client, APP, task.id).await.unwrap()
+    else {
+        panic!("a terminal task stays as it is")
+    };
+    assert_eq!(same, settled.task);
+    assert_eq!(store::claim(&client, task.id).await.unwrap(), Claim::NotClaimable(TaskStatus::Canceled));
+    assert_eq!(db.count("SELECT count(*) FROM task_events").await, 1);
+}
+
+#[tokio::test]
+async fn requeue_keeps_the_error_and_respects_the_attempt_budget() {
+    let db = TestDb::new().await;
+    let client = db.client().await;
+    let mut spec = new_task(APP, app_owner("s"), "k");
+    spec.max_attempts = 2;
+    let task = store::create_task(&client, &spec).await.unwrap().into_task();
+    let first = claimed(&db, task.id).await.lease();
+    assert!(store::requeue(&client, first, "WORKFLOW_AI_PROVIDER_ERROR", "HTTP 500").await.unwrap());
+    let queued = store::get_task(&client, APP, task.id).await.unwrap().unwrap();
+    assert_eq!(
+        (queued.status, queued.error_code.as_deref()),
+        (TaskStatus::Queued, Some("WORKFLOW_AI_PROVIDER_ERROR"))
+    );
+    let second = claimed(&db, task.id).await.lease();
+    assert!(!store::requeue(&client, second, "X", "x").await.unwrap(), "no attempts left to requeue into");
+    let Settlement::Settled(failed) =
+        store::fail(&client, second, "WORKFLOW_AI_PROVIDER_ERROR", &"é".repeat(5000)).await.unwrap()
+    else {
+        panic!("fail lost")
+    };
+    assert_eq!(
+        failed.task.error_message.unwrap().chars().count(),
+        2000,
+        "messages are truncated, not refused"
+    );
+    assert_eq!(store::claim(&client, task.id).await.unwrap(), Claim::NotClaimable(TaskStatus::Failed));
+}
+
+#[tokio::test]
+async fn a_deleted_task_is_lost_to_its_worker() {
+    let db = TestDb::new().await;
+    let client = db.client().await;
+    let task = store::create_task(&client, &new_task(APP, app_owner("s"), "k")).await.unwrap().into_task();
+    let lease = claimed(&db, task.id).await.lease();
+    db.sql("DELETE FROM tasks").await;
+    assert_eq!(store::check(&client, lease).await.unwrap(), LeaseCheck::Lost);
+    assert_eq!(store::heartbeat(&client, lease).await.unwrap(), LeaseCheck::Lost);
+    assert_eq!(store::complete(&client, lease, &json!("pos"), None).await.unwrap(), Settlement::Lost);
+    assert_eq!(store::claim(&client, task.id).await.unwrap(), Claim::Missing);
+    assert_eq!(db.count("SELECT count(*) FROM task_events").await, 0);
+}
+
+#[tokio::test]
+async fn unsent_messages_wait_out_the_grace_then_are_split_between_sweepers() {
+    let db = Arc::new(TestDb::new().await);
+    let client = db.client().await;
+    for i in 0..30 {
+        store::create_task(&client, &new_task(APP, app_owner("s"), &format!("k{i}"))).await.unwrap();
+    }
+    let grace = Duration::from_secs(5);
+    let resend = Duration::from_secs(300);
+    assert!(store::claim_unsent(&client, grace, resend, 100).await.unwrap().is_empty(), "inside the grace");
+    db.sql("UPDATE tasks SET created_at = now() - interval '1 minute'").await;
+    let sweeps = (0..3).map(|_| {
+        let db = db.clone();
+        async move { store::claim_unsent(&db.client().await, grace, resend, 10).await.unwrap() }
+    });
+    let mut all: Vec<_> = join_all(sweeps).await.into_iter().flatten().collect();
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), 30, "three sweepers of 10 take all 30, none twice");
+    // A failed send gives them back; a message sent long ago counts as lost.
+    assert_eq!(store::mark_unsent(&client, &all[..5]).await.unwrap(), 5);
+    assert_eq!(store::claim_unsent(&client, grace, resend, 100).await.unwrap().len(), 5);
+    db.sql("UPDATE tasks SET message_sent_at = now() - interval '10 minutes'").await;
+    assert_eq!(store::claim_unsent(&client, grace, resend, 100).await.unwrap().len(), 30);
+}
+
+#[tokio::test]
+async fn events_are_leased_delivered_and_pruned() {
+    let db = TestDb::new().await;
+    let client = db.client().await;
+    for i in 0..3 {
+        let task =
+            store::create_task(&client, &new_task(APP, app_owner("s"), &format!("k{i}"))).await.unwrap();
+        store::request_cancel(&client, APP, task.task().id).await.unwrap();
+    }
+    let lease = Duration::from_secs(60);
+    assert!(
+        store::lease_pending_events(&client, lease, 10).await.unwrap().is_empty(),
+        "the inline publisher's grace"
+    );
+    db.sql("UPDATE task_events SET available_at = now() - interval '1 second'").await;
+    let events = store::lease_pending_events(&client, lease, 10).await.unwrap();
+    assert_eq!(events.len(), 3);
+    assert!(
+        store::lease_pending_events(&client, lease, 10).await.unwrap().is_empty(),
+        "leased events are hidden"
+    );
+    let ids: Vec<i64> = events.iter().map(|e| e.id).collect();
+    assert_eq!(store::mark_delivered(&client, &ids[..2]).await.unwrap(), 2);
+    db.sql("UPDATE task_events SET available_at = now() - interval '1 second'").await;
+    let again = store::lease_pending_events(&client, lease, 10).await.unwrap();
+    assert_eq!(again.iter().map(|e| e.id).collect::<Vec<_>>(), vec![ids[2]], "undelivered events come back");
+    db.sql("UPDATE task_events SET delivered_at = now() - interval '2 days' WHERE delivered_at IS NOT NULL")
+        .await;
+    assert_eq!(store::prune_delivered_events(&client, Duration::from_secs(86_400), 100).await.unwrap(), 2);
+    assert_eq!(db.count("SELECT count(*) FROM task_events").await, 1);
+}
+
+#[tokio::test]
+async fn old_admission_history_is_pruned_in_batches() {
+    let db = TestDb::new().await;
+    db.sql(
+        "INSERT INTO scope_admissions (task_id, app_id, scope_id, source_id, logical_key, created_at) \
+         SELECT gen_random_uuid(), 'app-1', 's', 'src', 'k', now() - interval '25 hours' FROM generate_series(1, 150); \
+         INSERT INTO scope_admissions (task_id, app_id, scope_id, source_id, logical_key) \
+         SELECT gen_random_uuid(), 'app-1', 's', 'src', 'k' FROM generate_series(1, 7)",
+    )
+    .await;
+    let client = db.client().await;
+    assert_eq!(store::prune_admissions(&client, Duration::from_secs(86_400), 100).await.unwrap(), 100);
+    assert_eq!(store::prune_admissions(&client, Duration::from_secs(86_400), 100).await.unwrap(), 50);
+    assert_eq!(store::prune_admissions(&client, Duration::from_secs(86_400), 100).await.unwrap(), 0);
+    assert_eq!(db.count("SELECT count(*) FROM scope_admissions").await, 7);
+}
+
+#[tokio::test]
+async fn migrations_are_idempotent_under_concurrent_migrators() {
+    let base = base_url();
+    let name = format!("aitasks_migrate_{}", uuid::Uuid::new_v4().simple());
+    admin(&with_database(&base, "postgres"))
+        .await
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .await
+        .unwrap();
+    let url = with_database(&base, &name);
+    let runs = join_all((0..4).map(|_| store::migrate(&url))).await;
+    let applied: Vec<Vec<u32>> = runs.into_iter().map(|r| r.expect("every migrator succeeds")).collect();
+    assert_eq!(
+        applied.iter().filter(|a| !a.is_empty()).count(),
+        1,
+        "one migrator applies, the rest find nothing"
+    );
+    assert!(store::migrate(&url).await.unwrap().is_empty(), "a later run applies nothing");
+    let client = admin(&url).await;
+    let tables: i64 = client
+        .query_one("SELECT count(*) FROM pg_tables WHERE tablename IN ('runs','tasks','task_events','scope_budgets','scope_admissions')", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(tables, 5);
+}
