@@ -1,0 +1,121 @@
+//! Checking the model's answer against everything the request demands, and turning it into the
+//! task's output.
+
+use std::collections::HashSet;
+
+use serde_json::{Map, Value};
+
+use crate::problems::{Path, Problems};
+use crate::request::{AiRequest, FieldType};
+use crate::schema::answer_schema;
+
+/// Check an answer and return the task's output:
+/// - `generate_text`: the text (at most `maxOutputChars` characters);
+/// - `classify`: the chosen string;
+/// - `classify_many`: the distinct choices in declared order (repeats from the model are
+///   dropped first), between `minChoices` and `maxChoices` of them;
+/// - `extract_data`: an object of the declared fields, optional ones absent when null, text
+///   within `maxLength`, date-times in RFC 3339 with an offset.
+///
+/// The answer must first pass the answer schema itself (validated with the `jsonschema`
+/// crate), so a checked answer always conforms to the schema the model was given.
+pub fn check_answer(request: &AiRequest, answer: &Value) -> Result<Value, Problems> {
+    let mut problems = Problems::new();
+    schema_problems(request, answer, &mut problems);
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    let root = Path::root();
+    let output = match request {
+        AiRequest::GenerateText(r) => {
+            let text = answer["text"].as_str().unwrap_or_default();
+            if text.chars().count() > r.max_output_chars as usize {
+                problems
+                    .add(&root.key("text"), format!("must have at most {} characters", r.max_output_chars));
+            }
+            Value::String(text.to_owned())
+        }
+        AiRequest::Classify(_) => answer["choice"].clone(),
+        AiRequest::ClassifyMany(r) => {
+            let picked: HashSet<&str> =
+                answer["choices"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+            let ordered: Vec<Value> = r
+                .choices
+                .iter()
+                .filter(|c| picked.contains(c.as_str()))
+                .map(|c| Value::String(c.clone()))
+                .collect();
+            let count = ordered.len() as u32;
+            if count < r.min_choices || count > r.max_choices {
+                problems.add(
+                    &root.key("choices"),
+                    format!(
+                        "must pick between {} and {} distinct choices, not {count}",
+                        r.min_choices, r.max_choices
+                    ),
+                );
+            }
+            Value::Array(ordered)
+        }
+        AiRequest::ExtractData(r) => {
+            let mut out = Map::new();
+            for field in &r.fields {
+                let path = root.key(&field.name);
+                let value = answer.get(&field.name).filter(|v| !v.is_null());
+                let Some(value) = value else {
+                    if field.required {
+                        problems.add(&path, "is required");
+                    }
+                    continue;
+                };
+                match field.field_type {
+                    FieldType::Text => {
+                        let limit = field.max_length.unwrap_or(u32::MAX) as usize;
+                        if value.as_str().is_some_and(|t| t.chars().count() > limit) {
+                            problems.add(&path, format!("must have at most {limit} characters"));
+                        }
+                    }
+                    FieldType::DateTime => {
+                        let text = value.as_str().unwrap_or_default();
+                        if chrono::DateTime::parse_from_rfc3339(text).is_err() {
+                            problems.add(&path, "must be an RFC 3339 date-time with an offset");
+                        }
+                    }
+                    FieldType::Number | FieldType::Boolean | FieldType::Choice => {}
+                }
+                out.insert(field.name.clone(), value.clone());
+            }
+            Value::Object(out)
+        }
+    };
+    problems.into_result(output)
+}
+
+fn schema_problems(request: &AiRequest, answer: &Value, problems: &mut Problems) {
+    let schema = answer_schema(request);
+    let validator = match jsonschema::options().should_validate_formats(true).build(&schema) {
+        Ok(validator) => validator,
+        Err(error) => {
+            // Our own schemas always compile; if one does not, no answer can be trusted.
+            problems.add(&Path::root(), format!("the answer schema does not compile: {error}"));
+            return;
+        }
+    };
+    for error in validator.iter_errors(answer).take(20) {
+        let pointer = error.instance_path().to_string();
+        problems.add(&pointer_to_path(&pointer), error.to_string());
+    }
+}
+
+/// `/choices/2` → `choices[2]`.
+fn pointer_to_path(pointer: &str) -> Path {
+    let mut path = Path::root();
+    for segment in pointer.split('/').skip(1) {
+        let segment = segment.replace("~1", "/").replace("~0", "~");
+        path = match segment.parse::<usize>() {
+            Ok(index) => path.index(index),
+            Err(_) => path.key(&segment),
+        };
+    }
+    path
+}

@@ -1,0 +1,44 @@
+//! aitasks request contracts. Pure code, no I/O:
+//!
+//! - [`CreateTask`], [`CreateRun`], [`Release`]: the HTTP bodies, parsed strictly (unknown
+//!   fields refused) with every problem reported at once, each with its JSON path.
+//! - [`AiRequest`]: the four kinds (`generate_text`, `classify`, `classify_many`,
+//!   `extract_data`) with every limit of the contract; serializes to the normalized stored form.
+//! - [`answer_schema`]: the JSON Schema of the model's answer, usable with OpenAI structured
+//!   outputs in strict mode; [`check_answer`] checks an answer against everything the request
+//!   demands (including what strict mode cannot express) and returns the task's output.
+//! - [`canonical_hash`]: SHA-256 of RFC 8785 canonical JSON, for the request hash, the cache key
+//!   and the model configuration hash.
+//! - [`stored_size`]: the bytes a value takes as Postgres `jsonb` text (the 413 limit).
+//!
+//! Parsing never panics, whatever the input (property-tested).
+
+mod answer;
+mod bodies;
+mod fields;
+mod hash;
+mod problems;
+mod prompt;
+mod request;
+mod schema;
+mod stored_size;
+
+pub use answer::check_answer;
+pub use bodies::{parse_json, Budget, CreateRun, CreateTask, Owner, Release, Scope, UsageSubject};
+pub use fields::MAX_SAFE_INTEGER;
+pub use hash::{canonical_hash, canonical_json};
+pub use problems::{Path, Problem, Problems};
+pub use prompt::{max_output_tokens, system_prompt, user_message};
+pub use request::{
+    AiRequest, Classify, ClassifyMany, ExtractData, FieldSpec, FieldType, GenerateText, Kind, INPUT_MAX_DEPTH,
+};
+pub use schema::{answer_schema, schema_name};
+pub use stored_size::stored_size;
+
+/// The largest request, in bytes of its stored `jsonb` text.
+pub const REQUEST_MAX_BYTES: usize = 100_000;
+
+/// The request hash stored on a task (`inputHash`).
+pub fn request_hash(request: &AiRequest) -> String {
+    canonical_hash(&request.to_value())
+}
