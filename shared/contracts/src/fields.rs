@@ -209,14 +209,14 @@ pub fn check_document(value: &Value, path: &Path, max_depth: usize, problems: &m
                 Value::String(text) if text.contains('\0') => {
                     self.report(path, "must not contain the NUL character")
                 }
-                Value::Array(_) | Value::Object(_) if depth >= self.max_depth => {
-                    if !self.too_deep {
-                        self.too_deep = true;
-                        let message = format!("nests deeper than {} levels", self.max_depth);
-                        let root = self.root.clone();
-                        self.report(&root, message);
-                    }
+                // Too deep: reported once, at the document's root (the deep path is useless).
+                Value::Array(_) | Value::Object(_) if depth >= self.max_depth && !self.too_deep => {
+                    self.too_deep = true;
+                    let message = format!("nests deeper than {} levels", self.max_depth);
+                    let root = self.root.clone();
+                    self.report(&root, message);
                 }
+                Value::Array(_) | Value::Object(_) if depth >= self.max_depth => {}
                 Value::Array(items) => {
                     for (i, item) in items.iter().enumerate() {
                         self.visit(item, &path.index(i), depth + 1);
