@@ -1,0 +1,77 @@
+//! How a provider call failed, as a type the runtime reads to decide between retry and failure.
+
+use std::time::Duration;
+
+/// A failed provider call. Messages never carry the API key (the client scrubs them).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ProviderError {
+    /// HTTP 429. Retryable after `retry_after` when the provider said so.
+    #[error("the provider is rate limiting: {message}")]
+    RateLimited { retry_after: Option<Duration>, message: String },
+    /// No answer within the provider timeout. Retryable.
+    #[error("the provider did not answer within {0:?}")]
+    Timeout(Duration),
+    /// The connection failed. Retryable.
+    #[error("could not reach the provider: {0}")]
+    Connection(String),
+    /// HTTP 5xx or 408. Retryable.
+    #[error("the provider failed with HTTP {status}: {message}")]
+    Server { status: u16, message: String },
+    /// A 2xx answer that is not a chat completion. Retryable.
+    #[error("the provider sent a malformed response: {0}")]
+    Malformed(String),
+    /// The model kept answering outside the schema (every repair turn spent). Retryable.
+    #[error("the model's answers kept failing the schema: {0}")]
+    LoopFailed(String),
+    /// HTTP 401 or 403: the key is wrong. Not retryable.
+    #[error("the provider refused the credentials (HTTP {status})")]
+    Auth { status: u16 },
+    /// HTTP 404 or an unknown model id: not retryable.
+    #[error("unknown model: {0}")]
+    ModelUnknown(String),
+    /// Any other 4xx: the request itself is wrong. Not retryable.
+    #[error("the provider rejected the request with HTTP {status}: {message}")]
+    Rejected { status: u16, message: String },
+    /// The cancellation handle fired; the call was abandoned.
+    #[error("the call was canceled")]
+    Canceled,
+}
+
+impl ProviderError {
+    /// The task error code this failure ends a task with (DESIGN.md §3).
+    pub fn code(&self) -> &'static str {
+        match self {
+            ProviderError::LoopFailed(_) => "WORKFLOW_AI_LOOP_FAILED",
+            ProviderError::Auth { .. } => "AI_PROVIDER_AUTH",
+            ProviderError::ModelUnknown(_) => "AI_MODEL_UNKNOWN",
+            ProviderError::Canceled => "WORKFLOW_AI_CANCELED",
+            ProviderError::RateLimited { .. }
+            | ProviderError::Timeout(_)
+            | ProviderError::Connection(_)
+            | ProviderError::Server { .. }
+            | ProviderError::Malformed(_)
+            | ProviderError::Rejected { .. } => "WORKFLOW_AI_PROVIDER_ERROR",
+        }
+    }
+
+    /// Whether another attempt may succeed.
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            ProviderError::RateLimited { .. }
+                | ProviderError::Timeout(_)
+                | ProviderError::Connection(_)
+                | ProviderError::Server { .. }
+                | ProviderError::Malformed(_)
+                | ProviderError::LoopFailed(_)
+        )
+    }
+
+    /// How long the provider asked us to wait, when it did.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            ProviderError::RateLimited { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+}

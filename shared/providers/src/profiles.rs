@@ -1,0 +1,234 @@
+//! Model profiles: which endpoint and model a `modelId` means. From `AITASK_MODELS` (JSON:
+//! `{modelId: {"provider": "openai", "model", "baseUrl"?, "apiKeyEnv"?, ...}}`), with a
+//! `default` profile that falls back to `OPENAI_BASE_URL` / `OPENAI_API_KEY` /
+//! `AITASK_DEFAULT_MODEL`.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use aitasks_contracts::canonical_hash;
+use serde_json::{json, Map, Value};
+
+use crate::error::ProviderError;
+
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
+const DEFAULT_KEY_ENV: &str = "OPENAI_API_KEY";
+
+/// An API key. Never printed: `Debug` and `Display` show `***`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    pub fn new(key: impl Into<String>) -> ApiKey {
+        ApiKey(key.into())
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+impl fmt::Display for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+/// One resolved model configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelProfile {
+    pub id: String,
+    pub provider: String,
+    pub model: String,
+    pub base_url: String,
+    pub api_key: Option<ApiKey>,
+    /// Other settings from `AITASK_MODELS`, part of the configuration hash.
+    pub settings: Map<String, Value>,
+}
+
+impl ModelProfile {
+    /// The model reference stored on a task (no secrets).
+    pub fn model_ref(&self) -> Value {
+        json!({"provider": self.provider, "model": self.model, "baseUrl": self.base_url})
+    }
+
+    /// Hash of everything that can change an answer (provider, endpoint, model, settings);
+    /// secrets and the name of their variable are left out. Part of the result-cache key.
+    pub fn config_hash(&self) -> String {
+        canonical_hash(&json!({
+            "provider": self.provider,
+            "model": self.model,
+            "baseUrl": self.base_url,
+            "settings": self.settings,
+        }))
+    }
+}
+
+/// Why the profiles could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid AITASK_MODELS: {0}")]
+pub struct ProfileError(String);
+
+/// Every configured model, by id.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelProfiles {
+    profiles: BTreeMap<String, ModelProfile>,
+}
+
+impl ModelProfiles {
+    /// Read the process environment.
+    pub fn from_env() -> Result<ModelProfiles, ProfileError> {
+        ModelProfiles::from_lookup(|name| std::env::var(name).ok().filter(|v| !v.is_empty()))
+    }
+
+    /// Read profiles through `lookup` (the environment, or a map in tests).
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<ModelProfiles, ProfileError> {
+        let mut profiles = BTreeMap::new();
+        if let Some(text) = lookup("AITASK_MODELS") {
+            let parsed: Value =
+                serde_json::from_str(&text).map_err(|e| ProfileError(format!("not JSON: {e}")))?;
+            let Value::Object(entries) = parsed else {
+                return Err(ProfileError("must be a JSON object of profiles".into()));
+            };
+            for (id, entry) in entries {
+                profiles.insert(id.clone(), profile_from_json(&id, entry, &lookup)?);
+            }
+        }
+        if !profiles.contains_key("default") {
+            profiles.insert(
+                "default".to_owned(),
+                ModelProfile {
+                    id: "default".to_owned(),
+                    provider: "openai".to_owned(),
+                    model: lookup("AITASK_DEFAULT_MODEL").unwrap_or_else(|| DEFAULT_MODEL.to_owned()),
+                    base_url: trim_base(
+                        lookup("OPENAI_BASE_URL").unwrap_or_else(|| DEFAULT_BASE_URL.to_owned()),
+                    ),
+                    api_key: lookup(DEFAULT_KEY_ENV).map(ApiKey),
+                    settings: Map::new(),
+                },
+            );
+        }
+        Ok(ModelProfiles { profiles })
+    }
+
+    /// The profile of a model id, or [`ProviderError::ModelUnknown`] (`AI_MODEL_UNKNOWN`).
+    pub fn resolve(&self, model_id: &str) -> Result<&ModelProfile, ProviderError> {
+        self.profiles.get(model_id).ok_or_else(|| ProviderError::ModelUnknown(model_id.to_owned()))
+    }
+
+    pub fn ids(&self) -> impl Iterator<Item = &str> {
+        self.profiles.keys().map(String::as_str)
+    }
+}
+
+fn trim_base(url: String) -> String {
+    url.trim_end_matches('/').to_owned()
+}
+
+fn profile_from_json(
+    id: &str,
+    entry: Value,
+    lookup: &impl Fn(&str) -> Option<String>,
+) -> Result<ModelProfile, ProfileError> {
+    let Value::Object(mut fields) = entry else {
+        return Err(ProfileError(format!("profile {id:?} must be an object")));
+    };
+    let mut text = |key: &str| -> Result<Option<String>, ProfileError> {
+        match fields.remove(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) if !s.is_empty() => Ok(Some(s)),
+            Some(_) => Err(ProfileError(format!("profile {id:?}: {key} must be a non-empty string"))),
+        }
+    };
+    let provider = text("provider")?.unwrap_or_else(|| "openai".to_owned());
+    if provider != "openai" {
+        return Err(ProfileError(format!(
+            "profile {id:?}: provider {provider:?} is not supported (use \"openai\" for any OpenAI-compatible endpoint)"
+        )));
+    }
+    let model = text("model")?.ok_or_else(|| ProfileError(format!("profile {id:?}: model is required")))?;
+    let base_url =
+        text("baseUrl")?.or_else(|| lookup("OPENAI_BASE_URL")).unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
+    let key_env = text("apiKeyEnv")?.unwrap_or_else(|| DEFAULT_KEY_ENV.to_owned());
+    Ok(ModelProfile {
+        id: id.to_owned(),
+        provider,
+        model,
+        base_url: trim_base(base_url),
+        api_key: lookup(&key_env).map(ApiKey),
+        settings: fields,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> =
+            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        move |name| map.get(name).cloned()
+    }
+
+    #[test]
+    fn the_default_profile_falls_back_to_the_openai_variables() {
+        let profiles = ModelProfiles::from_lookup(env(&[
+            ("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1/"),
+            ("OPENAI_API_KEY", "sk-secret"),
+            ("AITASK_DEFAULT_MODEL", "smollm2"),
+        ]))
+        .unwrap();
+        let default = profiles.resolve("default").unwrap();
+        assert_eq!(default.base_url, "http://127.0.0.1:8080/v1");
+        assert_eq!(default.model, "smollm2");
+        assert_eq!(default.api_key.as_ref().map(ApiKey::expose), Some("sk-secret"));
+        assert!(!format!("{default:?}").contains("sk-secret"), "Debug never shows the key");
+        assert_eq!(profiles.resolve("gpt-x").unwrap_err().code(), "AI_MODEL_UNKNOWN");
+    }
+
+    #[test]
+    fn profiles_come_from_aitask_models_and_hash_without_secrets() {
+        let models = r#"{"fast": {"provider": "openai", "model": "m1", "baseUrl": "http://a/v1", "apiKeyEnv": "FAST_KEY", "seed": 7},
+                         "default": {"model": "m2"}}"#;
+        let profiles =
+            ModelProfiles::from_lookup(env(&[("AITASK_MODELS", models), ("FAST_KEY", "k1")])).unwrap();
+        let fast = profiles.resolve("fast").unwrap();
+        assert_eq!(fast.api_key.as_ref().map(ApiKey::expose), Some("k1"));
+        assert_eq!(fast.model_ref(), json!({"provider": "openai", "model": "m1", "baseUrl": "http://a/v1"}));
+        assert_eq!(profiles.resolve("default").unwrap().model, "m2");
+
+        let other_key =
+            ModelProfiles::from_lookup(env(&[("AITASK_MODELS", models), ("FAST_KEY", "k2")])).unwrap();
+        assert_eq!(
+            other_key.resolve("fast").unwrap().config_hash(),
+            fast.config_hash(),
+            "keys are not configuration"
+        );
+        let other_seed = models.replace("\"seed\": 7", "\"seed\": 8");
+        let changed = ModelProfiles::from_lookup(env(&[("AITASK_MODELS", &other_seed)])).unwrap();
+        assert_ne!(
+            changed.resolve("fast").unwrap().config_hash(),
+            fast.config_hash(),
+            "settings are configuration"
+        );
+        assert_eq!(fast.config_hash().len(), 64);
+    }
+
+    #[test]
+    fn bad_profiles_are_refused() {
+        for models in
+            [r#"[1]"#, r#"{"x": {"provider": "anthropic", "model": "m"}}"#, r#"{"x": {}}"#, "not json"]
+        {
+            assert!(ModelProfiles::from_lookup(env(&[("AITASK_MODELS", models)])).is_err(), "{models}");
+        }
+    }
+}

@@ -1,0 +1,275 @@
+//! The OpenAI-compatible client against a real local HTTP server speaking the chat-completions
+//! wire format, with expectations on how often it was called.
+
+use std::time::{Duration, Instant};
+
+use aitasks_contracts::{AiRequest, Path};
+use aitasks_providers::{ApiKey, CancellationToken, ModelProfile, OpenAiClient, Provider, ProviderError};
+use serde_json::{json, Map, Value};
+use wiremock::matchers::{body_partial_json, header, method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+const KEY: &str = "sk-test-secret-123";
+
+fn profile(server: &MockServer) -> ModelProfile {
+    ModelProfile {
+        id: "default".into(),
+        provider: "openai".into(),
+        model: "test-model".into(),
+        base_url: format!("{}/v1", server.uri()),
+        api_key: Some(ApiKey::new(KEY)),
+        settings: Map::new(),
+    }
+}
+
+fn request(value: Value) -> AiRequest {
+    AiRequest::parse(&value, &Path::root()).expect("valid request")
+}
+
+fn classify() -> AiRequest {
+    request(
+        json!({"kind": "classify", "prompt": "Sentiment?", "input": {"text": "great"}, "choices": ["pos", "neg"]}),
+    )
+}
+
+/// A chat completion whose message content is `answer` serialized.
+fn completion(answer: Value) -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_json(json!({
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "model": "test-model-2026",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": answer.to_string()}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15},
+    }))
+}
+
+async fn run(
+    server: &MockServer,
+    request: &AiRequest,
+) -> Result<aitasks_providers::Completion, ProviderError> {
+    let client = OpenAiClient::new(Duration::from_millis(500)).unwrap();
+    client.run(&profile(server), request, &CancellationToken::new()).await
+}
+
+#[tokio::test]
+async fn each_kind_succeeds_with_a_strict_structured_output_call() {
+    let cases = [
+        (
+            json!({"kind": "generate_text", "prompt": "Write a title", "maxOutputChars": 40}),
+            json!({"text": "A title"}),
+            json!("A title"),
+            "generated_text",
+        ),
+        (
+            json!({"kind": "classify", "prompt": "Sentiment?", "input": {"t": "great"}, "choices": ["pos", "neg"]}),
+            json!({"choice": "pos"}),
+            json!("pos"),
+            "classification",
+        ),
+        (
+            json!({"kind": "classify_many", "prompt": "Topics?", "input": "x", "choices": ["a", "b", "c"]}),
+            json!({"choices": ["c", "a", "c"]}),
+            json!(["a", "c"]),
+            "classifications",
+        ),
+        (
+            json!({"kind": "extract_data", "prompt": "Extract", "input": "Due Friday", "fields": [
+                {"name": "due", "type": "date_time", "description": "", "required": true},
+                {"name": "owner", "type": "text", "description": "", "required": false}]}),
+            json!({"due": "2026-12-04T17:00:00Z", "owner": null}),
+            json!({"due": "2026-12-04T17:00:00Z"}),
+            "structured_data",
+        ),
+    ];
+    for (spec, answer, output, schema_name) in cases {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .and(header("authorization", format!("Bearer {KEY}").as_str()))
+            .and(body_partial_json(json!({
+                "model": "test-model",
+                "temperature": 0,
+                "response_format": {"type": "json_schema", "json_schema": {"name": schema_name, "strict": true}},
+            })))
+            .respond_with(completion(answer))
+            .expect(1)
+            .mount(&server)
+            .await;
+        let request = request(spec);
+        let done = run(&server, &request).await.expect("success");
+        assert_eq!(done.output, output);
+        assert_eq!((done.usage.input_tokens, done.usage.output_tokens, done.usage.calls), (12, 3, 1));
+        assert_eq!(done.usage.model, "test-model-2026");
+
+        let sent: Value = server.received_requests().await.unwrap()[0].body_json().unwrap();
+        assert_eq!(sent["messages"][0]["role"], "system");
+        assert!(sent["messages"][0]["content"].as_str().unwrap().starts_with(request.prompt()));
+        assert_eq!(sent["messages"][1]["role"], "user");
+        assert!(sent["max_tokens"].as_u64().unwrap() >= 64);
+        assert_eq!(sent["response_format"]["json_schema"]["schema"]["additionalProperties"], false);
+    }
+}
+
+#[tokio::test]
+async fn a_429_is_retryable_and_carries_retry_after() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(429).insert_header("retry-after", "7").set_body_string("slow down"),
+        )
+        .expect(1)
+        .mount(&server)
+        .await;
+    let error = run(&server, &classify()).await.unwrap_err();
+    assert!(error.is_retryable());
+    assert_eq!(error.retry_after(), Some(Duration::from_secs(7)));
+    assert_eq!(error.code(), "WORKFLOW_AI_PROVIDER_ERROR");
+}
+
+#[tokio::test]
+async fn a_500_is_retryable_and_not_retried_by_the_client() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST")).respond_with(ResponseTemplate::new(500)).expect(1).mount(&server).await;
+    let error = run(&server, &classify()).await.unwrap_err();
+    assert!(matches!(error, ProviderError::Server { status: 500, .. }), "{error:?}");
+    assert!(error.is_retryable());
+}
+
+#[tokio::test]
+async fn a_response_slower_than_the_timeout_is_a_retryable_timeout() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(completion(json!({"choice": "pos"})).set_delay(Duration::from_secs(3)))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let started = Instant::now();
+    let error = run(&server, &classify()).await.unwrap_err();
+    assert!(matches!(error, ProviderError::Timeout(_)), "{error:?}");
+    assert!(error.is_retryable());
+    assert!(started.elapsed() < Duration::from_secs(2), "gave up at the 500 ms timeout");
+}
+
+#[tokio::test]
+async fn a_non_json_body_is_a_retryable_malformed_response() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_string("<html>gateway</html>"))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let error = run(&server, &classify()).await.unwrap_err();
+    assert!(matches!(error, ProviderError::Malformed(_)), "{error:?}");
+    assert!(error.is_retryable());
+}
+
+#[tokio::test]
+async fn an_answer_that_breaks_the_schema_is_repaired_once() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(completion(json!({"choice": "maybe"})))
+        .up_to_n_times(1)
+        .expect(1)
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(completion(json!({"choice": "neg"})))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let done = run(&server, &classify()).await.expect("repaired");
+    assert_eq!(done.output, json!("neg"));
+    assert_eq!(done.usage.calls, 2);
+    assert_eq!(done.usage.input_tokens, 24, "usage adds up every turn");
+    let second: Value = server.received_requests().await.unwrap()[1].body_json().unwrap();
+    let messages = second["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 4, "system, user, the bad answer, the repair request");
+    assert!(messages[3]["content"].as_str().unwrap().contains("not valid"), "the problems are stated");
+}
+
+#[tokio::test]
+async fn an_answer_that_always_breaks_the_schema_fails_after_three_calls() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(completion(json!({"label": "pos"})))
+        .expect(3)
+        .mount(&server)
+        .await;
+    let error = run(&server, &classify()).await.unwrap_err();
+    assert!(matches!(error, ProviderError::LoopFailed(_)), "{error:?}");
+    assert_eq!(error.code(), "WORKFLOW_AI_LOOP_FAILED");
+    assert!(error.is_retryable());
+}
+
+#[tokio::test]
+async fn a_401_is_an_auth_error_after_one_call_and_hides_the_key() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(401).set_body_string(format!("Incorrect API key provided: {KEY}")),
+        )
+        .expect(1)
+        .mount(&server)
+        .await;
+    let error = run(&server, &classify()).await.unwrap_err();
+    assert_eq!(error.code(), "AI_PROVIDER_AUTH");
+    assert!(!error.is_retryable());
+    assert!(!format!("{error} {error:?}").contains(KEY));
+}
+
+#[tokio::test]
+async fn other_4xx_are_not_retryable_and_never_echo_the_key() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(400).set_body_string(format!("bad request from key {KEY}")))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let error = run(&server, &classify()).await.unwrap_err();
+    assert!(matches!(error, ProviderError::Rejected { status: 400, .. }), "{error:?}");
+    assert!(!error.is_retryable());
+    assert!(!format!("{error} {error:?}").contains(KEY), "{error}");
+    assert!(format!("{error}").contains("***"));
+
+    let server = MockServer::start().await;
+    Mock::given(method("POST")).respond_with(ResponseTemplate::new(404)).expect(1).mount(&server).await;
+    let error = run(&server, &classify()).await.unwrap_err();
+    assert_eq!((error.code(), error.is_retryable()), ("AI_MODEL_UNKNOWN", false));
+}
+
+#[tokio::test]
+async fn a_connection_error_is_retryable() {
+    let server = MockServer::start().await;
+    let profile = ModelProfile { base_url: "http://127.0.0.1:9/v1".into(), ..profile(&server) };
+    let client = OpenAiClient::new(Duration::from_millis(500)).unwrap();
+    let error = client.run(&profile, &classify(), &CancellationToken::new()).await.unwrap_err();
+    assert!(matches!(error, ProviderError::Connection(_) | ProviderError::Timeout(_)), "{error:?}");
+    assert!(error.is_retryable());
+}
+
+#[tokio::test]
+async fn cancel_during_a_slow_answer_ends_the_call_within_200_ms() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(completion(json!({"choice": "pos"})).set_delay(Duration::from_secs(10)))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let client = OpenAiClient::new(Duration::from_secs(30)).unwrap();
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    let profile = profile(&server);
+    let request = classify();
+    let call = tokio::spawn(async move { client.run(&profile, &request, &cancel).await });
+    // Let the request reach the server, then cancel.
+    while server.received_requests().await.unwrap().is_empty() {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let canceled_at = Instant::now();
+    trigger.cancel();
+    let result = call.await.unwrap();
+    let took = canceled_at.elapsed();
+    assert_eq!(result.unwrap_err(), ProviderError::Canceled);
+    assert!(took < Duration::from_millis(200), "the call ended {took:?} after the cancel");
+}
