@@ -16,6 +16,9 @@ pub enum StoreError {
     /// A row broke a constraint that input validation should have caught first.
     #[error("the data breaks the constraint {constraint}")]
     Constraint { constraint: String },
+    /// Admission refused a scoped task; nothing was stored.
+    #[error("admission refused: {0}")]
+    Admission(#[from] crate::admission::AdmissionRefusal),
     /// The database could not be reached (pool timeout, closed connection, refused connect).
     #[error("the database is unavailable")]
     Unavailable(#[source] Box<dyn std::error::Error + Send + Sync>),

@@ -26,10 +26,12 @@
 //! a requeue, a cancel or another worker's claim changes nothing and reports
 //! [`Settlement::Lost`] (or [`LeaseCheck::Lost`]).
 
+mod admission;
 mod error;
 mod events;
 mod lease;
 mod model;
+mod owned;
 mod pool;
 mod runs;
 mod settle;
@@ -37,6 +39,7 @@ mod sql;
 mod sweep;
 mod tasks;
 
+pub use admission::{create_scoped, AdmissionBudget, AdmissionRefusal, ScopedAdmission, ScopedCreated};
 pub use error::{StoreError, StoreResult};
 pub use events::{lease_pending_events, mark_delivered, prune_delivered_events};
 pub use lease::{check, claim, heartbeat, requeue};
@@ -44,6 +47,7 @@ pub use model::{
     Claim, Created, Lease, LeaseCheck, NewRun, NewTask, PendingEvent, Run, RunState, Settled, Settlement,
     Task, TaskOwner, TaskStatus,
 };
+pub use owned::{delete_owned, delete_retained, release, unreleased_sources, SourceRef, UNRELEASED_PAGE};
 pub use pool::{client, connect, migrate, redact, Client, GenericClient, PoolSettings, StorePool};
 pub use runs::{cancel_run, create_run, get_run, CanceledRun};
 pub use settle::{complete, fail, settle_cancel};

@@ -62,6 +62,8 @@ pub struct Task {
     pub scope_id: Option<String>,
     #[serde(skip)]
     pub source_id: Option<String>,
+    #[serde(skip)]
+    pub cache_key: Option<String>,
     pub step_key: String,
     pub effect_key: String,
     pub kind: String,
@@ -94,7 +96,7 @@ pub struct Task {
 /// The task columns every statement returns, in one place.
 macro_rules! task_columns {
     () => {
-        "id, app_id, run_id, usage_subject, usage_user_id, scope_id, source_id, step_key, \
+        "id, app_id, run_id, usage_subject, usage_user_id, scope_id, source_id, cache_key, step_key, \
          effect_key, kind, request, input_hash, model_id, model_ref, model_config_hash, status, \
          output, usage, attempts, max_attempts, error_code, error_message, cancel_requested_at, \
          heartbeat_at, released_at, created_at, started_at, completed_at, updated_at"
@@ -112,6 +114,7 @@ impl Task {
             usage_user_id: row.try_get("usage_user_id")?,
             scope_id: row.try_get("scope_id")?,
             source_id: row.try_get("source_id")?,
+            cache_key: row.try_get("cache_key")?,
             step_key: row.try_get("step_key")?,
             effect_key: row.try_get("effect_key")?,
             kind: row.try_get("kind")?,

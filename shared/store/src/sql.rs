@@ -13,8 +13,9 @@ macro_rules! event_payload {
 pub(crate) use event_payload;
 
 /// Turn an `UPDATE tasks ...` into one statement that also, for every row it made terminal,
-/// writes the completion event (transactional outbox) and, for failed or canceled scoped tasks,
-/// frees the logical step in the admission history. Rows come back with `event_id` and
+/// writes the completion event (transactional outbox), lowers the application's count of
+/// active scoped tasks, and, for failed or canceled scoped tasks, frees the logical step in
+/// the admission history. Rows come back with `event_id` and
 /// `event_payload` (NULL for rows the update left non-terminal).
 ///
 /// The optional first argument adds CTEs before the update (for example a `SKIP LOCKED`
@@ -36,7 +37,11 @@ macro_rules! with_settlement {
             " FROM settled WHERE status IN ('succeeded', 'failed', 'canceled') \
              RETURNING id, task_id, payload), \
              freed AS (UPDATE scope_admissions SET logical_key = NULL WHERE task_id IN \
-             (SELECT id FROM settled WHERE status IN ('failed', 'canceled'))) \
+             (SELECT id FROM settled WHERE status IN ('failed', 'canceled'))), \
+             ended AS (UPDATE app_concurrency SET active = GREATEST(active - ended_count, 0) \
+             FROM (SELECT app_id AS ended_app, count(*)::int AS ended_count FROM settled \
+             WHERE cache_key IS NOT NULL AND status IN ('succeeded', 'failed', 'canceled') \
+             GROUP BY app_id) ended_rows WHERE app_concurrency.app_id = ended_app) \
              SELECT settled.*, events.id AS event_id, events.payload AS event_payload \
              FROM settled LEFT JOIN events ON events.task_id = settled.id"
         )

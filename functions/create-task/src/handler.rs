@@ -1,0 +1,45 @@
+//! `create-task`, behind API Gateway: runs and tasks. Parses the event, calls the runtime,
+//! maps the result; nothing else.
+
+use aitasks_lambda_kit::{error_response, json_response, ApiError, HttpRequest};
+use aitasks_runtime::{api, App};
+use aws_lambda_events::apigw::{ApiGatewayV2httpRequest, ApiGatewayV2httpResponse};
+use lambda_runtime::{Error, LambdaEvent};
+
+/// Handle one API Gateway HTTP API request.
+pub async fn handle<P>(
+    app: &App<P>,
+    event: LambdaEvent<ApiGatewayV2httpRequest>,
+) -> Result<ApiGatewayV2httpResponse, Error> {
+    let request = HttpRequest::new(&event.payload);
+    Ok(route(app, &request).await.unwrap_or_else(|error| error_response(&error)))
+}
+
+async fn route<P>(app: &App<P>, request: &HttpRequest<'_>) -> Result<ApiGatewayV2httpResponse, ApiError> {
+    let tenant = request.tenant(&app.settings.app_claim)?;
+    let segments = request.segments();
+    let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
+    let method = request.method().as_str();
+    match (method, segments.as_slice()) {
+        ("POST", ["v1", "runs"]) => Ok(json_response(201, &api::create_run(app, &tenant, &request.body()?).await?)),
+        ("GET", ["v1", "runs", run_id]) => Ok(json_response(200, &api::get_run(app, &tenant, run_id).await?)),
+        ("POST", ["v1", "runs", run_id, "cancel"]) => {
+            Ok(json_response(200, &api::cancel_run(app, &tenant, run_id).await?))
+        }
+        ("POST", ["v1", "tasks"]) => {
+            let created = api::create_task(app, &tenant, &request.body()?).await?;
+            Ok(json_response(if created.is_new() { 201 } else { 200 }, created.task()))
+        }
+        ("GET", ["v1", "tasks"]) => {
+            Ok(json_response(200, &api::get_task_by_effect_key(app, &tenant, request.query("effectKey")).await?))
+        }
+        ("GET", ["v1", "tasks", task_id]) => {
+            let wait = api::parse_wait(request.query("wait"))?;
+            Ok(json_response(200, &api::get_task(app, &tenant, task_id, wait).await?))
+        }
+        ("POST", ["v1", "tasks", task_id, "cancel"]) => {
+            Ok(json_response(200, &api::cancel_task(app, &tenant, task_id).await?))
+        }
+        _ => Err(ApiError::NotFound),
+    }
+}

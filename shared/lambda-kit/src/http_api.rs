@@ -1,0 +1,132 @@
+//! API Gateway HTTP API requests in, responses out.
+
+use aitasks_runtime::ApiError;
+use aws_lambda_events::apigw::{ApiGatewayV2httpRequest, ApiGatewayV2httpResponse};
+use aws_lambda_events::encodings::Body;
+use base64::Engine;
+use http::{HeaderMap, HeaderValue, Method};
+use percent_encoding::percent_decode_str;
+use serde::Serialize;
+use serde_json::json;
+
+/// A view of an API Gateway request with what the handlers need.
+pub struct HttpRequest<'a> {
+    event: &'a ApiGatewayV2httpRequest,
+}
+
+impl<'a> HttpRequest<'a> {
+    pub fn new(event: &'a ApiGatewayV2httpRequest) -> HttpRequest<'a> {
+        HttpRequest { event }
+    }
+
+    pub fn method(&self) -> &Method {
+        &self.event.request_context.http.method
+    }
+
+    /// The path split into decoded segments: `/v1/tasks/abc` → `["v1", "tasks", "abc"]`.
+    pub fn segments(&self) -> Vec<String> {
+        let raw = self.event.raw_path.as_deref().or(self.event.request_context.http.path.as_deref()).unwrap_or("/");
+        raw.trim_matches('/')
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .map(|s| percent_decode_str(s).decode_utf8_lossy().into_owned())
+            .collect()
+    }
+
+    /// The first value of a query parameter.
+    pub fn query(&self, name: &str) -> Option<&str> {
+        self.event.query_string_parameters.first(name)
+    }
+
+    /// The body as bytes (API Gateway base64-encodes bodies that are not text).
+    pub fn body(&self) -> Result<Vec<u8>, ApiError> {
+        let Some(body) = &self.event.body else { return Ok(Vec::new()) };
+        if self.event.is_base64_encoded {
+            base64::engine::general_purpose::STANDARD
+                .decode(body)
+                .map_err(|_| ApiError::invalid("body", "is not valid base64"))
+        } else {
+            Ok(body.clone().into_bytes())
+        }
+    }
+
+    /// The tenant: the verified claim named `claim` in the JWT authorizer's context. The
+    /// authorizer (or the dev server) verified the token; a request without the claim is
+    /// unauthorized.
+    pub fn tenant(&self, claim: &str) -> Result<String, ApiError> {
+        self.event
+            .request_context
+            .authorizer
+            .as_ref()
+            .and_then(|authorizer| authorizer.jwt.as_ref())
+            .and_then(|jwt| jwt.claims.get(claim))
+            .filter(|tenant| !tenant.is_empty() && tenant.chars().count() <= 200 && !tenant.contains('\0'))
+            .cloned()
+            .ok_or(ApiError::Unauthorized)
+    }
+}
+
+fn response(status: u16, body: String, extra: HeaderMap) -> ApiGatewayV2httpResponse {
+    let mut headers = extra;
+    headers.insert(http::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    let mut response = ApiGatewayV2httpResponse::default();
+    response.status_code = i64::from(status);
+    response.headers = headers;
+    response.body = Some(Body::Text(body));
+    response
+}
+
+/// A JSON success answer.
+pub fn json_response(status: u16, value: &impl Serialize) -> ApiGatewayV2httpResponse {
+    match serde_json::to_string(value) {
+        Ok(body) => response(status, body, HeaderMap::new()),
+        Err(error) => error_response(&ApiError::Internal(format!("response serialization: {error}"))),
+    }
+}
+
+/// The one mapping from [`ApiError`] to an HTTP answer: `{"error": {code, message, details?}}`,
+/// `Retry-After` on rate limits, and an opaque body for 5xx (the cause goes to the log).
+pub fn error_response(error: &ApiError) -> ApiGatewayV2httpResponse {
+    let status = error.status();
+    if status >= 500 {
+        tracing::error!(code = error.code(), cause = %error, "request failed");
+    }
+    let mut body = json!({"code": error.code(), "message": error.public_message()});
+    if let ApiError::Invalid(problems) = error {
+        body["details"] = json!(problems);
+    }
+    let mut headers = HeaderMap::new();
+    if let ApiError::Admission { retry_after: Some(wait), .. } = error {
+        let seconds = wait.as_secs().max(1) + u64::from(wait.subsec_nanos() > 0);
+        if let Ok(value) = HeaderValue::from_str(&seconds.to_string()) {
+            headers.insert(http::header::RETRY_AFTER, value);
+        }
+    }
+    response(status, json!({"error": body}).to_string(), headers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn errors_carry_code_details_and_retry_after() {
+        let invalid = ApiError::invalid("stepKey", "is required");
+        let answer = error_response(&invalid);
+        assert_eq!(answer.status_code, 400);
+        let Some(Body::Text(text)) = &answer.body else { panic!("text body") };
+        let body: serde_json::Value = serde_json::from_str(text).unwrap();
+        assert_eq!(body["error"]["code"], "INVALID_REQUEST");
+        assert_eq!(body["error"]["details"][0]["path"], "stepKey");
+
+        let limited = ApiError::Admission { code: "WORKFLOW_AI_RATE_LIMIT", retry_after: Some(Duration::from_millis(2500)) };
+        let answer = error_response(&limited);
+        assert_eq!(answer.status_code, 429);
+        assert_eq!(answer.headers.get("retry-after").unwrap(), "3");
+
+        let internal = error_response(&ApiError::Internal("password=hunter2 in a stack".into()));
+        let Some(Body::Text(text)) = &internal.body else { panic!("text body") };
+        assert!(!text.contains("hunter2"), "5xx bodies are opaque");
+    }
+}

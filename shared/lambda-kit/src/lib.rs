@@ -1,0 +1,11 @@
+//! Lambda plumbing shared by the four functions: tracing set-up, reading API Gateway HTTP API
+//! (payload 2.0) requests, and turning results into responses, with the one function that maps
+//! an [`ApiError`] to HTTP.
+
+mod http_api;
+mod telemetry;
+
+pub use http_api::{error_response, json_response, HttpRequest};
+pub use telemetry::init_tracing;
+
+pub use aitasks_runtime::ApiError;

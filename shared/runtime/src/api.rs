@@ -1,0 +1,213 @@
+//! The HTTP API's operations, independent of the event shape they arrive in. The tenant is the
+//! verified `app_id` claim, never anything in the body. Checks run in the contract's order:
+//! body (400), size (413), model (400), run (404/409), existing effect key (200), admission (429).
+
+use std::time::{Duration, Instant};
+
+use aitasks_contracts::{parse_json, request_hash, stored_size, CreateRun, CreateTask, Owner, Release, REQUEST_MAX_BYTES};
+use aitasks_store::{self as store, Created, NewRun, NewTask, Run, SourceRef, Task, TaskOwner};
+use serde_json::json;
+use uuid::Uuid;
+
+use crate::api_error::ApiError;
+use crate::app::App;
+
+/// The longest `?wait=` a caller may ask for, in seconds.
+pub const MAX_WAIT_SECONDS: u64 = 20;
+const WAIT_POLL: Duration = Duration::from_millis(200);
+const ID_MAX_CHARS: usize = 500;
+
+fn parse_id(id: &str) -> Result<Uuid, ApiError> {
+    // An id that is not a UUID names nothing: the same answer as a missing one.
+    Uuid::parse_str(id).map_err(|_| ApiError::NotFound)
+}
+
+fn check_key(name: &str, value: &str, max: usize) -> Result<(), ApiError> {
+    let length = value.chars().count();
+    if length == 0 || length > max || value.contains('\0') {
+        return Err(ApiError::invalid(name, &format!("must be 1 to {max} characters without NUL")));
+    }
+    Ok(())
+}
+
+async fn client<P>(app: &App<P>) -> Result<store::Client, ApiError> {
+    Ok(store::client(&app.pool).await?)
+}
+
+/// `POST /v1/runs`.
+pub async fn create_run<P>(app: &App<P>, tenant: &str, body: &[u8]) -> Result<Run, ApiError> {
+    let parsed = parse_json(body).and_then(|v| CreateRun::parse(&v)).map_err(ApiError::Invalid)?;
+    let actor = parsed.actor_user_id.map(|user_id| json!({"userId": user_id}));
+    let client = client(app).await?;
+    Ok(store::create_run(&client, &NewRun { app_id: tenant.to_owned(), scope_id: parsed.scope_id, actor }).await?)
+}
+
+/// `GET /v1/runs/{runId}`.
+pub async fn get_run<P>(app: &App<P>, tenant: &str, run_id: &str) -> Result<Run, ApiError> {
+    let run_id = parse_id(run_id)?;
+    let client = client(app).await?;
+    store::get_run(&client, tenant, run_id).await?.ok_or(ApiError::NotFound)
+}
+
+/// `POST /v1/runs/{runId}/cancel`: queued tasks end `canceled`, running ones are aborted.
+pub async fn cancel_run<P>(app: &App<P>, tenant: &str, run_id: &str) -> Result<Run, ApiError> {
+    let run_id = parse_id(run_id)?;
+    let mut client = client(app).await?;
+    let canceled = store::cancel_run(&mut client, tenant, run_id).await?.ok_or(ApiError::NotFound)?;
+    drop(client);
+    app.publish(canceled.settled.into_iter().map(|s| s.event).collect()).await;
+    Ok(canceled.run)
+}
+
+/// `POST /v1/tasks`: 201 with a new task, 200 with the existing one for a used effect key.
+pub async fn create_task<P>(app: &App<P>, tenant: &str, body: &[u8]) -> Result<Created, ApiError> {
+    let parsed = parse_json(body).and_then(|v| CreateTask::parse(&v)).map_err(ApiError::Invalid)?;
+    let request = parsed.request.to_value();
+    if stored_size(&request) > REQUEST_MAX_BYTES {
+        return Err(ApiError::TooLarge);
+    }
+    let profile = app.profiles.resolve(&parsed.model_id).map_err(|_| ApiError::ModelUnknown(parsed.model_id.clone()))?;
+    let owner = match parsed.owner {
+        Owner::Run(run_id) => TaskOwner::Run(run_id),
+        Owner::Application { scope_id, usage_subject } => TaskOwner::Application {
+            scope_id,
+            usage_subject: usage_subject.map(|s| json!({"type": s.kind, "id": s.id})),
+        },
+    };
+    let new_task = NewTask {
+        app_id: tenant.to_owned(),
+        owner,
+        step_key: parsed.step_key,
+        effect_key: parsed.effect_key,
+        kind: parsed.request.kind().as_str().to_owned(),
+        input_hash: request_hash(&parsed.request),
+        request,
+        model_id: parsed.model_id,
+        model_ref: Some(profile.model_ref()),
+        model_config_hash: Some(profile.config_hash()),
+        max_attempts: app.settings.runtime.max_attempts,
+    };
+    let mut client = client(app).await?;
+    let created = match &parsed.scope {
+        None => store::create_task(&client, &new_task).await?,
+        Some(scope) => {
+            let scoped = crate::admission::create_scoped(&mut client, &new_task, scope).await?;
+            if let Some(event) = scoped.event {
+                app.publish(vec![event]).await;
+            }
+            scoped.created
+        }
+    };
+    if let Created::New(task) = &created {
+        if task.status == store::TaskStatus::Queued {
+            // After the commit: if this send is lost, the task stays unsent and the sweeper
+            // sends it. Consumers tolerate the duplicate that a late mark can cause.
+            match app.queues.send_task(task.id).await {
+                Ok(()) => {
+                    if let Err(error) = store::mark_sent(&client, task.id).await {
+                        tracing::warn!(task_id = %task.id, %error, "sent, but could not record it");
+                    }
+                }
+                Err(error) => tracing::warn!(task_id = %task.id, %error, "send failed; the sweeper will send it"),
+            }
+        }
+    }
+    Ok(created)
+}
+
+/// `GET /v1/tasks/{taskId}?wait=S`: holds until the task is terminal or `wait` has passed.
+pub async fn get_task<P>(app: &App<P>, tenant: &str, task_id: &str, wait: Duration) -> Result<Task, ApiError> {
+    let task_id = parse_id(task_id)?;
+    let until = Instant::now() + wait.min(Duration::from_secs(MAX_WAIT_SECONDS));
+    let client = client(app).await?;
+    loop {
+        let task = store::get_task(&client, tenant, task_id).await?.ok_or(ApiError::NotFound)?;
+        let now = Instant::now();
+        if task.status.is_terminal() || now >= until {
+            return Ok(task);
+        }
+        tokio::time::sleep(WAIT_POLL.min(until - now)).await;
+    }
+}
+
+/// Parse the `wait` query parameter: seconds, clamped to 0..=20.
+pub fn parse_wait(value: Option<&str>) -> Result<Duration, ApiError> {
+    let Some(text) = value else { return Ok(Duration::ZERO) };
+    let seconds: f64 = text.trim().parse().map_err(|_| ApiError::invalid("wait", "must be a number of seconds"))?;
+    if !seconds.is_finite() {
+        return Err(ApiError::invalid("wait", "must be a number of seconds"));
+    }
+    Ok(Duration::from_secs_f64(seconds.clamp(0.0, MAX_WAIT_SECONDS as f64)))
+}
+
+/// `GET /v1/tasks?effectKey=K`.
+pub async fn get_task_by_effect_key<P>(app: &App<P>, tenant: &str, effect_key: Option<&str>) -> Result<Task, ApiError> {
+    let effect_key = effect_key.ok_or_else(|| ApiError::invalid("effectKey", "is required"))?;
+    check_key("effectKey", effect_key, aitasks_contracts::EFFECT_KEY_MAX_CHARS)?;
+    let client = client(app).await?;
+    store::get_task_by_effect_key(&client, tenant, effect_key).await?.ok_or(ApiError::NotFound)
+}
+
+/// `POST /v1/tasks/{taskId}/cancel`: a queued task ends `canceled`, a running one is aborted
+/// within a cancel poll, a terminal one stays as it is.
+pub async fn cancel_task<P>(app: &App<P>, tenant: &str, task_id: &str) -> Result<Task, ApiError> {
+    let task_id = parse_id(task_id)?;
+    let client = client(app).await?;
+    let outcome = store::request_cancel(&client, tenant, task_id).await?.ok_or(ApiError::NotFound)?;
+    drop(client);
+    Ok(match outcome {
+        store::CancelRequest::Canceled(settled) => {
+            app.publish(vec![settled.event]).await;
+            settled.task
+        }
+        store::CancelRequest::Flagged(task) | store::CancelRequest::AlreadyTerminal(task) => task,
+    })
+}
+
+/// `POST /v1/tasks/release`.
+pub async fn release<P>(app: &App<P>, tenant: &str, body: &[u8]) -> Result<bool, ApiError> {
+    let parsed = parse_json(body).and_then(|v| Release::parse(&v)).map_err(ApiError::Invalid)?;
+    let client = client(app).await?;
+    Ok(store::release(&client, tenant, &parsed.scope_id, &parsed.effect_key).await?)
+}
+
+/// `DELETE /v1/scopes/{scopeId}/tasks?sourceId=S`.
+pub async fn delete_scope_tasks<P>(
+    app: &App<P>,
+    tenant: &str,
+    scope_id: &str,
+    source_id: Option<&str>,
+) -> Result<u64, ApiError> {
+    check_key("scopeId", scope_id, ID_MAX_CHARS)?;
+    if let Some(source_id) = source_id {
+        check_key("sourceId", source_id, ID_MAX_CHARS)?;
+    }
+    let client = client(app).await?;
+    Ok(store::delete_owned(&client, tenant, scope_id, source_id).await?)
+}
+
+/// `GET /v1/unreleased-sources?task=&afterScope=&afterSource=`.
+pub async fn unreleased_sources<P>(
+    app: &App<P>,
+    tenant: &str,
+    step_key: Option<&str>,
+    after_scope: Option<&str>,
+    after_source: Option<&str>,
+) -> Result<(Vec<SourceRef>, Option<SourceRef>), ApiError> {
+    if let Some(step_key) = step_key {
+        check_key("task", step_key, aitasks_contracts::STEP_KEY_MAX_CHARS)?;
+    }
+    let after = match (after_scope, after_source) {
+        (None, None) => None,
+        (Some(scope_id), source_id) => {
+            check_key("afterScope", scope_id, ID_MAX_CHARS)?;
+            if let Some(source_id) = source_id {
+                check_key("afterSource", source_id, ID_MAX_CHARS)?;
+            }
+            Some(SourceRef { scope_id: scope_id.to_owned(), source_id: source_id.unwrap_or_default().to_owned() })
+        }
+        (None, Some(_)) => return Err(ApiError::invalid("afterScope", "is required with afterSource")),
+    };
+    let client = client(app).await?;
+    Ok(store::unreleased_sources(&client, tenant, step_key, after.as_ref()).await?)
+}

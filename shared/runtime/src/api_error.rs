@@ -1,0 +1,91 @@
+//! What an API call can answer besides success. Mapped to HTTP once, in lambda-kit.
+
+use std::time::Duration;
+
+use aitasks_contracts::Problems;
+use aitasks_store::StoreError;
+
+/// A refused or failed API call (DESIGN.md §3, the error table).
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("missing or invalid token")]
+    Unauthorized,
+    #[error("invalid request: {0}")]
+    Invalid(Problems),
+    #[error("the request is larger than 100000 bytes as stored")]
+    TooLarge,
+    #[error("no model profile named {0:?}")]
+    ModelUnknown(String),
+    #[error("not found")]
+    NotFound,
+    #[error("the run is canceled")]
+    RunUnavailable,
+    #[error("admission refused: {code}")]
+    Admission { code: &'static str, retry_after: Option<Duration> },
+    #[error("the database is unavailable")]
+    Unavailable,
+    /// Anything unexpected: the cause goes to the log, the caller sees an opaque 500.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl ApiError {
+    pub fn status(&self) -> u16 {
+        match self {
+            ApiError::Unauthorized => 401,
+            ApiError::Invalid(_) | ApiError::ModelUnknown(_) => 400,
+            ApiError::TooLarge => 413,
+            ApiError::NotFound => 404,
+            ApiError::RunUnavailable => 409,
+            ApiError::Admission { .. } => 429,
+            ApiError::Unavailable => 503,
+            ApiError::Internal(_) => 500,
+        }
+    }
+
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApiError::Unauthorized => "UNAUTHORIZED",
+            ApiError::Invalid(_) => "INVALID_REQUEST",
+            ApiError::TooLarge => "AI_TASK_INPUT_TOO_LARGE",
+            ApiError::ModelUnknown(_) => "AI_MODEL_UNKNOWN",
+            ApiError::NotFound => "NOT_FOUND",
+            ApiError::RunUnavailable => "WORKFLOW_AI_RUN_UNAVAILABLE",
+            ApiError::Admission { code, .. } => code,
+            ApiError::Unavailable => "UNAVAILABLE",
+            ApiError::Internal(_) => "INTERNAL",
+        }
+    }
+
+    /// The message callers see. Internal causes stay in the log.
+    pub fn public_message(&self) -> String {
+        match self {
+            ApiError::Internal(_) => "internal error".to_owned(),
+            ApiError::Invalid(_) => "the request is invalid".to_owned(),
+            other => other.to_string(),
+        }
+    }
+
+    pub fn invalid(path: &str, message: &str) -> ApiError {
+        ApiError::Invalid(Problems::one(&aitasks_contracts::Path::root().key(path), message))
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(error: StoreError) -> Self {
+        match error {
+            StoreError::RunNotFound => ApiError::NotFound,
+            StoreError::RunUnavailable => ApiError::RunUnavailable,
+            StoreError::RequestTooLarge => ApiError::TooLarge,
+            StoreError::Unavailable(_) => ApiError::Unavailable,
+            StoreError::Admission(refusal) => ApiError::Admission {
+                code: refusal.code(),
+                retry_after: match refusal {
+                    aitasks_store::AdmissionRefusal::RateLimited { retry_after } => Some(retry_after),
+                    _ => None,
+                },
+            },
+            other => ApiError::Internal(other.to_string()),
+        }
+    }
+}

@@ -1,0 +1,71 @@
+//! Everything a function needs, built once per cold start and shared by every invocation.
+
+use std::sync::Arc;
+
+use aitasks_providers::{ModelProfiles, OpenAiClient};
+use aitasks_store::{PoolSettings, StorePool};
+
+use crate::config::{ConfigError, Settings};
+use crate::queue::Queues;
+
+/// The pool, the queues, the model profiles and the provider client.
+pub struct App<P = OpenAiClient> {
+    pub settings: Settings,
+    pub pool: StorePool,
+    pub queues: Queues,
+    pub profiles: ModelProfiles,
+    pub provider: P,
+}
+
+/// Start-up failed: the function cannot serve.
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("model profiles: {0}")]
+    Profiles(#[from] aitasks_providers::ProfileError),
+    #[error("database pool: {0}")]
+    Store(#[from] aitasks_store::StoreError),
+    #[error("provider client: {0}")]
+    Provider(#[from] aitasks_providers::ProviderError),
+}
+
+impl App<OpenAiClient> {
+    /// Read the environment and build everything. No connection is opened yet.
+    pub async fn from_env() -> Result<Arc<App>, StartupError> {
+        let settings = Settings::from_env()?;
+        let profiles = ModelProfiles::from_env()?;
+        let provider = OpenAiClient::new(settings.runtime.provider_timeout)?;
+        let sqs = Queues::client_from_env().await;
+        Ok(Arc::new(App::new(settings, profiles, provider, sqs)?))
+    }
+}
+
+impl<P> App<P> {
+    pub fn new(settings: Settings, profiles: ModelProfiles, provider: P, sqs: aws_sdk_sqs::Client) -> Result<App<P>, StartupError> {
+        let mut pool_settings = PoolSettings::new(settings.database_url.clone());
+        pool_settings.max_size = settings.db_pool_size;
+        let pool = aitasks_store::connect(&pool_settings)?;
+        let queues = Queues::new(sqs, settings.task_queue_url.clone(), settings.events_queue_url.clone());
+        Ok(App { settings, pool, queues, profiles, provider })
+    }
+
+    /// Publish completion events after their transition committed, and mark them delivered.
+    /// Failures are logged and left to the sweeper, which re-delivers what was not marked.
+    pub async fn publish(&self, events: Vec<aitasks_store::PendingEvent>) {
+        if events.is_empty() {
+            return;
+        }
+        let delivered = self.queues.publish_events(&events).await;
+        if delivered.is_empty() {
+            return;
+        }
+        let marked = async {
+            let client = aitasks_store::client(&self.pool).await?;
+            aitasks_store::mark_delivered(&client, &delivered).await
+        };
+        if let Err(error) = marked.await {
+            tracing::warn!(%error, "could not mark events delivered; the sweeper will deliver them again");
+        }
+    }
+}

@@ -1,0 +1,26 @@
+//! aitasks runtime: what the Lambda functions do, independent of the event shapes they are
+//! invoked with.
+//!
+//! - [`api`]: the HTTP API's operations (create, read, wait, cancel, release, delete, list),
+//!   returning domain results or an [`ApiError`].
+//! - [`worker`]: one task attempt: claim → provider call with a cancellation poll every
+//!   `AITASK_CANCEL_POLL_MS`, a heartbeat (database row and SQS visibility) every
+//!   `AITASK_HEARTBEAT_MS`, and a stop before the Lambda deadline → fenced settle → completion
+//!   event.
+//! - [`sweeper`]: expiry, re-sends, event re-delivery, pruning and retention, in bounded
+//!   batches.
+//! - [`App`]: the pool, queues, model profiles and provider, built once per cold start.
+
+pub mod admission;
+pub mod api;
+mod api_error;
+mod app;
+pub mod config;
+pub mod queue;
+pub mod sweeper;
+pub mod worker;
+
+pub use api_error::ApiError;
+pub use app::{App, StartupError};
+pub use config::{ConfigError, RuntimeConfig, Settings};
+pub use queue::{Queues, TaskMessage};

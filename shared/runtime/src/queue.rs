@@ -1,0 +1,176 @@
+//! The SQS side: task messages, message visibility, and completion events.
+
+use std::time::Duration;
+
+use aitasks_store::PendingEvent;
+use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// The body of a task message: `{"taskId": "<uuid>"}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TaskMessage {
+    pub task_id: Uuid,
+}
+
+impl TaskMessage {
+    /// Parse a message body; `None` for anything that is not a task reference (a poison
+    /// message, left to the queue's redrive policy).
+    pub fn parse(body: &str) -> Option<TaskMessage> {
+        serde_json::from_str(body).ok()
+    }
+
+    pub fn body(&self) -> String {
+        serde_json::json!({"taskId": self.task_id}).to_string()
+    }
+}
+
+/// An SQS call failed.
+#[derive(Debug, thiserror::Error)]
+#[error("SQS {operation} failed: {message}")]
+pub struct QueueError {
+    pub operation: &'static str,
+    pub message: String,
+}
+
+fn queue_error(operation: &'static str, error: impl std::error::Error) -> QueueError {
+    // The SDK's Display is terse; the source chain says what went wrong.
+    let mut message = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    QueueError { operation, message }
+}
+
+/// The task queue and the optional events queue.
+#[derive(Debug, Clone)]
+pub struct Queues {
+    sqs: aws_sdk_sqs::Client,
+    task_queue_url: String,
+    events_queue_url: Option<String>,
+}
+
+impl Queues {
+    pub fn new(sqs: aws_sdk_sqs::Client, task_queue_url: String, events_queue_url: Option<String>) -> Queues {
+        Queues { sqs, task_queue_url, events_queue_url }
+    }
+
+    /// An SQS client from the SDK's own configuration (`AWS_REGION`, `AWS_ENDPOINT_URL_SQS`,
+    /// credentials chain).
+    pub async fn client_from_env() -> aws_sdk_sqs::Client {
+        let config = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+        aws_sdk_sqs::Client::new(&config)
+    }
+
+    pub fn sqs(&self) -> &aws_sdk_sqs::Client {
+        &self.sqs
+    }
+
+    pub fn task_queue_url(&self) -> &str {
+        &self.task_queue_url
+    }
+
+    /// Send one task's message.
+    pub async fn send_task(&self, task_id: Uuid) -> Result<(), QueueError> {
+        self.sqs
+            .send_message()
+            .queue_url(&self.task_queue_url)
+            .message_body(TaskMessage { task_id }.body())
+            .send()
+            .await
+            .map_err(|e| queue_error("SendMessage", e))?;
+        Ok(())
+    }
+
+    /// Send many tasks' messages, ten to a batch. Returns the ids whose send failed.
+    pub async fn send_tasks(&self, task_ids: &[Uuid]) -> Vec<Uuid> {
+        let mut failed = Vec::new();
+        for chunk in task_ids.chunks(10) {
+            let entries: Vec<_> = chunk
+                .iter()
+                .enumerate()
+                .filter_map(|(i, id)| {
+                    SendMessageBatchRequestEntry::builder()
+                        .id(i.to_string())
+                        .message_body(TaskMessage { task_id: *id }.body())
+                        .build()
+                        .ok()
+                })
+                .collect();
+            match self.sqs.send_message_batch().queue_url(&self.task_queue_url).set_entries(Some(entries)).send().await {
+                Ok(output) => {
+                    for entry in output.failed() {
+                        if let Some(id) = entry.id().parse::<usize>().ok().and_then(|i| chunk.get(i)) {
+                            failed.push(*id);
+                        }
+                    }
+                }
+                Err(error) => {
+                    tracing::warn!(error = %queue_error("SendMessageBatch", error), "re-send failed");
+                    failed.extend_from_slice(chunk);
+                }
+            }
+        }
+        failed
+    }
+
+    /// Hide (or show) a received message for `timeout` from now.
+    pub async fn change_visibility(&self, receipt_handle: &str, timeout: Duration) -> Result<(), QueueError> {
+        let seconds = i32::try_from(timeout.as_secs()).unwrap_or(43_200).min(43_200);
+        self.sqs
+            .change_message_visibility()
+            .queue_url(&self.task_queue_url)
+            .receipt_handle(receipt_handle)
+            .visibility_timeout(seconds)
+            .send()
+            .await
+            .map_err(|e| queue_error("ChangeMessageVisibility", e))?;
+        Ok(())
+    }
+
+    /// Publish completion events to the events queue, ten to a batch. Returns the ids that
+    /// were delivered. Without an events queue nobody listens: every event counts as delivered.
+    pub async fn publish_events(&self, events: &[PendingEvent]) -> Vec<i64> {
+        let Some(url) = &self.events_queue_url else {
+            return events.iter().map(|e| e.id).collect();
+        };
+        let mut delivered = Vec::with_capacity(events.len());
+        for chunk in events.chunks(10) {
+            let entries: Vec<_> = chunk
+                .iter()
+                .filter_map(|event| {
+                    SendMessageBatchRequestEntry::builder()
+                        .id(event.id.to_string())
+                        .message_body(event.payload.to_string())
+                        .build()
+                        .ok()
+                })
+                .collect();
+            match self.sqs.send_message_batch().queue_url(url).set_entries(Some(entries)).send().await {
+                Ok(output) => {
+                    delivered.extend(output.successful().iter().filter_map(|ok| ok.id().parse::<i64>().ok()));
+                }
+                Err(error) => tracing::warn!(error = %queue_error("SendMessageBatch", error), "event publish failed"),
+            }
+        }
+        delivered
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_task_references_parse() {
+        let id = Uuid::new_v4();
+        assert_eq!(TaskMessage::parse(&TaskMessage { task_id: id }.body()), Some(TaskMessage { task_id: id }));
+        for poison in ["", "hello", "{}", r#"{"taskId": "nope"}"#, r#"{"taskId": 5}"#, r#"{"taskId": "8f0e5a8e-0c5e-4f43-9d39-8f1f3c0a9b11", "x": 1}"#] {
+            assert_eq!(TaskMessage::parse(poison), None, "{poison}");
+        }
+    }
+}

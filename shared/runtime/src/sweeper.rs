@@ -1,0 +1,120 @@
+//! The scheduled sweeper: every duty of DESIGN.md §2, each in bounded batches that any number of
+//! concurrent invocations can run side by side (`FOR UPDATE SKIP LOCKED` in every statement).
+
+use std::time::{Duration, Instant};
+
+use aitasks_store::{self as store, StoreError};
+use serde::Serialize;
+
+use crate::app::App;
+
+/// Admission history and released results are kept for 24 hours.
+pub const HORIZON: Duration = Duration::from_secs(24 * 60 * 60);
+/// Delivered completion events are kept for a day, for inspection.
+const DELIVERED_EVENTS_KEPT: Duration = Duration::from_secs(24 * 60 * 60);
+/// An undelivered event is hidden from other sweepers this long while one delivers it.
+const EVENT_LEASE: Duration = Duration::from_secs(60);
+
+/// What one sweep did; logged as one JSON line per run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SweepSummary {
+    pub queue_timed_out: u64,
+    pub stale_requeued: u64,
+    pub stale_interrupted: u64,
+    pub stale_canceled: u64,
+    pub messages_sent: u64,
+    pub messages_failed: u64,
+    pub events_delivered: u64,
+    pub admissions_pruned: u64,
+    pub events_pruned: u64,
+    pub released_deleted: u64,
+    pub elapsed_ms: u64,
+}
+
+/// Run every duty once (each up to `sweep_max_batches` batches).
+pub async fn sweep<P>(app: &App<P>) -> Result<SweepSummary, StoreError> {
+    let started = Instant::now();
+    let config = &app.settings.runtime;
+    let (batch, max_batches) = (config.sweep_batch, config.sweep_max_batches);
+    let mut summary = SweepSummary::default();
+    let client = store::client(&app.pool).await?;
+
+    for _ in 0..max_batches {
+        let settled = store::expire_queued(&client, config.queue_timeout, batch).await?;
+        let n = settled.len();
+        for s in &settled {
+            match s.task.status {
+                store::TaskStatus::Canceled => summary.stale_canceled += 1,
+                _ => summary.queue_timed_out += 1,
+            }
+        }
+        app.publish(settled.into_iter().map(|s| s.event).collect()).await;
+        if n < batch {
+            break;
+        }
+    }
+
+    for _ in 0..max_batches {
+        let expired = store::expire_running(&client, config.stale_running, batch).await?;
+        let n = expired.requeued.len() + expired.settled.len();
+        summary.stale_requeued += expired.requeued.len() as u64;
+        for s in &expired.settled {
+            match s.task.status {
+                store::TaskStatus::Canceled => summary.stale_canceled += 1,
+                _ => summary.stale_interrupted += 1,
+            }
+        }
+        app.publish(expired.settled.into_iter().map(|s| s.event).collect()).await;
+        if n < batch {
+            break;
+        }
+    }
+
+    for _ in 0..max_batches {
+        let owed = store::claim_unsent(&client, config.unsent_grace, config.resend_after, batch).await?;
+        let failed = app.queues.send_tasks(&owed).await;
+        if !failed.is_empty() {
+            store::mark_unsent(&client, &failed).await?;
+        }
+        summary.messages_sent += (owed.len() - failed.len()) as u64;
+        summary.messages_failed += failed.len() as u64;
+        if owed.len() < batch || !failed.is_empty() {
+            break;
+        }
+    }
+
+    for _ in 0..max_batches {
+        let events = store::lease_pending_events(&client, EVENT_LEASE, batch).await?;
+        let delivered = app.queues.publish_events(&events).await;
+        summary.events_delivered += store::mark_delivered(&client, &delivered).await?;
+        if events.len() < batch || delivered.len() < events.len() {
+            break;
+        }
+    }
+
+    for _ in 0..max_batches {
+        let n = store::prune_admissions(&client, HORIZON, batch).await?;
+        summary.admissions_pruned += n;
+        if n < batch as u64 {
+            break;
+        }
+    }
+    for _ in 0..max_batches {
+        let n = store::prune_delivered_events(&client, DELIVERED_EVENTS_KEPT, batch).await?;
+        summary.events_pruned += n;
+        if n < batch as u64 {
+            break;
+        }
+    }
+    for _ in 0..max_batches {
+        let n = store::delete_retained(&client, HORIZON, batch).await?;
+        summary.released_deleted += n;
+        if n < batch as u64 {
+            break;
+        }
+    }
+
+    summary.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    Ok(summary)
+}

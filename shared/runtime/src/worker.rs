@@ -1,0 +1,193 @@
+//! One task attempt: claim → execute while watching for cancellation, heartbeating and the
+//! deadline → settle. Every write after the claim is fenced on the lease, so a worker that lost
+//! its task (requeued, canceled, deleted) writes nothing.
+
+use std::time::Duration;
+
+use aitasks_contracts::{AiRequest, Path};
+use aitasks_providers::{CancellationToken, Completion, Provider, ProviderError};
+use aitasks_store::{self as store, Claim, Lease, LeaseCheck, Settlement, StoreError, Task};
+use tokio::time::{Instant, MissedTickBehavior};
+use tracing::Instrument;
+use uuid::Uuid;
+
+use crate::app::App;
+
+/// What to do with the SQS message of the task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Acknowledge: the task is settled, or this delivery had nothing to do.
+    Ack,
+    /// Leave the message for another delivery after `delay` (the task was requeued).
+    Retry { delay: Duration },
+}
+
+/// The SQS message being worked on: its visibility is extended with each heartbeat.
+pub struct MessageLease<'a> {
+    pub receipt_handle: &'a str,
+}
+
+/// How the provider call ended.
+enum Ending {
+    Finished(Result<Completion, ProviderError>),
+    CancelRequested,
+    LeaseLost,
+    Deadline,
+}
+
+/// Work on one task. `deadline` is when the invocation must have returned; the call is stopped
+/// `deadline_margin` before it and the task requeued. An `Err` means the store could not be
+/// reached: the message should be retried.
+pub async fn process<P: Provider>(
+    app: &App<P>,
+    task_id: Uuid,
+    message: Option<MessageLease<'_>>,
+    deadline: Instant,
+) -> Result<Outcome, StoreError> {
+    let span = tracing::info_span!("task", task_id = %task_id, attempt = tracing::field::Empty);
+    async move {
+        let client = store::client(&app.pool).await?;
+        let task = match store::claim(&client, task_id).await? {
+            Claim::Claimed(task) => task,
+            Claim::Canceled(settled) => {
+                drop(client);
+                app.publish(vec![settled.event]).await;
+                return Ok(Outcome::Ack);
+            }
+            Claim::NotClaimable(status) => {
+                tracing::info!(status = status.as_str(), "duplicate delivery; nothing to do");
+                return Ok(Outcome::Ack);
+            }
+            Claim::Missing => {
+                tracing::info!("no such task (deleted); nothing to do");
+                return Ok(Outcome::Ack);
+            }
+        };
+        drop(client);
+        tracing::Span::current().record("attempt", task.attempts);
+        let ending = execute(app, &task, message.as_ref(), deadline).await;
+        settle(app, &task, ending).await
+    }
+    .instrument(span)
+    .await
+}
+
+async fn execute<P: Provider>(app: &App<P>, task: &Task, message: Option<&MessageLease<'_>>, deadline: Instant) -> Ending {
+    let request = match AiRequest::parse(&task.request, &Path::root().key("request")) {
+        Ok(request) => request,
+        Err(problems) => {
+            return Ending::Finished(Err(ProviderError::Rejected {
+                status: 0,
+                message: format!("stored request no longer parses: {problems}"),
+            }))
+        }
+    };
+    let profile = match app.profiles.resolve(&task.model_id) {
+        Ok(profile) => profile,
+        Err(error) => return Ending::Finished(Err(error)),
+    };
+    let config = &app.settings.runtime;
+    let cancel = CancellationToken::new();
+    let call = app.provider.run(profile, &request, &cancel);
+    tokio::pin!(call);
+    let mut poll = tokio::time::interval_at(Instant::now() + config.cancel_poll, config.cancel_poll);
+    poll.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    let mut last_heartbeat = Instant::now();
+    let stop_at = deadline.checked_sub(config.deadline_margin).unwrap_or_else(Instant::now);
+    let lease = task.lease();
+
+    let ending = loop {
+        tokio::select! {
+            result = &mut call => break Ending::Finished(result),
+            _ = tokio::time::sleep_until(stop_at) => break Ending::Deadline,
+            _ = poll.tick() => {
+                let heartbeat_due = last_heartbeat.elapsed() >= config.heartbeat;
+                match check_in(app, lease, heartbeat_due).await {
+                    Ok(LeaseCheck::Active) => {
+                        if heartbeat_due {
+                            last_heartbeat = Instant::now();
+                            if let Some(message) = message {
+                                if let Err(error) = app.queues.change_visibility(message.receipt_handle, config.visibility_extension()).await {
+                                    tracing::warn!(%error, "could not extend the message's visibility");
+                                }
+                            }
+                        }
+                    }
+                    Ok(LeaseCheck::CancelRequested) => break Ending::CancelRequested,
+                    Ok(LeaseCheck::Lost) => break Ending::LeaseLost,
+                    // A blip: keep working. If Postgres stays away the heartbeat goes stale and
+                    // the sweeper takes the task back; every write here is fenced anyway.
+                    Err(error) => tracing::warn!(%error, "cancel check failed"),
+                }
+            }
+        }
+    };
+    // Dropping the call aborts the HTTP request; the token covers anything it spawned.
+    cancel.cancel();
+    ending
+}
+
+async fn check_in<P>(app: &App<P>, lease: Lease, heartbeat: bool) -> Result<LeaseCheck, StoreError> {
+    let client = store::client(&app.pool).await?;
+    if heartbeat {
+        store::heartbeat(&client, lease).await
+    } else {
+        store::check(&client, lease).await
+    }
+}
+
+async fn settle<P>(app: &App<P>, task: &Task, ending: Ending) -> Result<Outcome, StoreError> {
+    let lease = task.lease();
+    let client = store::client(&app.pool).await?;
+    let settlement = match ending {
+        Ending::Finished(Ok(completion)) => {
+            let usage = serde_json::to_value(&completion.usage).ok();
+            tracing::info!(calls = completion.usage.calls, latency_ms = completion.usage.latency_ms, "succeeded");
+            store::complete(&client, lease, &completion.output, usage.as_ref()).await?
+        }
+        Ending::Finished(Err(error)) => {
+            tracing::info!(code = error.code(), retryable = error.is_retryable(), %error, "attempt failed");
+            if error.is_retryable() && task.attempts < task.max_attempts {
+                let delay = app.settings.runtime.backoff(task.attempts).max(error.retry_after().unwrap_or_default());
+                if store::requeue(&client, lease, error.code(), &error.to_string()).await? {
+                    return Ok(Outcome::Retry { delay });
+                }
+                Settlement::Lost
+            } else {
+                store::fail(&client, lease, error.code(), &error.to_string()).await?
+            }
+        }
+        Ending::Deadline => {
+            let message = "The invocation was about to reach its deadline.";
+            if task.attempts < task.max_attempts {
+                if store::requeue(&client, lease, "WORKFLOW_AI_INTERRUPTED", message).await? {
+                    return Ok(Outcome::Retry { delay: Duration::ZERO });
+                }
+                Settlement::Lost
+            } else {
+                store::fail(&client, lease, "WORKFLOW_AI_INTERRUPTED", message).await?
+            }
+        }
+        // Nothing to write for the attempt itself: the cancel is settled below.
+        Ending::CancelRequested => Settlement::Lost,
+        Ending::LeaseLost => {
+            tracing::info!("lease lost (requeued, settled or deleted elsewhere); writing nothing");
+            return Ok(Outcome::Ack);
+        }
+    };
+    let settled = match settlement {
+        Settlement::Settled(settled) => Some(*settled),
+        // The fence failed: if a cancel was requested meanwhile, settle it; otherwise the task
+        // moved on without us (another attempt owns it, or it is gone).
+        Settlement::Lost => match store::settle_cancel(&client, task.id).await? {
+            Settlement::Settled(settled) => Some(*settled),
+            Settlement::Lost => None,
+        },
+    };
+    drop(client);
+    if let Some(settled) = settled {
+        tracing::info!(status = settled.task.status.as_str(), error_code = settled.task.error_code.as_deref(), "settled");
+        app.publish(vec![settled.event]).await;
+    }
+    Ok(Outcome::Ack)
+}
