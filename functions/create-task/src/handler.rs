@@ -21,7 +21,9 @@ async fn route<P>(app: &App<P>, request: &HttpRequest<'_>) -> Result<ApiGatewayV
     let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
     let method = request.method().as_str();
     match (method, segments.as_slice()) {
-        ("POST", ["v1", "runs"]) => Ok(json_response(201, &api::create_run(app, &tenant, &request.body()?).await?)),
+        ("POST", ["v1", "runs"]) => {
+            Ok(json_response(201, &api::create_run(app, &tenant, &request.body()?).await?))
+        }
         ("GET", ["v1", "runs", run_id]) => Ok(json_response(200, &api::get_run(app, &tenant, run_id).await?)),
         ("POST", ["v1", "runs", run_id, "cancel"]) => {
             Ok(json_response(200, &api::cancel_run(app, &tenant, run_id).await?))
@@ -30,9 +32,10 @@ async fn route<P>(app: &App<P>, request: &HttpRequest<'_>) -> Result<ApiGatewayV
             let created = api::create_task(app, &tenant, &request.body()?).await?;
             Ok(json_response(if created.is_new() { 201 } else { 200 }, created.task()))
         }
-        ("GET", ["v1", "tasks"]) => {
-            Ok(json_response(200, &api::get_task_by_effect_key(app, &tenant, request.query("effectKey")).await?))
-        }
+        ("GET", ["v1", "tasks"]) => Ok(json_response(
+            200,
+            &api::get_task_by_effect_key(app, &tenant, request.query("effectKey")).await?,
+        )),
         ("GET", ["v1", "tasks", task_id]) => {
             let wait = api::parse_wait(request.query("wait"))?;
             Ok(json_response(200, &api::get_task(app, &tenant, task_id, wait).await?))

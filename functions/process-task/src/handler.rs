@@ -14,10 +14,13 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 /// Handle one batch of task messages.
-pub async fn handle<P: Provider>(app: &App<P>, event: LambdaEvent<SqsEvent>) -> Result<SqsBatchResponse, Error> {
+pub async fn handle<P: Provider>(
+    app: &App<P>,
+    event: LambdaEvent<SqsEvent>,
+) -> Result<SqsBatchResponse, Error> {
     let remaining = event.context.deadline().duration_since(SystemTime::now()).unwrap_or_default();
     let deadline = Instant::now() + remaining;
-    let failures: Vec<BatchItemFailure> = stream::iter(event.payload.records.iter())
+    let failures: Vec<BatchItemFailure> = stream::iter(event.payload.records)
         .map(|record| handle_record(app, record, deadline))
         .buffer_unordered(app.settings.runtime.batch_concurrency)
         .filter_map(|failure| async move { failure })
@@ -29,7 +32,11 @@ pub async fn handle<P: Provider>(app: &App<P>, event: LambdaEvent<SqsEvent>) -> 
 }
 
 /// `Some(failure)` when the record should be delivered again.
-async fn handle_record<P: Provider>(app: &App<P>, record: &SqsMessage, deadline: Instant) -> Option<BatchItemFailure> {
+async fn handle_record<P: Provider>(
+    app: &App<P>,
+    record: SqsMessage,
+    deadline: Instant,
+) -> Option<BatchItemFailure> {
     let message_id = record.message_id.clone().unwrap_or_default();
     let span = tracing::info_span!("record", message_id = %message_id);
     async move {

@@ -25,7 +25,9 @@ mod stored_size;
 
 pub use answer::check_answer;
 pub use bodies::{
-    parse_json, EFFECT_KEY_MAX_CHARS, ID_MAX_CHARS, MODEL_ID_MAX_CHARS, STEP_KEY_MAX_CHARS, Budget, CreateRun, CreateTask, Owner, Release, Scope, UsageSubject};
+    parse_json, Budget, CreateRun, CreateTask, Owner, Release, Scope, UsageSubject, EFFECT_KEY_MAX_CHARS,
+    ID_MAX_CHARS, MODEL_ID_MAX_CHARS, STEP_KEY_MAX_CHARS,
+};
 pub use fields::MAX_SAFE_INTEGER;
 pub use hash::{canonical_hash, canonical_json};
 pub use problems::{Path, Problem, Problems};

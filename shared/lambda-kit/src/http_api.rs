@@ -25,7 +25,8 @@ impl<'a> HttpRequest<'a> {
 
     /// The path split into decoded segments: `/v1/tasks/abc` → `["v1", "tasks", "abc"]`.
     pub fn segments(&self) -> Vec<String> {
-        let raw = self.event.raw_path.as_deref().or(self.event.request_context.http.path.as_deref()).unwrap_or("/");
+        let raw =
+            self.event.raw_path.as_deref().or(self.event.request_context.http.path.as_deref()).unwrap_or("/");
         raw.trim_matches('/')
             .split('/')
             .filter(|s| !s.is_empty())
@@ -120,7 +121,10 @@ mod tests {
         assert_eq!(body["error"]["code"], "INVALID_REQUEST");
         assert_eq!(body["error"]["details"][0]["path"], "stepKey");
 
-        let limited = ApiError::Admission { code: "WORKFLOW_AI_RATE_LIMIT", retry_after: Some(Duration::from_millis(2500)) };
+        let limited = ApiError::Admission {
+            code: "WORKFLOW_AI_RATE_LIMIT",
+            retry_after: Some(Duration::from_millis(2500)),
+        };
         let answer = error_response(&limited);
         assert_eq!(answer.status_code, 429);
         assert_eq!(answer.headers.get("retry-after").unwrap(), "3");

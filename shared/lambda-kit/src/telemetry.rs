@@ -4,7 +4,8 @@
 use tracing_subscriber::EnvFilter;
 
 pub fn init_tracing() {
-    let level = std::env::var("AWS_LAMBDA_LOG_LEVEL").ok().map(|l| l.to_lowercase()).unwrap_or_else(|| "info".into());
+    let level =
+        std::env::var("AWS_LAMBDA_LOG_LEVEL").ok().map(|l| l.to_lowercase()).unwrap_or_else(|| "info".into());
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
     let json = std::env::var("AWS_LAMBDA_LOG_FORMAT").is_ok_and(|f| f.eq_ignore_ascii_case("json"))
         || std::env::var("AITASK_LOG_FORMAT").is_ok_and(|f| f.eq_ignore_ascii_case("json"));

@@ -1,7 +1,9 @@
 //! The runtime's side of scoped inference: the result-cache key and the call into the store.
 
 use aitasks_contracts::{canonical_hash, Scope};
-use aitasks_store::{self as store, AdmissionBudget, NewTask, ScopedAdmission, ScopedCreated, StoreError, TaskOwner};
+use aitasks_store::{
+    self as store, AdmissionBudget, NewTask, ScopedAdmission, ScopedCreated, StoreError, TaskOwner,
+};
 use serde_json::json;
 
 /// The cache key: source, its revision, the normalized request, the model configuration hash
@@ -9,7 +11,9 @@ use serde_json::json;
 pub fn cache_key(task: &NewTask, scope: &Scope) -> String {
     let owner = match &task.owner {
         TaskOwner::Run(_) => serde_json::Value::Null,
-        TaskOwner::Application { scope_id, usage_subject } => json!({"scopeId": scope_id, "usageSubject": usage_subject}),
+        TaskOwner::Application { scope_id, usage_subject } => {
+            json!({"scopeId": scope_id, "usageSubject": usage_subject})
+        }
     };
     canonical_hash(&json!({
         "source": scope.source_id,

@@ -4,7 +4,9 @@
 
 use std::time::{Duration, Instant};
 
-use aitasks_contracts::{parse_json, request_hash, stored_size, CreateRun, CreateTask, Owner, Release, REQUEST_MAX_BYTES};
+use aitasks_contracts::{
+    parse_json, request_hash, stored_size, CreateRun, CreateTask, Owner, Release, REQUEST_MAX_BYTES,
+};
 use aitasks_store::{self as store, Created, NewRun, NewTask, Run, SourceRef, Task, TaskOwner};
 use serde_json::json;
 use uuid::Uuid;
@@ -39,7 +41,8 @@ pub async fn create_run<P>(app: &App<P>, tenant: &str, body: &[u8]) -> Result<Ru
     let parsed = parse_json(body).and_then(|v| CreateRun::parse(&v)).map_err(ApiError::Invalid)?;
     let actor = parsed.actor_user_id.map(|user_id| json!({"userId": user_id}));
     let client = client(app).await?;
-    Ok(store::create_run(&client, &NewRun { app_id: tenant.to_owned(), scope_id: parsed.scope_id, actor }).await?)
+    Ok(store::create_run(&client, &NewRun { app_id: tenant.to_owned(), scope_id: parsed.scope_id, actor })
+        .await?)
 }
 
 /// `GET /v1/runs/{runId}`.
@@ -66,7 +69,10 @@ pub async fn create_task<P>(app: &App<P>, tenant: &str, body: &[u8]) -> Result<C
     if stored_size(&request) > REQUEST_MAX_BYTES {
         return Err(ApiError::TooLarge);
     }
-    let profile = app.profiles.resolve(&parsed.model_id).map_err(|_| ApiError::ModelUnknown(parsed.model_id.clone()))?;
+    let profile = app
+        .profiles
+        .resolve(&parsed.model_id)
+        .map_err(|_| ApiError::ModelUnknown(parsed.model_id.clone()))?;
     let owner = match parsed.owner {
         Owner::Run(run_id) => TaskOwner::Run(run_id),
         Owner::Application { scope_id, usage_subject } => TaskOwner::Application {
@@ -108,7 +114,9 @@ pub async fn create_task<P>(app: &App<P>, tenant: &str, body: &[u8]) -> Result<C
                         tracing::warn!(task_id = %task.id, %error, "sent, but could not record it");
                     }
                 }
-                Err(error) => tracing::warn!(task_id = %task.id, %error, "send failed; the sweeper will send it"),
+                Err(error) => {
+                    tracing::warn!(task_id = %task.id, %error, "send failed; the sweeper will send it")
+                }
             }
         }
     }
@@ -116,7 +124,12 @@ pub async fn create_task<P>(app: &App<P>, tenant: &str, body: &[u8]) -> Result<C
 }
 
 /// `GET /v1/tasks/{taskId}?wait=S`: holds until the task is terminal or `wait` has passed.
-pub async fn get_task<P>(app: &App<P>, tenant: &str, task_id: &str, wait: Duration) -> Result<Task, ApiError> {
+pub async fn get_task<P>(
+    app: &App<P>,
+    tenant: &str,
+    task_id: &str,
+    wait: Duration,
+) -> Result<Task, ApiError> {
     let task_id = parse_id(task_id)?;
     let until = Instant::now() + wait.min(Duration::from_secs(MAX_WAIT_SECONDS));
     let client = client(app).await?;
@@ -133,7 +146,8 @@ pub async fn get_task<P>(app: &App<P>, tenant: &str, task_id: &str, wait: Durati
 /// Parse the `wait` query parameter: seconds, clamped to 0..=20.
 pub fn parse_wait(value: Option<&str>) -> Result<Duration, ApiError> {
     let Some(text) = value else { return Ok(Duration::ZERO) };
-    let seconds: f64 = text.trim().parse().map_err(|_| ApiError::invalid("wait", "must be a number of seconds"))?;
+    let seconds: f64 =
+        text.trim().parse().map_err(|_| ApiError::invalid("wait", "must be a number of seconds"))?;
     if !seconds.is_finite() {
         return Err(ApiError::invalid("wait", "must be a number of seconds"));
     }
@@ -141,7 +155,11 @@ pub fn parse_wait(value: Option<&str>) -> Result<Duration, ApiError> {
 }
 
 /// `GET /v1/tasks?effectKey=K`.
-pub async fn get_task_by_effect_key<P>(app: &App<P>, tenant: &str, effect_key: Option<&str>) -> Result<Task, ApiError> {
+pub async fn get_task_by_effect_key<P>(
+    app: &App<P>,
+    tenant: &str,
+    effect_key: Option<&str>,
+) -> Result<Task, ApiError> {
     let effect_key = effect_key.ok_or_else(|| ApiError::invalid("effectKey", "is required"))?;
     check_key("effectKey", effect_key, aitasks_contracts::EFFECT_KEY_MAX_CHARS)?;
     let client = client(app).await?;
@@ -204,7 +222,10 @@ pub async fn unreleased_sources<P>(
             if let Some(source_id) = source_id {
                 check_key("afterSource", source_id, ID_MAX_CHARS)?;
             }
-            Some(SourceRef { scope_id: scope_id.to_owned(), source_id: source_id.unwrap_or_default().to_owned() })
+            Some(SourceRef {
+                scope_id: scope_id.to_owned(),
+                source_id: source_id.unwrap_or_default().to_owned(),
+            })
         }
         (None, Some(_)) => return Err(ApiError::invalid("afterScope", "is required with afterSource")),
     };

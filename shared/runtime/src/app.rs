@@ -42,7 +42,12 @@ impl App<OpenAiClient> {
 }
 
 impl<P> App<P> {
-    pub fn new(settings: Settings, profiles: ModelProfiles, provider: P, sqs: aws_sdk_sqs::Client) -> Result<App<P>, StartupError> {
+    pub fn new(
+        settings: Settings,
+        profiles: ModelProfiles,
+        provider: P,
+        sqs: aws_sdk_sqs::Client,
+    ) -> Result<App<P>, StartupError> {
         let mut pool_settings = PoolSettings::new(settings.database_url.clone());
         pool_settings.max_size = settings.db_pool_size;
         let pool = aitasks_store::connect(&pool_settings)?;

@@ -121,7 +121,8 @@ impl Settings {
             deadline_margin: millis("AITASK_DEADLINE_MARGIN_MS", 5_000)?,
             batch_concurrency: number("AITASK_BATCH_CONCURRENCY", 10)?.max(1) as usize,
             sweep_batch: number("AITASK_SWEEP_BATCH", defaults.sweep_batch as u64)?.max(1) as usize,
-            sweep_max_batches: number("AITASK_SWEEP_MAX_BATCHES", defaults.sweep_max_batches as u64)?.max(1) as usize,
+            sweep_max_batches: number("AITASK_SWEEP_MAX_BATCHES", defaults.sweep_max_batches as u64)?.max(1)
+                as usize,
         };
         Ok(Settings {
             database_url: required("DATABASE_URL")?,

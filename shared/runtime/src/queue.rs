@@ -101,7 +101,14 @@ impl Queues {
                         .ok()
                 })
                 .collect();
-            match self.sqs.send_message_batch().queue_url(&self.task_queue_url).set_entries(Some(entries)).send().await {
+            match self
+                .sqs
+                .send_message_batch()
+                .queue_url(&self.task_queue_url)
+                .set_entries(Some(entries))
+                .send()
+                .await
+            {
                 Ok(output) => {
                     for entry in output.failed() {
                         if let Some(id) = entry.id().parse::<usize>().ok().and_then(|i| chunk.get(i)) {
@@ -154,7 +161,9 @@ impl Queues {
                 Ok(output) => {
                     delivered.extend(output.successful().iter().filter_map(|ok| ok.id().parse::<i64>().ok()));
                 }
-                Err(error) => tracing::warn!(error = %queue_error("SendMessageBatch", error), "event publish failed"),
+                Err(error) => {
+                    tracing::warn!(error = %queue_error("SendMessageBatch", error), "event publish failed")
+                }
             }
         }
         delivered
@@ -168,8 +177,18 @@ mod tests {
     #[test]
     fn only_task_references_parse() {
         let id = Uuid::new_v4();
-        assert_eq!(TaskMessage::parse(&TaskMessage { task_id: id }.body()), Some(TaskMessage { task_id: id }));
-        for poison in ["", "hello", "{}", r#"{"taskId": "nope"}"#, r#"{"taskId": 5}"#, r#"{"taskId": "8f0e5a8e-0c5e-4f43-9d39-8f1f3c0a9b11", "x": 1}"#] {
+        assert_eq!(
+            TaskMessage::parse(&TaskMessage { task_id: id }.body()),
+            Some(TaskMessage { task_id: id })
+        );
+        for poison in [
+            "",
+            "hello",
+            "{}",
+            r#"{"taskId": "nope"}"#,
+            r#"{"taskId": 5}"#,
+            r#"{"taskId": "8f0e5a8e-0c5e-4f43-9d39-8f1f3c0a9b11", "x": 1}"#,
+        ] {
             assert_eq!(TaskMessage::parse(poison), None, "{poison}");
         }
     }

@@ -72,7 +72,12 @@ pub async fn process<P: Provider>(
     .await
 }
 
-async fn execute<P: Provider>(app: &App<P>, task: &Task, message: Option<&MessageLease<'_>>, deadline: Instant) -> Ending {
+async fn execute<P: Provider>(
+    app: &App<P>,
+    task: &Task,
+    message: Option<&MessageLease<'_>>,
+    deadline: Instant,
+) -> Ending {
     let request = match AiRequest::parse(&task.request, &Path::root().key("request")) {
         Ok(request) => request,
         Err(problems) => {
@@ -142,13 +147,18 @@ async fn settle<P>(app: &App<P>, task: &Task, ending: Ending) -> Result<Outcome,
     let settlement = match ending {
         Ending::Finished(Ok(completion)) => {
             let usage = serde_json::to_value(&completion.usage).ok();
-            tracing::info!(calls = completion.usage.calls, latency_ms = completion.usage.latency_ms, "succeeded");
+            tracing::info!(
+                calls = completion.usage.calls,
+                latency_ms = completion.usage.latency_ms,
+                "succeeded"
+            );
             store::complete(&client, lease, &completion.output, usage.as_ref()).await?
         }
         Ending::Finished(Err(error)) => {
             tracing::info!(code = error.code(), retryable = error.is_retryable(), %error, "attempt failed");
             if error.is_retryable() && task.attempts < task.max_attempts {
-                let delay = app.settings.runtime.backoff(task.attempts).max(error.retry_after().unwrap_or_default());
+                let delay =
+                    app.settings.runtime.backoff(task.attempts).max(error.retry_after().unwrap_or_default());
                 if store::requeue(&client, lease, error.code(), &error.to_string()).await? {
                     return Ok(Outcome::Retry { delay });
                 }
@@ -186,7 +196,11 @@ async fn settle<P>(app: &App<P>, task: &Task, ending: Ending) -> Result<Outcome,
     };
     drop(client);
     if let Some(settled) = settled {
-        tracing::info!(status = settled.task.status.as_str(), error_code = settled.task.error_code.as_deref(), "settled");
+        tracing::info!(
+            status = settled.task.status.as_str(),
+            error_code = settled.task.error_code.as_deref(),
+            "settled"
+        );
         app.publish(vec![settled.event]).await;
     }
     Ok(Outcome::Ack)

@@ -128,19 +128,32 @@ const INSERT_CACHED: &str = concat!(
 /// Create a scoped task: an existing effect key returns the existing task (spending nothing);
 /// a cache hit creates it already `succeeded` (spending nothing); otherwise admission runs in
 /// the design's order and a refusal stores nothing.
-pub async fn create_scoped(client: &mut Client, task: &NewTask, admission: &ScopedAdmission) -> StoreResult<ScopedCreated> {
+pub async fn create_scoped(
+    client: &mut Client,
+    task: &NewTask,
+    admission: &ScopedAdmission,
+) -> StoreResult<ScopedCreated> {
     let transaction = client.transaction().await?;
     let (run_id, scope_id, usage_subject, usage_user_id) = match &task.owner {
         TaskOwner::Run(run_id) => {
             let statement = transaction.prepare_cached(RUN_FOR_SHARE).await?;
-            let row =
-                transaction.query_opt(&statement, &[run_id, &task.app_id]).await?.ok_or(StoreError::RunNotFound)?;
+            let row = transaction
+                .query_opt(&statement, &[run_id, &task.app_id])
+                .await?
+                .ok_or(StoreError::RunNotFound)?;
             if row.try_get::<_, &str>("state")? != "running" {
                 return Err(StoreError::RunUnavailable);
             }
-            (Some(*run_id), row.try_get::<_, String>("scope_id")?, None, row.try_get::<_, Option<String>>("user_id")?)
+            (
+                Some(*run_id),
+                row.try_get::<_, String>("scope_id")?,
+                None,
+                row.try_get::<_, Option<String>>("user_id")?,
+            )
         }
-        TaskOwner::Application { scope_id, usage_subject } => (None, scope_id.clone(), usage_subject.clone(), None),
+        TaskOwner::Application { scope_id, usage_subject } => {
+            (None, scope_id.clone(), usage_subject.clone(), None)
+        }
     };
     let lock = transaction.prepare_cached(LOCK_SCOPE).await?;
     transaction.execute(&lock, &[&task.app_id, &scope_id]).await?;

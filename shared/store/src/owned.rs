@@ -34,7 +34,12 @@ pub const UNRELEASED_PAGE: usize = 100;
 
 /// Mark an application-owned task released: the application has durably settled or discarded
 /// it, so the result may go once retention has passed. `false` when there is no such task.
-pub async fn release(client: &impl GenericClient, app_id: &str, scope_id: &str, effect_key: &str) -> StoreResult<bool> {
+pub async fn release(
+    client: &impl GenericClient,
+    app_id: &str,
+    scope_id: &str,
+    effect_key: &str,
+) -> StoreResult<bool> {
     let statement = client.prepare_cached(RELEASE).await?;
     Ok(!client.query(&statement, &[&app_id, &scope_id, &effect_key]).await?.is_empty())
 }
@@ -52,8 +57,10 @@ pub async fn delete_owned(
     let statement = client.prepare_cached(DELETE_BATCH).await?;
     let mut deleted = 0;
     loop {
-        let n = client.query_one(&statement, &[&app_id, &scope_id, &source_id, &BATCH]).await?.try_get::<_, i64>(0)?
-            as u64;
+        let n = client
+            .query_one(&statement, &[&app_id, &scope_id, &source_id, &BATCH])
+            .await?
+            .try_get::<_, i64>(0)? as u64;
         deleted += n;
         if n < BATCH as u64 {
             return Ok(deleted);
@@ -96,7 +103,11 @@ pub async fn unreleased_sources(
 
 /// Delete released application tasks whose release and completion are both older than
 /// `retention` (24 h). Bounded, `SKIP LOCKED`.
-pub async fn delete_retained(client: &impl GenericClient, retention: Duration, batch: usize) -> StoreResult<u64> {
+pub async fn delete_retained(
+    client: &impl GenericClient,
+    retention: Duration,
+    batch: usize,
+) -> StoreResult<u64> {
     let statement = client.prepare_cached(DELETE_RETAINED).await?;
     let millis = i64::try_from(retention.as_millis()).unwrap_or(i64::MAX);
     let limit = i64::try_from(batch).unwrap_or(i64::MAX);

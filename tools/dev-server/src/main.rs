@@ -1,0 +1,101 @@
+//! The aitasks dev server: every function of the stack behind one local process, invoked the
+//! way AWS invokes them.
+//!
+//! - HTTP on `AITASK_LOCAL_ADDR` (127.0.0.1:9000): each request is checked like the HTTP API's
+//!   JWT authorizer would (HS256 with `AITASK_DEV_JWT_SECRET`), turned into an API Gateway v2
+//!   event and handed to `create-task` or `release-delete`.
+//! - `AITASK_LOCAL_POLLERS` (2) SQS pollers feed `process-task` as the event source mapping does.
+//! - The sweeper runs every `AITASK_SWEEP_INTERVAL_MS` (60000).
+//!
+//! Migrations are applied at start. `aitasks-dev-server migrate` only migrates.
+
+mod auth;
+mod gateway;
+mod poller;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use aitasks_runtime::App;
+use lambda_runtime::{Context, LambdaEvent};
+
+type Failure = Box<dyn std::error::Error + Send + Sync>;
+
+fn env_or(name: &str, default: &str) -> String {
+    std::env::var(name).ok().filter(|v| !v.is_empty()).unwrap_or_else(|| default.to_owned())
+}
+
+fn millis(name: &str, default: u64) -> Result<Duration, Failure> {
+    let text = env_or(name, &default.to_string());
+    Ok(Duration::from_millis(
+        text.parse().map_err(|_| format!("{name} must be a whole number of milliseconds"))?,
+    ))
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Failure> {
+    aitasks_lambda_kit::init_tracing();
+    let database_url =
+        std::env::var("DATABASE_URL").map_err(|_| "DATABASE_URL is required (run `make up`)")?;
+    let applied =
+        aitasks_store::migrate(&database_url).await.map_err(|e| aitasks_store::redact(&e.to_string()))?;
+    if !applied.is_empty() {
+        tracing::info!(?applied, "migrations applied");
+    }
+    if std::env::args().nth(1).as_deref() == Some("migrate") {
+        return Ok(());
+    }
+
+    let app = App::from_env().await?;
+    let address = env_or("AITASK_LOCAL_ADDR", "127.0.0.1:9000");
+    let secret = env_or("AITASK_DEV_JWT_SECRET", "dev-secret");
+    let pollers: usize =
+        env_or("AITASK_LOCAL_POLLERS", "2").parse().map_err(|_| "AITASK_LOCAL_POLLERS must be a number")?;
+    let function_timeout = millis("AITASK_LOCAL_FUNCTION_TIMEOUT_MS", 300_000)?;
+    let sweep_every = millis("AITASK_SWEEP_INTERVAL_MS", 60_000)?;
+    let wait_seconds: i32 = env_or("AITASK_LOCAL_POLL_WAIT_S", "10")
+        .parse()
+        .map_err(|_| "AITASK_LOCAL_POLL_WAIT_S must be a number")?;
+
+    let mut background = tokio::task::JoinSet::new();
+    for _ in 0..pollers.max(1) {
+        let poller =
+            poller::Poller { app: app.clone(), function_timeout, wait_seconds: wait_seconds.clamp(0, 20) };
+        background.spawn(poller.run());
+    }
+    let sweep_app = app.clone();
+    background.spawn(async move {
+        let mut every = tokio::time::interval_at(tokio::time::Instant::now() + sweep_every, sweep_every);
+        loop {
+            every.tick().await;
+            if let Err(error) =
+                sweeper::handle(&sweep_app, LambdaEvent::new(serde_json::json!({}), Context::default())).await
+            {
+                tracing::warn!(%error, "sweep failed");
+            }
+        }
+    });
+
+    let gateway = Arc::new(gateway::Gateway { app, authorizer: auth::DevAuthorizer::new(&secret)? });
+    let router = axum::Router::new().fallback(gateway::handle).with_state(gateway);
+    let listener = tokio::net::TcpListener::bind(&address)
+        .await
+        .map_err(|e| format!("cannot listen on {address}: {e}"))?;
+    tracing::info!(%address, pollers, sweep_every_ms = sweep_every.as_millis() as u64, "dev server ready");
+    axum::serve(listener, router).with_graceful_shutdown(shutdown()).await?;
+    background.shutdown().await;
+    Ok(())
+}
+
+async fn shutdown() {
+    let terminate = async {
+        if let Ok(mut signal) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            signal.recv().await;
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = terminate => {}
+    }
+    tracing::info!("shutting down");
+}
