@@ -2,20 +2,27 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 # Load .local/env (written by `make up`); variables already set in the environment win.
-LOAD_ENV := set -a; [ -f .local/env ] && source <(grep -v '^\#' .local/env | sed -E 's/^export ([A-Z_]+)=(.*)/: "$${\1:=\2}"/'); set +a;
+LOAD_ENV := set -a; [ -f .local/env ] && source <(sed -E 's/^export ([A-Z0-9_]+)=(.*)$$/: "$${\1:=\2}"/' .local/env); set +a;
 
-.PHONY: help up down test fmt lint unit
+.PHONY: help up down serve test fmt lint build unit
 
 help:
-	@echo "make up      start local dependencies (PostgreSQL), write .local/env"
+	@echo "make up      start local dependencies (PostgreSQL, the SQS-compatible server), write .local/env"
 	@echo "make down    stop them and delete their data"
+	@echo "make serve   up, then every function behind one local dev server (foreground)"
 	@echo "make test    fmt, clippy and every test (starts what it needs)"
 
 up:
 	@scripts/postgres.sh up
+	@scripts/sqs.sh up
 
 down:
+	@scripts/sqs.sh down
 	@scripts/postgres.sh down
+
+serve: up
+	@cargo build -p aitasks-dev-server
+	@$(LOAD_ENV) target/debug/aitasks-dev-server
 
 fmt:
 	cargo fmt --all -- --check
@@ -23,7 +30,10 @@ fmt:
 lint:
 	cargo clippy --workspace --all-targets -- -D warnings
 
-unit: up
+build:
+	cargo build --workspace --all-targets
+
+unit: up build
 	@$(LOAD_ENV) cargo test --workspace
 
 test: fmt lint unit

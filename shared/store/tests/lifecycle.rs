@@ -1,13 +1,11 @@
 //! The task lifecycle against a real Postgres: idempotent creation, claims, fencing, races,
 //! cancellation, expiry and the outbox. Time is moved by rewriting timestamps, never by sleeping.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
 use aitasks_store as store;
-use common::*;
+use aitasks_testkit::*;
 use futures::future::join_all;
 use serde_json::json;
 use store::{Claim, LeaseCheck, Settlement, StoreError, TaskOwner, TaskStatus};
@@ -342,7 +340,7 @@ async fn a_canceled_run_takes_no_new_tasks() {
 async fn canceling_a_run_cancels_its_queued_tasks_and_flags_its_running_ones() {
     let db = TestDb::new().await;
     let run = run(&db, APP).await;
-    let other_run = common::run(&db, APP).await;
+    let other_run = aitasks_testkit::run(&db, APP).await;
     let mut client = db.client().await;
     let queued = store::create_task(&client, &new_task(APP, TaskOwner::Run(run.id), "q")).await.unwrap();
     let running = store::create_task(&client, &new_task(APP, TaskOwner::Run(run.id), "r")).await.unwrap();

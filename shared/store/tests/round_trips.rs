@@ -2,10 +2,8 @@
 //! heartbeat-with-cancel-check and complete-with-event each cost exactly one statement, counted
 //! from what the server received (`pg_stat_statements`), with the statement cache warm.
 
-mod common;
-
 use aitasks_store as store;
-use common::*;
+use aitasks_testkit::*;
 use serde_json::json;
 use store::{Claim, LeaseCheck, Settlement};
 

@@ -1,10 +1,8 @@
 //! The contracts crate measures a request's stored size without a round trip (so 413 can come
 //! before the model and run checks). This holds it to what Postgres really stores.
 
-mod common;
-
 use aitasks_contracts::stored_size;
-use common::TestDb;
+use aitasks_testkit::TestDb;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};

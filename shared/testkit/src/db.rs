@@ -1,9 +1,6 @@
 //! Test databases: each test gets a fresh database cloned from a migrated template, so tests run
 //! in parallel and never see each other's rows. Needs a Postgres server: `make up` starts one
 //! and writes `DATABASE_URL` to `.local/env`, which is read when the variable is not set.
-#![allow(dead_code)]
-
-use std::path::PathBuf;
 
 use aitasks_store::{connect, migrate, NewRun, NewTask, PoolSettings, Run, StorePool, TaskOwner};
 use serde_json::{json, Value};
@@ -18,21 +15,11 @@ pub struct TestDb {
     admin_url: String,
 }
 
-fn workspace_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use crate::{local_env, workspace_root};
 
 /// `DATABASE_URL`, or the one `make up` wrote to `.local/env`.
 pub fn base_url() -> String {
-    if let Ok(url) = std::env::var("DATABASE_URL") {
-        return url;
-    }
-    let env = std::fs::read_to_string(workspace_root().join(".local/env"))
-        .expect("DATABASE_URL is not set and .local/env is missing: run `make up` first");
-    env.lines()
-        .find_map(|line| line.strip_prefix("export DATABASE_URL="))
-        .map(|v| v.trim_matches('\'').trim_matches('"').to_owned())
-        .expect(".local/env has no DATABASE_URL: run `make up`")
+    local_env("DATABASE_URL")
 }
 
 /// The same server, another database.

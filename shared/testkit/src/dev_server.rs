@@ -1,0 +1,250 @@
+//! The dev server as a child process (so a test can SIGKILL it), the stack around it, and an
+//! HTTP client for its API.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use reqwest::Method;
+use serde_json::Value;
+use tokio::process::{Child, Command};
+
+use crate::{dev_token, local_env, StubProvider, TestDb, TestQueues};
+
+fn dev_server_binary() -> PathBuf {
+    // Test executables live in target/<profile>/deps; the dev server in target/<profile>.
+    let exe = std::env::current_exe().expect("current exe");
+    let binary = exe.parent().and_then(|deps| deps.parent()).expect("target dir").join("aitasks-dev-server");
+    assert!(
+        binary.exists(),
+        "{} is missing: run `cargo build -p aitasks-dev-server` first",
+        binary.display()
+    );
+    binary
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("free port")
+}
+
+/// A running dev server process.
+pub struct DevServer {
+    child: Option<Child>,
+    pub address: String,
+    pub log: PathBuf,
+    env: Vec<(String, String)>,
+}
+
+impl DevServer {
+    /// Start with exactly these variables (plus PATH and HOME) and wait until it serves.
+    pub async fn spawn(env: Vec<(String, String)>) -> DevServer {
+        let address = env
+            .iter()
+            .find(|(k, _)| k == "AITASK_LOCAL_ADDR")
+            .map(|(_, v)| v.clone())
+            .expect("AITASK_LOCAL_ADDR");
+        let log_dir = crate::workspace_root().join("target/e2e-logs");
+        std::fs::create_dir_all(&log_dir).expect("log dir");
+        let log = log_dir.join(format!("dev-server-{}.log", uuid::Uuid::new_v4().simple()));
+        let mut server = DevServer { child: None, address, log, env };
+        server.start().await;
+        server
+    }
+
+    async fn start(&mut self) {
+        let log = std::fs::OpenOptions::new().create(true).append(true).open(&self.log).expect("log file");
+        let mut command = Command::new(dev_server_binary());
+        command.env_clear();
+        for name in ["PATH", "HOME"] {
+            if let Ok(value) = std::env::var(name) {
+                command.env(name, value);
+            }
+        }
+        command.envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        command
+            .stdout(Stdio::from(log.try_clone().expect("log")))
+            .stderr(Stdio::from(log))
+            .kill_on_drop(true);
+        self.child = Some(command.spawn().expect("start the dev server"));
+        let health = format!("http://{}/healthz", self.address);
+        let client = reqwest::Client::new();
+        for _ in 0..300 {
+            if client.get(&health).send().await.is_ok_and(|r| r.status().is_success()) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("the dev server did not come up; see {}", self.log.display());
+    }
+
+    /// SIGKILL: no shutdown, no cleanup, like a Lambda instance that vanishes.
+    pub async fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill().await;
+        }
+    }
+
+    /// Change a variable for the next (re)start.
+    pub fn set_env(&mut self, key: &str, value: &str) {
+        self.env.retain(|(k, _)| k != key);
+        self.env.push((key.to_owned(), value.to_owned()));
+    }
+
+    pub async fn restart(&mut self) {
+        self.kill().await;
+        self.start().await;
+    }
+
+    /// Everything the dev server logged so far.
+    pub fn logs(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+/// A database, queues, a stub provider and a dev server wired together.
+pub struct Stack {
+    pub db: TestDb,
+    pub queues: TestQueues,
+    pub stub: StubProvider,
+    pub server: DevServer,
+}
+
+/// The API key the stack gives the dev server; it must never show up in logs or answers.
+pub const STUB_API_KEY: &str = "sk-stub-secret-key-4f1c";
+
+impl Stack {
+    pub async fn start() -> Stack {
+        Stack::start_with(&[]).await
+    }
+
+    /// Start with some variables overridden (or added).
+    pub async fn start_with(overrides: &[(&str, &str)]) -> Stack {
+        let db = TestDb::new().await;
+        let queues = TestQueues::create(3, 30).await;
+        let stub = StubProvider::start().await;
+        let env = Stack::env(&db, &queues, &stub, overrides);
+        let server = DevServer::spawn(env).await;
+        Stack { db, queues, stub, server }
+    }
+
+    pub fn env(
+        db: &TestDb,
+        queues: &TestQueues,
+        stub: &StubProvider,
+        overrides: &[(&str, &str)],
+    ) -> Vec<(String, String)> {
+        let address = format!("127.0.0.1:{}", free_port());
+        let mut env: Vec<(String, String)> = vec![
+            ("DATABASE_URL".into(), db.url.clone()),
+            ("AITASK_TASK_QUEUE_URL".into(), queues.tasks.clone()),
+            ("AITASK_EVENTS_QUEUE_URL".into(), queues.events.clone()),
+            ("AWS_ENDPOINT_URL_SQS".into(), queues.endpoint.clone()),
+            ("AWS_REGION".into(), "us-east-1".into()),
+            ("AWS_ACCESS_KEY_ID".into(), local_env("AWS_ACCESS_KEY_ID")),
+            ("AWS_SECRET_ACCESS_KEY".into(), local_env("AWS_SECRET_ACCESS_KEY")),
+            ("OPENAI_BASE_URL".into(), stub.base_url.clone()),
+            ("OPENAI_API_KEY".into(), STUB_API_KEY.into()),
+            ("AITASK_DEFAULT_MODEL".into(), "stub-model".into()),
+            ("AITASK_LOCAL_ADDR".into(), address),
+            ("AITASK_CANCEL_POLL_MS".into(), "100".into()),
+            ("AITASK_HEARTBEAT_MS".into(), "300".into()),
+            ("AITASK_STALE_RUNNING_MS".into(), "2000".into()),
+            ("AITASK_SWEEP_INTERVAL_MS".into(), "500".into()),
+            ("AITASK_UNSENT_GRACE_MS".into(), "500".into()),
+            ("AITASK_LOCAL_POLL_WAIT_S".into(), "1".into()),
+            ("AITASK_PROVIDER_TIMEOUT_MS".into(), "30000".into()),
+            ("AITASK_DB_POOL_SIZE".into(), "8".into()),
+            ("RUST_LOG".into(), "info".into()),
+        ];
+        for (key, value) in overrides {
+            env.retain(|(k, _)| k != key);
+            env.push(((*key).to_owned(), (*value).to_owned()));
+        }
+        env
+    }
+
+    /// A client for this stack's API as `app_id`.
+    pub fn api(&self, app_id: &str) -> Api {
+        Api::new(&self.server.address, dev_token(app_id))
+    }
+}
+
+/// A JSON client of the HTTP API.
+#[derive(Clone)]
+pub struct Api {
+    base: String,
+    token: Option<String>,
+    http: reqwest::Client,
+}
+
+/// An answer: status, JSON body (`Null` when the body is not JSON), headers.
+pub struct Answer {
+    pub status: u16,
+    pub body: Value,
+    pub headers: reqwest::header::HeaderMap,
+}
+
+impl Api {
+    pub fn new(address: &str, token: String) -> Api {
+        Api { base: format!("http://{address}"), token: Some(token), http: reqwest::Client::new() }
+    }
+
+    /// The same server with another token (or none).
+    pub fn with_token(&self, token: Option<String>) -> Api {
+        Api { token, ..self.clone() }
+    }
+
+    pub async fn send(&self, method: Method, path: &str, body: Option<Vec<u8>>) -> Answer {
+        let mut request = self.http.request(method, format!("{}{path}", self.base));
+        if let Some(token) = &self.token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(body) = body {
+            request = request.header("content-type", "application/json").body(body);
+        }
+        let response = request.send().await.expect("the dev server answers");
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let bytes = response.bytes().await.expect("body");
+        Answer { status, body: serde_json::from_slice(&bytes).unwrap_or(Value::Null), headers }
+    }
+
+    pub async fn post(&self, path: &str, body: &Value) -> (u16, Value) {
+        let answer = self.send(Method::POST, path, Some(body.to_string().into_bytes())).await;
+        (answer.status, answer.body)
+    }
+
+    pub async fn get(&self, path: &str) -> (u16, Value) {
+        let answer = self.send(Method::GET, path, None).await;
+        (answer.status, answer.body)
+    }
+
+    pub async fn delete(&self, path: &str) -> (u16, Value) {
+        let answer = self.send(Method::DELETE, path, None).await;
+        (answer.status, answer.body)
+    }
+
+    /// Poll a task until `done` says so or `timeout` passes; the last state either way.
+    pub async fn wait_for(&self, task_id: &str, timeout: Duration, done: impl Fn(&Value) -> bool) -> Value {
+        let until = tokio::time::Instant::now() + timeout;
+        loop {
+            let (status, task) = self.get(&format!("/v1/tasks/{task_id}")).await;
+            assert_eq!(status, 200, "reading task {task_id}: {task}");
+            if done(&task) || tokio::time::Instant::now() >= until {
+                return task;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Poll until the task is terminal.
+    pub async fn wait_terminal(&self, task_id: &str, timeout: Duration) -> Value {
+        self.wait_for(task_id, timeout, |t| {
+            matches!(t["status"].as_str(), Some("succeeded" | "failed" | "canceled"))
+        })
+        .await
+    }
+}

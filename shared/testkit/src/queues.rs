@@ -1,0 +1,102 @@
+//! Fresh SQS queues per test on the SQS-compatible server, created with aws-sdk-sqs.
+
+use std::time::Duration;
+
+use aws_sdk_sqs::config::{Credentials, Region};
+use aws_sdk_sqs::types::QueueAttributeName;
+use serde_json::json;
+
+use crate::local_env;
+
+/// A task queue with its DLQ, and an events queue.
+pub struct TestQueues {
+    pub sqs: aws_sdk_sqs::Client,
+    pub endpoint: String,
+    pub tasks: String,
+    pub dlq: String,
+    pub events: String,
+}
+
+/// An SQS client for the local server (`AWS_ENDPOINT_URL_SQS`), dummy credentials.
+pub async fn local_sqs() -> (aws_sdk_sqs::Client, String) {
+    let endpoint = local_env("AWS_ENDPOINT_URL_SQS");
+    let config = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .region(Region::new("us-east-1"))
+        .endpoint_url(&endpoint)
+        .credentials_provider(Credentials::new("test", "test", None, None, "testkit"))
+        .load()
+        .await;
+    (aws_sdk_sqs::Client::new(&config), endpoint)
+}
+
+impl TestQueues {
+    /// New queues with a unique prefix. The DLQ takes a message after `max_receive` receives.
+    pub async fn create(max_receive: u32, visibility_seconds: u32) -> TestQueues {
+        let (sqs, endpoint) = local_sqs().await;
+        let prefix = format!("t{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+        let dlq = sqs.create_queue().queue_name(format!("{prefix}-dlq")).send().await.expect("create DLQ");
+        let dlq = dlq.queue_url().expect("DLQ url").to_owned();
+        let arn = sqs
+            .get_queue_attributes()
+            .queue_url(&dlq)
+            .attribute_names(QueueAttributeName::QueueArn)
+            .send()
+            .await
+            .expect("DLQ arn");
+        let arn =
+            arn.attributes().and_then(|a| a.get(&QueueAttributeName::QueueArn)).expect("QueueArn").clone();
+        let tasks = sqs
+            .create_queue()
+            .queue_name(format!("{prefix}-tasks"))
+            .attributes(QueueAttributeName::VisibilityTimeout, visibility_seconds.to_string())
+            .attributes(
+                QueueAttributeName::RedrivePolicy,
+                json!({"deadLetterTargetArn": arn, "maxReceiveCount": max_receive}).to_string(),
+            )
+            .send()
+            .await
+            .expect("create task queue");
+        let events = sqs
+            .create_queue()
+            .queue_name(format!("{prefix}-events"))
+            .send()
+            .await
+            .expect("create events queue");
+        TestQueues {
+            sqs,
+            endpoint,
+            tasks: tasks.queue_url().expect("task queue url").to_owned(),
+            dlq,
+            events: events.queue_url().expect("events url").to_owned(),
+        }
+    }
+
+    pub async fn send(&self, queue_url: &str, body: &str) {
+        self.sqs.send_message().queue_url(queue_url).message_body(body).send().await.expect("send message");
+    }
+
+    /// Receive (and delete) what arrives on a queue within `wait`.
+    pub async fn drain(&self, queue_url: &str, wait: Duration) -> Vec<String> {
+        let until = tokio::time::Instant::now() + wait;
+        let mut bodies = Vec::new();
+        while tokio::time::Instant::now() < until {
+            let out = self
+                .sqs
+                .receive_message()
+                .queue_url(queue_url)
+                .max_number_of_messages(10)
+                .wait_time_seconds(1)
+                .send()
+                .await
+                .expect("receive");
+            for message in out.messages() {
+                bodies.push(message.body().unwrap_or_default().to_owned());
+                if let Some(receipt) = message.receipt_handle() {
+                    let _ =
+                        self.sqs.delete_message().queue_url(queue_url).receipt_handle(receipt).send().await;
+                }
+            }
+        }
+        bodies
+    }
+}

@@ -1,0 +1,257 @@
+//! A stub LLM provider: a real HTTP/1.1 server speaking the OpenAI chat-completions wire format.
+//! Replies are scripted (a queue, then a default); every request is recorded, and a client that
+//! hangs up before its answer is written counts as an aborted request.
+//!
+//! It is written on plain TCP, not a mocking library, so that it can notice a client that goes
+//! away mid-answer (what a cancellation must do).
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// One scripted answer.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// A valid answer built from the request's schema.
+    Auto,
+    /// This answer object (as the message content).
+    Answer(Value),
+    /// Message content that is not even JSON.
+    Content(String),
+    /// An HTTP error with a body; `retry_after` adds the header.
+    Status { status: u16, body: String, retry_after: Option<u64> },
+    /// A 200 whose body is not JSON at all.
+    Garbage,
+    /// Wait, then answer as the inner reply would.
+    Slow(Duration, Box<Reply>),
+}
+
+impl Reply {
+    pub fn status(status: u16) -> Reply {
+        Reply::Status {
+            status,
+            body: format!("{{\"error\": {{\"message\": \"stub {status}\"}}}}"),
+            retry_after: None,
+        }
+    }
+
+    pub fn slow(delay: Duration) -> Reply {
+        Reply::Slow(delay, Box::new(Reply::Auto))
+    }
+}
+
+#[derive(Default)]
+struct State {
+    script: VecDeque<Reply>,
+    default: Option<Reply>,
+    requests: Vec<Value>,
+    aborted: usize,
+    completed: usize,
+}
+
+/// The stub server. Dropping it stops accepting connections.
+pub struct StubProvider {
+    pub base_url: String,
+    state: Arc<Mutex<State>>,
+    accept: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for StubProvider {
+    fn drop(&mut self) {
+        self.accept.abort();
+    }
+}
+
+impl StubProvider {
+    pub async fn start() -> StubProvider {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind the stub provider");
+        let address = listener.local_addr().expect("local address");
+        let state = Arc::new(Mutex::new(State::default()));
+        let shared = state.clone();
+        let accept = tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                tokio::spawn(serve(stream, shared.clone()));
+            }
+        });
+        StubProvider { base_url: format!("http://{address}/v1"), state, accept }
+    }
+
+    /// Replies for the next requests, in order; afterwards the default applies.
+    pub fn script(&self, replies: impl IntoIterator<Item = Reply>) {
+        self.state.lock().expect("stub state").script.extend(replies);
+    }
+
+    /// The reply once the script is used up (`Reply::Auto` unless set).
+    pub fn set_default(&self, reply: Reply) {
+        self.state.lock().expect("stub state").default = Some(reply);
+    }
+
+    /// Requests received so far (their JSON bodies).
+    pub fn requests(&self) -> Vec<Value> {
+        self.state.lock().expect("stub state").requests.clone()
+    }
+
+    pub fn calls(&self) -> usize {
+        self.state.lock().expect("stub state").requests.len()
+    }
+
+    /// Requests whose client went away before the answer was written.
+    pub fn aborted(&self) -> usize {
+        self.state.lock().expect("stub state").aborted
+    }
+
+    /// Answers fully written.
+    pub fn completed(&self) -> usize {
+        self.state.lock().expect("stub state").completed
+    }
+}
+
+async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
+    let mut buffer = Vec::new();
+    loop {
+        let Some((head_len, body_len)) = read_head(&mut stream, &mut buffer).await else { return };
+        while buffer.len() < head_len + body_len {
+            let mut chunk = [0u8; 8192];
+            match stream.read(&mut chunk).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buffer.extend_from_slice(&chunk[..n]),
+            }
+        }
+        let body: Value =
+            serde_json::from_slice(&buffer[head_len..head_len + body_len]).unwrap_or(Value::Null);
+        buffer.drain(..head_len + body_len);
+        let reply = {
+            let mut state = state.lock().expect("stub state");
+            state.requests.push(body.clone());
+            let default = state.default.clone().unwrap_or(Reply::Auto);
+            state.script.pop_front().unwrap_or(default)
+        };
+        let (delay, reply) = unwrap_delay(reply);
+        if !delay.is_zero() {
+            // Wait for the delay, or notice the client hanging up.
+            let mut probe = [0u8; 1];
+            tokio::select! {
+                _ = tokio::time::sleep(delay) => {}
+                read = stream.read(&mut probe) => {
+                    if matches!(read, Ok(0) | Err(_)) {
+                        state.lock().expect("stub state").aborted += 1;
+                        return;
+                    }
+                    buffer.push(probe[0]);
+                }
+            }
+        }
+        let (status, extra_headers, response_body) = render(&reply, &body);
+        let head = format!(
+            "HTTP/1.1 {status} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n{extra_headers}connection: keep-alive\r\n\r\n",
+            reason(status),
+            response_body.len()
+        );
+        if stream.write_all(head.as_bytes()).await.is_err()
+            || stream.write_all(response_body.as_bytes()).await.is_err()
+        {
+            state.lock().expect("stub state").aborted += 1;
+            return;
+        }
+        state.lock().expect("stub state").completed += 1;
+    }
+}
+
+/// Read until the end of the headers; `(head length, content length)`.
+async fn read_head(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<(usize, usize)> {
+    loop {
+        if let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buffer[..end]).to_lowercase();
+            let length = head
+                .lines()
+                .find_map(|line| line.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0);
+            return Some((end + 4, length));
+        }
+        let mut chunk = [0u8; 8192];
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => buffer.extend_from_slice(&chunk[..n]),
+        }
+    }
+}
+
+fn unwrap_delay(reply: Reply) -> (Duration, Reply) {
+    match reply {
+        Reply::Slow(delay, inner) => {
+            let (more, reply) = unwrap_delay(*inner);
+            (delay + more, reply)
+        }
+        other => (Duration::ZERO, other),
+    }
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        404 => "Not Found",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        503 => "Service Unavailable",
+        _ => "Status",
+    }
+}
+
+fn completion(content: String) -> String {
+    json!({
+        "id": "chatcmpl-stub",
+        "object": "chat.completion",
+        "model": "stub-model",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+    })
+    .to_string()
+}
+
+fn render(reply: &Reply, request: &Value) -> (u16, String, String) {
+    match reply {
+        Reply::Auto => (200, String::new(), completion(auto_answer(request).to_string())),
+        Reply::Answer(answer) => (200, String::new(), completion(answer.to_string())),
+        Reply::Content(text) => (200, String::new(), completion(text.clone())),
+        Reply::Garbage => (200, String::new(), "<html>upstream error</html>".to_owned()),
+        Reply::Status { status, body, retry_after } => {
+            let header = retry_after.map(|s| format!("retry-after: {s}\r\n")).unwrap_or_default();
+            (*status, header, body.clone())
+        }
+        Reply::Slow(_, inner) => render(inner, request),
+    }
+}
+
+/// A valid answer for the request's answer schema: the first choice, one item, a date-time, a
+/// short text.
+pub fn auto_answer(request: &Value) -> Value {
+    let schema = &request["response_format"]["json_schema"]["schema"];
+    let mut answer = serde_json::Map::new();
+    if let Some(properties) = schema["properties"].as_object() {
+        for (name, property) in properties {
+            let kind = property["type"].as_str().or_else(|| property["type"][0].as_str()).unwrap_or("string");
+            let value = if let Some(first) = property["enum"].get(0) {
+                first.clone()
+            } else if kind == "array" {
+                json!([property["items"]["enum"][0]])
+            } else if property["format"] == "date-time" {
+                json!("2026-11-29T12:00:00Z")
+            } else {
+                match kind {
+                    "number" => json!(42),
+                    "boolean" => json!(true),
+                    _ => json!("stub text"),
+                }
+            };
+            answer.insert(name.clone(), value);
+        }
+    }
+    Value::Object(answer)
+}
