@@ -43,6 +43,6 @@ async fn route<P>(app: &App<P>, request: &HttpRequest<'_>) -> Result<ApiGatewayV
         ("POST", ["v1", "tasks", task_id, "cancel"]) => {
             Ok(json_response(200, &api::cancel_task(app, &tenant, task_id).await?))
         }
-        _ => Err(ApiError::NotFound),
+        _ => Err(ApiError::NoRoute),
     }
 }

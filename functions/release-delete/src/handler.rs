@@ -44,6 +44,6 @@ async fn route<P>(app: &App<P>, request: &HttpRequest<'_>) -> Result<ApiGatewayV
             }
             Ok(json_response(200, &body))
         }
-        _ => Err(ApiError::NotFound),
+        _ => Err(ApiError::NoRoute),
     }
 }

@@ -18,6 +18,9 @@ pub enum ApiError {
     ModelUnknown(String),
     #[error("not found")]
     NotFound,
+    /// No route matches the method and path (answered like API Gateway would: 404).
+    #[error("no such route")]
+    NoRoute,
     #[error("the run is canceled")]
     RunUnavailable,
     #[error("admission refused: {code}")]
@@ -35,7 +38,7 @@ impl ApiError {
             ApiError::Unauthorized => 401,
             ApiError::Invalid(_) | ApiError::ModelUnknown(_) => 400,
             ApiError::TooLarge => 413,
-            ApiError::NotFound => 404,
+            ApiError::NotFound | ApiError::NoRoute => 404,
             ApiError::RunUnavailable => 409,
             ApiError::Admission { .. } => 429,
             ApiError::Unavailable => 503,
@@ -49,7 +52,7 @@ impl ApiError {
             ApiError::Invalid(_) => "INVALID_REQUEST",
             ApiError::TooLarge => "AI_TASK_INPUT_TOO_LARGE",
             ApiError::ModelUnknown(_) => "AI_MODEL_UNKNOWN",
-            ApiError::NotFound => "NOT_FOUND",
+            ApiError::NotFound | ApiError::NoRoute => "NOT_FOUND",
             ApiError::RunUnavailable => "WORKFLOW_AI_RUN_UNAVAILABLE",
             ApiError::Admission { code, .. } => code,
             ApiError::Unavailable => "UNAVAILABLE",

@@ -33,8 +33,11 @@ pub enum StartupError {
 impl App<OpenAiClient> {
     /// Read the environment and build everything. No connection is opened yet.
     pub async fn from_env() -> Result<Arc<App>, StartupError> {
-        let settings = Settings::from_env()?;
-        let profiles = ModelProfiles::from_env()?;
+        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let secrets = crate::secrets::Secrets::load(env).await?;
+        let lookup = |name: &str| env(name).or_else(|| secrets.get(name));
+        let settings = Settings::from_lookup(lookup)?;
+        let profiles = ModelProfiles::from_lookup(lookup)?;
         let provider = OpenAiClient::new(settings.runtime.provider_timeout)?;
         let sqs = Queues::client_from_env().await;
         Ok(Arc::new(App::new(settings, profiles, provider, sqs)?))

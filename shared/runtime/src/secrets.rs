@@ -1,0 +1,97 @@
+//! Secrets read from Secrets Manager at cold start, so that credentials never sit in plain
+//! environment variables in AWS: `AITASK_DATABASE_SECRET_ARN` (an RDS-style JSON secret:
+//! username, password, host, port, dbname) becomes `DATABASE_URL`, and
+//! `AITASK_PROVIDER_KEY_SECRET_ARN` (a plain string, or JSON with `apiKey`) becomes
+//! `OPENAI_API_KEY`. Locally neither is set and the plain variables are used.
+
+use std::collections::HashMap;
+
+use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
+use serde_json::Value;
+
+use crate::config::ConfigError;
+
+/// Values fetched from Secrets Manager, by the variable name they stand for.
+#[derive(Default)]
+pub struct Secrets(HashMap<String, String>);
+
+impl Secrets {
+    pub fn get(&self, name: &str) -> Option<String> {
+        self.0.get(name).cloned()
+    }
+
+    /// Fetch the secrets the environment names (none locally).
+    pub async fn load(lookup: impl Fn(&str) -> Option<String>) -> Result<Secrets, ConfigError> {
+        let database = lookup("AITASK_DATABASE_SECRET_ARN");
+        let provider = lookup("AITASK_PROVIDER_KEY_SECRET_ARN");
+        if database.is_none() && provider.is_none() {
+            return Ok(Secrets::default());
+        }
+        let config = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+        let client = aws_sdk_secretsmanager::Client::new(&config);
+        let fetch = |arn: String| {
+            let client = client.clone();
+            async move {
+                let output = client.get_secret_value().secret_id(&arn).send().await.map_err(|e| {
+                    ConfigError(format!(
+                        "cannot read secret {arn}: {}",
+                        aws_sdk_secretsmanager::error::DisplayErrorContext(&e)
+                    ))
+                })?;
+                output
+                    .secret_string()
+                    .map(str::to_owned)
+                    .ok_or_else(|| ConfigError(format!("secret {arn} has no string value")))
+            }
+        };
+        let mut values = HashMap::new();
+        if let (Some(arn), None) = (database, lookup("DATABASE_URL")) {
+            values.insert("DATABASE_URL".to_owned(), database_url(&fetch(arn).await?)?);
+        }
+        if let Some(arn) = provider {
+            let text = fetch(arn).await?;
+            let key = match serde_json::from_str::<Value>(&text) {
+                Ok(Value::Object(map)) => {
+                    map.get("apiKey").and_then(Value::as_str).map(str::to_owned).unwrap_or(text)
+                }
+                _ => text,
+            };
+            values.insert("OPENAI_API_KEY".to_owned(), key.trim().to_owned());
+        }
+        Ok(Secrets(values))
+    }
+}
+
+/// A Postgres URL from an RDS-style secret.
+pub fn database_url(secret: &str) -> Result<String, ConfigError> {
+    let value: Value =
+        serde_json::from_str(secret).map_err(|_| ConfigError("the database secret is not JSON".into()))?;
+    let field = |name: &str| {
+        value
+            .get(name)
+            .and_then(|v| v.as_str().map(str::to_owned).or_else(|| v.as_u64().map(|n| n.to_string())))
+    };
+    let required =
+        |name: &str| field(name).ok_or_else(|| ConfigError(format!("the database secret has no {name}")));
+    let encode = |text: String| utf8_percent_encode(&text, NON_ALPHANUMERIC).to_string();
+    Ok(format!(
+        "postgres://{}:{}@{}:{}/{}",
+        encode(required("username")?),
+        encode(required("password")?),
+        required("host")?,
+        field("port").unwrap_or_else(|| "5432".into()),
+        encode(field("dbname").unwrap_or_else(|| "postgres".into())),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_rds_secret_becomes_a_url_with_an_escaped_password() {
+        let url = database_url(r#"{"username": "app", "password": "p@ss:w/rd", "host": "proxy.example", "port": 5432, "dbname": "aitasks"}"#).unwrap();
+        assert_eq!(url, "postgres://app:p%40ss%3Aw%2Frd@proxy.example:5432/aitasks");
+        assert!(database_url(r#"{"username": "app"}"#).is_err());
+    }
+}

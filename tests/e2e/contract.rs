@@ -1,0 +1,198 @@
+//! The documents hold what the code does: every OpenAPI operation is a route the handlers
+//! serve (answering only documented statuses), the SAM template routes exactly those
+//! operations to the right functions, and the template has what the linters cannot check.
+
+use std::collections::BTreeSet;
+
+use aitasks_testkit::*;
+use serde_json::json;
+use serde_yaml::Value as Yaml;
+
+fn load(file: &str) -> Yaml {
+    let text = std::fs::read_to_string(workspace_root().join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+    serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{file}: {e}"))
+}
+
+fn openapi_operations() -> BTreeSet<(String, String)> {
+    let spec = load("openapi.yaml");
+    let mut operations = BTreeSet::new();
+    for (path, item) in spec["paths"].as_mapping().expect("paths") {
+        for (method, _) in item.as_mapping().expect("path item") {
+            operations.insert((
+                method.as_str().expect("method").to_uppercase(),
+                path.as_str().expect("path").to_owned(),
+            ));
+        }
+    }
+    operations
+}
+
+/// `(METHOD, path) → function` for every HttpApi event in the template.
+fn template_routes() -> BTreeSet<(String, String, String)> {
+    let template = load("template.yaml");
+    let mut routes = BTreeSet::new();
+    for (name, resource) in template["Resources"].as_mapping().expect("resources") {
+        let Some(events) = resource["Properties"]["Events"].as_mapping() else { continue };
+        for (_, event) in events {
+            if event["Type"].as_str() == Some("HttpApi") {
+                routes.insert((
+                    event["Properties"]["Method"].as_str().expect("method").to_owned(),
+                    event["Properties"]["Path"].as_str().expect("path").to_owned(),
+                    name.as_str().expect("name").to_owned(),
+                ));
+            }
+        }
+    }
+    routes
+}
+
+#[tokio::test]
+async fn every_documented_operation_is_served_and_routed() {
+    let operations = openapi_operations();
+    assert_eq!(operations.len(), 10, "the ten routes of DESIGN.md §3");
+    let routed: BTreeSet<(String, String)> = template_routes().into_iter().map(|(m, p, _)| (m, p)).collect();
+    assert_eq!(routed, operations, "template.yaml routes exactly the documented operations");
+    for (method, path, function) in template_routes() {
+        let release_delete = path == "/v1/tasks/release"
+            || path.starts_with("/v1/scopes/")
+            || path == "/v1/unreleased-sources";
+        let expected = if release_delete { "ReleaseDeleteFunction" } else { "CreateTaskFunction" };
+        assert_eq!(function, expected, "{method} {path}");
+    }
+
+    let stack = Stack::start().await;
+    let api = stack.api("contract-app");
+    let spec = load("openapi.yaml");
+    for (method, path) in &operations {
+        let concrete = path
+            .replace("{runId}", &uuid::Uuid::new_v4().to_string())
+            .replace("{taskId}", &uuid::Uuid::new_v4().to_string())
+            .replace("{scopeId}", "scope-1");
+        let body = (method == "POST").then(|| json!({}).to_string().into_bytes());
+        let answer = api.send(method.parse().expect("method"), &concrete, body).await;
+        assert_ne!(answer.body["error"]["message"], "no such route", "{method} {path} is not served");
+        let documented = &spec["paths"][path.as_str()][method.to_lowercase().as_str()]["responses"];
+        assert!(
+            documented.get(answer.status.to_string().as_str()).is_some(),
+            "{method} {path} answered {} which is not documented: {}",
+            answer.status,
+            answer.body
+        );
+    }
+    // And what is not documented is not served.
+    for (method, path) in
+        [("PUT", "/v1/tasks"), ("DELETE", "/v1/runs"), ("GET", "/v2/tasks"), ("PATCH", "/v1/scopes/s/tasks")]
+    {
+        let answer = api.send(method.parse().expect("method"), path, None).await;
+        assert_eq!(
+            (answer.status, answer.body["error"]["message"].as_str()),
+            (404, Some("no such route")),
+            "{method} {path}"
+        );
+    }
+}
+
+fn actions(function: &Yaml) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    for policy in function["Properties"]["Policies"].as_sequence().into_iter().flatten() {
+        for statement in policy["Statement"].as_sequence().into_iter().flatten() {
+            assert_eq!(statement["Effect"].as_str(), Some("Allow"));
+            for action in statement["Action"].as_sequence().expect("actions") {
+                found.insert(action.as_str().expect("action").to_owned());
+            }
+            let resources = match &statement["Resource"] {
+                Yaml::Sequence(list) => list.clone(),
+                one => vec![one.clone()],
+            };
+            for resource in resources {
+                assert_ne!(resource.as_str(), Some("*"), "no wildcard resources");
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn the_template_holds_what_the_linters_miss() {
+    let template = load("template.yaml");
+    let resources = &template["Resources"];
+    let globals = &template["Globals"]["Function"];
+    assert_eq!(globals["Runtime"].as_str(), Some("provided.al2023"));
+    assert_eq!(globals["Architectures"][0].as_str(), Some("arm64"));
+    assert_eq!(globals["LoggingConfig"]["LogFormat"].as_str(), Some("JSON"));
+    let environment = globals["Environment"]["Variables"].as_mapping().expect("variables");
+    for secret in ["DATABASE_URL", "OPENAI_API_KEY", "PGPASSWORD"] {
+        assert!(
+            !environment.contains_key(secret),
+            "{secret} must come from Secrets Manager, not the environment"
+        );
+    }
+    assert!(environment.contains_key("AITASK_DATABASE_SECRET_ARN"));
+
+    for (function, binary) in [
+        ("CreateTaskFunction", "create-task"),
+        ("ProcessTaskFunction", "process-task"),
+        ("SweeperFunction", "sweeper"),
+        ("ReleaseDeleteFunction", "release-delete"),
+        ("MigrateFunction", "migrate"),
+    ] {
+        let metadata = &resources[function]["Metadata"];
+        assert_eq!(metadata["BuildMethod"].as_str(), Some("rust-cargolambda"), "{function}");
+        assert_eq!(metadata["BuildProperties"]["Binary"].as_str(), Some(binary), "{function}");
+    }
+
+    let process = &resources["ProcessTaskFunction"];
+    let sqs = &process["Properties"]["Events"]["Tasks"];
+    assert_eq!(sqs["Type"].as_str(), Some("SQS"));
+    assert_eq!(sqs["Properties"]["FunctionResponseTypes"][0].as_str(), Some("ReportBatchItemFailures"));
+    assert!(sqs["Properties"]["BatchSize"].as_u64().is_some_and(|n| n <= 10));
+    let timeout = process["Properties"]["Timeout"].as_u64().expect("timeout");
+    let queue = &resources["TaskQueue"]["Properties"];
+    assert!(
+        queue["VisibilityTimeout"].as_u64().expect("visibility") > timeout,
+        "visibility above the function timeout"
+    );
+    let max_receive = queue["RedrivePolicy"]["maxReceiveCount"].as_u64().expect("redrive");
+    let max_attempts = template["Parameters"]["MaxAttempts"]["MaxValue"].as_u64().expect("attempt budget");
+    assert!(
+        max_receive > max_attempts,
+        "maxReceiveCount {max_receive} above the attempt budget {max_attempts}"
+    );
+    assert_eq!(
+        queue["RedrivePolicy"]["deadLetterTargetArn"]["Fn::GetAtt"][0].as_str(),
+        Some("TaskDeadLetterQueue")
+    );
+
+    let schedule = &resources["SweeperFunction"]["Properties"]["Events"]["EveryMinute"];
+    assert_eq!(schedule["Properties"]["ScheduleExpression"].as_str(), Some("rate(1 minute)"));
+    assert!(resources["HttpApi"]["Properties"]["Auth"]["Authorizers"]["Jwt"]["JwtConfiguration"]["issuer"]
+        .is_mapping());
+    assert_eq!(resources["Migrations"]["Type"].as_str(), Some("Custom::Migrations"));
+    for alarm in ["DeadLetterDepthAlarm", "OldestTaskMessageAlarm"] {
+        assert_eq!(resources[alarm]["Type"].as_str(), Some("AWS::CloudWatch::Alarm"), "{alarm}");
+    }
+
+    // Least privilege: each function gets exactly the actions its code uses.
+    let expected: [(&str, &[&str]); 5] = [
+        ("CreateTaskFunction", &["secretsmanager:GetSecretValue", "sqs:SendMessage"]),
+        ("ReleaseDeleteFunction", &["secretsmanager:GetSecretValue"]),
+        (
+            "ProcessTaskFunction",
+            &[
+                "secretsmanager:GetSecretValue",
+                "sqs:ChangeMessageVisibility",
+                "sqs:DeleteMessage",
+                "sqs:GetQueueAttributes",
+                "sqs:ReceiveMessage",
+                "sqs:SendMessage",
+            ],
+        ),
+        ("SweeperFunction", &["secretsmanager:GetSecretValue", "sqs:SendMessage"]),
+        ("MigrateFunction", &["secretsmanager:GetSecretValue"]),
+    ];
+    for (function, allowed) in expected {
+        let found = actions(&resources[function]);
+        let allowed: BTreeSet<String> = allowed.iter().map(|a| (*a).to_owned()).collect();
+        assert_eq!(found, allowed, "{function}");
+    }
+}
