@@ -3,26 +3,33 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 # Load .local/env (written by `make up`); variables already set in the environment win.
 LOAD_ENV := set -a; [ -f .local/env ] && source <(sed -E 's/^export ([A-Z0-9_]+)=(.*)$$/: "$${\1:=\2}"/' .local/env); set +a;
+TOOLS = $(shell scripts/tools.sh)
 
-.PHONY: help up down serve test fmt lint build unit
+.PHONY: help up down serve demo test fmt lint build unit template-lint lambda-smoke
 
 help:
-	@echo "make up      start local dependencies (PostgreSQL, the SQS-compatible server), write .local/env"
+	@echo "make demo    the whole system on a local model: one task of each kind, live progress, results"
+	@echo "make test    fmt, clippy, every test, cargo-lambda build + invoke, template lint"
+	@echo "make up      start Postgres, the SQS-compatible server and the local model; write .local/env"
 	@echo "make down    stop them and delete their data"
 	@echo "make serve   up, then every function behind one local dev server (foreground)"
-	@echo "make test    fmt, clippy and every test (starts what it needs)"
 
 up:
 	@scripts/postgres.sh up
 	@scripts/sqs.sh up
+	@scripts/model.sh up
 
 down:
+	@scripts/model.sh down
 	@scripts/sqs.sh down
 	@scripts/postgres.sh down
 
 serve: up
 	@cargo build -p aitasks-dev-server
-	@$(LOAD_ENV) target/debug/aitasks-dev-server
+	@$(LOAD_ENV) "$$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/debug/aitasks-dev-server"
+
+demo:
+	@scripts/demo.sh
 
 fmt:
 	cargo fmt --all -- --check
@@ -36,4 +43,11 @@ build:
 unit: up build
 	@$(LOAD_ENV) cargo test --workspace
 
-test: fmt lint unit
+template-lint:
+	@export AWS_DEFAULT_REGION=us-east-1 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test SAM_CLI_TELEMETRY=0; \
+	  $(TOOLS)/cfn-lint template.yaml && $(TOOLS)/sam validate --lint --template template.yaml
+
+lambda-smoke: up build
+	@scripts/lambda-smoke.sh
+
+test: fmt lint unit template-lint lambda-smoke

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# make demo: start what is not running (Postgres, the SQS-compatible server, the local model),
+# run the dev server, drive it with the demo client, then stop everything this run started.
+source "$(dirname "$0")/lib.sh"
+
+started=()
+running() { [ -f "$LOCAL/$1/pid" ] && kill -0 "$(cat "$LOCAL/$1/pid")" 2>/dev/null; }
+pg_running() { [ -f "$LOCAL/pg/data/postmaster.pid" ]; }
+
+pg_running || { "$ROOT/scripts/postgres.sh" up; started+=(postgres); }
+running sqs || { "$ROOT/scripts/sqs.sh" up; started+=(sqs); }
+running model || { "$ROOT/scripts/model.sh" up; started+=(model); }
+
+cleanup() {
+  [ -n "${server_pid:-}" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  for service in "${started[@]}"; do
+    "$ROOT/scripts/$service.sh" down
+  done
+}
+trap cleanup EXIT
+
+cd "$ROOT"
+log "building the dev server and the demo client"
+cargo build --quiet -p aitasks-dev-server -p aitasks-demo
+set -a
+# shellcheck disable=SC1091
+source "$LOCAL/env"
+set +a
+export AITASK_LOCAL_ADDR="127.0.0.1:$(free_port)"
+export AITASK_SWEEP_INTERVAL_MS=5000 AITASK_LOCAL_POLL_WAIT_S=1 AITASK_CANCEL_POLL_MS=200
+mkdir -p "$LOCAL/demo"
+"$ROOT/target/debug/aitasks-dev-server" >"$LOCAL/demo/dev-server.log" 2>&1 &
+server_pid=$!
+for _ in $(seq 1 200); do
+  curl -sf "http://$AITASK_LOCAL_ADDR/healthz" >/dev/null && break
+  kill -0 "$server_pid" 2>/dev/null || { tail -20 "$LOCAL/demo/dev-server.log" >&2; exit 1; }
+  sleep 0.1
+done
+"$ROOT/target/debug/aitasks-demo"
+log "dev server log: .local/demo/dev-server.log"

@@ -1,0 +1,194 @@
+//! `make demo`: one task of each kind through the local HTTP API (the dev server in front of
+//! Postgres, the SQS-compatible server and the local model), state changes printed as they
+//! happen, then each validated result, a duplicate create returning the first task, and the
+//! cancellation of a running task.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use jsonwebtoken::{encode, EncodingKey, Header};
+use serde_json::{json, Value};
+
+type Failure = Box<dyn std::error::Error + Send + Sync>;
+
+struct Client {
+    base: String,
+    token: String,
+    http: reqwest::Client,
+    started: Instant,
+}
+
+impl Client {
+    async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<(u16, Value), Failure> {
+        let mut request = self.http.request(method, format!("{}{path}", self.base)).bearer_auth(&self.token);
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        let response = request.send().await?;
+        let status = response.status().as_u16();
+        Ok((status, response.json().await.unwrap_or(Value::Null)))
+    }
+
+    fn say(&self, line: &str) {
+        println!("[{:>6.1}s] {line}", self.started.elapsed().as_secs_f64());
+    }
+}
+
+fn task_body(run: &str, key: &str, request: Value) -> Value {
+    json!({"runId": run, "stepKey": key, "effectKey": format!("demo-{run}/{key}"), "modelId": "default", "request": request})
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Failure> {
+    let address = std::env::var("AITASK_LOCAL_ADDR").unwrap_or_else(|_| "127.0.0.1:9000".into());
+    let secret = std::env::var("AITASK_DEV_JWT_SECRET").unwrap_or_else(|_| "dev-secret".into());
+    let exp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_secs() + 3600;
+    let token = encode(
+        &Header::default(),
+        &json!({"app_id": "demo-app", "sub": "demo-user", "exp": exp}),
+        &EncodingKey::from_secret(secret.as_bytes())?,
+    )?;
+    let client = Client {
+        base: format!("http://{address}"),
+        token,
+        http: reqwest::Client::new(),
+        started: Instant::now(),
+    };
+
+    println!("aitasks demo: the dev server at {address}, tenant demo-app\n");
+    let (_, run) = client
+        .call(
+            reqwest::Method::POST,
+            "/v1/runs",
+            Some(&json!({"scopeId": "demo", "actor": {"userId": "demo-user"}})),
+        )
+        .await?;
+    let run_id = run["id"].as_str().ok_or("the run was not created")?.to_owned();
+    client.say(&format!("run {run_id} created"));
+
+    let tasks = [
+        (
+            "generate_text",
+            json!({"kind": "generate_text", "prompt": "Write a one-line tagline for a bakery.", "maxOutputChars": 120}),
+        ),
+        (
+            "classify",
+            json!({"kind": "classify", "prompt": "Is this review positive or negative?", "input": {"review": "Fresh bread, friendly staff, I will come back!"}, "choices": ["positive", "negative"]}),
+        ),
+        (
+            "classify_many",
+            json!({"kind": "classify_many", "prompt": "Which topics does the message mention?", "input": {"message": "The delivery was late and the invoice was wrong."}, "choices": ["delivery", "billing", "product quality"], "minChoices": 1}),
+        ),
+        (
+            "extract_data",
+            json!({"kind": "extract_data", "prompt": "Extract the order details.", "input": {"email": "Please send 3 boxes to Lyon before 2026-12-24T12:00:00Z."}, "fields": [
+            {"name": "quantity", "type": "number", "description": "How many boxes", "required": true},
+            {"name": "city", "type": "text", "description": "Delivery city", "required": true, "maxLength": 60},
+            {"name": "deadline", "type": "date_time", "description": "Delivery deadline", "required": false}]}),
+        ),
+    ];
+    let mut ids = Vec::new();
+    for (kind, request) in &tasks {
+        let (status, task) = client
+            .call(reqwest::Method::POST, "/v1/tasks", Some(&task_body(&run_id, kind, request.clone())))
+            .await?;
+        if status != 201 {
+            return Err(format!("creating {kind} answered {status}: {task}").into());
+        }
+        client.say(&format!(
+            "{kind:<14} created {} ({})",
+            task["id"].as_str().unwrap_or("?"),
+            task["status"].as_str().unwrap_or("?")
+        ));
+        ids.push((kind.to_string(), task["id"].as_str().unwrap_or_default().to_owned()));
+    }
+
+    // Progress: print each state change as it happens.
+    let mut last: HashMap<String, String> = HashMap::new();
+    let mut finished: HashMap<String, Value> = HashMap::new();
+    let until = Instant::now() + Duration::from_secs(300);
+    while finished.len() < ids.len() && Instant::now() < until {
+        for (kind, id) in &ids {
+            if finished.contains_key(id) {
+                continue;
+            }
+            let (_, task) = client.call(reqwest::Method::GET, &format!("/v1/tasks/{id}"), None).await?;
+            let status = task["status"].as_str().unwrap_or("?").to_owned();
+            if last.get(id) != Some(&status) {
+                let attempt = task["attempts"].as_i64().unwrap_or(0);
+                client.say(&format!(
+                    "{kind:<14} {} -> {status} (attempt {attempt})",
+                    last.get(id).map(String::as_str).unwrap_or("queued")
+                ));
+                last.insert(id.clone(), status.clone());
+            }
+            if matches!(status.as_str(), "succeeded" | "failed" | "canceled") {
+                finished.insert(id.clone(), task);
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    println!("\nResults (each checked against its request's contract before it was stored):");
+    let mut succeeded = 0;
+    for (kind, id) in &ids {
+        match finished.get(id) {
+            Some(task) if task["status"] == "succeeded" => {
+                succeeded += 1;
+                println!("  {kind:<14} {}", task["output"]);
+                println!("  {:<14} usage {}", "", task["usage"]);
+            }
+            Some(task) => {
+                println!("  {kind:<14} {} {} ({})", task["status"], task["errorCode"], task["errorMessage"])
+            }
+            None => println!("  {kind:<14} did not finish in time"),
+        }
+    }
+
+    println!("\nIdempotency: creating the classify task again with the same effect key");
+    let (status, again) = client
+        .call(reqwest::Method::POST, "/v1/tasks", Some(&task_body(&run_id, "classify", tasks[1].1.clone())))
+        .await?;
+    println!(
+        "  HTTP {status}, task {} (the first task, untouched: {})",
+        again["id"].as_str().unwrap_or("?"),
+        again["id"] == json!(ids[1].1)
+    );
+
+    println!("\nCancellation: a long generation, canceled while the model is working on it");
+    let long = json!({"kind": "generate_text", "prompt": "Write a very long story about a lighthouse keeper, with many chapters.", "maxOutputChars": 20000});
+    let (_, slow) = client
+        .call(reqwest::Method::POST, "/v1/tasks", Some(&task_body(&run_id, "long-story", long)))
+        .await?;
+    let slow_id = slow["id"].as_str().unwrap_or_default().to_owned();
+    let until = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (_, task) = client.call(reqwest::Method::GET, &format!("/v1/tasks/{slow_id}"), None).await?;
+        if task["status"] == "running" || Instant::now() > until {
+            client.say(&format!("long-story     {}", task["status"].as_str().unwrap_or("?")));
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let canceled_at = Instant::now();
+    let (_, _) = client.call(reqwest::Method::POST, &format!("/v1/tasks/{slow_id}/cancel"), None).await?;
+    client.say("long-story     cancel requested");
+    let (_, task) = client.call(reqwest::Method::GET, &format!("/v1/tasks/{slow_id}?wait=10"), None).await?;
+    client.say(&format!(
+        "long-story     -> {} ({}) {:.1}s after the request",
+        task["status"].as_str().unwrap_or("?"),
+        task["errorCode"].as_str().unwrap_or("-"),
+        canceled_at.elapsed().as_secs_f64()
+    ));
+
+    println!("\n{succeeded} of {} kinds succeeded with the local model.", ids.len());
+    if finished.len() < ids.len() {
+        return Err("some tasks did not finish".into());
+    }
+    Ok(())
+}
