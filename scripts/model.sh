@@ -82,6 +82,8 @@ up() {
   env_set OPENAI_BASE_URL "http://127.0.0.1:$port/v1"
   env_set OPENAI_API_KEY "local-model-no-key"
   env_set AITASK_DEFAULT_MODEL "SmolLM2-135M-Instruct"
+  # llama.cpp enforces the whole JSON Schema while generating: send the length and count bounds.
+  env_set AITASK_SCHEMA_DIALECT full
   log "llama-server with $MODEL_FILE on http://127.0.0.1:$port/v1"
 }
 

@@ -32,6 +32,7 @@ async fn every_kind_against_the_local_model_is_valid_or_fails_cleanly() {
     let stack = Stack::start_with(&[
         ("OPENAI_BASE_URL", &model_url),
         ("AITASK_DEFAULT_MODEL", &model),
+        ("AITASK_SCHEMA_DIALECT", "full"),
         ("AITASK_PROVIDER_TIMEOUT_MS", "120000"),
         ("AITASK_HEARTBEAT_MS", "2000"),
         ("AITASK_STALE_RUNNING_MS", "60000"),

@@ -35,7 +35,7 @@ pub use prompt::{max_output_tokens, system_prompt, user_message};
 pub use request::{
     AiRequest, Classify, ClassifyMany, ExtractData, FieldSpec, FieldType, GenerateText, Kind, INPUT_MAX_DEPTH,
 };
-pub use schema::{answer_schema, schema_name};
+pub use schema::{answer_schema, answer_schema_for, schema_name, SchemaDialect};
 pub use stored_size::stored_size;
 
 /// The largest request, in bytes of its stored `jsonb` text.

@@ -35,7 +35,8 @@ pub fn user_message(request: &AiRequest) -> String {
 /// The output token cap sent with the call.
 pub fn max_output_tokens(request: &AiRequest) -> u32 {
     match request {
-        AiRequest::GenerateText(r) => (r.max_output_chars.div_ceil(2)).clamp(64, 8_192),
+        // Room for the JSON around the text, whatever the tokenizer.
+        AiRequest::GenerateText(r) => (r.max_output_chars.div_ceil(2) + 64).clamp(64, 8_192),
         AiRequest::Classify(_) => 200,
         AiRequest::ClassifyMany(_) => 500,
         AiRequest::ExtractData(_) => 4_096,

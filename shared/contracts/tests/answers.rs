@@ -105,3 +105,27 @@ fn schemas_are_strict_mode_shaped() {
     let many = parse(json!({"kind": "classify_many", "prompt": "p", "input": 1, "choices": ["a", "b"]}));
     assert_eq!(answer_schema(&many)["properties"]["choices"]["items"]["enum"], json!(["a", "b"]));
 }
+
+#[test]
+fn the_full_dialect_adds_the_bounds_strict_mode_cannot_take() {
+    use aitasks_contracts::{answer_schema_for, SchemaDialect};
+    let many = parse(
+        json!({"kind": "classify_many", "prompt": "p", "input": 1, "choices": ["a", "b", "c"], "minChoices": 1, "maxChoices": 2}),
+    );
+    let strict = answer_schema_for(&many, SchemaDialect::Strict);
+    assert!(
+        strict["properties"]["choices"].get("maxItems").is_none(),
+        "OpenAI strict mode refuses count bounds"
+    );
+    let full = answer_schema_for(&many, SchemaDialect::Full);
+    assert_eq!(
+        (
+            full["properties"]["choices"]["minItems"].as_u64(),
+            full["properties"]["choices"]["maxItems"].as_u64()
+        ),
+        (Some(1), Some(2))
+    );
+    let text = parse(json!({"kind": "generate_text", "prompt": "p", "maxOutputChars": 30}));
+    assert_eq!(answer_schema_for(&text, SchemaDialect::Full)["properties"]["text"]["maxLength"], 30);
+    assert_eq!(answer_schema_for(&extract(), SchemaDialect::Full)["properties"]["title"]["maxLength"], 10);
+}

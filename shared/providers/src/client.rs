@@ -4,7 +4,7 @@ use std::future::Future;
 use std::time::{Duration, Instant};
 
 use aitasks_contracts::{
-    answer_schema, check_answer, max_output_tokens, schema_name, system_prompt, user_message, AiRequest,
+    answer_schema_for, check_answer, max_output_tokens, schema_name, system_prompt, user_message, AiRequest,
 };
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -95,7 +95,7 @@ impl OpenAiClient {
         profile: &ModelProfile,
         request: &AiRequest,
     ) -> Result<Completion, ProviderError> {
-        let schema = answer_schema(request);
+        let schema = answer_schema_for(request, profile.schema_dialect());
         let mut messages = vec![
             json!({"role": "system", "content": system_prompt(request)}),
             json!({"role": "user", "content": user_message(request)}),

@@ -54,6 +54,16 @@ pub struct ModelProfile {
 }
 
 impl ModelProfile {
+    /// Which JSON Schema keywords the endpoint takes: the `schemaDialect` setting (`"strict"`,
+    /// the default, for OpenAI structured outputs; `"full"` for endpoints such as llama.cpp that
+    /// enforce the whole schema while generating).
+    pub fn schema_dialect(&self) -> aitasks_contracts::SchemaDialect {
+        match self.settings.get("schemaDialect").and_then(Value::as_str) {
+            Some("full") => aitasks_contracts::SchemaDialect::Full,
+            _ => aitasks_contracts::SchemaDialect::Strict,
+        }
+    }
+
     /// The model reference stored on a task (no secrets).
     pub fn model_ref(&self) -> Value {
         json!({"provider": self.provider, "model": self.model, "baseUrl": self.base_url})
@@ -112,7 +122,10 @@ impl ModelProfiles {
                         lookup("OPENAI_BASE_URL").unwrap_or_else(|| DEFAULT_BASE_URL.to_owned()),
                     ),
                     api_key: lookup(DEFAULT_KEY_ENV).map(ApiKey),
-                    settings: Map::new(),
+                    // AITASK_SCHEMA_DIALECT=full: the default endpoint enforces full JSON Schema.
+                    settings: lookup("AITASK_SCHEMA_DIALECT")
+                        .map(|dialect| Map::from_iter([("schemaDialect".to_owned(), Value::String(dialect))]))
+                        .unwrap_or_default(),
                 },
             );
         }

@@ -109,7 +109,8 @@ async fn main() -> Result<(), Failure> {
     }
 
     // Progress: print each state change as it happens.
-    let mut last: HashMap<String, String> = HashMap::new();
+    let mut last: HashMap<String, String> =
+        ids.iter().map(|(_, id)| (id.clone(), "queued".to_owned())).collect();
     let mut finished: HashMap<String, Value> = HashMap::new();
     let until = Instant::now() + Duration::from_secs(300);
     while finished.len() < ids.len() && Instant::now() < until {
