@@ -26,7 +26,7 @@ down:
 
 serve: up
 	@cargo build -p aitasks-dev-server
-	@$(LOAD_ENV) "$$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/debug/aitasks-dev-server"
+	@$(LOAD_ENV) "$$(source scripts/lib.sh && target_dir)/debug/aitasks-dev-server"
 
 demo:
 	@scripts/demo.sh

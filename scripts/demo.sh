@@ -5,7 +5,7 @@ source "$(dirname "$0")/lib.sh"
 
 started=()
 running() { [ -f "$LOCAL/$1/pid" ] && kill -0 "$(cat "$LOCAL/$1/pid")" 2>/dev/null; }
-pg_running() { [ -f "$LOCAL/pg/data/postmaster.pid" ]; }
+pg_running() { [ -f "$LOCAL/pg/port" ] && pg_isready -q -h 127.0.0.1 -p "$(cat "$LOCAL/pg/port")" 2>/dev/null; }
 
 pg_running || { "$ROOT/scripts/postgres.sh" up; started+=(postgres); }
 running sqs || { "$ROOT/scripts/sqs.sh" up; started+=(sqs); }
@@ -29,12 +29,12 @@ set +a
 export AITASK_LOCAL_ADDR="127.0.0.1:$(free_port)"
 export AITASK_SWEEP_INTERVAL_MS=5000 AITASK_LOCAL_POLL_WAIT_S=1 AITASK_CANCEL_POLL_MS=200
 mkdir -p "$LOCAL/demo"
-"$ROOT/target/debug/aitasks-dev-server" >"$LOCAL/demo/dev-server.log" 2>&1 &
+"$(target_dir)/debug/aitasks-dev-server" >"$LOCAL/demo/dev-server.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 1 200); do
   curl -sf "http://$AITASK_LOCAL_ADDR/healthz" >/dev/null && break
   kill -0 "$server_pid" 2>/dev/null || { tail -20 "$LOCAL/demo/dev-server.log" >&2; exit 1; }
   sleep 0.1
 done
-"$ROOT/target/debug/aitasks-demo"
+"$(target_dir)/debug/aitasks-demo"
 log "dev server log: .local/demo/dev-server.log"

@@ -10,7 +10,7 @@ export PATH="$TOOLS:$PATH"
 
 log "cargo lambda build --release (every function)"
 cargo lambda build --release -p create-task -p process-task -p sweeper -p release-delete -p migrate 2>&1 | grep -vE '^\s+(Compiling|Checking|Downloaded|Downloading)' >&2
-target_dir="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
+target_dir="$(target_dir)"
 for fn in create-task process-task sweeper release-delete migrate; do
   binary="$target_dir/lambda/$fn/bootstrap"
   [ -x "$binary" ] || { log "missing $binary"; exit 1; }

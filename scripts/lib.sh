@@ -45,3 +45,9 @@ env_set() {
   printf 'export %s=%q\n' "$key" "$value" >>"$file.tmp"
   mv "$file.tmp" "$file"
 }
+
+# Cargo's target folder (CARGO_TARGET_DIR when set).
+target_dir() {
+  (cd "$ROOT" && cargo metadata --format-version 1 --no-deps 2>/dev/null) \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])'
+}

@@ -5,8 +5,11 @@
 # The server refuses to run as root, so it runs as the `postgres` user.
 source "$(dirname "$0")/lib.sh"
 
-PGDATA_DIR="$LOCAL/pg/data"
-PGSOCK_DIR="$LOCAL/pg/sock"
+# The cluster lives outside the clone: the server runs as the `postgres` user, which may not be
+# able to reach a clone under a private home folder. One cluster per clone.
+PG_ROOT="${AITASK_PG_DIR:-/tmp/aitasks-pg-$(printf '%s' "$ROOT" | md5sum | cut -c1-10)}"
+PGDATA_DIR="$PG_ROOT/data"
+PGSOCK_DIR="$PG_ROOT/sock"
 
 pg_bin() {
   local dir
@@ -27,11 +30,10 @@ up() {
   pg_bin >/dev/null || apt_install postgresql postgresql-contrib
   local bin; bin="$(pg_bin)"
   id postgres >/dev/null 2>&1 || useradd --system --home /var/lib/postgresql postgres
-  rm -rf "$LOCAL/pg"
-  mkdir -p "$PGDATA_DIR" "$PGSOCK_DIR"
-  # The parents must be reachable by the postgres user.
-  chmod 755 "$ROOT" "$LOCAL" "$LOCAL/pg"
-  chown -R postgres "$LOCAL/pg"
+  rm -rf "$LOCAL/pg" "$PG_ROOT"
+  mkdir -p "$LOCAL/pg" "$PGDATA_DIR" "$PGSOCK_DIR"
+  chmod 755 "$PG_ROOT"
+  chown -R postgres "$PG_ROOT"
   as_postgres "$bin/initdb" -D "$PGDATA_DIR" -U postgres -A trust -E UTF8 --no-instructions >/dev/null
   local port; port="$(free_port)"
   {
@@ -48,7 +50,7 @@ up() {
       echo "full_page_writes = off"
     fi
   } >>"$PGDATA_DIR/postgresql.conf"
-  as_postgres "$bin/pg_ctl" -D "$PGDATA_DIR" -l "$LOCAL/pg/server.log" -w -t 30 start >/dev/null
+  as_postgres "$bin/pg_ctl" -D "$PGDATA_DIR" -l "$PG_ROOT/server.log" -w -t 30 start >/dev/null
   echo "$port" >"$LOCAL/pg/port"
   env_set DATABASE_URL "postgres://postgres@127.0.0.1:$port/aitasks"
   as_postgres "$bin/psql" -h 127.0.0.1 -p "$port" -U postgres -qc "CREATE DATABASE aitasks" >/dev/null
@@ -59,7 +61,7 @@ down() {
   if [ -d "$PGDATA_DIR" ] && pg_bin >/dev/null; then
     as_postgres "$(pg_bin)/pg_ctl" -D "$PGDATA_DIR" -m fast -w stop >/dev/null 2>&1 || true
   fi
-  rm -rf "$LOCAL/pg"
+  rm -rf "$LOCAL/pg" "$PG_ROOT"
   log "stopped"
 }
 
@@ -67,6 +69,6 @@ case "${1:-}" in
   up) up ;;
   down) down ;;
   restart)
-    as_postgres "$(pg_bin)/pg_ctl" -D "$PGDATA_DIR" -l "$LOCAL/pg/server.log" -m fast -w restart >/dev/null ;;
+    as_postgres "$(pg_bin)/pg_ctl" -D "$PGDATA_DIR" -l "$PG_ROOT/server.log" -m fast -w restart >/dev/null ;;
   *) echo "usage: $0 up|down|restart" >&2; exit 2 ;;
 esac
