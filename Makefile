@@ -5,7 +5,8 @@ SHELL := /bin/bash
 LOAD_ENV := set -a; [ -f .local/env ] && source <(sed -E 's/^export ([A-Z0-9_]+)=(.*)$$/: "$${\1:=\2}"/' .local/env); set +a;
 TOOLS = $(shell scripts/tools.sh)
 
-.PHONY: help up down serve demo test fmt lint build unit template-lint lambda-smoke
+
+.PHONY: help up down serve demo bench test fmt lint build unit template-lint lambda-smoke
 
 help:
 	@echo "make demo    the whole system on a local model: one task of each kind, live progress, results"
@@ -13,6 +14,7 @@ help:
 	@echo "make up      start Postgres, the SQS-compatible server and the local model; write .local/env"
 	@echo "make down    stop them and delete their data"
 	@echo "make serve   up, then every function behind one local dev server (foreground)"
+	@echo "make bench   the benchmarks, side by side with their comparisons (BENCH_QUICK=1: short)"
 
 up:
 	@scripts/postgres.sh up
@@ -30,6 +32,9 @@ serve: up
 
 demo:
 	@scripts/demo.sh
+
+bench:
+	@scripts/bench.sh
 
 fmt:
 	cargo fmt --all -- --check

@@ -8,6 +8,8 @@ source "$(dirname "$0")/lib.sh"
 # The cluster lives outside the clone: the server runs as the `postgres` user, which may not be
 # able to reach a clone under a private home folder. One cluster per clone.
 PG_ROOT="${AITASK_PG_DIR:-/tmp/aitasks-pg-$(printf '%s' "$ROOT" | md5sum | cut -c1-10)}"
+# A second cluster (the benchmarks') keeps its state apart: AITASK_PG_STATE=bench.
+STATE_DIR="$LOCAL/pg${AITASK_PG_STATE:+-$AITASK_PG_STATE}"
 PGDATA_DIR="$PG_ROOT/data"
 PGSOCK_DIR="$PG_ROOT/sock"
 
@@ -22,16 +24,16 @@ pg_bin() {
 as_postgres() { runuser -u postgres -- "$@"; }
 
 up() {
-  if [ -f "$LOCAL/pg/port" ] && [ -f "$PGDATA_DIR/postmaster.pid" ] \
+  if [ -f "$STATE_DIR/port" ] && [ -f "$PGDATA_DIR/postmaster.pid" ] \
     && as_postgres "$(pg_bin)/pg_ctl" -D "$PGDATA_DIR" status >/dev/null 2>&1; then
-    log "already running on port $(cat "$LOCAL/pg/port")"
+    log "already running on port $(cat "$STATE_DIR/port")"
     return
   fi
   pg_bin >/dev/null || apt_install postgresql postgresql-contrib
   local bin; bin="$(pg_bin)"
   id postgres >/dev/null 2>&1 || useradd --system --home /var/lib/postgresql postgres
-  rm -rf "$LOCAL/pg" "$PG_ROOT"
-  mkdir -p "$LOCAL/pg" "$PGDATA_DIR" "$PGSOCK_DIR"
+  rm -rf "$STATE_DIR" "$PG_ROOT"
+  mkdir -p "$STATE_DIR" "$PGDATA_DIR" "$PGSOCK_DIR"
   chmod 755 "$PG_ROOT"
   chown -R postgres "$PG_ROOT"
   as_postgres "$bin/initdb" -D "$PGDATA_DIR" -U postgres -A trust -E UTF8 --no-instructions >/dev/null
@@ -51,7 +53,7 @@ up() {
     fi
   } >>"$PGDATA_DIR/postgresql.conf"
   as_postgres "$bin/pg_ctl" -D "$PGDATA_DIR" -l "$PG_ROOT/server.log" -w -t 30 start >/dev/null
-  echo "$port" >"$LOCAL/pg/port"
+  echo "$port" >"$STATE_DIR/port"
   env_set DATABASE_URL "postgres://postgres@127.0.0.1:$port/aitasks"
   as_postgres "$bin/psql" -h 127.0.0.1 -p "$port" -U postgres -qc "CREATE DATABASE aitasks" >/dev/null
   log "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port"
@@ -61,7 +63,7 @@ down() {
   if [ -d "$PGDATA_DIR" ] && pg_bin >/dev/null; then
     as_postgres "$(pg_bin)/pg_ctl" -D "$PGDATA_DIR" -m fast -w stop >/dev/null 2>&1 || true
   fi
-  rm -rf "$LOCAL/pg" "$PG_ROOT"
+  rm -rf "$STATE_DIR" "$PG_ROOT"
   log "stopped"
 }
 

@@ -75,7 +75,8 @@ pub fn database_url(secret: &str) -> Result<String, ConfigError> {
         |name: &str| field(name).ok_or_else(|| ConfigError(format!("the database secret has no {name}")));
     let encode = |text: String| utf8_percent_encode(&text, NON_ALPHANUMERIC).to_string();
     Ok(format!(
-        "postgres://{}:{}@{}:{}/{}",
+        // In AWS the connection is always encrypted (RDS Proxy requires nothing else to verify it).
+        "postgres://{}:{}@{}:{}/{}?sslmode=require",
         encode(required("username")?),
         encode(required("password")?),
         required("host")?,
@@ -91,7 +92,7 @@ mod tests {
     #[test]
     fn an_rds_secret_becomes_a_url_with_an_escaped_password() {
         let url = database_url(r#"{"username": "app", "password": "p@ss:w/rd", "host": "proxy.example", "port": 5432, "dbname": "aitasks"}"#).unwrap();
-        assert_eq!(url, "postgres://app:p%40ss%3Aw%2Frd@proxy.example:5432/aitasks");
+        assert_eq!(url, "postgres://app:p%40ss%3Aw%2Frd@proxy.example:5432/aitasks?sslmode=require");
         assert!(database_url(r#"{"username": "app"}"#).is_err());
     }
 }

@@ -65,6 +65,17 @@ impl AdmissionRefusal {
     }
 }
 
+/// How admissions are serialized.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Serialization {
+    /// Per `(app, scope)`: what the system uses.
+    #[default]
+    PerScope,
+    /// One advisory lock for every admission, as the reference implementation does. Kept only
+    /// as the baseline the admission benchmark compares against.
+    Global,
+}
+
 /// A scoped create's outcome: a cache hit is a new task already `succeeded`, with the
 /// completion event to publish.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,6 +89,7 @@ const RUN_FOR_SHARE: &str = "SELECT scope_id, state, actor ->> 'userId' AS user_
 
 /// Per-(app, scope) serialization; a hash collision only serializes two unrelated scopes.
 const LOCK_SCOPE: &str = "SELECT pg_advisory_xact_lock(hashtextextended($1 || chr(31) || $2, 7453))";
+const LOCK_GLOBAL: &str = "SELECT pg_advisory_xact_lock(7453)";
 
 const READ_STATE: &str = "SELECT \
      (SELECT id FROM tasks WHERE app_id = $1 AND effect_key = $3) AS existing_id, \
@@ -133,6 +145,16 @@ pub async fn create_scoped(
     task: &NewTask,
     admission: &ScopedAdmission,
 ) -> StoreResult<ScopedCreated> {
+    create_scoped_with(client, task, admission, Serialization::PerScope).await
+}
+
+/// [`create_scoped`] with a choice of serialization (the benchmark's baseline uses `Global`).
+pub async fn create_scoped_with(
+    client: &mut Client,
+    task: &NewTask,
+    admission: &ScopedAdmission,
+    serialization: Serialization,
+) -> StoreResult<ScopedCreated> {
     let transaction = client.transaction().await?;
     let (run_id, scope_id, usage_subject, usage_user_id) = match &task.owner {
         TaskOwner::Run(run_id) => {
@@ -155,8 +177,16 @@ pub async fn create_scoped(
             (None, scope_id.clone(), usage_subject.clone(), None)
         }
     };
-    let lock = transaction.prepare_cached(LOCK_SCOPE).await?;
-    transaction.execute(&lock, &[&task.app_id, &scope_id]).await?;
+    match serialization {
+        Serialization::PerScope => {
+            let lock = transaction.prepare_cached(LOCK_SCOPE).await?;
+            transaction.execute(&lock, &[&task.app_id, &scope_id]).await?;
+        }
+        Serialization::Global => {
+            let lock = transaction.prepare_cached(LOCK_GLOBAL).await?;
+            transaction.execute(&lock, &[]).await?;
+        }
+    }
 
     let budget = admission.budget;
     let read = transaction.prepare_cached(READ_STATE).await?;

@@ -39,7 +39,10 @@ mod sql;
 mod sweep;
 mod tasks;
 
-pub use admission::{create_scoped, AdmissionBudget, AdmissionRefusal, ScopedAdmission, ScopedCreated};
+pub use admission::{
+    create_scoped, create_scoped_with, AdmissionBudget, AdmissionRefusal, ScopedAdmission, ScopedCreated,
+    Serialization,
+};
 pub use error::{StoreError, StoreResult};
 pub use events::{lease_pending_events, mark_delivered, prune_delivered_events};
 pub use lease::{check, claim, heartbeat, requeue};

@@ -3,8 +3,10 @@
 use std::str::FromStr;
 use std::time::Duration;
 
+use std::sync::Arc;
+
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
-use tokio_postgres::NoTls;
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use crate::error::{StoreError, StoreResult};
 
@@ -37,6 +39,35 @@ impl PoolSettings {
     }
 }
 
+/// The TLS connector for Postgres: Mozilla's roots (RDS Proxy's certificates chain to Amazon's
+/// public roots) plus, when `AITASK_DB_CA_FILE` names a PEM bundle, its certificates (for a
+/// direct connection to an RDS instance, whose certificates come from the RDS CA). Whether TLS
+/// is used follows the URL's `sslmode` (`prefer` by default, `require` to insist).
+pub fn tls_connector() -> StoreResult<MakeRustlsConnect> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    if let Some(path) = std::env::var_os("AITASK_DB_CA_FILE").filter(|p| !p.is_empty()) {
+        let pem = std::fs::read(&path).map_err(|e| {
+            StoreError::Unavailable(format!("AITASK_DB_CA_FILE {}: {e}", path.to_string_lossy()).into())
+        })?;
+        for certificate in rustls_pemfile::certs(&mut pem.as_slice()) {
+            let certificate =
+                certificate.map_err(|e| StoreError::Unavailable(format!("AITASK_DB_CA_FILE: {e}").into()))?;
+            roots
+                .add(certificate)
+                .map_err(|e| StoreError::Unavailable(format!("AITASK_DB_CA_FILE: {e}").into()))?;
+        }
+    }
+    // An explicit provider: the process may link more than one, and then none is the default.
+    let config =
+        rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::aws_lc_rs::default_provider()))
+            .with_safe_default_protocol_versions()
+            .map_err(|e| StoreError::Unavailable(Box::new(e)))?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+    Ok(MakeRustlsConnect::new(config))
+}
+
 /// Build a pool. No connection is opened until the first query.
 pub fn connect(settings: &PoolSettings) -> StoreResult<Pool> {
     let mut config = tokio_postgres::Config::from_str(&settings.url).map_err(|e| {
@@ -46,7 +77,7 @@ pub fn connect(settings: &PoolSettings) -> StoreResult<Pool> {
     config.application_name("aitasks");
     let manager = Manager::from_config(
         config,
-        NoTls,
+        tls_connector()?,
         // Fast: a broken connection surfaces as an error on use and is dropped then; a
         // liveness query per checkout would add a round trip to every operation.
         ManagerConfig { recycling_method: RecyclingMethod::Fast },
@@ -72,7 +103,7 @@ const MIGRATION_LOCK_KEY: i64 = 0x0061_6974_6173_6b73;
 /// the runner holds a session advisory lock on its own connection, so the second migrator
 /// waits, then finds nothing left to apply. Returns the versions it applied.
 pub async fn migrate(database_url: &str) -> StoreResult<Vec<u32>> {
-    let (mut client, connection) = tokio_postgres::connect(database_url, NoTls).await?;
+    let (mut client, connection) = tokio_postgres::connect(database_url, tls_connector()?).await?;
     let driver = tokio::spawn(async move {
         if let Err(error) = connection.await {
             tracing::warn!(%error, "migration connection ended with an error");
