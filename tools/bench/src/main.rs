@@ -29,9 +29,9 @@ fn with_database(url: &str, database: &str) -> String {
 async fn fresh_database(base: &str, name: &str) -> Result<String, Failure> {
     let (admin, connection) = tokio_postgres::connect(&with_database(base, "postgres"), NoTls).await?;
     tokio::spawn(connection);
-    admin
-        .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE); CREATE DATABASE {name}"))
-        .await?;
+    // Two calls: DROP DATABASE may not share a (implicit) transaction with anything.
+    admin.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await?;
+    admin.batch_execute(&format!("CREATE DATABASE {name}")).await?;
     let url = with_database(base, name);
     store::migrate(&url).await?;
     Ok(url)
