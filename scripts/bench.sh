@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make bench: a Postgres of its own with the default (durable) settings, then the benchmarks.
 source "$(dirname "$0")/lib.sh"
-export AITASK_PG_DURABLE=1 AITASK_PG_DIR="/tmp/aitasks-pg-bench-$(printf '%s' "$ROOT" | md5sum | cut -c1-10)"
+export AITASK_PG_DURABLE=1 AITASK_PG_TLS=0 AITASK_PG_DIR="/tmp/aitasks-pg-bench-$(printf '%s' "$ROOT" | md5sum | cut -c1-10)"
 LOCAL_SAVED_ENV="$(cat "$LOCAL/env" 2>/dev/null || true)"
 AITASK_PG_STATE=bench "$ROOT/scripts/postgres.sh" up
 trap 'AITASK_PG_STATE=bench "$ROOT/scripts/postgres.sh" down; printf "%s\n" "$LOCAL_SAVED_ENV" > "$LOCAL/env"' EXIT

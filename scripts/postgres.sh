@@ -37,6 +37,23 @@ up() {
   chmod 755 "$PG_ROOT"
   chown -R postgres "$PG_ROOT"
   as_postgres "$bin/initdb" -D "$PGDATA_DIR" -U postgres -A trust -E UTF8 --no-instructions >/dev/null
+  # TLS as in AWS: a throwaway CA and a server certificate for 127.0.0.1, so every local
+  # connection (sslmode=prefer) goes through rustls with certificate verification.
+  # AITASK_PG_TLS=0 leaves it off (the benchmarks compare plain connections).
+  if [ "${AITASK_PG_TLS:-1}" = "1" ]; then
+    local tls="$PG_ROOT/tls"
+    mkdir -p "$tls"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=aitasks local CA" \
+      -keyout "$tls/ca.key" -out "$tls/ca.crt" \
+      -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" -keyout "$tls/server.key" -out "$tls/server.csr" 2>/dev/null
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n' >"$tls/server.ext"
+    openssl x509 -req -in "$tls/server.csr" -CA "$tls/ca.crt" -CAkey "$tls/ca.key" -CAcreateserial \
+      -days 3650 -out "$tls/server.crt" -extfile "$tls/server.ext" 2>/dev/null
+    chown postgres "$tls/server.key" "$tls/server.crt"
+    chmod 600 "$tls/server.key"
+    chmod 644 "$tls/ca.crt"
+  fi
   local port; port="$(free_port)"
   {
     echo "listen_addresses = '127.0.0.1'"
@@ -45,6 +62,11 @@ up() {
     echo "max_connections = 300"
     echo "shared_preload_libraries = 'pg_stat_statements'"
     echo "pg_stat_statements.track_utility = on"
+    if [ "${AITASK_PG_TLS:-1}" = "1" ]; then
+      echo "ssl = on"
+      echo "ssl_cert_file = '$PG_ROOT/tls/server.crt'"
+      echo "ssl_key_file = '$PG_ROOT/tls/server.key'"
+    fi
     # Throwaway cluster: durability is not needed, speed is. Benchmarks set AITASK_PG_DURABLE=1.
     if [ "${AITASK_PG_DURABLE:-0}" != "1" ]; then
       echo "fsync = off"
@@ -55,6 +77,9 @@ up() {
   as_postgres "$bin/pg_ctl" -D "$PGDATA_DIR" -l "$PG_ROOT/server.log" -w -t 30 start >/dev/null
   echo "$port" >"$STATE_DIR/port"
   env_set DATABASE_URL "postgres://postgres@127.0.0.1:$port/aitasks"
+  if [ "${AITASK_PG_TLS:-1}" = "1" ]; then
+    env_set AITASK_DB_CA_FILE "$PG_ROOT/tls/ca.crt"
+  fi
   as_postgres "$bin/psql" -h 127.0.0.1 -p "$port" -U postgres -qc "CREATE DATABASE aitasks" >/dev/null
   log "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port"
 }

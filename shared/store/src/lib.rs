@@ -51,7 +51,10 @@ pub use model::{
     Task, TaskOwner, TaskStatus,
 };
 pub use owned::{delete_owned, delete_retained, release, unreleased_sources, SourceRef, UNRELEASED_PAGE};
-pub use pool::{client, connect, migrate, redact, Client, GenericClient, PoolSettings, StorePool};
+pub use pool::{
+    client, connect, migrate, migrate_with, redact, tls_connector, Client, GenericClient, PoolSettings,
+    StorePool,
+};
 pub use runs::{cancel_run, create_run, get_run, CanceledRun};
 pub use settle::{complete, fail, settle_cancel};
 pub use sweep::{

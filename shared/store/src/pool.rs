@@ -26,6 +26,8 @@ pub struct PoolSettings {
     pub max_size: usize,
     pub connect_timeout: Duration,
     pub wait_timeout: Duration,
+    /// Extra trusted certificates (PEM) for TLS to Postgres; `AITASK_DB_CA_FILE` when `None`.
+    pub ca_file: Option<std::path::PathBuf>,
 }
 
 impl PoolSettings {
@@ -35,18 +37,22 @@ impl PoolSettings {
             max_size: 4,
             connect_timeout: Duration::from_secs(5),
             wait_timeout: Duration::from_secs(10),
+            ca_file: None,
         }
     }
 }
 
 /// The TLS connector for Postgres: Mozilla's roots (RDS Proxy's certificates chain to Amazon's
-/// public roots) plus, when `AITASK_DB_CA_FILE` names a PEM bundle, its certificates (for a
-/// direct connection to an RDS instance, whose certificates come from the RDS CA). Whether TLS
-/// is used follows the URL's `sslmode` (`prefer` by default, `require` to insist).
-pub fn tls_connector() -> StoreResult<MakeRustlsConnect> {
+/// public roots) plus the certificates of a PEM bundle, `ca_file` or else `AITASK_DB_CA_FILE`
+/// (for a direct connection to an RDS instance, whose certificates come from the RDS CA, or the
+/// local cluster's own CA). Whether TLS is used follows the URL's `sslmode` (`prefer` by
+/// default, `require` to insist).
+pub fn tls_connector(ca_file: Option<&std::path::Path>) -> StoreResult<MakeRustlsConnect> {
     let mut roots = rustls::RootCertStore::empty();
     roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-    if let Some(path) = std::env::var_os("AITASK_DB_CA_FILE").filter(|p| !p.is_empty()) {
+    let from_env =
+        std::env::var_os("AITASK_DB_CA_FILE").filter(|p| !p.is_empty()).map(std::path::PathBuf::from);
+    if let Some(path) = ca_file.map(std::path::Path::to_path_buf).or(from_env) {
         let pem = std::fs::read(&path).map_err(|e| {
             StoreError::Unavailable(format!("AITASK_DB_CA_FILE {}: {e}", path.to_string_lossy()).into())
         })?;
@@ -77,7 +83,7 @@ pub fn connect(settings: &PoolSettings) -> StoreResult<Pool> {
     config.application_name("aitasks");
     let manager = Manager::from_config(
         config,
-        tls_connector()?,
+        tls_connector(settings.ca_file.as_deref())?,
         // Fast: a broken connection surfaces as an error on use and is dropped then; a
         // liveness query per checkout would add a round trip to every operation.
         ManagerConfig { recycling_method: RecyclingMethod::Fast },
@@ -103,7 +109,12 @@ const MIGRATION_LOCK_KEY: i64 = 0x0061_6974_6173_6b73;
 /// the runner holds a session advisory lock on its own connection, so the second migrator
 /// waits, then finds nothing left to apply. Returns the versions it applied.
 pub async fn migrate(database_url: &str) -> StoreResult<Vec<u32>> {
-    let (mut client, connection) = tokio_postgres::connect(database_url, tls_connector()?).await?;
+    migrate_with(database_url, None).await
+}
+
+/// [`migrate`] trusting the certificates of `ca_file` too.
+pub async fn migrate_with(database_url: &str, ca_file: Option<&std::path::Path>) -> StoreResult<Vec<u32>> {
+    let (mut client, connection) = tokio_postgres::connect(database_url, tls_connector(ca_file)?).await?;
     let driver = tokio::spawn(async move {
         if let Err(error) = connection.await {
             tracing::warn!(%error, "migration connection ended with an error");

@@ -519,14 +519,17 @@ async fn migrations_are_idempotent_under_concurrent_migrators() {
         .await
         .unwrap();
     let url = with_database(&base, &name);
-    let runs = join_all((0..4).map(|_| store::migrate(&url))).await;
+    let runs = join_all((0..4).map(|_| store::migrate_with(&url, ca_file().as_deref()))).await;
     let applied: Vec<Vec<u32>> = runs.into_iter().map(|r| r.expect("every migrator succeeds")).collect();
     assert_eq!(
         applied.iter().filter(|a| !a.is_empty()).count(),
         1,
         "one migrator applies, the rest find nothing"
     );
-    assert!(store::migrate(&url).await.unwrap().is_empty(), "a later run applies nothing");
+    assert!(
+        store::migrate_with(&url, ca_file().as_deref()).await.unwrap().is_empty(),
+        "a later run applies nothing"
+    );
     let client = admin(&url).await;
     let tables: i64 = client
         .query_one("SELECT count(*) FROM pg_tables WHERE tablename IN ('runs','tasks','task_events','scope_budgets','scope_admissions')", &[])

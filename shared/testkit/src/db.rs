@@ -2,7 +2,7 @@
 //! in parallel and never see each other's rows. Needs a Postgres server: `make up` starts one
 //! and writes `DATABASE_URL` to `.local/env`, which is read when the variable is not set.
 
-use aitasks_store::{connect, migrate, NewRun, NewTask, PoolSettings, Run, StorePool, TaskOwner};
+use aitasks_store::{connect, migrate_with, NewRun, NewTask, PoolSettings, Run, StorePool, TaskOwner};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use tokio_postgres::NoTls;
@@ -20,6 +20,11 @@ use crate::{local_env, workspace_root};
 /// `DATABASE_URL`, or the one `make up` wrote to `.local/env`.
 pub fn base_url() -> String {
     local_env("DATABASE_URL")
+}
+
+/// The local cluster's CA (`make up` serves TLS with it), when there is one.
+pub fn ca_file() -> Option<std::path::PathBuf> {
+    crate::try_local_env("AITASK_DB_CA_FILE").map(std::path::PathBuf::from)
 }
 
 /// The same server, another database.
@@ -80,7 +85,7 @@ impl TestDb {
                 .await
                 .expect("create template");
             let building_url = with_database(&base, &building);
-            migrate(&building_url).await.expect("migrate template");
+            migrate_with(&building_url, ca_file().as_deref()).await.expect("migrate template");
             admin(&building_url)
                 .await
                 .batch_execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
@@ -100,6 +105,7 @@ impl TestDb {
         let url = with_database(&base, &name);
         let mut settings = PoolSettings::new(url.clone());
         settings.max_size = 40;
+        settings.ca_file = ca_file();
         let pool = connect(&settings).expect("pool");
         TestDb { pool, url, name, admin_url }
     }

@@ -159,6 +159,9 @@ impl Stack {
             ("AITASK_DB_POOL_SIZE".into(), "8".into()),
             ("RUST_LOG".into(), "info".into()),
         ];
+        if let Some(ca) = crate::try_local_env("AITASK_DB_CA_FILE") {
+            env.push(("AITASK_DB_CA_FILE".into(), ca));
+        }
         for (key, value) in overrides {
             env.retain(|(k, _)| k != key);
             env.push(((*key).to_owned(), (*value).to_owned()));
