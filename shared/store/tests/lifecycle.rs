@@ -519,7 +519,8 @@ async fn migrations_are_idempotent_under_concurrent_migrators() {
         .await
         .unwrap();
     let url = with_database(&base, &name);
-    let runs = join_all((0..4).map(|_| store::migrate_with(&url, ca_file().as_deref()))).await;
+    let ca = ca_file();
+    let runs = join_all((0..4).map(|_| store::migrate_with(&url, ca.as_deref()))).await;
     let applied: Vec<Vec<u32>> = runs.into_iter().map(|r| r.expect("every migrator succeeds")).collect();
     assert_eq!(
         applied.iter().filter(|a| !a.is_empty()).count(),
