@@ -1,7 +1,7 @@
 //! `create-task`, behind API Gateway: runs and tasks. Parses the event, calls the runtime,
 //! maps the result; nothing else.
 
-use aitasks_lambda_kit::{error_response, json_response, ApiError, HttpRequest};
+use aitasks_lambda_kit::{json_response, serve_http, ApiError, HttpRequest};
 use aitasks_runtime::{api, App};
 use aws_lambda_events::apigw::{ApiGatewayV2httpRequest, ApiGatewayV2httpResponse};
 use lambda_runtime::{Error, LambdaEvent};
@@ -11,8 +11,7 @@ pub async fn handle<P>(
     app: &App<P>,
     event: LambdaEvent<ApiGatewayV2httpRequest>,
 ) -> Result<ApiGatewayV2httpResponse, Error> {
-    let request = HttpRequest::new(&event.payload);
-    Ok(route(app, &request).await.unwrap_or_else(|error| error_response(&error)))
+    Ok(serve_http(&event.payload, |request| async move { route(app, &request).await }).await)
 }
 
 async fn route<P>(app: &App<P>, request: &HttpRequest<'_>) -> Result<ApiGatewayV2httpResponse, ApiError> {

@@ -77,6 +77,16 @@ fn response(status: u16, body: String, extra: HeaderMap) -> ApiGatewayV2httpResp
     response
 }
 
+/// Run a router over an API Gateway request: every `ApiError` it returns becomes its HTTP
+/// answer here, so handlers only route.
+pub async fn serve_http<'a, F, Fut>(event: &'a ApiGatewayV2httpRequest, route: F) -> ApiGatewayV2httpResponse
+where
+    F: FnOnce(HttpRequest<'a>) -> Fut,
+    Fut: std::future::Future<Output = Result<ApiGatewayV2httpResponse, ApiError>>,
+{
+    route(HttpRequest::new(event)).await.unwrap_or_else(|error| error_response(&error))
+}
+
 /// A JSON success answer.
 pub fn json_response(status: u16, value: &impl Serialize) -> ApiGatewayV2httpResponse {
     match serde_json::to_string(value) {

@@ -5,7 +5,7 @@
 mod http_api;
 mod telemetry;
 
-pub use http_api::{error_response, json_response, HttpRequest};
+pub use http_api::{error_response, json_response, serve_http, HttpRequest};
 pub use telemetry::init_tracing;
 
 pub use aitasks_runtime::ApiError;

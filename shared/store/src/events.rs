@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::model::PendingEvent;
 use crate::pool::GenericClient;
+use crate::sql::{limit, millis};
 use crate::StoreResult;
 
 const LEASE_PENDING: &str =
@@ -21,10 +22,6 @@ const PRUNE_DELIVERED: &str = "DELETE FROM task_events WHERE id IN ( \
      SELECT id FROM task_events WHERE delivered_at < now() - $1::bigint * interval '1 millisecond' \
      ORDER BY delivered_at LIMIT $2 FOR UPDATE SKIP LOCKED)";
 
-fn millis(duration: Duration) -> i64 {
-    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
-}
-
 /// Take a batch of undelivered events whose grace has passed, hiding them from other sweepers
 /// for `lease`. Events not marked delivered within the lease come back.
 pub async fn lease_pending_events(
@@ -33,7 +30,7 @@ pub async fn lease_pending_events(
     batch: usize,
 ) -> StoreResult<Vec<PendingEvent>> {
     let statement = client.prepare_cached(LEASE_PENDING).await?;
-    let rows = client.query(&statement, &[&millis(lease), &i64::try_from(batch).unwrap_or(i64::MAX)]).await?;
+    let rows = client.query(&statement, &[&millis(lease), &limit(batch)]).await?;
     rows.iter()
         .map(|row| {
             Ok(PendingEvent {
@@ -61,5 +58,5 @@ pub async fn prune_delivered_events(
     batch: usize,
 ) -> StoreResult<u64> {
     let statement = client.prepare_cached(PRUNE_DELIVERED).await?;
-    Ok(client.execute(&statement, &[&millis(older_than), &i64::try_from(batch).unwrap_or(i64::MAX)]).await?)
+    Ok(client.execute(&statement, &[&millis(older_than), &limit(batch)]).await?)
 }

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use crate::pool::GenericClient;
+use crate::sql::{limit, millis};
 use crate::StoreResult;
 
 const RELEASE: &str = "UPDATE tasks SET released_at = COALESCE(released_at, now()) \
@@ -86,11 +87,16 @@ pub async fn unreleased_sources(
     after: Option<&SourceRef>,
 ) -> StoreResult<(Vec<SourceRef>, Option<SourceRef>)> {
     let statement = client.prepare_cached(UNRELEASED_SOURCES).await?;
-    let limit = UNRELEASED_PAGE as i64;
     let rows = client
         .query(
             &statement,
-            &[&app_id, &step_key, &after.map(|a| &a.scope_id), &after.map(|a| &a.source_id), &limit],
+            &[
+                &app_id,
+                &step_key,
+                &after.map(|a| &a.scope_id),
+                &after.map(|a| &a.source_id),
+                &limit(UNRELEASED_PAGE),
+            ],
         )
         .await?;
     let sources: Vec<SourceRef> = rows
@@ -109,7 +115,5 @@ pub async fn delete_retained(
     batch: usize,
 ) -> StoreResult<u64> {
     let statement = client.prepare_cached(DELETE_RETAINED).await?;
-    let millis = i64::try_from(retention.as_millis()).unwrap_or(i64::MAX);
-    let limit = i64::try_from(batch).unwrap_or(i64::MAX);
-    Ok(client.execute(&statement, &[&millis, &limit]).await?)
+    Ok(client.execute(&statement, &[&millis(retention), &limit(batch)]).await?)
 }

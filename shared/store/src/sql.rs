@@ -84,3 +84,13 @@ pub(crate) fn split_settled(
     }
     Ok((settled, other))
 }
+
+/// A duration as the `bigint` milliseconds the statements take.
+pub(crate) fn millis(duration: std::time::Duration) -> i64 {
+    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// A batch size as the `bigint` a `LIMIT` takes.
+pub(crate) fn limit(batch: usize) -> i64 {
+    i64::try_from(batch).unwrap_or(i64::MAX)
+}

@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use crate::model::Task;
 use crate::pool::GenericClient;
-use crate::sql::{split_settled, with_settlement};
+use crate::sql::{limit, millis, split_settled, with_settlement};
 use crate::{Settled, StoreResult};
 
 const EXPIRE_QUEUED: &str = with_settlement!(
@@ -62,14 +62,6 @@ const PRUNE_ADMISSIONS: &str = "DELETE FROM scope_admissions WHERE task_id IN ( 
      SELECT task_id FROM scope_admissions \
      WHERE created_at < now() - $1::bigint * interval '1 millisecond' \
      ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)";
-
-fn millis(duration: Duration) -> i64 {
-    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
-}
-
-fn limit(batch: usize) -> i64 {
-    i64::try_from(batch).unwrap_or(i64::MAX)
-}
 
 /// Queued tasks that waited longer than `queue_timeout` end `failed` with
 /// `WORKFLOW_AI_QUEUE_TIMEOUT` (or `canceled` where a cancel was requested).
