@@ -4,9 +4,23 @@
 //! globally. Inside it, one statement reads everything the decision needs (existing effect
 //! key, cache hit, the 24 h budgets, the scope's active count, the token bucket) and one
 //! statement writes (the application-wide counter, the bucket, the task, its admission row).
-//! The application-wide cap is a conditional upsert on a counter row, taken as the last write
-//! before commit; it is lowered in the same statement as every transition that ends a scoped
-//! task. A refusal rolls everything back: nothing is stored.
+//! A refusal rolls everything back: nothing is stored.
+//!
+//! The application-wide cap counts active scoped tasks in 32 counter shards per application
+//! (the shard of the task's scope), raised by admission and lowered in the same statement as
+//! every transition that ends a scoped task. It holds exactly without serializing every
+//! admission of an application:
+//!
+//! - Far from the cap, admissions take the application's advisory lock *shared*. Each raises
+//!   its shard, then sums all shards in the same statement and admits only if that sum plus
+//!   `max_connections - 1` stays within the cap. Of any set of admissions, consider the one
+//!   that checked last: every other was then either committed (so in its sum) or still open
+//!   on one of at most `max_connections - 1` other sessions, so the total never passes the cap.
+//! - Near the cap (or when that check fails), admission takes the lock *exclusive*: no other
+//!   admission of the application is then open, so the sum is exact and the cap is met exactly.
+//!
+//! Settlements lower the counters without the lock; an uncommitted decrement is invisible,
+//! which only errs on the side of refusing.
 
 use std::time::Duration;
 
@@ -90,6 +104,8 @@ const RUN_FOR_SHARE: &str = "SELECT scope_id, state, actor ->> 'userId' AS user_
 /// Per-(app, scope) serialization; a hash collision only serializes two unrelated scopes.
 const LOCK_SCOPE: &str = "SELECT pg_advisory_xact_lock(hashtextextended($1 || chr(31) || $2, 7453))";
 const LOCK_GLOBAL: &str = "SELECT pg_advisory_xact_lock(7453)";
+const LOCK_APP_SHARED: &str = "SELECT pg_advisory_xact_lock_shared(hashtextextended($1, 7454))";
+const LOCK_APP_EXCLUSIVE: &str = "SELECT pg_advisory_xact_lock(hashtextextended($1, 7454))";
 
 const READ_STATE: &str = "SELECT \
      (SELECT id FROM tasks WHERE app_id = $1 AND effect_key = $3) AS existing_id, \
@@ -99,17 +115,20 @@ const READ_STATE: &str = "SELECT \
      (SELECT count(*) FROM tasks WHERE app_id = $1 AND scope_id = $2 AND status IN ('queued', 'running') \
        AND cache_key IS NOT NULL) AS scope_active, \
      COALESCE((SELECT LEAST($6::float8, tokens + extract(epoch FROM now() - refilled_at) * $7::float8 / 60.0) \
-       FROM scope_budgets WHERE app_id = $1 AND scope_id = $2), $6::float8) AS available \
+       FROM scope_budgets WHERE app_id = $1 AND scope_id = $2), $6::float8) AS available, \
+     (SELECT COALESCE(sum(active), 0)::bigint FROM app_concurrency WHERE app_id = $1) AS app_active, \
+     current_setting('max_connections')::bigint AS max_connections \
      FROM (SELECT count(DISTINCT logical_key) FILTER (WHERE source_id = $4) AS source_steps, \
        count(DISTINCT source_id) AS sources, COALESCE(bool_or(source_id = $4), false) AS seen_source \
        FROM scope_admissions WHERE app_id = $1 AND scope_id = $2 \
        AND created_at > now() - interval '24 hours') history";
 
 const ADMIT: &str = concat!(
-    "WITH counted AS (INSERT INTO app_concurrency (app_id, active) VALUES ($1, 1) \
-     ON CONFLICT (app_id) DO UPDATE SET active = app_concurrency.active + 1 \
-     WHERE app_concurrency.active < $19 RETURNING active), \
-     admitted AS (SELECT 1 FROM counted WHERE $20::bool), \
+    "WITH counted AS (INSERT INTO app_concurrency (app_id, shard, active) VALUES ($1, scope_shard($2), 1) \
+     ON CONFLICT (app_id, shard) DO UPDATE SET active = app_concurrency.active + 1 RETURNING active), \
+     within AS (SELECT counted.active + $22::bigint + COALESCE((SELECT sum(active) FROM app_concurrency \
+     WHERE app_id = $1 AND shard <> scope_shard($2)), 0) <= $19::bigint AS ok FROM counted), \
+     admitted AS (SELECT 1 FROM within WHERE ok AND $20::bool), \
      bucket AS (INSERT INTO scope_budgets (app_id, scope_id, tokens, refilled_at) \
      SELECT $1, $2, $21, now() FROM admitted \
      ON CONFLICT (app_id, scope_id) DO UPDATE SET tokens = EXCLUDED.tokens, refilled_at = now()), \
@@ -120,7 +139,7 @@ const ADMIT: &str = concat!(
     task_columns!(),
     "), history AS (INSERT INTO scope_admissions (task_id, app_id, scope_id, source_id, logical_key) \
      SELECT id, $1, $2, $7, $18 FROM inserted) \
-     SELECT EXISTS (SELECT 1 FROM counted) AS within_cap, inserted.* FROM (SELECT 1) one LEFT JOIN inserted ON true"
+     SELECT (SELECT ok FROM within) AS within_cap, inserted.* FROM (SELECT 1) one LEFT JOIN inserted ON true"
 );
 
 const INSERT_CACHED: &str = concat!(
@@ -155,6 +174,39 @@ pub async fn create_scoped_with(
     admission: &ScopedAdmission,
     serialization: Serialization,
 ) -> StoreResult<ScopedCreated> {
+    match attempt(client, task, admission, serialization, None).await? {
+        Attempt::Done(created) => Ok(created),
+        // Far from the cap by the first read, but not by the exact check: once more, alone.
+        Attempt::NeedsExclusive => {
+            match attempt(client, task, admission, serialization, Some(AppLock::Exclusive)).await? {
+                Attempt::Done(created) => Ok(created),
+                Attempt::NeedsExclusive => Err(StoreError::Admission(AdmissionRefusal::Capacity)),
+            }
+        }
+    }
+}
+
+/// How an admission holds its application's lock (see the module comment).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AppLock {
+    Shared,
+    Exclusive,
+}
+
+enum Attempt {
+    Done(ScopedCreated),
+    NeedsExclusive,
+}
+
+/// One admission transaction. `app_lock` forces the application lock's mode; `None` picks it
+/// from what the first read sees.
+async fn attempt(
+    client: &mut Client,
+    task: &NewTask,
+    admission: &ScopedAdmission,
+    serialization: Serialization,
+    app_lock: Option<AppLock>,
+) -> StoreResult<Attempt> {
     let transaction = client.transaction().await?;
     let (run_id, scope_id, usage_subject, usage_user_id) = match &task.owner {
         TaskOwner::Run(run_id) => {
@@ -177,38 +229,40 @@ pub async fn create_scoped_with(
             (None, scope_id.clone(), usage_subject.clone(), None)
         }
     };
-    match serialization {
-        Serialization::PerScope => {
-            let lock = transaction.prepare_cached(LOCK_SCOPE).await?;
-            transaction.execute(&lock, &[&task.app_id, &scope_id]).await?;
-        }
-        Serialization::Global => {
-            let lock = transaction.prepare_cached(LOCK_GLOBAL).await?;
-            transaction.execute(&lock, &[]).await?;
-        }
-    }
 
     let budget = admission.budget;
-    let read = transaction.prepare_cached(READ_STATE).await?;
-    let state = transaction
-        .query_one(
-            &read,
-            &[
-                &task.app_id,
-                &scope_id,
-                &task.effect_key,
-                &admission.source_id,
-                &admission.cache_key,
-                &(budget.burst as f64),
-                &(budget.tasks_per_minute as f64),
-                &admission.recompute,
-            ],
-        )
-        .await?;
+    let (lock, read) = match serialization {
+        Serialization::PerScope => {
+            tokio::try_join!(transaction.prepare_cached(LOCK_SCOPE), transaction.prepare_cached(READ_STATE))?
+        }
+        Serialization::Global => {
+            tokio::try_join!(transaction.prepare_cached(LOCK_GLOBAL), transaction.prepare_cached(READ_STATE))?
+        }
+    };
+    let lock_params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = match serialization {
+        Serialization::PerScope => vec![&task.app_id, &scope_id],
+        Serialization::Global => vec![],
+    };
+    let (burst, per_minute) = (budget.burst as f64, budget.tasks_per_minute as f64);
+    let read_params: [&(dyn tokio_postgres::types::ToSql + Sync); 8] = [
+        &task.app_id,
+        &scope_id,
+        &task.effect_key,
+        &admission.source_id,
+        &admission.cache_key,
+        &burst,
+        &per_minute,
+        &admission.recompute,
+    ];
+    // Pipelined: the server runs the lock first, and the read's snapshot is taken after it.
+    let (_, state) = tokio::try_join!(
+        transaction.execute(&lock, &lock_params),
+        transaction.query_one(&read, &read_params)
+    )?;
 
     if state.try_get::<_, Option<Uuid>>("existing_id")?.is_some() {
         transaction.rollback().await?;
-        return existing(client, task).await;
+        return existing(client, task).await.map(Attempt::Done);
     }
 
     let id = Uuid::new_v4();
@@ -240,11 +294,14 @@ pub async fn create_scoped_with(
         params.push(&output);
         let Some(row) = transaction.query_opt(&statement, &params).await? else {
             transaction.rollback().await?;
-            return existing(client, task).await;
+            return existing(client, task).await.map(Attempt::Done);
         };
         let settled = settled_from_row(&row)?;
         transaction.commit().await?;
-        return Ok(ScopedCreated { created: Created::New(settled.task), event: Some(settled.event) });
+        return Ok(Attempt::Done(ScopedCreated {
+            created: Created::New(settled.task),
+            event: Some(settled.event),
+        }));
     }
 
     let source_steps: i64 = state.try_get("source_steps")?;
@@ -266,16 +323,37 @@ pub async fn create_scoped_with(
         return Err(StoreError::Admission(refusal));
     }
 
+    // Other sessions that may hold an uncounted admission when the lock is shared.
+    let other_sessions: i64 = state.try_get::<_, i64>("max_connections")?.saturating_sub(1).max(0);
+    let app_active: i64 = state.try_get("app_active")?;
+    let app_lock = app_lock.unwrap_or(
+        if app_active.saturating_add(other_sessions).saturating_add(1) <= budget.global_concurrent {
+            AppLock::Shared
+        } else {
+            AppLock::Exclusive
+        },
+    );
+    let slack: i64 = if app_lock == AppLock::Shared { other_sessions } else { 0 };
     let rate_ok = available >= 1.0;
-    let global_cap = i32::try_from(budget.global_concurrent).unwrap_or(i32::MAX);
     let tokens_after = (available - 1.0).max(0.0);
-    let statement = transaction.prepare_cached(ADMIT).await?;
+    let (lock_app, admit) = tokio::try_join!(
+        transaction.prepare_cached(match app_lock {
+            AppLock::Shared => LOCK_APP_SHARED,
+            AppLock::Exclusive => LOCK_APP_EXCLUSIVE,
+        }),
+        transaction.prepare_cached(ADMIT)
+    )?;
     let mut params = base.to_vec();
-    params.extend_from_slice(&[&logical_key, &global_cap, &rate_ok, &tokens_after]);
-    let row = transaction.query_one(&statement, &params).await?;
+    params.extend_from_slice(&[&logical_key, &budget.global_concurrent, &rate_ok, &tokens_after, &slack]);
+    // Pipelined like the read: the admit statement's snapshot is taken once the lock is held.
+    let (_, row) =
+        tokio::try_join!(transaction.execute(&lock_app, &base[..1]), transaction.query_one(&admit, &params))?;
     if !row.try_get::<_, bool>("within_cap")? {
         transaction.rollback().await?;
-        return Err(StoreError::Admission(AdmissionRefusal::Capacity));
+        return match app_lock {
+            AppLock::Shared => Ok(Attempt::NeedsExclusive),
+            AppLock::Exclusive => Err(StoreError::Admission(AdmissionRefusal::Capacity)),
+        };
     }
     if !rate_ok {
         transaction.rollback().await?;
@@ -286,11 +364,11 @@ pub async fn create_scoped_with(
     if row.try_get::<_, Option<Uuid>>("id")?.is_none() {
         // The effect key was taken by a create in another scope since the read.
         transaction.rollback().await?;
-        return existing(client, task).await;
+        return existing(client, task).await.map(Attempt::Done);
     }
     let created = Task::from_row(&row)?;
     transaction.commit().await?;
-    Ok(ScopedCreated { created: Created::New(created), event: None })
+    Ok(Attempt::Done(ScopedCreated { created: Created::New(created), event: None }))
 }
 
 async fn existing(client: &Client, task: &NewTask) -> StoreResult<ScopedCreated> {

@@ -16,7 +16,8 @@ const DELETE_BATCH: &str = "WITH deleted AS (DELETE FROM tasks WHERE id IN ( \
      SELECT id FROM tasks WHERE app_id = $1 AND scope_id = $2 AND run_id IS NULL \
      AND ($3::text IS NULL OR source_id = $3) LIMIT $4) RETURNING status, cache_key), \
      ended AS (UPDATE app_concurrency SET active = GREATEST(active - (SELECT count(*) FROM deleted \
-     WHERE status IN ('queued', 'running') AND cache_key IS NOT NULL)::int, 0) WHERE app_id = $1) \
+     WHERE status IN ('queued', 'running') AND cache_key IS NOT NULL)::int, 0) \
+     WHERE app_id = $1 AND shard = scope_shard($2)) \
      SELECT count(*) FROM deleted";
 
 const UNRELEASED_SOURCES: &str = "SELECT DISTINCT scope_id, source_id FROM tasks \

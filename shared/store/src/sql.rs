@@ -14,7 +14,7 @@ pub(crate) use event_payload;
 
 /// Turn an `UPDATE tasks ...` into one statement that also, for every row it made terminal,
 /// writes the completion event (transactional outbox), lowers the application's count of
-/// active scoped tasks, and, for failed or canceled scoped tasks, frees the logical step in
+/// active scoped tasks (in the shard of the task's scope), and, for failed or canceled scoped tasks, frees the logical step in
 /// the admission history. Rows come back with `event_id` and
 /// `event_payload` (NULL for rows the update left non-terminal).
 ///
@@ -39,9 +39,11 @@ macro_rules! with_settlement {
              freed AS (UPDATE scope_admissions SET logical_key = NULL WHERE task_id IN \
              (SELECT id FROM settled WHERE status IN ('failed', 'canceled'))), \
              ended AS (UPDATE app_concurrency SET active = GREATEST(active - ended_count, 0) \
-             FROM (SELECT app_id AS ended_app, count(*)::int AS ended_count FROM settled \
+             FROM (SELECT app_id AS ended_app, scope_shard(scope_id) AS ended_shard, \
+             count(*)::int AS ended_count FROM settled \
              WHERE cache_key IS NOT NULL AND status IN ('succeeded', 'failed', 'canceled') \
-             GROUP BY app_id) ended_rows WHERE app_concurrency.app_id = ended_app) \
+             GROUP BY 1, 2) ended_rows \
+             WHERE app_concurrency.app_id = ended_app AND app_concurrency.shard = ended_shard) \
              SELECT settled.*, events.id AS event_id, events.payload AS event_payload \
              FROM settled LEFT JOIN events ON events.task_id = settled.id"
         )
