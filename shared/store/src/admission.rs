@@ -174,16 +174,14 @@ pub async fn create_scoped_with(
     admission: &ScopedAdmission,
     serialization: Serialization,
 ) -> StoreResult<ScopedCreated> {
-    match attempt(client, task, admission, serialization, None).await? {
-        Attempt::Done(created) => Ok(created),
-        // Far from the cap by the first read, but not by the exact check: once more, alone.
-        Attempt::NeedsExclusive => {
-            match attempt(client, task, admission, serialization, Some(AppLock::Exclusive)).await? {
-                Attempt::Done(created) => Ok(created),
-                Attempt::NeedsExclusive => Err(StoreError::Admission(AdmissionRefusal::Capacity)),
-            }
-        }
+    if let Some(created) = attempt(client, task, admission, serialization, None).await? {
+        return Ok(created);
     }
+    // Far from the cap by the first read, but not by the check under the shared lock: once
+    // more, alone (an exclusive attempt always decides).
+    attempt(client, task, admission, serialization, Some(AppLock::Exclusive))
+        .await?
+        .ok_or(StoreError::Admission(AdmissionRefusal::Capacity))
 }
 
 /// How an admission holds its application's lock (see the module comment).
@@ -193,20 +191,16 @@ enum AppLock {
     Exclusive,
 }
 
-enum Attempt {
-    Done(ScopedCreated),
-    NeedsExclusive,
-}
-
 /// One admission transaction. `app_lock` forces the application lock's mode; `None` picks it
-/// from what the first read sees.
+/// from what the first read sees. `None` back means "over the cap under the shared lock: try
+/// again exclusive".
 async fn attempt(
     client: &mut Client,
     task: &NewTask,
     admission: &ScopedAdmission,
     serialization: Serialization,
     app_lock: Option<AppLock>,
-) -> StoreResult<Attempt> {
+) -> StoreResult<Option<ScopedCreated>> {
     let transaction = client.transaction().await?;
     let (run_id, scope_id, usage_subject, usage_user_id) = match &task.owner {
         TaskOwner::Run(run_id) => {
@@ -262,7 +256,7 @@ async fn attempt(
 
     if state.try_get::<_, Option<Uuid>>("existing_id")?.is_some() {
         transaction.rollback().await?;
-        return existing(client, task).await.map(Attempt::Done);
+        return existing(client, task).await.map(Some);
     }
 
     let id = Uuid::new_v4();
@@ -294,14 +288,11 @@ async fn attempt(
         params.push(&output);
         let Some(row) = transaction.query_opt(&statement, &params).await? else {
             transaction.rollback().await?;
-            return existing(client, task).await.map(Attempt::Done);
+            return existing(client, task).await.map(Some);
         };
         let settled = settled_from_row(&row)?;
         transaction.commit().await?;
-        return Ok(Attempt::Done(ScopedCreated {
-            created: Created::New(settled.task),
-            event: Some(settled.event),
-        }));
+        return Ok(Some(ScopedCreated { created: Created::New(settled.task), event: Some(settled.event) }));
     }
 
     let source_steps: i64 = state.try_get("source_steps")?;
@@ -351,7 +342,7 @@ async fn attempt(
     if !row.try_get::<_, bool>("within_cap")? {
         transaction.rollback().await?;
         return match app_lock {
-            AppLock::Shared => Ok(Attempt::NeedsExclusive),
+            AppLock::Shared => Ok(None),
             AppLock::Exclusive => Err(StoreError::Admission(AdmissionRefusal::Capacity)),
         };
     }
@@ -364,11 +355,11 @@ async fn attempt(
     if row.try_get::<_, Option<Uuid>>("id")?.is_none() {
         // The effect key was taken by a create in another scope since the read.
         transaction.rollback().await?;
-        return existing(client, task).await.map(Attempt::Done);
+        return existing(client, task).await.map(Some);
     }
     let created = Task::from_row(&row)?;
     transaction.commit().await?;
-    Ok(Attempt::Done(ScopedCreated { created: Created::New(created), event: None }))
+    Ok(Some(ScopedCreated { created: Created::New(created), event: None }))
 }
 
 async fn existing(client: &Client, task: &NewTask) -> StoreResult<ScopedCreated> {
