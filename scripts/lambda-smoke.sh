@@ -23,9 +23,10 @@ source "$LOCAL/env"
 set +a
 # A database of its own, migrated, so the invocations see a real schema.
 smoke_db="aitasks_lambda_smoke"
-admin_url="${DATABASE_URL%/*}/postgres"
+admin_url="${AITASK_MIGRATE_DATABASE_URL%/*}/postgres"
 psql "$admin_url" -qc "DROP DATABASE IF EXISTS $smoke_db" -c "CREATE DATABASE $smoke_db" >/dev/null
 export DATABASE_URL="${DATABASE_URL%/*}/$smoke_db"
+export AITASK_MIGRATE_DATABASE_URL="${AITASK_MIGRATE_DATABASE_URL%/*}/$smoke_db"
 "$target_dir/debug/aitasks-dev-server" migrate
 export OPENAI_BASE_URL="${OPENAI_BASE_URL:-http://127.0.0.1:9/v1}"
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Start or stop a throwaway PostgreSQL cluster for development and tests.
 #   scripts/postgres.sh up     install when missing, start on a free port, write DATABASE_URL
+#                              (the functions' role) and AITASK_MIGRATE_DATABASE_URL (the owner)
 #   scripts/postgres.sh down   stop it and delete its data
 # The server refuses to run as root, so it runs as the `postgres` user.
 source "$(dirname "$0")/lib.sh"
@@ -74,9 +75,19 @@ up() {
       echo "full_page_writes = off"
     fi
   } >>"$PGDATA_DIR/postgresql.conf"
+  # The functions' login (as in AWS): a password checked with SCRAM, and only the data
+  # privileges of the `aitasks_app` group role (migrations/V4). Everyone else is trusted.
+  local app_password; app_password="$(openssl rand -hex 16)"
+  { echo "host all aitasks_fn 127.0.0.1/32 scram-sha-256"; cat "$PGDATA_DIR/pg_hba.conf"; } >"$PGDATA_DIR/pg_hba.new"
+  mv "$PGDATA_DIR/pg_hba.new" "$PGDATA_DIR/pg_hba.conf"
+  chown postgres "$PGDATA_DIR/pg_hba.conf"
   as_postgres "$bin/pg_ctl" -D "$PGDATA_DIR" -l "$PG_ROOT/server.log" -w -t 30 start >/dev/null
   echo "$port" >"$STATE_DIR/port"
-  env_set DATABASE_URL "postgres://postgres@127.0.0.1:$port/aitasks"
+  as_postgres "$bin/psql" -h 127.0.0.1 -p "$port" -U postgres -q \
+    -c "DO \$\$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'aitasks_app') THEN CREATE ROLE aitasks_app NOLOGIN; END IF; END \$\$" \
+    -c "CREATE ROLE aitasks_fn LOGIN PASSWORD '$app_password' IN ROLE aitasks_app" >/dev/null
+  env_set DATABASE_URL "postgres://aitasks_fn:$app_password@127.0.0.1:$port/aitasks"
+  env_set AITASK_MIGRATE_DATABASE_URL "postgres://postgres@127.0.0.1:$port/aitasks"
   if [ "${AITASK_PG_TLS:-1}" = "1" ]; then
     env_set AITASK_DB_CA_FILE "$PG_ROOT/tls/ca.crt"
   fi

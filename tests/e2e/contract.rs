@@ -190,6 +190,17 @@ fn the_template_holds_what_the_linters_miss() {
         ("SweeperFunction", &["secretsmanager:GetSecretValue", "sqs:SendMessage"]),
         ("MigrateFunction", &["secretsmanager:GetSecretValue"]),
     ];
+    // Migrations run as the schema owner; every other function only as the row-level role.
+    let migrate = &resources["MigrateFunction"]["Properties"];
+    assert_eq!(
+        migrate["Environment"]["Variables"]["AITASK_DATABASE_SECRET_ARN"]["Ref"].as_str(),
+        Some("DatabaseOwnerSecretArn")
+    );
+    for function in ["CreateTaskFunction", "ProcessTaskFunction", "SweeperFunction", "ReleaseDeleteFunction"]
+    {
+        let policies = serde_yaml::to_string(&resources[function]["Properties"]["Policies"]).expect("yaml");
+        assert!(!policies.contains("DatabaseOwnerSecretArn"), "{function} must not read the owner's secret");
+    }
     for (function, allowed) in expected {
         let found = actions(&resources[function]);
         let allowed: BTreeSet<String> = allowed.iter().map(|a| (*a).to_owned()).collect();

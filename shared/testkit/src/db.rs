@@ -9,16 +9,26 @@ use tokio_postgres::NoTls;
 use uuid::Uuid;
 
 pub struct TestDb {
+    /// A pool as the functions' role (rows only, no schema changes).
     pub pool: StorePool,
+    /// The schema owner's URL of this database.
     pub url: String,
+    /// The functions' role's URL of this database (`DATABASE_URL`).
+    pub app_url: String,
     pub name: String,
     admin_url: String,
 }
 
 use crate::{local_env, workspace_root};
 
-/// `DATABASE_URL`, or the one `make up` wrote to `.local/env`.
+/// The schema owner's URL (`AITASK_MIGRATE_DATABASE_URL`, else `DATABASE_URL`), from the
+/// environment or the `.local/env` that `make up` wrote.
 pub fn base_url() -> String {
+    crate::try_local_env("AITASK_MIGRATE_DATABASE_URL").unwrap_or_else(|| local_env("DATABASE_URL"))
+}
+
+/// The functions' role's URL (`DATABASE_URL`).
+pub fn app_base_url() -> String {
     local_env("DATABASE_URL")
 }
 
@@ -103,11 +113,12 @@ impl TestDb {
             .await
             .expect("clone template");
         let url = with_database(&base, &name);
-        let mut settings = PoolSettings::new(url.clone());
+        let app_url = with_database(&app_base_url(), &name);
+        let mut settings = PoolSettings::new(app_url.clone());
         settings.max_size = 40;
         settings.ca_file = ca_file();
         let pool = connect(&settings).expect("pool");
-        TestDb { pool, url, name, admin_url }
+        TestDb { pool, url, app_url, name, admin_url }
     }
 
     pub async fn client(&self) -> aitasks_store::Client {

@@ -138,7 +138,8 @@ impl Stack {
     ) -> Vec<(String, String)> {
         let address = format!("127.0.0.1:{}", free_port());
         let mut env: Vec<(String, String)> = vec![
-            ("DATABASE_URL".into(), db.url.clone()),
+            ("DATABASE_URL".into(), db.app_url.clone()),
+            ("AITASK_MIGRATE_DATABASE_URL".into(), db.url.clone()),
             ("AITASK_TASK_QUEUE_URL".into(), queues.tasks.clone()),
             ("AITASK_EVENTS_QUEUE_URL".into(), queues.events.clone()),
             ("AWS_ENDPOINT_URL_SQS".into(), queues.endpoint.clone()),

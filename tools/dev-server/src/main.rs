@@ -7,7 +7,8 @@
 //! - `AITASK_LOCAL_POLLERS` (2) SQS pollers feed `process-task` as the event source mapping does.
 //! - The sweeper runs every `AITASK_SWEEP_INTERVAL_MS` (60000).
 //!
-//! Migrations are applied at start. `aitasks-dev-server migrate` only migrates.
+//! Migrations are applied at start, as `AITASK_MIGRATE_DATABASE_URL` (the schema owner) when
+//! set, else as `DATABASE_URL`. `aitasks-dev-server migrate` only migrates.
 
 mod auth;
 mod gateway;
@@ -35,8 +36,10 @@ fn millis(name: &str, default: u64) -> Result<Duration, Failure> {
 #[tokio::main]
 async fn main() -> Result<(), Failure> {
     aitasks_lambda_kit::init_tracing();
-    let database_url =
-        std::env::var("DATABASE_URL").map_err(|_| "DATABASE_URL is required (run `make up`)")?;
+    // Migrations need the schema owner; the functions' own role may only touch rows.
+    let database_url = std::env::var("AITASK_MIGRATE_DATABASE_URL")
+        .or_else(|_| std::env::var("DATABASE_URL"))
+        .map_err(|_| "DATABASE_URL is required (run `make up`)")?;
     let applied =
         aitasks_store::migrate(&database_url).await.map_err(|e| aitasks_store::redact(&e.to_string()))?;
     if !applied.is_empty() {

@@ -1,0 +1,34 @@
+//! The role the functions connect as (`DATABASE_URL`) reads and writes rows, and nothing more:
+//! it cannot change the schema, whatever a bug or an injected statement tries.
+
+use aitasks_testkit::*;
+use tokio_postgres::error::SqlState;
+
+#[tokio::test]
+async fn the_functions_role_cannot_change_the_schema() {
+    let db = TestDb::new().await;
+    let client = db.client().await;
+    let role: String = client.query_one("SELECT current_user::text", &[]).await.unwrap().get(0);
+    assert_ne!(role, "postgres", "the test pool connects as the functions' role, not the owner");
+
+    for statement in [
+        "ALTER TABLE tasks ADD COLUMN sneaky int",
+        "DROP TABLE task_events",
+        "CREATE TABLE sneaky (id int)",
+        "TRUNCATE tasks",
+        "CREATE INDEX sneaky_idx ON tasks (kind)",
+        "ALTER TABLE tasks DISABLE TRIGGER ALL",
+        "DROP FUNCTION scope_shard(text)",
+        "CREATE ROLE sneaky LOGIN",
+        "GRANT aitasks_app TO aitasks_fn WITH ADMIN OPTION",
+    ] {
+        let error = client.batch_execute(statement).await.expect_err(statement);
+        assert_eq!(error.code(), Some(&SqlState::INSUFFICIENT_PRIVILEGE), "{statement}: {error:?}");
+    }
+
+    // Rows are its business.
+    let run = run(&db, APP).await;
+    assert_eq!(db.count("SELECT count(*) FROM runs").await, 1);
+    client.execute("DELETE FROM runs WHERE id = $1", &[&run.id]).await.unwrap();
+    assert_eq!(db.count("SELECT count(*) FROM runs").await, 0);
+}
