@@ -6,7 +6,7 @@ LOAD_ENV := set -a; [ -f .local/env ] && source <(sed -E 's/^export ([A-Z0-9_]+)
 TOOLS = $(shell scripts/tools.sh)
 
 
-.PHONY: help up down serve demo bench test fmt lint build unit template-lint lambda-smoke
+.PHONY: help up down serve demo bench chaos load test fmt lint build unit template-lint lambda-smoke
 
 help:
 	@echo "make demo    the whole system on a local model: one task of each kind, live progress, results"
@@ -15,6 +15,8 @@ help:
 	@echo "make down    stop them and delete their data"
 	@echo "make serve   up, then every function behind one local dev server (foreground)"
 	@echo "make bench   the benchmarks, side by side with their comparisons (BENCH_QUICK=1: short)"
+	@echo "make chaos   2000 tasks through faults, kills and a Postgres restart; then long property runs"
+	@echo "make load    64 HTTP clients for 60 s against the dev server: no 5xx, no lost task, latencies"
 
 up:
 	@scripts/postgres.sh up
@@ -54,5 +56,15 @@ template-lint:
 
 lambda-smoke: up build
 	@scripts/lambda-smoke.sh
+
+# The long versions of what `make test` runs small (200 tasks; 400 cases; 5 s).
+chaos: up
+	@cargo build -p aitasks-dev-server
+	@$(LOAD_ENV) CHAOS_TASKS=$${CHAOS_TASKS:-2000} cargo test -p aitasks-e2e --test chaos -- --nocapture
+	@PROPTEST_CASES=$${PROPTEST_CASES:-100000} cargo test -p aitasks-contracts --test properties
+
+load: up
+	@cargo build -p aitasks-dev-server
+	@$(LOAD_ENV) LOAD_SECONDS=$${LOAD_SECONDS:-60} cargo test -p aitasks-e2e --test load -- --nocapture
 
 test: fmt lint unit template-lint lambda-smoke

@@ -6,24 +6,9 @@
 use std::time::Duration;
 
 use aitasks_contracts::{check_answer, AiRequest, Path};
+use aitasks_e2e::answer_from_output;
 use aitasks_testkit::*;
 use serde_json::{json, Value};
-
-/// The answer the model gave, rebuilt from the stored output, to re-check it.
-fn answer_from_output(request: &AiRequest, output: &Value) -> Value {
-    match request {
-        AiRequest::GenerateText(_) => json!({"text": output}),
-        AiRequest::Classify(_) => json!({"choice": output}),
-        AiRequest::ClassifyMany(_) => json!({"choices": output}),
-        AiRequest::ExtractData(r) => {
-            let mut answer = serde_json::Map::new();
-            for field in &r.fields {
-                answer.insert(field.name.clone(), output.get(&field.name).cloned().unwrap_or(Value::Null));
-            }
-            Value::Object(answer)
-        }
-    }
-}
 
 #[tokio::test]
 async fn every_kind_against_the_local_model_is_valid_or_fails_cleanly() {

@@ -1,13 +1,42 @@
-//! Property tests: parsing never panics and always either accepts or explains; answers built
+//! Property tests (a long run of them is `make chaos`'s fuzzing): parsing never panics and
+//! always either accepts or explains, from raw bytes up; answers built
 //! from valid requests pass; the checker never accepts what the schema refuses; hashing does
 //! not depend on key order or number spelling.
 
 use aitasks_contracts::{
-    answer_schema, canonical_hash, check_answer, AiRequest, CreateTask, FieldType, Path,
+    answer_schema, canonical_hash, check_answer, parse_json, AiRequest, CreateTask, FieldType, Path,
 };
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
 use serde_json::{json, Map, Value};
+
+/// Cases per property: 400 in `make test`, many more in `make chaos` (`PROPTEST_CASES`).
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(400)
+}
+
+/// Request bodies as bytes: random bytes, or a well-formed create body with a few bytes
+/// overwritten, inserted or cut (invalid UTF-8, NUL, broken structure).
+fn body_bytes() -> impl Strategy<Value = Vec<u8>> {
+    let mutated = (any_json(), prop::collection::vec((any::<usize>(), any::<u8>(), 0u8..3), 0..6)).prop_map(
+        |(request, edits)| {
+            let mut bytes = json!({"owner": {"scopeId": "s"}, "stepKey": "s", "effectKey": "e",
+                                   "modelId": "m", "request": request})
+            .to_string()
+            .into_bytes();
+            for (at, byte, how) in edits {
+                let at = at % (bytes.len() + 1);
+                match how {
+                    0 if at < bytes.len() => bytes[at] = byte,
+                    1 => bytes.insert(at, byte),
+                    _ => bytes.truncate(at),
+                }
+            }
+            bytes
+        },
+    );
+    prop_oneof![prop::collection::vec(any::<u8>(), 0..256), mutated]
+}
 
 fn any_json() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
@@ -141,7 +170,7 @@ fn schema_accepts(request: &AiRequest, answer: &Value) -> bool {
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: 400,
+        cases: cases(),
         failure_persistence: Some(Box::new(FileFailurePersistence::Direct("tests/properties.proptest-regressions"))),
         ..ProptestConfig::default()
     })]
@@ -157,6 +186,13 @@ proptest! {
             prop_assert!(!problems.is_empty());
         }
         if let Err(problems) = CreateTask::parse(&value) {
+            prop_assert!(!problems.is_empty());
+        }
+    }
+
+    #[test]
+    fn any_body_bytes_either_parse_or_explain(bytes in body_bytes()) {
+        if let Err(problems) = parse_json(&bytes).and_then(|value| CreateTask::parse(&value)) {
             prop_assert!(!problems.is_empty());
         }
     }

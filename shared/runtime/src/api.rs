@@ -18,6 +18,8 @@ use crate::app::App;
 pub const MAX_WAIT_SECONDS: u64 = 20;
 const WAIT_POLL: Duration = Duration::from_millis(200);
 const ID_MAX_CHARS: usize = 500;
+/// The largest create body parsed: ten times the stored request limit.
+pub const MAX_CREATE_BODY_BYTES: usize = 10 * REQUEST_MAX_BYTES;
 
 fn parse_id(id: &str) -> Result<Uuid, ApiError> {
     // An id that is not a UUID names nothing: the same answer as a missing one.
@@ -64,6 +66,11 @@ pub async fn cancel_run<P>(app: &App<P>, tenant: &str, run_id: &str) -> Result<R
 
 /// `POST /v1/tasks`: 201 with a new task, 200 with the existing one for a used effect key.
 pub async fn create_task<P>(app: &App<P>, tenant: &str, body: &[u8]) -> Result<Created, ApiError> {
+    // A body this large cannot hold a request within the limit (whatever its whitespace), so
+    // it is refused before any parsing time or memory is spent on it.
+    if body.len() > MAX_CREATE_BODY_BYTES {
+        return Err(ApiError::TooLarge);
+    }
     let parsed = parse_json(body).and_then(|v| CreateTask::parse(&v)).map_err(ApiError::Invalid)?;
     let request = parsed.request.to_value();
     if stored_size(&request) > REQUEST_MAX_BYTES {

@@ -202,6 +202,17 @@ impl Api {
     }
 
     pub async fn send(&self, method: Method, path: &str, body: Option<Vec<u8>>) -> Answer {
+        self.try_send(method, path, body).await.expect("the dev server answers")
+    }
+
+    /// [`Api::send`] that reports a server that is not there instead of panicking (for tests
+    /// that kill it on purpose).
+    pub async fn try_send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Vec<u8>>,
+    ) -> reqwest::Result<Answer> {
         let mut request = self.http.request(method, format!("{}{path}", self.base));
         if let Some(token) = &self.token {
             request = request.bearer_auth(token);
@@ -209,11 +220,11 @@ impl Api {
         if let Some(body) = body {
             request = request.header("content-type", "application/json").body(body);
         }
-        let response = request.send().await.expect("the dev server answers");
+        let response = request.send().await?;
         let status = response.status().as_u16();
         let headers = response.headers().clone();
-        let bytes = response.bytes().await.expect("body");
-        Answer { status, body: serde_json::from_slice(&bytes).unwrap_or(Value::Null), headers }
+        let bytes = response.bytes().await?;
+        Ok(Answer { status, body: serde_json::from_slice(&bytes).unwrap_or(Value::Null), headers })
     }
 
     pub async fn post(&self, path: &str, body: &Value) -> (u16, Value) {

@@ -9,6 +9,7 @@ use serde_json::json;
 use crate::local_env;
 
 /// A task queue with its DLQ, and an events queue.
+#[derive(Clone)]
 pub struct TestQueues {
     pub sqs: aws_sdk_sqs::Client,
     pub endpoint: String,

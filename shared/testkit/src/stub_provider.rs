@@ -28,6 +28,8 @@ pub enum Reply {
     Garbage,
     /// Wait, then answer as the inner reply would.
     Slow(Duration, Box<Reply>),
+    /// One of these, picked at random by weight for each request (fault injection).
+    OneOf(Vec<(u32, Reply)>),
 }
 
 impl Reply {
@@ -46,6 +48,8 @@ impl Reply {
 
 #[derive(Default)]
 struct State {
+    /// xorshift state for [`Reply::OneOf`]; seeded at start.
+    random: u64,
     script: VecDeque<Reply>,
     default: Option<Reply>,
     requests: Vec<Value>,
@@ -70,7 +74,11 @@ impl StubProvider {
     pub async fn start() -> StubProvider {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind the stub provider");
         let address = listener.local_addr().expect("local address");
-        let state = Arc::new(Mutex::new(State::default()));
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0x9e37_79b9_7f4a_7c15);
+        let state = Arc::new(Mutex::new(State { random: seed | 1, ..State::default() }));
         let shared = state.clone();
         let accept = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
@@ -128,7 +136,8 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
             let mut state = state.lock().expect("stub state");
             state.requests.push(body.clone());
             let default = state.default.clone().unwrap_or(Reply::Auto);
-            state.script.pop_front().unwrap_or(default)
+            let reply = state.script.pop_front().unwrap_or(default);
+            pick(reply, &mut state.random)
         };
         let (delay, reply) = unwrap_delay(reply);
         if !delay.is_zero() {
@@ -181,6 +190,28 @@ async fn read_head(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<(usiz
     }
 }
 
+/// Resolve [`Reply::OneOf`] (at any depth) to one concrete reply.
+fn pick(reply: Reply, random: &mut u64) -> Reply {
+    match reply {
+        Reply::OneOf(choices) => {
+            let total: u64 = choices.iter().map(|(weight, _)| u64::from(*weight)).sum();
+            *random ^= *random << 13;
+            *random ^= *random >> 7;
+            *random ^= *random << 17;
+            let mut roll = *random % total.max(1);
+            for (weight, choice) in choices {
+                if roll < u64::from(weight) {
+                    return pick(choice, random);
+                }
+                roll -= u64::from(weight);
+            }
+            Reply::Auto
+        }
+        Reply::Slow(delay, inner) => Reply::Slow(delay, Box::new(pick(*inner, random))),
+        other => other,
+    }
+}
+
 fn unwrap_delay(reply: Reply) -> (Duration, Reply) {
     match reply {
         Reply::Slow(delay, inner) => {
@@ -226,6 +257,7 @@ fn render(reply: &Reply, request: &Value) -> (u16, String, String) {
             (*status, header, body.clone())
         }
         Reply::Slow(_, inner) => render(inner, request),
+        Reply::OneOf(_) => unreachable!("resolved by pick before rendering"),
     }
 }
 
