@@ -100,7 +100,7 @@ async fn a_used_effect_key_returns_the_first_task() {
     assert_eq!(second["request"]["prompt"], "Sentiment?", "the existing task is returned untouched");
     let (status, by_key) = api.get("/v1/tasks?effectKey=once").await;
     assert_eq!((status, &by_key["id"]), (200, &first["id"]));
-    assert_eq!(stack.db.count("SELECT count(*) FROM tasks").await, 1);
+    assert_eq!(stack.db.count("SELECT count(*) FROM tasks").await, 2, "the owner's and the stranger's own");
 }
 
 #[tokio::test]
@@ -233,6 +233,13 @@ async fn another_tenant_sees_nothing_and_bad_tokens_are_refused() {
         false
     );
     assert_eq!(stranger.delete("/v1/scopes/s1/tasks").await.1["deleted"], 0);
+    assert_eq!(stranger.delete("/v1/scopes/s1/tasks?sourceId=doc").await.1["deleted"], 0);
+    let (status, _) = stranger.get(&format!("/v1/tasks/{task_id}?wait=1")).await;
+    assert_eq!(status, 404, "waiting on another tenant's task");
+    // The same effect key in another tenant is another task, never the owner's.
+    let (status, theirs) = stranger.post("/v1/tasks", &classify("mine")).await;
+    assert_eq!(status, 201, "{theirs}");
+    assert_ne!(theirs["id"].as_str(), Some(task_id.as_str()));
     assert_eq!(stranger.get("/v1/unreleased-sources").await.1["sources"], json!([]));
     let (_, still) = owner.get(&format!("/v1/tasks/{task_id}")).await;
     assert_eq!(still["status"], "succeeded", "the owner's data is untouched");
@@ -267,7 +274,7 @@ async fn another_tenant_sees_nothing_and_bad_tokens_are_refused() {
     // Within the 60 s leeway a just-expired token still passes.
     let lenient = owner.with_token(Some(token_with(DEV_SECRET, json!({"app_id": APP, "expIn": -30}))));
     assert_eq!(lenient.get(&format!("/v1/tasks/{task_id}")).await.0, 200);
-    assert_eq!(stack.db.count("SELECT count(*) FROM tasks").await, 1);
+    assert_eq!(stack.db.count("SELECT count(*) FROM tasks").await, 2, "the owner's and the stranger's own");
 }
 
 #[tokio::test]

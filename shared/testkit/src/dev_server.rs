@@ -122,8 +122,14 @@ impl Stack {
 
     /// Start with some variables overridden (or added).
     pub async fn start_with(overrides: &[(&str, &str)]) -> Stack {
+        Stack::start_with_visibility(overrides, 30).await
+    }
+
+    /// [`Stack::start_with`] on a task queue with this visibility timeout (a message handed to
+    /// a worker that dies, or left for retry, comes back after it).
+    pub async fn start_with_visibility(overrides: &[(&str, &str)], visibility_seconds: u32) -> Stack {
         let db = TestDb::new().await;
-        let queues = TestQueues::create(3, 30).await;
+        let queues = TestQueues::create(3, visibility_seconds).await;
         let stub = StubProvider::start().await;
         let env = Stack::env(&db, &queues, &stub, overrides);
         let server = DevServer::spawn(env).await;
