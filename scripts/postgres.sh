@@ -22,7 +22,8 @@ pg_bin() {
   return 1
 }
 
-as_postgres() { runuser -u postgres -- "$@"; }
+# From / so that a clone the postgres user cannot enter (a private /tmp folder) does not matter.
+as_postgres() { (cd / && runuser -u postgres -- "$@"); }
 
 up() {
   if [ -f "$STATE_DIR/port" ] && [ -f "$PGDATA_DIR/postmaster.pid" ] \

@@ -1,0 +1,95 @@
+//! Admission: tasks admitted per second with 64 concurrent creators spread over 100 scopes,
+//! serialized per scope (this system) and under one global advisory lock (the reference's
+//! design), each on a fresh database, with the limits checked afterwards.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use aitasks_store::{
+    self as store, AdmissionBudget, NewTask, PoolSettings, ScopedAdmission, Serialization, TaskOwner,
+};
+use serde_json::json;
+
+use crate::Failure;
+
+pub const CLIENTS: usize = 64;
+pub const SCOPES: usize = 100;
+
+fn task(app: &str, scope: &str, effect_key: String) -> NewTask {
+    let request = json!({"kind": "classify", "prompt": "p", "input": effect_key, "choices": ["a", "b"]});
+    NewTask {
+        app_id: app.to_owned(),
+        owner: TaskOwner::Application { scope_id: scope.to_owned(), usage_subject: None },
+        step_key: "bench".into(),
+        effect_key,
+        kind: "classify".into(),
+        input_hash: "0".repeat(64),
+        request,
+        model_id: "default".into(),
+        model_ref: None,
+        model_config_hash: Some("0".repeat(64)),
+        max_attempts: 3,
+    }
+}
+
+/// Admissions per second over `duration`, and whether the counts still add up.
+pub async fn run(
+    url: &str,
+    serialization: Serialization,
+    duration: Duration,
+) -> Result<(f64, bool, u64), Failure> {
+    let mut settings = PoolSettings::new(url);
+    settings.max_size = CLIENTS;
+    let pool = store::connect(&settings)?;
+    let budget = AdmissionBudget {
+        burst: 1_000_000_000,
+        tasks_per_minute: 1_000_000_000,
+        max_steps_per_source: 1_000_000_000,
+        sources_per_24_hours: 1_000_000_000,
+        scope_concurrent: 1_000_000_000,
+        global_concurrent: 1_000_000_000,
+    };
+    let admitted = Arc::new(AtomicU64::new(0));
+    let started = Instant::now();
+    let until = started + duration;
+    let workers = (0..CLIENTS).map(|client_index| {
+        let (pool, admitted) = (pool.clone(), admitted.clone());
+        tokio::spawn(async move {
+            let mut client = pool.get().await?;
+            let mut n = 0usize;
+            while Instant::now() < until {
+                let scope = format!("scope-{}", (client_index * 7 + n) % SCOPES);
+                let key = format!("{client_index}-{n}");
+                let admission = ScopedAdmission {
+                    source_id: format!("source-{}", n % 10),
+                    cache_key: format!("{:064x}", client_index * 1_000_000 + n),
+                    recompute: false,
+                    budget,
+                };
+                store::create_scoped_with(
+                    &mut client,
+                    &task("bench-app", &scope, key),
+                    &admission,
+                    serialization,
+                )
+                .await?;
+                admitted.fetch_add(1, Ordering::Relaxed);
+                n += 1;
+            }
+            Ok::<(), Failure>(())
+        })
+    });
+    for worker in futures::future::join_all(workers).await {
+        worker??;
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let count = admitted.load(Ordering::Relaxed);
+    let client = pool.get().await?;
+    let rows: i64 = client.query_one("SELECT count(*) FROM tasks", &[]).await?.get(0);
+    let history: i64 = client.query_one("SELECT count(*) FROM scope_admissions", &[]).await?.get(0);
+    let counter: i64 =
+        client.query_one("SELECT COALESCE(sum(active), 0)::bigint FROM app_concurrency", &[]).await?.get(0);
+    let exact = rows as u64 == count && history as u64 == count && counter as u64 == count;
+    Ok((count as f64 / seconds, exact, count))
+}

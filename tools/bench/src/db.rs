@@ -1,0 +1,65 @@
+//! Databases for the benchmarks: each measurement gets a fresh, migrated database on the
+//! benchmark cluster, so no figure depends on what ran before it.
+
+use aitasks_store as store;
+use tokio_postgres::NoTls;
+
+use crate::Failure;
+
+/// The same server, another database.
+pub fn with_database(url: &str, database: &str) -> String {
+    let (server, _) = url.rsplit_once('/').unwrap_or((url, ""));
+    format!("{server}/{database}")
+}
+
+pub async fn connect(url: &str) -> Result<tokio_postgres::Client, Failure> {
+    let (client, connection) = tokio_postgres::connect(url, NoTls).await?;
+    tokio::spawn(connection);
+    Ok(client)
+}
+
+/// Drop and create `name`, migrate it, and return its URL.
+pub async fn fresh_database(base: &str, name: &str) -> Result<String, Failure> {
+    let admin = connect(&with_database(base, "postgres")).await?;
+    // Two calls: DROP DATABASE may not share an (implicit) transaction with anything.
+    admin.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await?;
+    admin.batch_execute(&format!("CREATE DATABASE {name}")).await?;
+    let url = with_database(base, name);
+    store::migrate(&url).await?;
+    connect(&url).await?.batch_execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements").await?;
+    Ok(url)
+}
+
+/// Empty the task tables between measurements, and settle the table files on disk.
+pub async fn reset_tasks(url: &str) -> Result<(), Failure> {
+    let client = connect(url).await?;
+    client
+        .batch_execute("TRUNCATE tasks, task_events, scope_admissions, scope_budgets, app_concurrency")
+        .await?;
+    client.batch_execute("CHECKPOINT").await?;
+    Ok(())
+}
+
+/// Statements the database received since `reset_statements`, from `pg_stat_statements`.
+pub async fn statements_seen(url: &str, database: &str) -> Result<i64, Failure> {
+    let client = connect(url).await?;
+    let row = client
+        .query_one(
+            "SELECT COALESCE(sum(calls), 0)::bigint FROM pg_stat_statements s \
+             JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1",
+            &[&database],
+        )
+        .await?;
+    Ok(row.get(0))
+}
+
+pub async fn reset_statements(url: &str, database: &str) -> Result<(), Failure> {
+    let client = connect(url).await?;
+    client
+        .execute(
+            "SELECT pg_stat_statements_reset(0::oid, (SELECT oid FROM pg_database WHERE datname = $1), 0::bigint)",
+            &[&database],
+        )
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,52 @@
+//! Statement sequences run by `pgbench` with a custom script: the floor (three plain
+//! statements on our table) and the reference implementation's sequence (on its table shape).
+//! One pgbench transaction is one task.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use crate::Failure;
+
+pub const FLOOR: &str = include_str!("../sql/floor.sql");
+pub const REFERENCE_SETUP: &str = include_str!("../sql/reference_setup.sql");
+pub const REFERENCE: &str = include_str!("../sql/reference.sql");
+
+/// Write a script where pgbench can read it.
+pub fn script_file(dir: &Path, name: &str, text: &str) -> Result<std::path::PathBuf, Failure> {
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join(name);
+    std::fs::write(&path, text)?;
+    Ok(path)
+}
+
+/// Run `script` with `clients` for `duration` (or `transactions` per client); tasks per second.
+pub fn run(url: &str, script: &Path, clients: usize, limit: Limit) -> Result<f64, Failure> {
+    let mut command = Command::new("pgbench");
+    command
+        .args(["-n", "-M", "prepared", "-c", &clients.to_string(), "-j", &clients.min(4).to_string()])
+        .arg("-f")
+        .arg(script);
+    match limit {
+        Limit::Duration(duration) => command.args(["-T", &duration.as_secs().max(1).to_string()]),
+        Limit::Transactions(n) => command.args(["-t", &n.to_string()]),
+    };
+    let output = command.arg(url).output()?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() {
+        return Err(format!("pgbench failed: {}{}", stdout, String::from_utf8_lossy(&output.stderr)).into());
+    }
+    let tps = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("tps = "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse::<f64>().ok())
+        .ok_or_else(|| format!("no tps in pgbench output: {stdout}"))?;
+    Ok(tps)
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum Limit {
+    Duration(Duration),
+    Transactions(u64),
+}
