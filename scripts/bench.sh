@@ -1,11 +1,27 @@
 #!/usr/bin/env bash
-# make bench: a Postgres of its own with the default (durable) settings, then the benchmarks.
+# make bench: a Postgres of its own with the default (durable) settings, the SQS-compatible
+# server, release builds of every function and the dev server, then the benchmarks.
+#   BENCH_QUICK=1        short runs (CI-sized)
+#   BENCH_ONLY=a,b       only these sections: lifecycle, round_trips, admission, e2e, footprint, graphile
 source "$(dirname "$0")/lib.sh"
 export AITASK_PG_DURABLE=1 AITASK_PG_TLS=0 AITASK_PG_DIR="/tmp/aitasks-pg-bench-$(printf '%s' "$ROOT" | md5sum | cut -c1-10)"
 LOCAL_SAVED_ENV="$(cat "$LOCAL/env" 2>/dev/null || true)"
+sqs_started=0
+[ -f "$LOCAL/sqs/pid" ] && kill -0 "$(cat "$LOCAL/sqs/pid")" 2>/dev/null || { "$ROOT/scripts/sqs.sh" up; sqs_started=1; }
 AITASK_PG_STATE=bench "$ROOT/scripts/postgres.sh" up
-trap 'AITASK_PG_STATE=bench "$ROOT/scripts/postgres.sh" down; printf "%s\n" "$LOCAL_SAVED_ENV" > "$LOCAL/env"' EXIT
+cleanup() {
+  AITASK_PG_STATE=bench "$ROOT/scripts/postgres.sh" down
+  [ "$sqs_started" = 1 ] && "$ROOT/scripts/sqs.sh" down
+  printf "%s\n" "$LOCAL_SAVED_ENV" > "$LOCAL/env"
+}
+trap cleanup EXIT
+# The benchmark cluster serves plain TCP: no CA file applies to it.
+sed -i '/^export AITASK_DB_CA_FILE=/d' "$LOCAL/env"
 bench_url="$(grep '^export AITASK_MIGRATE_DATABASE_URL=' "$LOCAL/env" | cut -d= -f2-)"
 cd "$ROOT"
-cargo build --release --quiet -p aitasks-bench
-DATABASE_URL="$bench_url" BENCH_OUT="$(target_dir)/bench" "$(target_dir)/release/aitasks-bench"
+log "building release binaries (the functions, the dev server, the benchmark tool)"
+cargo build --release --quiet -p aitasks-bench -p aitasks-dev-server \
+  -p create-task -p process-task -p sweeper -p release-delete -p migrate
+release="$(target_dir)/release"
+DATABASE_URL="$bench_url" BENCH_OUT="$(target_dir)/bench" BENCH_BIN_DIR="$release" \
+  AITASK_DEV_SERVER_BIN="$release/aitasks-dev-server" "$release/aitasks-bench"

@@ -15,6 +15,7 @@ pub mod admission;
 pub mod api;
 mod api_error;
 mod app;
+pub mod aws;
 pub mod config;
 pub mod queue;
 pub mod secrets;

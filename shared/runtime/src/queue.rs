@@ -62,7 +62,7 @@ impl Queues {
     /// An SQS client from the SDK's own configuration (`AWS_REGION`, `AWS_ENDPOINT_URL_SQS`,
     /// credentials chain).
     pub async fn client_from_env() -> aws_sdk_sqs::Client {
-        let config = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+        let config = crate::aws::sdk_config().await;
         aws_sdk_sqs::Client::new(&config)
     }
 

@@ -27,7 +27,7 @@ impl Secrets {
         if database.is_none() && provider.is_none() {
             return Ok(Secrets::default());
         }
-        let config = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+        let config = crate::aws::sdk_config().await;
         let client = aws_sdk_secretsmanager::Client::new(&config);
         let fetch = |arn: String| {
             let client = client.clone();

@@ -66,7 +66,7 @@ pub fn tls_connector(ca_file: Option<&std::path::Path>) -> StoreResult<MakeRustl
     }
     // An explicit provider: the process may link more than one, and then none is the default.
     let config =
-        rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::aws_lc_rs::default_provider()))
+        rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
             .with_safe_default_protocol_versions()
             .map_err(|e| StoreError::Unavailable(Box::new(e)))?
             .with_root_certificates(roots)

@@ -12,6 +12,10 @@ use tokio::process::{Child, Command};
 use crate::{dev_token, local_env, StubProvider, TestDb, TestQueues};
 
 fn dev_server_binary() -> PathBuf {
+    // The benchmarks run a release build of their own.
+    if let Some(binary) = std::env::var_os("AITASK_DEV_SERVER_BIN") {
+        return PathBuf::from(binary);
+    }
     // Test executables live in target/<profile>/deps; the dev server in target/<profile>.
     let exe = std::env::current_exe().expect("current exe");
     let binary = exe.parent().and_then(|deps| deps.parent()).expect("target dir").join("aitasks-dev-server");

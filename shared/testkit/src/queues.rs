@@ -22,6 +22,7 @@ pub struct TestQueues {
 pub async fn local_sqs() -> (aws_sdk_sqs::Client, String) {
     let endpoint = local_env("AWS_ENDPOINT_URL_SQS");
     let config = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .http_client(aitasks_runtime::aws::https_client())
         .region(Region::new("us-east-1"))
         .endpoint_url(&endpoint)
         .credentials_provider(Credentials::new("test", "test", None, None, "testkit"))

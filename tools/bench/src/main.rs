@@ -4,6 +4,9 @@
 
 mod admission;
 mod db;
+mod e2e;
+mod footprint;
+mod graphile;
 mod lifecycle;
 mod pgbench;
 mod round_trips;
@@ -117,6 +120,23 @@ async fn main() -> Result<(), Failure> {
     }
     if wanted("admission") {
         report.insert("admission".into(), admission_section(&base, quick).await?);
+    }
+    if wanted("e2e") {
+        report.insert("endToEnd".into(), e2e::section(quick).await?);
+    }
+    if wanted("graphile") {
+        let ours_at_10 = report
+            .get("lifecycle")
+            .and_then(|l| l["points"].as_array().cloned())
+            .and_then(|points| points.into_iter().find(|p| p["clients"] == 10))
+            .and_then(|p| p["tasksPerSecond"].as_f64());
+        report.insert("graphileWorker".into(), graphile::section(&base, quick, ours_at_10).await?);
+    }
+    if wanted("footprint") {
+        let bin_dir = std::path::PathBuf::from(
+            std::env::var("BENCH_BIN_DIR").unwrap_or_else(|_| "target/release".into()),
+        );
+        report.insert("footprint".into(), footprint::section(&base, &bin_dir).await?);
     }
     std::fs::write(out.join("latest.json"), serde_json::to_string_pretty(&Value::Object(report))?)?;
     println!("\nwritten to {}", out.join("latest.json").display());

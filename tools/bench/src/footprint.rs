@@ -1,0 +1,227 @@
+//! The Lambda footprint of each function binary (release, stripped): size on disk, time from
+//! process start to its first request for an event, and peak RSS after handling one event (a
+//! batch of ten messages for process-task). The binaries run against a local Lambda Runtime
+//! API (this module), a real Postgres, the SQS-compatible server and a stub provider.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use aitasks_testkit::{StubProvider, TestQueues, STUB_API_KEY};
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue};
+use axum::routing::{get, post, put};
+use serde_json::{json, Value};
+use tokio::sync::Notify;
+
+use crate::{db, lifecycle, row, Failure};
+
+pub const FUNCTIONS: [&str; 5] = ["create-task", "process-task", "sweeper", "release-delete", "migrate"];
+
+#[derive(Default)]
+struct Invocation {
+    event: Option<Value>,
+    first_next: Option<Instant>,
+    answered: Option<Result<String, String>>,
+}
+
+#[derive(Clone)]
+struct RuntimeApi {
+    invocation: Arc<Mutex<Invocation>>,
+    answered: Arc<Notify>,
+}
+
+async fn next(State(api): State<RuntimeApi>) -> (HeaderMap, String) {
+    let event = {
+        let mut invocation = api.invocation.lock().unwrap_or_else(|p| p.into_inner());
+        if invocation.first_next.is_none() {
+            invocation.first_next = Some(Instant::now());
+        }
+        invocation.event.take()
+    };
+    let Some(event) = event else {
+        // One event per process: later polls wait until the process is killed.
+        std::future::pending::<()>().await;
+        unreachable!("pending never completes");
+    };
+    let deadline = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() + 60_000)
+        .unwrap_or(0);
+    let mut headers = HeaderMap::new();
+    let header = |v: String| HeaderValue::from_str(&v).unwrap_or(HeaderValue::from_static("x"));
+    headers.insert("lambda-runtime-aws-request-id", header("bench-request".into()));
+    headers.insert("lambda-runtime-deadline-ms", header(deadline.to_string()));
+    headers.insert(
+        "lambda-runtime-invoked-function-arn",
+        header("arn:aws:lambda:us-east-1:123456789012:function:bench".into()),
+    );
+    headers.insert("lambda-runtime-trace-id", header("Root=1-bench".into()));
+    (headers, event.to_string())
+}
+
+async fn respond(State(api): State<RuntimeApi>, body: String) -> &'static str {
+    api.invocation.lock().unwrap_or_else(|p| p.into_inner()).answered = Some(Ok(body));
+    api.answered.notify_one();
+    "{}"
+}
+
+async fn error(State(api): State<RuntimeApi>, body: String) -> &'static str {
+    api.invocation.lock().unwrap_or_else(|p| p.into_inner()).answered = Some(Err(body));
+    api.answered.notify_one();
+    "{}"
+}
+
+async fn cfn_response(body: String) -> &'static str {
+    let _ = body;
+    ""
+}
+
+async fn start_runtime_api() -> Result<(RuntimeApi, String), Failure> {
+    let api = RuntimeApi { invocation: Arc::default(), answered: Arc::new(Notify::new()) };
+    let app = axum::Router::new()
+        .route("/2018-06-01/runtime/invocation/next", get(next))
+        .route("/2018-06-01/runtime/invocation/{id}/response", post(respond))
+        .route("/2018-06-01/runtime/invocation/{id}/error", post(error))
+        .route("/2018-06-01/runtime/init/error", post(error))
+        .route("/cfn", put(cfn_response))
+        .with_state(api.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let address = listener.local_addr()?.to_string();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    Ok((api, address))
+}
+
+fn fixture(name: &str) -> Result<Value, Failure> {
+    let text = std::fs::read_to_string(Path::new("tests/fixtures").join(name))?;
+    Ok(serde_json::from_str(&text)?)
+}
+
+/// The event each function handles once.
+async fn event_for(function: &str, url: &str, runtime_api: &str) -> Result<Value, Failure> {
+    Ok(match function {
+        "create-task" => {
+            let mut event = fixture("apigw-create-run.json")?;
+            event["rawPath"] = json!("/v1/tasks");
+            event["routeKey"] = json!("POST /v1/tasks");
+            event["requestContext"]["http"]["path"] = json!("/v1/tasks");
+            event["body"] = json!(json!({"owner": {"scopeId": "s1"}, "stepKey": "bench", "effectKey": "footprint",
+                "modelId": "default", "request": {"kind": "classify", "prompt": "Sentiment?", "input": "great",
+                "choices": ["pos", "neg"]}})
+            .to_string());
+            event
+        }
+        "process-task" => {
+            let pool = aitasks_store::connect(&aitasks_store::PoolSettings::new(url))?;
+            let client = pool.get().await?;
+            let mut records = Vec::new();
+            for n in 0..10 {
+                let task = lifecycle::new_task("fixture-app", format!("footprint-{n}"));
+                let created = aitasks_store::create_task(&client, &task).await?;
+                records.push(json!({"messageId": format!("m{n}"), "receiptHandle": format!("r{n}"),
+                    "body": json!({"taskId": created.task().id}).to_string(), "attributes": {},
+                    "messageAttributes": {}, "md5OfBody": "", "eventSource": "aws:sqs",
+                    "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:tasks", "awsRegion": "us-east-1"}));
+            }
+            json!({"Records": records})
+        }
+        "sweeper" => fixture("eventbridge-schedule.json")?,
+        "release-delete" => fixture("apigw-unreleased-sources.json")?,
+        _ => {
+            let mut event = fixture("cloudformation-create.json")?;
+            event["ResponseURL"] = json!(format!("http://{runtime_api}/cfn"));
+            event
+        }
+    })
+}
+
+fn peak_rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+}
+
+pub struct Footprint {
+    pub function: &'static str,
+    pub bytes: u64,
+    pub ready: Duration,
+    pub peak_rss_kib: u64,
+    pub handled: bool,
+}
+
+pub async fn section(base: &str, bin_dir: &Path) -> Result<Value, Failure> {
+    let url = db::fresh_database(base, "aitasks_bench_footprint").await?;
+    let queues = TestQueues::create(3, 30).await;
+    let stub = StubProvider::start().await;
+    let mut results = Vec::new();
+    for function in FUNCTIONS {
+        let binary = bin_dir.join(function);
+        let bytes = std::fs::metadata(&binary)?.len();
+        let (api, address) = start_runtime_api().await?;
+        api.invocation.lock().unwrap_or_else(|p| p.into_inner()).event =
+            Some(event_for(function, &url, &address).await?);
+        let env: HashMap<&str, String> = HashMap::from([
+            ("AWS_LAMBDA_RUNTIME_API", address.clone()),
+            ("AWS_LAMBDA_FUNCTION_NAME", function.to_owned()),
+            ("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "128".to_owned()),
+            ("AWS_LAMBDA_FUNCTION_VERSION", "1".to_owned()),
+            ("AWS_LAMBDA_LOG_STREAM_NAME", "bench".to_owned()),
+            ("AWS_LAMBDA_LOG_GROUP_NAME", "bench".to_owned()),
+            ("DATABASE_URL", url.clone()),
+            ("AITASK_TASK_QUEUE_URL", queues.tasks.clone()),
+            ("AITASK_EVENTS_QUEUE_URL", queues.events.clone()),
+            ("AWS_ENDPOINT_URL_SQS", queues.endpoint.clone()),
+            ("AWS_REGION", "us-east-1".to_owned()),
+            ("AWS_ACCESS_KEY_ID", "bench".to_owned()),
+            ("AWS_SECRET_ACCESS_KEY", "bench".to_owned()),
+            ("OPENAI_BASE_URL", stub.base_url.clone()),
+            ("OPENAI_API_KEY", STUB_API_KEY.to_owned()),
+            ("RUST_LOG", "warn".to_owned()),
+        ]);
+        let started = Instant::now();
+        let mut child = tokio::process::Command::new(&binary)
+            .env_clear()
+            .envs(env)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()?;
+        let pid = child.id().ok_or("the function exited at once")?;
+        let answered = tokio::time::timeout(Duration::from_secs(60), api.answered.notified()).await.is_ok();
+        let peak = peak_rss_kib(pid).unwrap_or(0);
+        let _ = child.kill().await;
+        let invocation = api.invocation.lock().unwrap_or_else(|p| p.into_inner());
+        let ready = invocation.first_next.map(|t| t - started).unwrap_or_default();
+        let handled = matches!(&invocation.answered, Some(Ok(_)));
+        if !handled {
+            println!("  {function}: no successful answer: {:?}", invocation.answered);
+        }
+        results.push(Footprint { function, bytes, ready, peak_rss_kib: peak, handled: answered && handled });
+    }
+
+    println!("\nLambda footprint (release, stripped; targets: < 10 MB, < 30 ms to ready, < 40 MB peak RSS)");
+    row("function", &["MB".into(), "ready ms".into(), "peak MB".into(), "handled".into()]);
+    for r in &results {
+        row(
+            r.function,
+            &[
+                format!("{:.1}", r.bytes as f64 / 1_048_576.0),
+                format!("{:.1}", r.ready.as_secs_f64() * 1000.0),
+                format!("{:.1}", r.peak_rss_kib as f64 / 1024.0),
+                if r.handled { "yes".into() } else { "NO".into() },
+            ],
+        );
+    }
+    Ok(Value::Array(
+        results
+            .iter()
+            .map(|r| {
+                json!({"function": r.function, "bytes": r.bytes, "readyMs": r.ready.as_secs_f64() * 1000.0,
+                       "peakRssKiB": r.peak_rss_kib, "handled": r.handled})
+            })
+            .collect(),
+    ))
+}
