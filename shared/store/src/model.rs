@@ -142,7 +142,7 @@ impl Task {
 
     /// The lease a worker holds after claiming this task: settling writes are fenced on it.
     pub fn lease(&self) -> Lease {
-        Lease { task_id: self.id, attempt: self.attempts }
+        Lease { task_id: self.id, attempt: self.attempts, scoped: self.cache_key.is_some() }
     }
 }
 
@@ -152,6 +152,8 @@ impl Task {
 pub struct Lease {
     pub task_id: Uuid,
     pub attempt: i32,
+    /// A scoped task (admission, cache): ending it also updates the admission bookkeeping.
+    pub scoped: bool,
 }
 
 /// Whether a run accepts new tasks.

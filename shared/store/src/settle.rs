@@ -10,17 +10,27 @@ use crate::pool::GenericClient;
 use crate::sql::{truncate_message, with_settlement};
 use crate::StoreResult;
 
-const COMPLETE: &str = with_settlement!(
-    "UPDATE tasks SET status = 'succeeded', output = $3, usage = $4, error_code = NULL, \
-     error_message = NULL, completed_at = now(), updated_at = now() \
-     WHERE id = $1 AND status = 'running' AND attempts = $2 AND cancel_requested_at IS NULL"
-);
+macro_rules! complete_update {
+    () => {
+        "UPDATE tasks SET status = 'succeeded', output = $3, usage = $4, error_code = NULL, \
+         error_message = NULL, completed_at = now(), updated_at = now() \
+         WHERE id = $1 AND status = 'running' AND attempts = $2 AND cancel_requested_at IS NULL"
+    };
+}
 
-const FAIL: &str = with_settlement!(
-    "UPDATE tasks SET status = 'failed', output = NULL, error_code = $3, error_message = $4, \
-     completed_at = now(), updated_at = now() \
-     WHERE id = $1 AND status = 'running' AND attempts = $2 AND cancel_requested_at IS NULL"
-);
+macro_rules! fail_update {
+    () => {
+        "UPDATE tasks SET status = 'failed', output = NULL, error_code = $3, error_message = $4, \
+         completed_at = now(), updated_at = now() \
+         WHERE id = $1 AND status = 'running' AND attempts = $2 AND cancel_requested_at IS NULL"
+    };
+}
+
+const COMPLETE: &str = with_settlement!(complete_update!());
+const COMPLETE_UNSCOPED: &str = with_settlement!(unscoped: complete_update!());
+
+const FAIL: &str = with_settlement!(fail_update!());
+const FAIL_UNSCOPED: &str = with_settlement!(unscoped: fail_update!());
 
 const SETTLE_CANCEL: &str = with_settlement!(
     "UPDATE tasks SET status = 'canceled', output = NULL, error_code = 'WORKFLOW_AI_CANCELED', \
@@ -36,7 +46,7 @@ pub async fn complete(
     output: &Value,
     usage: Option<&Value>,
 ) -> StoreResult<Settlement> {
-    let statement = client.prepare_cached(COMPLETE).await?;
+    let statement = client.prepare_cached(if lease.scoped { COMPLETE } else { COMPLETE_UNSCOPED }).await?;
     let row = client.query_opt(&statement, &[&lease.task_id, &lease.attempt, output, &usage]).await?;
     settlement(row)
 }
@@ -48,7 +58,7 @@ pub async fn fail(
     code: &str,
     message: &str,
 ) -> StoreResult<Settlement> {
-    let statement = client.prepare_cached(FAIL).await?;
+    let statement = client.prepare_cached(if lease.scoped { FAIL } else { FAIL_UNSCOPED }).await?;
     let row = client
         .query_opt(&statement, &[&lease.task_id, &lease.attempt, &code, &truncate_message(message)])
         .await?;

@@ -19,10 +19,26 @@ pub(crate) use event_payload;
 /// `event_payload` (NULL for rows the update left non-terminal).
 ///
 /// The optional first argument adds CTEs before the update (for example a `SKIP LOCKED`
-/// candidate list); it must end with a comma.
+/// candidate list); it must end with a comma. `unscoped:` is the cheaper form for one task
+/// known not to be scoped: it only writes the event (and matches nothing if the task is
+/// scoped after all), sparing two statements' worth of executor work on every settlement.
 macro_rules! with_settlement {
     ($update:expr) => {
         $crate::sql::with_settlement!("", $update)
+    };
+    (unscoped: $update:expr) => {
+        concat!(
+            "WITH settled AS (",
+            $update,
+            " AND cache_key IS NULL RETURNING ",
+            $crate::model::task_columns!(),
+            "), events AS (INSERT INTO task_events (task_id, app_id, payload) SELECT id, app_id, ",
+            $crate::sql::event_payload!(),
+            " FROM settled WHERE status IN ('succeeded', 'failed', 'canceled') \
+             RETURNING id, task_id, payload) \
+             SELECT settled.*, events.id AS event_id, events.payload AS event_payload \
+             FROM settled LEFT JOIN events ON events.task_id = settled.id"
+        )
     };
     ($ctes:expr, $update:expr) => {
         concat!(

@@ -29,7 +29,17 @@ fn row(label: &str, figures: &[String]) {
     println!();
 }
 
+/// The client counts of the lifecycle benchmark (`BENCH_CLIENTS=64` narrows it, for profiling).
+fn lifecycle_clients() -> Vec<usize> {
+    std::env::var("BENCH_CLIENTS")
+        .ok()
+        .map(|v| v.split(',').filter_map(|n| n.trim().parse().ok()).collect())
+        .filter(|list: &Vec<usize>| !list.is_empty())
+        .unwrap_or_else(|| LIFECYCLE_CLIENTS.to_vec())
+}
+
 async fn lifecycle_section(base: &str, quick: bool, out: &std::path::Path) -> Result<Value, Failure> {
+    let clients_list = lifecycle_clients();
     let duration = if quick { Duration::from_secs(3) } else { Duration::from_secs(10) };
     let url = db::fresh_database(base, "aitasks_bench_lifecycle").await?;
     let floor_script = pgbench::script_file(out, "floor.sql", pgbench::FLOOR)?;
@@ -38,9 +48,9 @@ async fn lifecycle_section(base: &str, quick: bool, out: &std::path::Path) -> Re
         "\nstore lifecycle: tasks/s, {}s per point (create → claim → heartbeat → complete + event)",
         duration.as_secs()
     );
-    row("clients", &LIFECYCLE_CLIENTS.iter().map(|c| c.to_string()).collect::<Vec<_>>());
+    row("clients", &clients_list.iter().map(|c| c.to_string()).collect::<Vec<_>>());
     let (mut ours, mut floor, mut reference) = (Vec::new(), Vec::new(), Vec::new());
-    for clients in LIFECYCLE_CLIENTS {
+    for &clients in &clients_list {
         db::reset_tasks(&url).await?;
         ours.push(lifecycle::run(&url, clients, duration).await?);
         db::reset_tasks(&url).await?;
@@ -56,7 +66,7 @@ async fn lifecycle_section(base: &str, quick: bool, out: &std::path::Path) -> Re
     row("reference statement sequence (pgbench)", &fmt(&reference));
     row("ratio to the floor (target ≥ 0.7x at 64)", &ratio(&ours, &floor));
     row("ratio to the reference (target ≥ 3x at 64)", &ratio(&ours, &reference));
-    let points: Vec<Value> = LIFECYCLE_CLIENTS
+    let points: Vec<Value> = clients_list
         .iter()
         .enumerate()
         .map(|(i, clients)| {
