@@ -315,6 +315,7 @@ async fn chaos_loses_nothing_and_settles_everything_once() {
     };
 
     let mut by_outcome: BTreeMap<(String, String), usize> = BTreeMap::new();
+    let (mut most_attempts, mut most_calls_per_attempt, mut outputs_checked) = (0i32, 0f64, 0usize);
     for row in &rows {
         let id: String = row.get("id");
         let effect_key: String = row.get("effect_key");
@@ -329,6 +330,10 @@ async fn chaos_loses_nothing_and_settles_everything_once() {
         assert_eq!(events, 1, "{id} ({status}) has exactly one completion event");
         assert!(attempts <= max_attempts, "{id}: {attempts} attempts over the budget {max_attempts}");
         let calls = calls_by_marker.get(&i).copied().unwrap_or(0);
+        most_attempts = most_attempts.max(attempts);
+        if attempts > 0 {
+            most_calls_per_attempt = most_calls_per_attempt.max(calls as f64 / f64::from(attempts));
+        }
         assert!(
             calls <= i64::from(attempts) * (1 + MAX_REPAIRS),
             "{id}: {calls} provider calls for {attempts} attempts"
@@ -339,6 +344,7 @@ async fn chaos_loses_nothing_and_settles_everything_once() {
             let output: Value = row.get("output");
             let checked = check_answer(&request, &answer_from_output(&request, &output));
             assert_eq!(checked.ok(), Some(output.clone()), "{id}: the output passes the contract checker");
+            outputs_checked += 1;
         }
         *by_outcome.entry((status, code.unwrap_or_else(|| "-".into()))).or_default() += 1;
     }
@@ -349,6 +355,14 @@ async fn chaos_loses_nothing_and_settles_everything_once() {
     )
     .await;
     assert_eq!(non_terminal_with_event, 0, "no event for a task that is not terminal");
+    println!(
+        "chaos: checks passed: {} of {total} tasks terminal, each with exactly 1 completion event; \
+         0 events for non-terminal tasks; at most {most_attempts} attempts (budget 3); \
+         at most {most_calls_per_attempt:.1} provider calls per attempt (bound {}); \
+         {outputs_checked} succeeded outputs pass the contract checker; 0 tasks queued or running",
+        rows.len(),
+        1 + MAX_REPAIRS
+    );
 
     println!("chaos: outcomes by status and error code");
     for ((status, code), n) in &by_outcome {
