@@ -107,6 +107,8 @@ const LOCK_GLOBAL: &str = "SELECT pg_advisory_xact_lock(7453)";
 const LOCK_APP_SHARED: &str = "SELECT pg_advisory_xact_lock_shared(hashtextextended($1, 7454))";
 const LOCK_APP_EXCLUSIVE: &str = "SELECT pg_advisory_xact_lock(hashtextextended($1, 7454))";
 
+/// The bucket's refill clamps elapsed time at zero: `now()` is this transaction's start, which
+/// can be earlier than a refill committed by another admission while this one waited.
 const READ_STATE: &str = "SELECT \
      (SELECT id FROM tasks WHERE app_id = $1 AND effect_key = $3) AS existing_id, \
      CASE WHEN $8::bool THEN NULL ELSE (SELECT output FROM tasks WHERE app_id = $1 AND scope_id = $2 \
@@ -114,7 +116,7 @@ const READ_STATE: &str = "SELECT \
      history.source_steps, history.sources, history.seen_source, \
      (SELECT count(*) FROM tasks WHERE app_id = $1 AND scope_id = $2 AND status IN ('queued', 'running') \
        AND cache_key IS NOT NULL) AS scope_active, \
-     COALESCE((SELECT LEAST($6::float8, tokens + extract(epoch FROM now() - refilled_at) * $7::float8 / 60.0) \
+     COALESCE((SELECT LEAST($6::float8, tokens + GREATEST(extract(epoch FROM now() - refilled_at), 0) * $7::float8 / 60.0) \
        FROM scope_budgets WHERE app_id = $1 AND scope_id = $2), $6::float8) AS available, \
      (SELECT COALESCE(sum(active), 0)::bigint FROM app_concurrency WHERE app_id = $1) AS app_active, \
      current_setting('max_connections')::bigint AS max_connections \
