@@ -29,22 +29,6 @@ fn task_count() -> usize {
     std::env::var("CHAOS_TASKS").ok().and_then(|v| v.parse().ok()).unwrap_or(200)
 }
 
-/// A tiny deterministic generator, so that a failing run can be replayed (`CHAOS_SEED`).
-struct Random(u64);
-
-impl Random {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
-
 /// The request for task `i`: every kind in turn, with a marker in the input that lets the
 /// provider's log be attributed to the task.
 fn request(i: usize) -> Value {
@@ -214,7 +198,7 @@ async fn chaos_loses_nothing_and_settles_everything_once() {
     let killer = {
         let (server, creating, kills) = (server.clone(), creating.clone(), kills.clone());
         tokio::spawn(async move {
-            let mut random = Random(seed);
+            let mut random = Xorshift::new(seed);
             while creating.load(Ordering::Relaxed) || started.elapsed() < chaos_for {
                 tokio::time::sleep(Duration::from_millis(800 + random.below(2200))).await;
                 let mut server = server.lock().await;
@@ -231,7 +215,7 @@ async fn chaos_loses_nothing_and_settles_everything_once() {
         let (accepted, creating, duplicates) = (accepted.clone(), creating.clone(), duplicates.clone());
         let sqs = queues.clone();
         tokio::spawn(async move {
-            let mut random = Random(seed.rotate_left(17) | 1);
+            let mut random = Xorshift::new(seed.rotate_left(17));
             while creating.load(Ordering::Relaxed) || started.elapsed() < chaos_for {
                 tokio::time::sleep(Duration::from_millis(150)).await;
                 let ids: Vec<String> = accepted.lock().expect("accepted").values().cloned().collect();

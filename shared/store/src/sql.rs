@@ -12,6 +12,28 @@ macro_rules! event_payload {
 }
 pub(crate) use event_payload;
 
+/// The outbox write of [`with_settlement`]: one event for every row `settled` made terminal.
+macro_rules! settled_events {
+    () => {
+        concat!(
+            "events AS (INSERT INTO task_events (task_id, app_id, payload) SELECT id, app_id, ",
+            $crate::sql::event_payload!(),
+            " FROM settled WHERE status IN ('succeeded', 'failed', 'canceled') \
+             RETURNING id, task_id, payload)"
+        )
+    };
+}
+pub(crate) use settled_events;
+
+/// The rows [`with_settlement`] returns: each settled task with its event (if any).
+macro_rules! settled_rows {
+    () => {
+        "SELECT settled.*, events.id AS event_id, events.payload AS event_payload \
+         FROM settled LEFT JOIN events ON events.task_id = settled.id"
+    };
+}
+pub(crate) use settled_rows;
+
 /// Turn an `UPDATE tasks ...` into one statement that also, for every row it made terminal,
 /// writes the completion event (transactional outbox), lowers the application's count of
 /// active scoped tasks (in the shard of the task's scope), and, for failed or canceled scoped tasks, frees the logical step in
@@ -32,12 +54,10 @@ macro_rules! with_settlement {
             $update,
             " AND cache_key IS NULL RETURNING ",
             $crate::model::task_columns!(),
-            "), events AS (INSERT INTO task_events (task_id, app_id, payload) SELECT id, app_id, ",
-            $crate::sql::event_payload!(),
-            " FROM settled WHERE status IN ('succeeded', 'failed', 'canceled') \
-             RETURNING id, task_id, payload) \
-             SELECT settled.*, events.id AS event_id, events.payload AS event_payload \
-             FROM settled LEFT JOIN events ON events.task_id = settled.id"
+            "), ",
+            $crate::sql::settled_events!(),
+            " ",
+            $crate::sql::settled_rows!()
         )
     };
     ($ctes:expr, $update:expr) => {
@@ -48,20 +68,17 @@ macro_rules! with_settlement {
             $update,
             " RETURNING ",
             $crate::model::task_columns!(),
-            "), events AS (INSERT INTO task_events (task_id, app_id, payload) SELECT id, app_id, ",
-            $crate::sql::event_payload!(),
-            " FROM settled WHERE status IN ('succeeded', 'failed', 'canceled') \
-             RETURNING id, task_id, payload), \
-             freed AS (UPDATE scope_admissions SET logical_key = NULL WHERE task_id IN \
+            "), ",
+            $crate::sql::settled_events!(),
+            ", freed AS (UPDATE scope_admissions SET logical_key = NULL WHERE task_id IN \
              (SELECT id FROM settled WHERE status IN ('failed', 'canceled'))), \
              ended AS (UPDATE app_concurrency SET active = GREATEST(active - ended_count, 0) \
              FROM (SELECT app_id AS ended_app, scope_shard(scope_id) AS ended_shard, \
              count(*)::int AS ended_count FROM settled \
              WHERE cache_key IS NOT NULL AND status IN ('succeeded', 'failed', 'canceled') \
              GROUP BY 1, 2) ended_rows \
-             WHERE app_concurrency.app_id = ended_app AND app_concurrency.shard = ended_shard) \
-             SELECT settled.*, events.id AS event_id, events.payload AS event_payload \
-             FROM settled LEFT JOIN events ON events.task_id = settled.id"
+             WHERE app_concurrency.app_id = ended_app AND app_concurrency.shard = ended_shard) ",
+            $crate::sql::settled_rows!()
         )
     };
 }

@@ -8,6 +8,7 @@
 mod db;
 mod dev_server;
 mod queues;
+mod random;
 mod stub_provider;
 mod tokens;
 
@@ -16,6 +17,7 @@ use std::path::PathBuf;
 pub use db::*;
 pub use dev_server::{Answer, Api, DevServer, Stack, STUB_API_KEY};
 pub use queues::TestQueues;
+pub use random::Xorshift;
 pub use stub_provider::{Reply, StubProvider};
 pub use tokens::{dev_token, token_with, DEV_SECRET};
 

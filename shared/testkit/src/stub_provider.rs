@@ -48,8 +48,8 @@ impl Reply {
 
 #[derive(Default)]
 struct State {
-    /// xorshift state for [`Reply::OneOf`]; seeded at start.
-    random: u64,
+    /// Picks [`Reply::OneOf`] choices; seeded at start.
+    random: Option<crate::Xorshift>,
     script: VecDeque<Reply>,
     default: Option<Reply>,
     requests: Vec<Value>,
@@ -78,7 +78,8 @@ impl StubProvider {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(0x9e37_79b9_7f4a_7c15);
-        let state = Arc::new(Mutex::new(State { random: seed | 1, ..State::default() }));
+        let state =
+            Arc::new(Mutex::new(State { random: Some(crate::Xorshift::new(seed)), ..State::default() }));
         let shared = state.clone();
         let accept = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
@@ -140,7 +141,8 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
             state.requests.push(body.clone());
             let default = state.default.clone().unwrap_or(Reply::Auto);
             let reply = state.script.pop_front().unwrap_or(default);
-            pick(reply, &mut state.random)
+            let random = state.random.get_or_insert_with(|| crate::Xorshift::new(7));
+            pick(reply, random)
         };
         let (delay, reply) = unwrap_delay(reply);
         if !delay.is_zero() {
@@ -194,14 +196,11 @@ async fn read_head(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<(usiz
 }
 
 /// Resolve [`Reply::OneOf`] (at any depth) to one concrete reply.
-fn pick(reply: Reply, random: &mut u64) -> Reply {
+fn pick(reply: Reply, random: &mut crate::Xorshift) -> Reply {
     match reply {
         Reply::OneOf(choices) => {
             let total: u64 = choices.iter().map(|(weight, _)| u64::from(*weight)).sum();
-            *random ^= *random << 13;
-            *random ^= *random >> 7;
-            *random ^= *random << 17;
-            let mut roll = *random % total.max(1);
+            let mut roll = random.below(total);
             for (weight, choice) in choices {
                 if roll < u64::from(weight) {
                     return pick(choice, random);

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use aitasks_store::{
     self as store, AdmissionBudget, Claim, PoolSettings, ScopedAdmission, StoreError, TaskOwner,
 };
+use aitasks_testkit::Xorshift;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
@@ -35,16 +36,6 @@ const BUDGET: AdmissionBudget = AdmissionBudget {
     // Above max_connections - 1 (299 locally): both application lock modes are exercised.
     global_concurrent: 400,
 };
-
-struct Random(u64);
-impl Random {
-    fn unit(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
 
 #[derive(Default)]
 struct Tally {
@@ -157,7 +148,7 @@ async fn run_point(
         .map(|c| {
             let (pool, queue, tally) = (pool.clone(), queue.clone(), tally.clone());
             tokio::spawn(async move {
-                let mut random = Random((seed ^ (c as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)) | 1);
+                let mut random = Xorshift::new(seed ^ (c as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
                 let mut n = 0u64;
                 while Instant::now() < until {
                     let scope = (SCOPES as f64 * random.unit().powi(3)) as u64;
