@@ -18,14 +18,6 @@ fn load_seconds() -> u64 {
     std::env::var("LOAD_SECONDS").ok().and_then(|v| v.parse().ok()).unwrap_or(5)
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    let rank = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[rank.min(sorted.len() - 1)]
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sixty_four_clients_get_no_5xx_and_lose_no_task() {
     let stack = Stack::start_with(&[("AITASK_DB_POOL_SIZE", "24"), ("AITASK_LOCAL_POLLERS", "4")]).await;

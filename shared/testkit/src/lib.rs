@@ -9,6 +9,7 @@ mod db;
 mod dev_server;
 mod queues;
 mod random;
+mod stats;
 mod stub_provider;
 mod tokens;
 
@@ -18,6 +19,7 @@ pub use db::*;
 pub use dev_server::{Answer, Api, DevServer, Stack, STUB_API_KEY};
 pub use queues::TestQueues;
 pub use random::Xorshift;
+pub use stats::percentile;
 pub use stub_provider::{Reply, StubProvider};
 pub use tokens::{dev_token, token_with, DEV_SECRET};
 

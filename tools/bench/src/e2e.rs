@@ -8,19 +8,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use aitasks_testkit::Stack;
+use aitasks_testkit::{percentile, Stack};
 use serde_json::{json, Value};
 
 use crate::{row, Failure};
 
 const CREATORS: usize = 32;
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    sorted[(((sorted.len() - 1) as f64) * p).round() as usize]
-}
 
 pub async fn section(quick: bool) -> Result<Value, Failure> {
     let total: usize = if quick { 300 } else { 1000 };

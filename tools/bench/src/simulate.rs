@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use aitasks_store::{
     self as store, AdmissionBudget, Claim, PoolSettings, ScopedAdmission, StoreError, TaskOwner,
 };
-use aitasks_testkit::Xorshift;
+use aitasks_testkit::{percentile, Xorshift};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
@@ -202,7 +202,7 @@ async fn run_point(
     let mut tally = std::mem::take(&mut *tally.lock().unwrap_or_else(|p| p.into_inner()));
     tally.latencies_ms.sort_by(f64::total_cmp);
     let total = tally.latencies_ms.len();
-    let p99 = tally.latencies_ms.get(((total.max(1) - 1) as f64 * 0.99) as usize).copied().unwrap_or(0.0);
+    let p99 = percentile(&tally.latencies_ms, 0.99);
     let admitted = tally.outcomes.get("admitted").copied().unwrap_or(0);
     // Cold: scopes that asked at most twice (well within burst and caps). Hot: the 10 busiest.
     let (mut cold_requests, mut cold_admitted) = (0u64, 0u64);
