@@ -27,7 +27,7 @@ use std::time::Duration;
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::model::{settled_from_row, task_columns, Created, NewTask, PendingEvent, Task, TaskOwner};
+use crate::model::{new_id, settled_from_row, task_columns, Created, NewTask, PendingEvent, Task, TaskOwner};
 use crate::pool::Client;
 use crate::sql::event_payload;
 use crate::tasks::get_task_by_effect_key;
@@ -261,7 +261,7 @@ async fn attempt(
         return existing(client, task).await.map(Some);
     }
 
-    let id = Uuid::new_v4();
+    let id = new_id();
     let logical_key = if admission.recompute { id.to_string() } else { admission.cache_key.clone() };
     let cached_output: Option<Value> = state.try_get("cached_output")?;
     let base: [&(dyn tokio_postgres::types::ToSql + Sync); 17] = [

@@ -2,7 +2,7 @@
 
 use uuid::Uuid;
 
-use crate::model::{run_columns, NewRun, Run};
+use crate::model::{new_id, run_columns, NewRun, Run};
 use crate::pool::{Client, GenericClient};
 use crate::sql::{cancel_request_set, split_settled, with_settlement};
 use crate::{Settled, StoreResult};
@@ -29,8 +29,7 @@ const CANCEL_RUN_TASKS: &str = with_settlement!(concat!(
 /// Create a run. One round trip.
 pub async fn create_run(client: &impl GenericClient, run: &NewRun) -> StoreResult<Run> {
     let statement = client.prepare_cached(INSERT_RUN).await?;
-    let row =
-        client.query_one(&statement, &[&Uuid::new_v4(), &run.app_id, &run.scope_id, &run.actor]).await?;
+    let row = client.query_one(&statement, &[&new_id(), &run.app_id, &run.scope_id, &run.actor]).await?;
     Run::from_row(&row)
 }
 

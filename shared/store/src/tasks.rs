@@ -3,7 +3,7 @@
 
 use uuid::Uuid;
 
-use crate::model::{task_columns, Created, NewTask, Task, TaskOwner};
+use crate::model::{new_id, task_columns, Created, NewTask, Task, TaskOwner};
 use crate::pool::GenericClient;
 use crate::sql::{cancel_request_set, split_settled, with_settlement};
 use crate::{Settled, StoreError, StoreResult};
@@ -64,7 +64,7 @@ pub async fn create_task(client: &impl GenericClient, task: &NewTask) -> StoreRe
 
 /// Insert; `None` when the effect key is taken.
 pub(crate) async fn insert_task(client: &impl GenericClient, task: &NewTask) -> StoreResult<Option<Task>> {
-    let id = Uuid::new_v4();
+    let id = new_id();
     match &task.owner {
         TaskOwner::Run(run_id) => {
             let statement = client.prepare_cached(INSERT_RUN_TASK).await?;
