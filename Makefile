@@ -6,7 +6,7 @@ LOAD_ENV := set -a; [ -f .local/env ] && source <(sed -E 's/^export ([A-Z0-9_]+)
 TOOLS = $(shell scripts/tools.sh)
 
 
-.PHONY: help up down serve demo bench simulate chaos load test fmt lint build unit template-lint lambda-smoke
+.PHONY: help up down serve demo bench simulate growth chaos load test fmt lint build unit template-lint lambda-smoke
 
 help:
 	@echo "make demo    the whole system on a local model: one task of each kind, live progress, results"
@@ -16,6 +16,7 @@ help:
 	@echo "make serve   up, then every function behind one local dev server (foreground)"
 	@echo "make bench   the benchmarks, side by side with their comparisons (BENCH_QUICK=1: short)"
 	@echo "make simulate 10,000 skewed scopes, growing concurrency: limits exact, no starvation, p99"
+	@echo "make growth  100 million tasks (about 1 h, 55 GB): the plan of every hot statement, to docs/growth"
 	@echo "make chaos   2000 tasks through faults, kills and a Postgres restart; then long property runs"
 	@echo "make load    64 HTTP clients for 60 s against the dev server: no 5xx, no lost task, latencies"
 
@@ -41,6 +42,9 @@ bench:
 
 simulate:
 	@BENCH_ONLY=simulate scripts/bench.sh
+
+growth:
+	@scripts/growth.sh
 
 fmt:
 	cargo fmt --all -- --check

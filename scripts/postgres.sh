@@ -75,6 +75,8 @@ up() {
       echo "synchronous_commit = off"
       echo "full_page_writes = off"
     fi
+    # Extra settings, one per line, for a cluster with a job of its own (scripts/growth.sh).
+    [ -z "${AITASK_PG_CONF:-}" ] || printf '%s\n' "$AITASK_PG_CONF"
   } >>"$PGDATA_DIR/postgresql.conf"
   # The functions' login (as in AWS): a password checked with SCRAM, and only the data
   # privileges of the `aitasks_app` group role (migrations/V4). Everyone else is trusted.

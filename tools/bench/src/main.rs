@@ -7,6 +7,7 @@ mod db;
 mod e2e;
 mod footprint;
 mod graphile;
+mod growth;
 mod lifecycle;
 mod pgbench;
 mod round_trips;
@@ -123,6 +124,12 @@ async fn main() -> Result<(), Failure> {
         let figures = simulate::section(&base, quick).await?;
         std::fs::write(out.join("simulate.json"), serde_json::to_string_pretty(&figures)?)?;
         println!("\nwritten to {}", out.join("simulate.json").display());
+        return Ok(());
+    }
+
+    // Not part of `make bench` either: `make growth` (a cluster of its own, hours of data).
+    if only.as_ref().is_some_and(|list| list.iter().any(|n| n == "growth")) {
+        growth::section(&base).await?;
         return Ok(());
     }
 
