@@ -6,14 +6,15 @@ use uuid::Uuid;
 use crate::model::{task_columns, Claim, Lease, LeaseCheck, Task, TaskStatus};
 use crate::pool::GenericClient;
 use crate::settle::settle_cancel;
-use crate::sql::truncate_message;
+use crate::sql::{queued, truncate_message};
 use crate::{Settlement, StoreResult};
 
 const CLAIM: &str = concat!(
     "UPDATE tasks SET status = 'running', attempts = attempts + 1, \
      started_at = COALESCE(started_at, now()), heartbeat_at = now(), updated_at = now() \
-     WHERE id = $1 AND status = 'queued' AND cancel_requested_at IS NULL \
-     AND attempts < max_attempts RETURNING ",
+     WHERE id = $1 AND status = ",
+    queued!(),
+    " AND cancel_requested_at IS NULL AND attempts < max_attempts RETURNING ",
     task_columns!()
 );
 

@@ -20,11 +20,15 @@ const DELETE_BATCH: &str = "WITH deleted AS (DELETE FROM tasks WHERE id IN ( \
      WHERE app_id = $1 AND shard = scope_shard($2)) \
      SELECT count(*) FROM deleted";
 
+/// The cursor is always an index condition: the first page starts after `('', '')`, which every
+/// (non-empty) scope id sorts after. One statement per form, so that each plan is exact.
 const UNRELEASED_SOURCES: &str = "SELECT DISTINCT scope_id, source_id FROM tasks \
      WHERE app_id = $1 AND run_id IS NULL AND released_at IS NULL AND source_id IS NOT NULL \
-     AND ($2::text IS NULL OR step_key = $2) \
-     AND ($3::text IS NULL OR (scope_id, source_id) > ($3, COALESCE($4, ''))) \
-     ORDER BY scope_id, source_id LIMIT $5";
+     AND (scope_id, source_id) > ($2, $3) ORDER BY scope_id, source_id LIMIT $4";
+
+const UNRELEASED_SOURCES_OF_STEP: &str = "SELECT DISTINCT scope_id, source_id FROM tasks \
+     WHERE app_id = $1 AND run_id IS NULL AND released_at IS NULL AND source_id IS NOT NULL \
+     AND step_key = $2 AND (scope_id, source_id) > ($3, $4) ORDER BY scope_id, source_id LIMIT $5";
 
 const DELETE_RETAINED: &str = "DELETE FROM tasks WHERE id IN ( \
      SELECT id FROM tasks WHERE run_id IS NULL AND released_at IS NOT NULL AND completed_at IS NOT NULL \
@@ -87,19 +91,18 @@ pub async fn unreleased_sources(
     step_key: Option<&str>,
     after: Option<&SourceRef>,
 ) -> StoreResult<(Vec<SourceRef>, Option<SourceRef>)> {
-    let statement = client.prepare_cached(UNRELEASED_SOURCES).await?;
-    let rows = client
-        .query(
-            &statement,
-            &[
-                &app_id,
-                &step_key,
-                &after.map(|a| &a.scope_id),
-                &after.map(|a| &a.source_id),
-                &limit(UNRELEASED_PAGE),
-            ],
-        )
-        .await?;
+    let (scope, source) = after.map_or(("", ""), |a| (a.scope_id.as_str(), a.source_id.as_str()));
+    let page = limit(UNRELEASED_PAGE);
+    let rows = match step_key {
+        None => {
+            let statement = client.prepare_cached(UNRELEASED_SOURCES).await?;
+            client.query(&statement, &[&app_id, &scope, &source, &page]).await?
+        }
+        Some(step_key) => {
+            let statement = client.prepare_cached(UNRELEASED_SOURCES_OF_STEP).await?;
+            client.query(&statement, &[&app_id, &step_key, &scope, &source, &page]).await?
+        }
+    };
     let sources: Vec<SourceRef> = rows
         .iter()
         .map(|row| Ok(SourceRef { scope_id: row.try_get(0)?, source_id: row.try_get(1)? }))

@@ -12,6 +12,18 @@ macro_rules! event_payload {
 }
 pub(crate) use event_payload;
 
+/// `'queued'` for a statement that addresses tasks by id (`status = ` this). ANALYZE samples
+/// 30,000 rows, so on a big table it records the partial indexes over queued tasks as empty,
+/// and the planner would then scan one of them, filtering on `id`, instead of descending the
+/// primary key. A value the planner cannot see (an init plan) keeps those indexes out of the
+/// choice. The growth study checks it (docs/growth/PLANS.md, "believed empty").
+macro_rules! queued {
+    () => {
+        "(SELECT 'queued'::text)"
+    };
+}
+pub(crate) use queued;
+
 /// The outbox write of [`with_settlement`]: one event for every row `settled` made terminal.
 macro_rules! settled_events {
     () => {

@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use crate::model::Task;
 use crate::pool::GenericClient;
-use crate::sql::{limit, millis, split_settled, with_settlement};
+use crate::sql::{limit, millis, queued, split_settled, with_settlement};
 use crate::{Settled, StoreResult};
 
 const EXPIRE_QUEUED: &str = with_settlement!(
@@ -54,9 +54,11 @@ const CLAIM_UNSENT: &str = "UPDATE tasks SET message_sent_at = now() WHERE id IN
      ORDER BY message_sent_at NULLS FIRST, id LIMIT $3 FOR UPDATE SKIP LOCKED) \
      RETURNING id";
 
-const MARK_SENT: &str = "UPDATE tasks SET message_sent_at = now() WHERE id = $1 AND status = 'queued'";
+const MARK_SENT: &str =
+    concat!("UPDATE tasks SET message_sent_at = now() WHERE id = $1 AND status = ", queued!());
 
-const MARK_UNSENT: &str = "UPDATE tasks SET message_sent_at = NULL WHERE id = ANY($1) AND status = 'queued'";
+const MARK_UNSENT: &str =
+    concat!("UPDATE tasks SET message_sent_at = NULL WHERE id = ANY($1) AND status = ", queued!());
 
 const PRUNE_ADMISSIONS: &str = "DELETE FROM scope_admissions WHERE task_id IN ( \
      SELECT task_id FROM scope_admissions \
