@@ -6,7 +6,7 @@ use uuid::Uuid;
 use crate::model::{task_columns, Claim, Lease, LeaseCheck, Task, TaskStatus};
 use crate::pool::GenericClient;
 use crate::settle::settle_cancel;
-use crate::sql::{queued, truncate_message};
+use crate::sql::{commit_without_flush_wait, queued, truncate_message};
 use crate::{Settlement, StoreResult};
 
 const CLAIM: &str = concat!(
@@ -15,7 +15,9 @@ const CLAIM: &str = concat!(
      WHERE id = $1 AND status = ",
     queued!(),
     " AND cancel_requested_at IS NULL AND attempts < max_attempts RETURNING ",
-    task_columns!()
+    task_columns!(),
+    ", ",
+    commit_without_flush_wait!()
 );
 
 const CLAIM_MISS: &str =
@@ -24,9 +26,11 @@ const CLAIM_MISS: &str =
 const CHECK: &str = "SELECT cancel_requested_at IS NOT NULL AS cancel_requested FROM tasks \
                      WHERE id = $1 AND status = 'running' AND attempts = $2";
 
-const HEARTBEAT: &str = "UPDATE tasks SET heartbeat_at = now() \
-                         WHERE id = $1 AND status = 'running' AND attempts = $2 \
-                         RETURNING cancel_requested_at IS NOT NULL AS cancel_requested";
+const HEARTBEAT: &str = concat!(
+    "UPDATE tasks SET heartbeat_at = now() WHERE id = $1 AND status = 'running' AND attempts = $2 \
+     RETURNING cancel_requested_at IS NOT NULL AS cancel_requested, ",
+    commit_without_flush_wait!()
+);
 
 const REQUEUE: &str = "UPDATE tasks SET status = 'queued', heartbeat_at = NULL, error_code = $3, \
                        error_message = $4, message_sent_at = now(), updated_at = now() \

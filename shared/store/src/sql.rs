@@ -24,6 +24,28 @@ macro_rules! queued {
 }
 pub(crate) use queued;
 
+/// For the `RETURNING` list of a write whose loss in a crash is harmless: its transaction then
+/// commits without waiting for the WAL flush (`synchronous_commit = off` for this transaction
+/// only; evaluated only when a row was written). Used by the claim, the heartbeat and the
+/// message mark:
+/// - a lost heartbeat is an older `heartbeat_at`, and the sweeper waits three intervals;
+/// - a lost claim puts the task back in the queue with its attempt uncounted; its worker's next
+///   fenced write finds the attempt changed and stops, and the sweeper re-sends the message;
+/// - a lost message mark makes the sweeper send the message again, and the duplicate claims
+///   nothing.
+///
+/// A create and a settlement still wait: the caller was answered, or the completion event is
+/// published, once they commit. Every synchronous commit flushes all WAL before it, so an
+/// asynchronous one is at risk only until the next flush (at most 3 × `wal_writer_delay`).
+/// The point: at 64 clients the lifecycle spent most of its time waiting for WAL flushes
+/// (BENCHMARKS.md), and this halves the flushes a task waits for.
+macro_rules! commit_without_flush_wait {
+    () => {
+        "set_config('synchronous_commit', 'off', true) AS commit_without_flush_wait"
+    };
+}
+pub(crate) use commit_without_flush_wait;
+
 /// The outbox write of [`with_settlement`]: one event for every row `settled` made terminal.
 macro_rules! settled_events {
     () => {

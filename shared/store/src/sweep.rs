@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use crate::model::Task;
 use crate::pool::GenericClient;
-use crate::sql::{limit, millis, queued, split_settled, with_settlement};
+use crate::sql::{commit_without_flush_wait, limit, millis, queued, split_settled, with_settlement};
 use crate::{Settled, StoreResult};
 
 const EXPIRE_QUEUED: &str = with_settlement!(
@@ -54,8 +54,12 @@ const CLAIM_UNSENT: &str = "UPDATE tasks SET message_sent_at = now() WHERE id IN
      ORDER BY message_sent_at NULLS FIRST, id LIMIT $3 FOR UPDATE SKIP LOCKED) \
      RETURNING id";
 
-const MARK_SENT: &str =
-    concat!("UPDATE tasks SET message_sent_at = now() WHERE id = $1 AND status = ", queued!());
+const MARK_SENT: &str = concat!(
+    "UPDATE tasks SET message_sent_at = now() WHERE id = $1 AND status = ",
+    queued!(),
+    " RETURNING ",
+    commit_without_flush_wait!()
+);
 
 const MARK_UNSENT: &str =
     concat!("UPDATE tasks SET message_sent_at = NULL WHERE id = ANY($1) AND status = ", queued!());
