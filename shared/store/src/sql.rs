@@ -29,8 +29,11 @@ pub(crate) use queued;
 /// only; evaluated only when a row was written). Used by the claim, the heartbeat and the
 /// message mark:
 /// - a lost heartbeat is an older `heartbeat_at`, and the sweeper waits three intervals;
-/// - a lost claim puts the task back in the queue with its attempt uncounted; its worker's next
-///   fenced write finds the attempt changed and stops, and the sweeper re-sends the message;
+/// - a lost claim puts the task back in the queue with its attempt uncounted. Its worker's next
+///   cancel poll (fenced on status and attempt) finds the lease gone within half a second and
+///   stops; the task can only be claimed again later, from the sweeper's re-send, and the next
+///   claim hands out the same attempt number. Settlement stays exactly once either way: it is
+///   fenced on the task still running;
 /// - a lost message mark makes the sweeper send the message again, and the duplicate claims
 ///   nothing.
 ///

@@ -226,6 +226,36 @@ async fn a_stale_worker_cannot_settle_after_the_sweeper_requeued_its_task() {
     assert_eq!(db.count("SELECT count(*) FROM task_events").await, 1);
 }
 
+/// A claim commits without waiting for the WAL flush, so a crash can lose it. What recovery
+/// then shows is the task as it was before the claim; its worker must find its lease gone, and
+/// the next claim must settle the task once.
+#[tokio::test]
+async fn a_claim_lost_in_a_crash_leaves_a_task_that_settles_once() {
+    let db = TestDb::new().await;
+    let client = db.client().await;
+    let task = store::create_task(&client, &new_task(APP, app_owner("s"), "k")).await.unwrap().into_task();
+    let lost = claimed(&db, task.id).await.lease();
+    db.sql(&format!(
+        "UPDATE tasks SET status = 'queued', attempts = 0, started_at = NULL, heartbeat_at = NULL \
+         WHERE id = '{}'",
+        task.id
+    ))
+    .await;
+
+    assert_eq!(store::heartbeat(&client, lost).await.unwrap(), LeaseCheck::Lost);
+    assert_eq!(store::complete(&client, lost, &json!("pos"), None).await.unwrap(), Settlement::Lost);
+    let again = claimed(&db, task.id).await;
+    assert_eq!(again.attempts, 1, "the lost attempt was not counted");
+    assert!(matches!(
+        store::complete(&client, again.lease(), &json!("neg"), None).await.unwrap(),
+        Settlement::Settled(_)
+    ));
+    assert_eq!(store::complete(&client, lost, &json!("pos"), None).await.unwrap(), Settlement::Lost);
+    let settled = store::get_task(&client, APP, task.id).await.unwrap().unwrap();
+    assert_eq!((settled.status, settled.output), (TaskStatus::Succeeded, Some(json!("neg"))));
+    assert_eq!(db.count("SELECT count(*) FROM task_events").await, 1);
+}
+
 #[tokio::test]
 async fn a_queued_task_past_the_queue_timeout_fails() {
     let db = TestDb::new().await;

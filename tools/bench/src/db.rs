@@ -63,3 +63,29 @@ pub async fn reset_statements(url: &str, database: &str) -> Result<(), Failure> 
         .await?;
     Ok(())
 }
+
+/// What the active sessions of this database wait on, sampled every 20 ms until `until`: each
+/// wait event (or `CPU` for a session that is running) with its share of the samples, largest
+/// first.
+pub async fn sample_waits(url: String, until: std::time::Instant) -> Result<Vec<(String, f64)>, Failure> {
+    let client = connect(&url).await?;
+    let mut counts = std::collections::BTreeMap::<String, u64>::new();
+    while std::time::Instant::now() < until {
+        let rows = client
+            .query(
+                "SELECT COALESCE(wait_event_type || ':' || wait_event, 'CPU') FROM pg_stat_activity \
+                 WHERE backend_type = 'client backend' AND state = 'active' \
+                 AND pid <> pg_backend_pid() AND datname = current_database()",
+                &[],
+            )
+            .await?;
+        for row in rows {
+            *counts.entry(row.get(0)).or_default() += 1;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let total = counts.values().sum::<u64>().max(1) as f64;
+    let mut shares: Vec<(String, f64)> = counts.into_iter().map(|(k, n)| (k, n as f64 / total)).collect();
+    shares.sort_by(|a, b| b.1.total_cmp(&a.1));
+    Ok(shares)
+}

@@ -52,9 +52,18 @@ async fn lifecycle_section(base: &str, quick: bool, out: &std::path::Path) -> Re
     );
     row("clients", &clients_list.iter().map(|c| c.to_string()).collect::<Vec<_>>());
     let (mut ours, mut floor, mut reference) = (Vec::new(), Vec::new(), Vec::new());
+    let most = clients_list.iter().copied().max().unwrap_or(0);
+    let mut waits = Vec::new();
     for &clients in &clients_list {
         db::reset_tasks(&url).await?;
-        ours.push(lifecycle::run(&url, clients, duration).await?);
+        if clients == most {
+            // What the busiest point waits on (profiling without perf: wait events).
+            let sampler = tokio::spawn(db::sample_waits(url.clone(), std::time::Instant::now() + duration));
+            ours.push(lifecycle::run(&url, clients, duration).await?);
+            waits = sampler.await??;
+        } else {
+            ours.push(lifecycle::run(&url, clients, duration).await?);
+        }
         db::reset_tasks(&url).await?;
         floor.push(pgbench::run(&url, &floor_script, clients, pgbench::Limit::Duration(duration))?);
         db::connect(&url).await?.batch_execute(pgbench::REFERENCE_SETUP).await?;
@@ -68,6 +77,9 @@ async fn lifecycle_section(base: &str, quick: bool, out: &std::path::Path) -> Re
     row("reference statement sequence (pgbench)", &fmt(&reference));
     row("ratio to the floor (target ≥ 0.7x at 64)", &ratio(&ours, &floor));
     row("ratio to the reference (target ≥ 3x at 64)", &ratio(&ours, &reference));
+    let shown: Vec<String> =
+        waits.iter().take(4).map(|(event, share)| format!("{event} {:.0}%", share * 100.0)).collect();
+    println!("at {most} clients, this system's sessions were: {}", shown.join(", "));
     let points: Vec<Value> = clients_list
         .iter()
         .enumerate()
@@ -76,7 +88,9 @@ async fn lifecycle_section(base: &str, quick: bool, out: &std::path::Path) -> Re
                    "ratioToFloor": ours[i] / floor[i], "ratioToReference": ours[i] / reference[i]})
         })
         .collect();
-    Ok(json!({"seconds": duration.as_secs(), "points": points}))
+    let waits: Vec<Value> =
+        waits.iter().map(|(event, share)| json!({"event": event, "share": share})).collect();
+    Ok(json!({"seconds": duration.as_secs(), "points": points, "waitsAtMostClients": waits}))
 }
 
 async fn admission_section(base: &str, quick: bool) -> Result<Value, Failure> {
