@@ -102,8 +102,10 @@ async fn admission_section(base: &str, quick: bool) -> Result<Value, Failure> {
         duration.as_secs()
     );
     let url = db::fresh_database(base, "aitasks_bench_per_scope").await?;
+    let sampler = tokio::spawn(db::sample_waits(url.clone(), std::time::Instant::now() + duration));
     let (per_scope, per_scope_exact, per_scope_n) =
         admission::run(&url, Serialization::PerScope, duration).await?;
+    let waits = sampler.await??;
     let url = db::fresh_database(base, "aitasks_bench_global").await?;
     let (global, global_exact, global_n) = admission::run(&url, Serialization::Global, duration).await?;
     let ratio = per_scope / global;
@@ -112,6 +114,9 @@ async fn admission_section(base: &str, quick: bool) -> Result<Value, Failure> {
     row("per-scope serialization (this system)", &[format!("{per_scope:.0}"), exact(per_scope_exact)]);
     row("one global advisory lock (reference design)", &[format!("{global:.0}"), exact(global_exact)]);
     row("ratio (target: at least 4x)", &[format!("{ratio:.2}x")]);
+    let shown: Vec<String> =
+        waits.iter().take(4).map(|(event, share)| format!("{event} {:.0}%", share * 100.0)).collect();
+    println!("per-scope creators' sessions were: {}", shown.join(", "));
     if !(per_scope_exact && global_exact) {
         return Err("admission counts do not add up".into());
     }
@@ -120,6 +125,7 @@ async fn admission_section(base: &str, quick: bool) -> Result<Value, Failure> {
         "perScope": {"tasksPerSecond": per_scope, "admitted": per_scope_n, "limitsExact": per_scope_exact},
         "globalLock": {"tasksPerSecond": global, "admitted": global_n, "limitsExact": global_exact},
         "ratio": ratio,
+        "perScopeWaits": waits.iter().map(|(event, share)| json!({"event": event, "share": share})).collect::<Vec<_>>(),
     }))
 }
 
