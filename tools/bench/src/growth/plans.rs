@@ -1,0 +1,197 @@
+//! Plans: the ones auto_explain logged for the probe, read back from the server log, and the
+//! point statements' generic plans when the partial indexes are believed empty.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::Failure;
+
+/// The `WHERE` of every statement that addresses one task by id, as the store writes it (the
+/// `SET` lists are shortened), for the check that it stays a descent by id when the partial
+/// indexes are believed empty (see [`believed_empty`]).
+const POINT_STATEMENTS: [(&str, &str, &str); 8] = [
+    (
+        "claim",
+        "UPDATE tasks SET status = 'running', attempts = attempts + 1 WHERE id = $1 \
+      AND status = (SELECT 'queued'::text) AND cancel_requested_at IS NULL AND attempts < max_attempts",
+        "gen_random_uuid()",
+    ),
+    (
+        "heartbeat",
+        "UPDATE tasks SET heartbeat_at = now() WHERE id = $1 AND status = 'running' \
+      AND attempts = 1",
+        "gen_random_uuid()",
+    ),
+    (
+        "cancel check",
+        "SELECT cancel_requested_at IS NOT NULL FROM tasks WHERE id = $1 AND status = 'running' \
+      AND attempts = 1",
+        "gen_random_uuid()",
+    ),
+    (
+        "complete",
+        "UPDATE tasks SET status = 'succeeded', completed_at = now() WHERE id = $1 AND attempts = 1 \
+      AND status = 'running' AND cancel_requested_at IS NULL",
+        "gen_random_uuid()",
+    ),
+    (
+        "cancel request",
+        "UPDATE tasks SET cancel_requested_at = now() WHERE id = $1 AND app_id = 'a' \
+      AND status IN ('queued', 'running')",
+        "gen_random_uuid()",
+    ),
+    (
+        "settle a cancel",
+        "UPDATE tasks SET status = 'canceled' WHERE id = $1 AND status IN ('queued', 'running') \
+      AND cancel_requested_at IS NOT NULL",
+        "gen_random_uuid()",
+    ),
+    (
+        "mark sent",
+        "UPDATE tasks SET message_sent_at = now() WHERE id = $1 AND status = (SELECT 'queued'::text)",
+        "gen_random_uuid()",
+    ),
+    (
+        "mark unsent",
+        "UPDATE tasks SET message_sent_at = NULL WHERE id = ANY($1) AND status = (SELECT 'queued'::text)",
+        "ARRAY[gen_random_uuid()]",
+    ),
+];
+
+/// The point statements' generic plans while every partial index of `tasks` is recorded as
+/// empty, which is what ANALYZE's sample usually reports on a big table. Each must still find
+/// its task by a descent on an index that leads with `id`.
+pub(crate) struct BelievedEmpty {
+    pub(crate) markdown: String,
+    pub(crate) summary: String,
+    pub(crate) failures: Vec<String>,
+}
+
+pub(crate) async fn believed_empty(admin: &tokio_postgres::Client) -> Result<BelievedEmpty, Failure> {
+    let mut markdown = String::from(
+        "\n## Point statements when the partial indexes are believed empty\n\n\
+         ANALYZE samples 30,000 rows; on a big table it rarely meets one of the few thousand \
+         queued or running tasks, so it records the partial indexes over them as empty. Below, \
+         with every partial index of `tasks` set to zero rows (in a transaction that is rolled \
+         back), the generic plan of each statement that addresses one task by id. Each must \
+         descend an index that leads with `id`.\n\n",
+    );
+    let (mut summary, mut failures) = (String::new(), Vec::new());
+    admin.batch_execute("BEGIN").await?;
+    admin
+        .batch_execute(
+            "UPDATE pg_class SET reltuples = 0 WHERE oid IN (SELECT indexrelid FROM pg_index \
+             WHERE indrelid = 'tasks'::regclass AND indpred IS NOT NULL); \
+             SET LOCAL plan_cache_mode = force_generic_plan",
+        )
+        .await?;
+    for (i, (name, statement, argument)) in POINT_STATEMENTS.iter().enumerate() {
+        let parameter = if argument.starts_with("ARRAY") { "uuid[]" } else { "uuid" };
+        admin.batch_execute(&format!("PREPARE point_{i}({parameter}) AS {statement}")).await?;
+        let plan: Vec<String> = admin
+            .query(&format!("EXPLAIN (COSTS OFF) EXECUTE point_{i}({argument})"), &[])
+            .await?
+            .iter()
+            .map(|row| row.get(0))
+            .collect();
+        let plan = plan.join("\n");
+        let by_id =
+            plan.contains("using tasks_pkey on tasks") || plan.contains("using tasks_in_flight_idx on tasks");
+        if !by_id {
+            failures.push(format!("{name} does not descend by id when partial indexes look empty"));
+        }
+        let _ = writeln!(
+            markdown,
+            "{name}: {}\n\n```\n{statement}\n{plan}\n```\n",
+            if by_id { "by id" } else { "NOT by id" }
+        );
+        let _ = writeln!(
+            summary,
+            "  believed empty: {name:<20} {}",
+            if by_id { "descends by id" } else { "SCANS" }
+        );
+    }
+    admin.batch_execute("ROLLBACK; DEALLOCATE ALL").await?;
+    Ok(BelievedEmpty { markdown, summary, failures })
+}
+
+/// One statement's plan as auto_explain logged it.
+#[derive(Debug, Clone)]
+pub(crate) struct Plan {
+    pub(crate) operation: String,
+    pub(crate) query: String,
+    pub(crate) millis: f64,
+    pub(crate) plan: String,
+}
+
+/// The plans logged since byte `from` of the server log, the last of each (operation,
+/// statement), in the order the operations ran.
+pub(crate) fn read_plans(server_log: &Path, from: u64) -> Result<Vec<Plan>, Failure> {
+    let text = std::fs::read(server_log)?;
+    let text = String::from_utf8_lossy(&text[from as usize..]);
+    let mut plans: Vec<Plan> = Vec::new();
+    let mut current: Option<Plan> = None;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix('\t') {
+            if let Some(plan) = current.as_mut() {
+                match rest.strip_prefix("Query Text: ") {
+                    Some(query) if plan.query.is_empty() => plan.query = query.to_owned(),
+                    _ => {
+                        plan.plan.push_str(rest);
+                        plan.plan.push('\n');
+                    }
+                }
+            }
+            continue;
+        }
+        plans.extend(current.take());
+        current = parse_header(line);
+    }
+    plans.extend(current);
+    let mut order: Vec<(String, String)> = Vec::new();
+    let mut last: BTreeMap<(String, String), Plan> = BTreeMap::new();
+    for plan in plans.into_iter().filter(|p| p.operation != "growth-setup") {
+        let key = (plan.operation.clone(), plan.query.clone());
+        if !last.contains_key(&key) {
+            order.push(key.clone());
+        }
+        last.insert(key, plan);
+    }
+    Ok(order.into_iter().filter_map(|key| last.remove(&key)).collect())
+}
+
+/// `2026-11-30 00:50:01.123 UTC [operation] LOG:  duration: 0.123 ms  plan:`
+fn parse_header(line: &str) -> Option<Plan> {
+    let (_, rest) = line.split_once(" [")?;
+    let (operation, rest) = rest.split_once("] LOG:  duration: ")?;
+    let millis = rest.strip_suffix(" ms  plan:")?.parse().ok()?;
+    Some(Plan { operation: operation.to_owned(), query: String::new(), millis, plan: String::new() })
+}
+
+/// `Buffers: shared hit=.. read=..` of the plan's top node (it counts its children's too).
+pub(crate) fn top_buffers(plan: &str) -> (i64, i64) {
+    let Some(line) = plan.lines().find(|l| l.trim_start().starts_with("Buffers: shared")) else {
+        return (0, 0);
+    };
+    let count = |name: &str| {
+        line.split_whitespace()
+            .find_map(|word| word.trim_end_matches(',').strip_prefix(name))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    };
+    (count("hit="), count("read="))
+}
+
+/// The tables of `big` this plan reads in full.
+pub(crate) fn big_table_scans(plan: &str, big: &[String]) -> Vec<String> {
+    big.iter()
+        .filter(|table| {
+            let needle = format!("Seq Scan on {table}");
+            plan.match_indices(&needle).any(|(at, _)| {
+                plan[at + needle.len()..].chars().next().is_none_or(|c| !(c.is_alphanumeric() || c == '_'))
+            })
+        })
+        .cloned()
+        .collect()
+}

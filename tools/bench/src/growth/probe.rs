@@ -1,0 +1,280 @@
+//! The probe: every hot path of the store, run through the store's own functions.
+
+use std::time::{Duration, Instant};
+
+use aitasks_store::{self as store, AdmissionBudget, NewRun, NewTask, ScopedAdmission, TaskOwner};
+use serde_json::json;
+use uuid::Uuid;
+
+use super::REPEATS;
+use crate::Failure;
+
+/// The application, scope and source the probe works in (they exist in the generated data).
+const APP: &str = "app-07";
+const SCOPE: &str = "scope-1307";
+const SOURCE: &str = "doc-12";
+
+/// Wall time of each operation's runs, by operation.
+pub(crate) type Timings = Vec<(&'static str, Vec<Duration>)>;
+
+fn new_task(owner: TaskOwner, effect_key: String) -> NewTask {
+    NewTask {
+        app_id: APP.into(),
+        owner,
+        step_key: "step-3".into(),
+        effect_key,
+        kind: "classify".into(),
+        request: json!({"kind": "classify", "input": {"text": "Where is my parcel?"},
+                        "labels": ["billing", "shipping", "other"]}),
+        input_hash: format!("{:064x}", 7),
+        model_id: "gpt-4o-mini".into(),
+        model_ref: None,
+        model_config_hash: Some(format!("{:064x}", 9)),
+        max_attempts: 3,
+    }
+}
+
+fn admission(cache_key: String, recompute: bool) -> ScopedAdmission {
+    ScopedAdmission {
+        source_id: SOURCE.into(),
+        cache_key,
+        recompute,
+        budget: AdmissionBudget {
+            burst: 1_000_000,
+            tasks_per_minute: 1_000_000,
+            max_steps_per_source: 1_000_000,
+            sources_per_24_hours: 1_000_000,
+            scope_concurrent: 1_000_000,
+            global_concurrent: 1_000_000,
+        },
+    }
+}
+
+/// Every hot path of the store, each run [`REPEATS`] times under its own `application_name`
+/// (the log line prefix carries it, so each plan is attributed to its operation). Inputs the
+/// operations need are made under the name `growth-setup`, whose plans are not reported.
+pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
+    let pool = store::connect(&store::PoolSettings { max_size: 1, ..store::PoolSettings::new(owner_url) })?;
+    let mut client = store::client(&pool).await?;
+    client
+        .batch_execute(
+            "SET application_name = 'growth-setup'; SET auto_explain.log_min_duration = 0; \
+             SET auto_explain.log_analyze = on; SET auto_explain.log_buffers = on; \
+             SET auto_explain.log_timing = on; SET auto_explain.log_nested_statements = off",
+        )
+        .await?;
+    let run_id: Uuid = client
+        .query_one(
+            "SELECT id FROM runs WHERE app_id = $1 AND state = 'running' ORDER BY created_at DESC LIMIT 1",
+            &[&APP],
+        )
+        .await?
+        .get(0);
+    let cached_key: String = client
+        .query_one(
+            "SELECT cache_key FROM tasks WHERE app_id = $1 AND scope_id = $2 AND status = 'succeeded' \
+             AND cache_key IS NOT NULL ORDER BY completed_at DESC LIMIT 1",
+            &[&APP, &SCOPE],
+        )
+        .await?
+        .get(0);
+    let owned = || TaskOwner::Application {
+        scope_id: SCOPE.into(),
+        usage_subject: Some(json!({"userId": "user-1"})),
+    };
+    let key = || format!("growth-{}", Uuid::new_v4());
+    let mut timings: Timings = Vec::new();
+
+    // Runs `$body` REPEATS times (with `$i` the repeat) under the operation's name.
+    macro_rules! operation {
+        ($name:expr, |$i:ident| $body:block) => {{
+            client.batch_execute(concat!("SET application_name = '", $name, "'")).await?;
+            let mut runs = Vec::with_capacity(REPEATS);
+            for $i in 0..REPEATS {
+                let started = Instant::now();
+                $body
+                runs.push(started.elapsed());
+            }
+            timings.push(($name, runs));
+            client.batch_execute("SET application_name = 'growth-setup'").await?;
+        }};
+    }
+
+    let (mut run_tasks, mut run_keys, mut scoped_tasks, mut scoped_keys) = (vec![], vec![], vec![], vec![]);
+    operation!("create: run task", |_i| {
+        let effect_key = key();
+        let created =
+            store::create_task(&client, &new_task(TaskOwner::Run(run_id), effect_key.clone())).await?;
+        run_tasks.push(created.task().id);
+        run_keys.push(effect_key);
+    });
+    operation!("create: replay of an effect key", |i| {
+        let created =
+            store::create_task(&client, &new_task(TaskOwner::Run(run_id), run_keys[i].clone())).await?;
+        assert_replay(created.is_new())?;
+    });
+    operation!("create: scoped, cache miss (admission)", |_i| {
+        let effect_key = key();
+        let created = store::create_scoped(
+            &mut client,
+            &new_task(owned(), effect_key.clone()),
+            &admission(key(), false),
+        )
+        .await?;
+        scoped_tasks.push(created.created.task().id);
+        scoped_keys.push(effect_key);
+    });
+    operation!("create: scoped, cache hit", |_i| {
+        let created = store::create_scoped(
+            &mut client,
+            &new_task(owned(), key()),
+            &admission(cached_key.clone(), false),
+        )
+        .await?;
+        if created.event.is_none() {
+            return Err("a cache hit should settle at once".into());
+        }
+    });
+    operation!("read: task by id", |i| {
+        store::get_task(&client, APP, run_tasks[i]).await?.ok_or("the task just created is missing")?;
+    });
+
+    let mut leases = Vec::new();
+    operation!("worker: claim", |i| {
+        for id in [run_tasks[i], scoped_tasks[i]] {
+            match store::claim(&client, id).await? {
+                store::Claim::Claimed(task) => leases.push(task.lease()),
+                other => return Err(format!("claim of a queued task: {other:?}").into()),
+            }
+        }
+    });
+    operation!("worker: heartbeat", |i| {
+        store::heartbeat(&client, leases[2 * i]).await?;
+    });
+    operation!("worker: cancel check", |i| {
+        store::check(&client, leases[2 * i]).await?;
+    });
+    let output = json!({"label": "shipping", "confidence": 0.9});
+    let usage = json!({"inputTokens": 100, "outputTokens": 5});
+    operation!("worker: complete with its event", |i| {
+        for lease in [leases[2 * i], leases[2 * i + 1]] {
+            if store::complete(&client, lease, &output, Some(&usage)).await? == store::Settlement::Lost {
+                return Err("complete lost its lease".into());
+            }
+        }
+    });
+
+    // Tasks to fail, requeue and cancel.
+    let mut spare = Vec::new();
+    for _ in 0..3 * REPEATS {
+        let created = store::create_task(&client, &new_task(TaskOwner::Run(run_id), key())).await?;
+        spare.push(created.task().id);
+    }
+    let mut spare_leases = Vec::new();
+    for &id in &spare[..2 * REPEATS] {
+        if let store::Claim::Claimed(task) = store::claim(&client, id).await? {
+            spare_leases.push(task.lease());
+        }
+    }
+    operation!("worker: fail", |i| {
+        store::fail(&client, spare_leases[i], "WORKFLOW_AI_PROVIDER_ERROR", "The provider answered 400.")
+            .await?;
+    });
+    operation!("worker: requeue after a retryable error", |i| {
+        store::requeue(
+            &client,
+            spare_leases[REPEATS + i],
+            "WORKFLOW_AI_PROVIDER_ERROR",
+            "The provider answered 503.",
+        )
+        .await?;
+    });
+    operation!("api: cancel a queued task", |i| {
+        store::request_cancel(&client, APP, spare[2 * REPEATS + i]).await?.ok_or("no task to cancel")?;
+    });
+    let mut runs = Vec::new();
+    operation!("api: create run", |_i| {
+        let run =
+            store::create_run(&client, &NewRun { app_id: APP.into(), scope_id: SCOPE.into(), actor: None })
+                .await?;
+        runs.push(run.id);
+    });
+    operation!("api: get run", |i| {
+        store::get_run(&client, APP, runs[i]).await?.ok_or("the run just created is missing")?;
+    });
+    for &run in &runs {
+        for _ in 0..3 {
+            store::create_task(&client, &new_task(TaskOwner::Run(run), key())).await?;
+        }
+    }
+    operation!("api: cancel a run", |i| {
+        store::cancel_run(&mut client, APP, runs[i]).await?.ok_or("no run to cancel")?;
+    });
+
+    operation!("owned: release by effect key", |i| {
+        if !store::release(&client, APP, SCOPE, &scoped_keys[i]).await? {
+            return Err("release found no task".into());
+        }
+    });
+    let mut after = None;
+    operation!("owned: unreleased sources, next page", |_i| {
+        let (_, next) = store::unreleased_sources(&client, APP, None, after.as_ref()).await?;
+        after = next;
+    });
+    let mut after = None;
+    operation!("owned: unreleased sources of one step, next page", |_i| {
+        let (_, next) = store::unreleased_sources(&client, APP, Some("step-3"), after.as_ref()).await?;
+        after = next;
+    });
+    // Other scopes of the same application each time the probe runs (a kept cluster is probed
+    // again): scope-X07 for a random X, and its sources doc-0 .. doc-299.
+    let scope_of = |n: u128| format!("scope-{}", (n % 90 + 10) * 100 + 7);
+    let source_scope = scope_of(Uuid::new_v4().as_u128());
+    let first_source = Uuid::new_v4().as_u128() % 290;
+    operation!("owned: delete the data of a source", |i| {
+        let source = format!("doc-{}", first_source + i as u128);
+        store::delete_owned(&client, APP, &source_scope, Some(&source)).await?;
+    });
+    let first_scope = Uuid::new_v4().as_u128();
+    operation!("owned: delete the data of a scope", |i| {
+        store::delete_owned(&client, APP, &scope_of(first_scope + i as u128), None).await?;
+    });
+
+    let day = Duration::from_secs(24 * 60 * 60);
+    operation!("sweeper: expire queued tasks", |_i| {
+        store::expire_queued(&client, Duration::from_secs(900), 100).await?;
+    });
+    operation!("sweeper: expire stale running tasks", |_i| {
+        store::expire_running(&client, Duration::from_secs(30), 100).await?;
+    });
+    operation!("sweeper: re-send owed messages", |_i| {
+        let owed =
+            store::claim_unsent(&client, Duration::from_secs(5), Duration::from_secs(300), 100).await?;
+        store::mark_unsent(&client, &owed).await?;
+    });
+    operation!("sender: mark a message sent", |i| {
+        store::mark_sent(&client, run_tasks[i]).await?;
+    });
+    operation!("sweeper: deliver pending events", |_i| {
+        let events = store::lease_pending_events(&client, Duration::from_secs(60), 100).await?;
+        let ids: Vec<i64> = events.iter().map(|event| event.id).collect();
+        store::mark_delivered(&client, &ids).await?;
+    });
+    operation!("sweeper: prune delivered events", |_i| {
+        store::prune_delivered_events(&client, day, 100).await?;
+    });
+    operation!("sweeper: prune admission history", |_i| {
+        store::prune_admissions(&client, day, 100).await?;
+    });
+    operation!("sweeper: delete retained results", |_i| {
+        store::delete_retained(&client, day, 100).await?;
+    });
+    Ok(timings)
+}
+
+fn assert_replay(is_new: bool) -> Result<(), Failure> {
+    if is_new {
+        return Err("a replayed effect key created a second task".into());
+    }
+    Ok(())
+}
