@@ -89,3 +89,10 @@ pub async fn sample_waits(url: String, until: std::time::Instant) -> Result<Vec<
     shares.sort_by(|a, b| b.1.total_cmp(&a.1));
     Ok(shares)
 }
+
+/// The four largest shares of [`sample_waits`], for printing.
+pub fn top_waits(waits: &[(String, f64)]) -> String {
+    let shown: Vec<String> =
+        waits.iter().take(4).map(|(event, share)| format!("{event} {:.0}%", share * 100.0)).collect();
+    shown.join(", ")
+}

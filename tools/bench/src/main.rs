@@ -77,9 +77,7 @@ async fn lifecycle_section(base: &str, quick: bool, out: &std::path::Path) -> Re
     row("reference statement sequence (pgbench)", &fmt(&reference));
     row("ratio to the floor (target ≥ 0.7x at 64)", &ratio(&ours, &floor));
     row("ratio to the reference (target ≥ 3x at 64)", &ratio(&ours, &reference));
-    let shown: Vec<String> =
-        waits.iter().take(4).map(|(event, share)| format!("{event} {:.0}%", share * 100.0)).collect();
-    println!("at {most} clients, this system's sessions were: {}", shown.join(", "));
+    println!("at {most} clients, this system's sessions were: {}", db::top_waits(&waits));
     let points: Vec<Value> = clients_list
         .iter()
         .enumerate()
@@ -114,9 +112,7 @@ async fn admission_section(base: &str, quick: bool) -> Result<Value, Failure> {
     row("per-scope serialization (this system)", &[format!("{per_scope:.0}"), exact(per_scope_exact)]);
     row("one global advisory lock (reference design)", &[format!("{global:.0}"), exact(global_exact)]);
     row("ratio (target: at least 4x)", &[format!("{ratio:.2}x")]);
-    let shown: Vec<String> =
-        waits.iter().take(4).map(|(event, share)| format!("{event} {:.0}%", share * 100.0)).collect();
-    println!("per-scope creators' sessions were: {}", shown.join(", "));
+    println!("per-scope creators' sessions were: {}", db::top_waits(&waits));
     if !(per_scope_exact && global_exact) {
         return Err("admission counts do not add up".into());
     }
