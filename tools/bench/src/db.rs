@@ -27,6 +27,21 @@ pub async fn fresh_database(base: &str, name: &str) -> Result<String, Failure> {
     let url = with_database(base, name);
     store::migrate(&url).await?;
     connect(&url).await?.batch_execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements").await?;
+    // An experiment, not a setting: BENCH_SCOPE_SHARDS (a power of two up to 32768) replaces
+    // the 32 application counter shards of migration V3 in this benchmark database only.
+    if let Some(shards) = std::env::var("BENCH_SCOPE_SHARDS").ok().and_then(|v| v.parse::<u16>().ok()) {
+        if !shards.is_power_of_two() || shards > 32768 {
+            return Err("BENCH_SCOPE_SHARDS must be a power of two up to 32768".into());
+        }
+        connect(&url)
+            .await?
+            .batch_execute(&format!(
+                "CREATE OR REPLACE FUNCTION scope_shard(scope_id text) RETURNS smallint \
+                 LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN (hashtext(scope_id) & {})::smallint",
+                shards - 1
+            ))
+            .await?;
+    }
     Ok(url)
 }
 
