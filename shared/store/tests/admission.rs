@@ -14,14 +14,7 @@ use store::{
     AdmissionBudget, AdmissionRefusal, Claim, Created, ScopedAdmission, StoreError, TaskOwner, TaskStatus,
 };
 
-const ROOMY: AdmissionBudget = AdmissionBudget {
-    burst: 1_000_000,
-    tasks_per_minute: 1_000_000,
-    max_steps_per_source: 1_000_000,
-    sources_per_24_hours: 1_000_000,
-    scope_concurrent: 1_000_000,
-    global_concurrent: 1_000_000,
-};
+const ROOMY: AdmissionBudget = ROOMY_BUDGET;
 
 fn admission(source: &str, step: &str, budget: AdmissionBudget) -> ScopedAdmission {
     ScopedAdmission {

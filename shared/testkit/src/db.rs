@@ -2,7 +2,9 @@
 //! in parallel and never see each other's rows. Needs a Postgres server: `make up` starts one
 //! and writes `DATABASE_URL` to `.local/env`, which is read when the variable is not set.
 
-use aitasks_store::{connect, migrate_with, NewRun, NewTask, PoolSettings, Run, StorePool, TaskOwner};
+use aitasks_store::{
+    connect, migrate_with, AdmissionBudget, NewRun, NewTask, PoolSettings, Run, StorePool, TaskOwner,
+};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use tokio_postgres::NoTls;
@@ -20,6 +22,17 @@ pub struct TestDb {
 }
 
 use crate::{local_env, workspace_root};
+
+/// A scoped-admission budget no test or probe reaches: admission runs all its checks and
+/// admits.
+pub const ROOMY_BUDGET: AdmissionBudget = AdmissionBudget {
+    burst: 1_000_000,
+    tasks_per_minute: 1_000_000,
+    max_steps_per_source: 1_000_000,
+    sources_per_24_hours: 1_000_000,
+    scope_concurrent: 1_000_000,
+    global_concurrent: 1_000_000,
+};
 
 /// The schema owner's URL (`AITASK_MIGRATE_DATABASE_URL`, else `DATABASE_URL`), from the
 /// environment or the `.local/env` that `make up` wrote.

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use aitasks_store::{self as store, AdmissionBudget, NewRun, NewTask, ScopedAdmission, TaskOwner};
+use aitasks_store::{self as store, NewRun, NewTask, ScopedAdmission, TaskOwner};
 use serde_json::json;
 use uuid::Uuid;
 
@@ -35,19 +35,7 @@ fn new_task(owner: TaskOwner, effect_key: String) -> NewTask {
 }
 
 fn admission(cache_key: String, recompute: bool) -> ScopedAdmission {
-    ScopedAdmission {
-        source_id: SOURCE.into(),
-        cache_key,
-        recompute,
-        budget: AdmissionBudget {
-            burst: 1_000_000,
-            tasks_per_minute: 1_000_000,
-            max_steps_per_source: 1_000_000,
-            sources_per_24_hours: 1_000_000,
-            scope_concurrent: 1_000_000,
-            global_concurrent: 1_000_000,
-        },
-    }
+    ScopedAdmission { source_id: SOURCE.into(), cache_key, recompute, budget: aitasks_testkit::ROOMY_BUDGET }
 }
 
 /// Every hot path of the store, each run [`REPEATS`] times under its own `application_name`
