@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use aitasks_contracts::{AiRequest, Path};
 use aitasks_providers::{CancellationToken, Completion, Provider, ProviderError};
-use aitasks_store::{self as store, Claim, Lease, LeaseCheck, Settlement, StoreError, Task};
+use aitasks_store::{self as store, Claim, Finished, Lease, LeaseCheck, Settlement, StoreError, Task};
 use tokio::time::{Instant, MissedTickBehavior};
 use tracing::Instrument;
 use uuid::Uuid;
@@ -162,7 +162,7 @@ async fn settle<P>(app: &App<P>, task: &Task, ending: Ending) -> Result<Outcome,
                 if store::requeue(&client, lease, error.code(), &error.to_string()).await? {
                     return Ok(Outcome::Retry { delay });
                 }
-                Settlement::Lost
+                Finished::Lost
             } else {
                 store::fail(&client, lease, error.code(), &error.to_string()).await?
             }
@@ -173,35 +173,35 @@ async fn settle<P>(app: &App<P>, task: &Task, ending: Ending) -> Result<Outcome,
                 if store::requeue(&client, lease, "WORKFLOW_AI_INTERRUPTED", message).await? {
                     return Ok(Outcome::Retry { delay: Duration::ZERO });
                 }
-                Settlement::Lost
+                Finished::Lost
             } else {
                 store::fail(&client, lease, "WORKFLOW_AI_INTERRUPTED", message).await?
             }
         }
         // Nothing to write for the attempt itself: the cancel is settled below.
-        Ending::CancelRequested => Settlement::Lost,
+        Ending::CancelRequested => Finished::Lost,
         Ending::LeaseLost => {
             tracing::info!("lease lost (requeued, settled or deleted elsewhere); writing nothing");
             return Ok(Outcome::Ack);
         }
     };
-    let settled = match settlement {
-        Settlement::Settled(settled) => Some(*settled),
+    let event = match settlement {
+        Finished::Settled(event) => Some(event),
         // The fence failed: if a cancel was requested meanwhile, settle it; otherwise the task
         // moved on without us (another attempt owns it, or it is gone).
-        Settlement::Lost => match store::settle_cancel(&client, task.id).await? {
-            Settlement::Settled(settled) => Some(*settled),
+        Finished::Lost => match store::settle_cancel(&client, task.id).await? {
+            Settlement::Settled(settled) => Some(settled.event),
             Settlement::Lost => None,
         },
     };
     drop(client);
-    if let Some(settled) = settled {
+    if let Some(event) = event {
         tracing::info!(
-            status = settled.task.status.as_str(),
-            error_code = settled.task.error_code.as_deref(),
+            status = event.payload["status"].as_str(),
+            error_code = event.payload["errorCode"].as_str(),
             "settled"
         );
-        app.publish(vec![settled.event]).await;
+        app.publish(vec![event]).await;
     }
     Ok(Outcome::Ack)
 }

@@ -24,7 +24,7 @@
 //! A claim increments `attempts`; the worker keeps the [`Lease`] `(task id, attempt)` and every
 //! later write matches it together with the state it expects. A stale worker's late write after
 //! a requeue, a cancel or another worker's claim changes nothing and reports
-//! [`Settlement::Lost`] (or [`LeaseCheck::Lost`]).
+//! [`Finished::Lost`], [`Settlement::Lost`] or [`LeaseCheck::Lost`].
 
 mod admission;
 mod error;
@@ -47,8 +47,8 @@ pub use error::{StoreError, StoreResult};
 pub use events::{lease_pending_events, mark_delivered, prune_delivered_events};
 pub use lease::{check, claim, heartbeat, requeue};
 pub use model::{
-    Claim, Created, Lease, LeaseCheck, NewRun, NewTask, PendingEvent, Run, RunState, Settled, Settlement,
-    Task, TaskOwner, TaskStatus,
+    Claim, Created, Finished, Lease, LeaseCheck, NewRun, NewTask, PendingEvent, Run, RunState, Settled,
+    Settlement, Task, TaskOwner, TaskStatus,
 };
 pub use owned::{delete_owned, delete_retained, release, unreleased_sources, SourceRef, UNRELEASED_PAGE};
 pub use pool::{

@@ -104,7 +104,57 @@ macro_rules! task_columns {
 }
 pub(crate) use task_columns;
 
+/// What a plain insert reads back: the columns the database fills in. The rest of a new task
+/// is what was inserted, so the request is not shipped back and parsed again (that was about a
+/// twentieth of the lifecycle's throughput at 64 clients, BENCHMARKS.md).
+macro_rules! inserted_columns {
+    () => {
+        "id, scope_id, usage_user_id, status, attempts, created_at, updated_at"
+    };
+}
+pub(crate) use inserted_columns;
+
 impl Task {
+    /// A task just inserted from `new`, completed by the [`inserted_columns`] of its row.
+    pub(crate) fn inserted(new: &NewTask, row: &Row) -> StoreResult<Task> {
+        let (run_id, usage_subject) = match &new.owner {
+            TaskOwner::Run(run_id) => (Some(*run_id), None),
+            TaskOwner::Application { usage_subject, .. } => (None, usage_subject.clone()),
+        };
+        Ok(Task {
+            id: row.try_get("id")?,
+            app_id: new.app_id.clone(),
+            run_id,
+            usage_subject,
+            usage_user_id: row.try_get("usage_user_id")?,
+            scope_id: row.try_get("scope_id")?,
+            source_id: None,
+            cache_key: None,
+            step_key: new.step_key.clone(),
+            effect_key: new.effect_key.clone(),
+            kind: new.kind.clone(),
+            request: new.request.clone(),
+            input_hash: new.input_hash.clone(),
+            model_id: new.model_id.clone(),
+            model_ref: new.model_ref.clone(),
+            model_config_hash: new.model_config_hash.clone(),
+            status: TaskStatus::parse(row.try_get("status")?)?,
+            output: None,
+            usage: None,
+            attempts: row.try_get("attempts")?,
+            max_attempts: new.max_attempts,
+            error_code: None,
+            error_message: None,
+            cancel_requested_at: None,
+            heartbeat_at: None,
+            released_at: None,
+            created_at: row.try_get("created_at")?,
+            started_at: None,
+            completed_at: None,
+            updated_at: row.try_get("updated_at")?,
+        })
+    }
+
     pub(crate) fn from_row(row: &Row) -> StoreResult<Task> {
         Ok(Task {
             id: row.try_get("id")?,
@@ -286,6 +336,17 @@ pub struct Settled {
 pub enum Settlement {
     /// This write made the task terminal.
     Settled(Box<Settled>),
+    /// The fence did not match: the task was requeued, canceled, reclaimed or deleted under
+    /// this worker. Nothing changed.
+    Lost,
+}
+
+/// What a worker's settling write ([`crate::complete`], [`crate::fail`]) did. Only the
+/// completion event comes back: the worker holds the task already.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Finished {
+    /// This write made the task terminal and wrote this event; publish it.
+    Settled(PendingEvent),
     /// The fence did not match: the task was requeued, canceled, reclaimed or deleted under
     /// this worker. Nothing changed.
     Lost,

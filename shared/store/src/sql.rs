@@ -107,19 +107,63 @@ macro_rules! with_settlement {
             $crate::model::task_columns!(),
             "), ",
             $crate::sql::settled_events!(),
-            ", freed AS (UPDATE scope_admissions SET logical_key = NULL WHERE task_id IN \
-             (SELECT id FROM settled WHERE status IN ('failed', 'canceled'))), \
-             ended AS (UPDATE app_concurrency SET active = GREATEST(active - ended_count, 0) \
-             FROM (SELECT app_id AS ended_app, scope_shard(scope_id) AS ended_shard, \
-             count(*)::int AS ended_count FROM settled \
-             WHERE cache_key IS NOT NULL AND status IN ('succeeded', 'failed', 'canceled') \
-             GROUP BY 1, 2) ended_rows \
-             WHERE app_concurrency.app_id = ended_app AND app_concurrency.shard = ended_shard) ",
+            $crate::sql::settled_bookkeeping!(),
+            " ",
             $crate::sql::settled_rows!()
         )
     };
 }
 pub(crate) use with_settlement;
+
+/// The admission bookkeeping of a settlement over the `settled` CTE (which must return `id`,
+/// `app_id`, `scope_id`, `cache_key` and `status`): free the logical step of a failed or
+/// canceled task, and lower the application's count of active scoped tasks in the shard of the
+/// task's scope. Starts with a comma.
+macro_rules! settled_bookkeeping {
+    () => {
+        ", freed AS (UPDATE scope_admissions SET logical_key = NULL WHERE task_id IN \
+         (SELECT id FROM settled WHERE status IN ('failed', 'canceled'))), \
+         ended AS (UPDATE app_concurrency SET active = GREATEST(active - ended_count, 0) \
+         FROM (SELECT app_id AS ended_app, scope_shard(scope_id) AS ended_shard, \
+         count(*)::int AS ended_count FROM settled \
+         WHERE cache_key IS NOT NULL AND status IN ('succeeded', 'failed', 'canceled') \
+         GROUP BY 1, 2) ended_rows \
+         WHERE app_concurrency.app_id = ended_app AND app_concurrency.shard = ended_shard)"
+    };
+}
+pub(crate) use settled_bookkeeping;
+
+/// A worker's settlement of its own attempt (`$update` makes one running task terminal), in
+/// one statement that returns only the completion event it wrote: `id`, `task_id`, `payload`.
+/// The worker already holds the task, and shipping the whole row back (the request included)
+/// cost about a tenth of the lifecycle's throughput at 64 clients (BENCHMARKS.md). The payload
+/// is built in the update's `RETURNING`, from the row as it now is. `unscoped:` skips the
+/// admission bookkeeping, as in [`with_settlement`].
+macro_rules! with_settled_event {
+    ($update:expr) => {
+        concat!(
+            "WITH settled AS (",
+            $update,
+            " RETURNING id, app_id, scope_id, cache_key, status, ",
+            $crate::sql::event_payload!(),
+            " AS payload)",
+            $crate::sql::settled_bookkeeping!(),
+            " INSERT INTO task_events (task_id, app_id, payload) SELECT id, app_id, payload FROM settled \
+             RETURNING id, task_id, payload"
+        )
+    };
+    (unscoped: $update:expr) => {
+        concat!(
+            "WITH settled AS (",
+            $update,
+            " AND cache_key IS NULL RETURNING id, app_id, ",
+            $crate::sql::event_payload!(),
+            " AS payload) INSERT INTO task_events (task_id, app_id, payload) \
+             SELECT id, app_id, payload FROM settled RETURNING id, task_id, payload"
+        )
+    };
+}
+pub(crate) use with_settled_event;
 
 /// The SET clause of a cancellation request: a queued task ends `canceled` at once, a running
 /// one is flagged and its worker settles it when it notices (within a cancel poll).

@@ -3,7 +3,7 @@
 
 use uuid::Uuid;
 
-use crate::model::{new_id, task_columns, Created, NewTask, Task, TaskOwner};
+use crate::model::{inserted_columns, new_id, task_columns, Created, NewTask, Task, TaskOwner};
 use crate::pool::GenericClient;
 use crate::sql::{cancel_request_set, split_settled, with_settlement};
 use crate::{Settled, StoreError, StoreResult};
@@ -19,7 +19,7 @@ const INSERT_RUN_TASK: &str = concat!(
      SELECT $3, $1, owner_run_id, run_scope_id, run_user_id, $4, $5, $6, $7, $8, $9, $10, $11, $12 \
      FROM run WHERE run_state = 'running' \
      ON CONFLICT (app_id, effect_key) DO NOTHING RETURNING ",
-    task_columns!(),
+    inserted_columns!(),
     ") SELECT run.run_state, inserted.* FROM run LEFT JOIN inserted ON true"
 );
 
@@ -29,7 +29,7 @@ const INSERT_APP_TASK: &str = concat!(
      input_hash, model_id, model_ref, model_config_hash, max_attempts) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
      ON CONFLICT (app_id, effect_key) DO NOTHING RETURNING ",
-    task_columns!()
+    inserted_columns!()
 );
 
 const SELECT_TASK: &str = concat!("SELECT ", task_columns!(), " FROM tasks WHERE id = $1 AND app_id = $2");
@@ -94,7 +94,7 @@ pub(crate) async fn insert_task(client: &impl GenericClient, task: &NewTask) -> 
             if row.try_get::<_, Option<Uuid>>("id")?.is_none() {
                 return Ok(None);
             }
-            Task::from_row(&row).map(Some)
+            Task::inserted(task, &row).map(Some)
         }
         TaskOwner::Application { scope_id, usage_subject } => {
             let statement = client.prepare_cached(INSERT_APP_TASK).await?;
@@ -118,7 +118,7 @@ pub(crate) async fn insert_task(client: &impl GenericClient, task: &NewTask) -> 
                     ],
                 )
                 .await?;
-            row.as_ref().map(Task::from_row).transpose()
+            row.map(|row| Task::inserted(task, &row)).transpose()
         }
     }
 }

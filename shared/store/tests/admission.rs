@@ -322,7 +322,7 @@ async fn deleting_a_scope_keeps_its_budget_and_aborts_its_running_task() {
     );
     assert_eq!(
         store::complete(&client, task.lease(), &json!("late"), None).await.unwrap(),
-        store::Settlement::Lost
+        store::Finished::Lost
     );
     assert_eq!(db.count("SELECT count(*) FROM tasks WHERE scope_id = 's1'").await, 0, "never written back");
     assert_eq!(

@@ -8,7 +8,7 @@ use aitasks_store as store;
 use aitasks_testkit::*;
 use futures::future::join_all;
 use serde_json::json;
-use store::{Claim, LeaseCheck, Settlement, StoreError, TaskOwner, TaskStatus};
+use store::{Claim, Finished, LeaseCheck, Settlement, StoreError, TaskOwner, TaskStatus};
 
 async fn claimed(db: &TestDb, task_id: uuid::Uuid) -> store::Task {
     match store::claim(&db.client().await, task_id).await.expect("claim") {
@@ -29,6 +29,11 @@ async fn a_task_goes_from_queued_to_succeeded_with_one_event() {
     assert_eq!(task.attempts, 0);
     assert_eq!(task.usage_user_id.as_deref(), Some("user-9"), "the run's actor is attributed");
     assert_eq!(task.scope_id.as_deref(), Some("scope-1"));
+    assert_eq!(
+        store::get_task(&client, APP, task.id).await.unwrap().as_ref(),
+        Some(&task),
+        "the create answers with the task exactly as stored"
+    );
 
     let running = claimed(&db, task.id).await;
     assert_eq!(running.status, TaskStatus::Running);
@@ -38,31 +43,54 @@ async fn a_task_goes_from_queued_to_succeeded_with_one_event() {
     assert_eq!(store::check(&client, running.lease()).await.unwrap(), LeaseCheck::Active);
 
     let usage = json!({"inputTokens": 10, "outputTokens": 2, "model": "test-model"});
-    let Settlement::Settled(settled) =
+    let Finished::Settled(event) =
         store::complete(&client, running.lease(), &json!("pos"), Some(&usage)).await.unwrap()
     else {
         panic!("complete lost")
     };
-    assert_eq!(settled.task.status, TaskStatus::Succeeded);
-    assert_eq!(settled.task.output, Some(json!("pos")));
-    assert!(settled.task.completed_at.is_some());
-    assert_eq!(settled.event.payload["type"], "task.settled");
-    assert_eq!(settled.event.payload["taskId"], task.id.to_string());
-    assert_eq!(settled.event.payload["status"], "succeeded");
-    assert_eq!(settled.event.payload["effectKey"], "run/1");
-    assert_eq!(settled.event.payload["runId"], run.id.to_string());
-    assert!(settled.event.payload["completedAt"].as_str().unwrap().ends_with('Z'));
+    let settled = store::get_task(&client, APP, task.id).await.unwrap().unwrap();
+    assert_eq!(settled.status, TaskStatus::Succeeded);
+    assert_eq!(settled.output, Some(json!("pos")));
+    assert_eq!(settled.usage, Some(usage));
+    assert_eq!(event.task_id, task.id);
+    assert_eq!(event.payload["type"], "task.settled");
+    assert_eq!(event.payload["taskId"], task.id.to_string());
+    assert_eq!(event.payload["status"], "succeeded");
+    assert_eq!(event.payload["effectKey"], "run/1");
+    assert_eq!(event.payload["runId"], run.id.to_string());
+    let completed_at = settled.completed_at.unwrap().format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string();
+    assert_eq!(event.payload["completedAt"], completed_at.as_str());
+    assert_eq!(
+        db.count(&format!(
+            "SELECT count(*) FROM task_events WHERE id = {} AND payload->>'status' = 'succeeded'",
+            event.id
+        ))
+        .await,
+        1,
+        "the event returned is the one stored"
+    );
 
     // Terminal is final: a second complete, a fail and a claim change nothing.
-    assert_eq!(
-        store::complete(&client, running.lease(), &json!("neg"), None).await.unwrap(),
-        Settlement::Lost
-    );
-    assert_eq!(store::fail(&client, running.lease(), "X", "late").await.unwrap(), Settlement::Lost);
+    assert_eq!(store::complete(&client, running.lease(), &json!("neg"), None).await.unwrap(), Finished::Lost);
+    assert_eq!(store::fail(&client, running.lease(), "X", "late").await.unwrap(), Finished::Lost);
     assert_eq!(store::claim(&client, task.id).await.unwrap(), Claim::NotClaimable(TaskStatus::Succeeded));
     let stored = store::get_task(&client, APP, task.id).await.unwrap().unwrap();
     assert_eq!(stored.output, Some(json!("pos")));
     assert_eq!(db.count("SELECT count(*) FROM task_events").await, 1);
+}
+
+/// A create does not read the request back; what it answers must still be the stored row.
+#[tokio::test]
+async fn an_application_task_is_answered_exactly_as_stored() {
+    let db = TestDb::new().await;
+    let client = db.client().await;
+    let mut spec = new_task(APP, app_owner("scope-7"), "app/1");
+    spec.request = json!({"kind": "classify", "prompt": "P?", "input": "x", "choices": ["b", "a"],
+                          "options": {"z": 1.5, "a": [1, {"y": null, "b": true}]}});
+    let created = store::create_task(&client, &spec).await.unwrap().into_task();
+    assert_eq!(created.usage_subject, Some(json!({"type": "user", "id": "u1"})));
+    assert_eq!(created.scope_id.as_deref(), Some("scope-7"));
+    assert_eq!(store::get_task(&client, APP, created.id).await.unwrap(), Some(created));
 }
 
 #[tokio::test]
@@ -157,9 +185,9 @@ async fn complete_racing_cancel_settles_each_task_exactly_once() {
             let worker = async {
                 let client = db.client().await;
                 match store::complete(&client, lease, &json!("pos"), None).await.unwrap() {
-                    Settlement::Settled(_) => true,
+                    Finished::Settled(_) => true,
                     // The cancel got in first: the worker settles it, as process-task does.
-                    Settlement::Lost => {
+                    Finished::Lost => {
                         matches!(
                             store::settle_cancel(&client, lease.task_id).await.unwrap(),
                             Settlement::Settled(_)
@@ -204,11 +232,8 @@ async fn a_stale_worker_cannot_settle_after_the_sweeper_requeued_its_task() {
     let expired = store::expire_running(&client, Duration::from_secs(30), 100).await.unwrap();
     assert_eq!(expired.requeued.len(), 1);
 
-    assert_eq!(store::complete(&client, stale, &json!("pos"), None).await.unwrap(), Settlement::Lost);
-    assert_eq!(
-        store::fail(&client, stale, "WORKFLOW_AI_PROVIDER_ERROR", "x").await.unwrap(),
-        Settlement::Lost
-    );
+    assert_eq!(store::complete(&client, stale, &json!("pos"), None).await.unwrap(), Finished::Lost);
+    assert_eq!(store::fail(&client, stale, "WORKFLOW_AI_PROVIDER_ERROR", "x").await.unwrap(), Finished::Lost);
     assert_eq!(store::heartbeat(&client, stale).await.unwrap(), LeaseCheck::Lost);
     assert!(!store::requeue(&client, stale, "X", "x").await.unwrap());
     let now = store::get_task(&client, APP, task.id).await.unwrap().unwrap();
@@ -218,10 +243,10 @@ async fn a_stale_worker_cannot_settle_after_the_sweeper_requeued_its_task() {
     // The next claim is attempt 2; the stale attempt-1 lease still loses against it.
     let fresh = claimed(&db, task.id).await;
     assert_eq!(fresh.attempts, 2);
-    assert_eq!(store::complete(&client, stale, &json!("pos"), None).await.unwrap(), Settlement::Lost);
+    assert_eq!(store::complete(&client, stale, &json!("pos"), None).await.unwrap(), Finished::Lost);
     assert!(matches!(
         store::complete(&client, fresh.lease(), &json!("neg"), None).await.unwrap(),
-        Settlement::Settled(_)
+        Finished::Settled(_)
     ));
     assert_eq!(db.count("SELECT count(*) FROM task_events").await, 1);
 }
@@ -243,14 +268,14 @@ async fn a_claim_lost_in_a_crash_leaves_a_task_that_settles_once() {
     .await;
 
     assert_eq!(store::heartbeat(&client, lost).await.unwrap(), LeaseCheck::Lost);
-    assert_eq!(store::complete(&client, lost, &json!("pos"), None).await.unwrap(), Settlement::Lost);
+    assert_eq!(store::complete(&client, lost, &json!("pos"), None).await.unwrap(), Finished::Lost);
     let again = claimed(&db, task.id).await;
     assert_eq!(again.attempts, 1, "the lost attempt was not counted");
     assert!(matches!(
         store::complete(&client, again.lease(), &json!("neg"), None).await.unwrap(),
-        Settlement::Settled(_)
+        Finished::Settled(_)
     ));
-    assert_eq!(store::complete(&client, lost, &json!("pos"), None).await.unwrap(), Settlement::Lost);
+    assert_eq!(store::complete(&client, lost, &json!("pos"), None).await.unwrap(), Finished::Lost);
     let settled = store::get_task(&client, APP, task.id).await.unwrap().unwrap();
     assert_eq!((settled.status, settled.output), (TaskStatus::Succeeded, Some(json!("neg"))));
     assert_eq!(db.count("SELECT count(*) FROM task_events").await, 1);
@@ -389,7 +414,7 @@ async fn canceling_a_run_cancels_its_queued_tasks_and_flags_its_running_ones() {
 
     // The running task's worker notices on its next check and settles the cancel.
     assert_eq!(store::check(&client, lease).await.unwrap(), LeaseCheck::CancelRequested);
-    assert_eq!(store::complete(&client, lease, &json!("pos"), None).await.unwrap(), Settlement::Lost);
+    assert_eq!(store::complete(&client, lease, &json!("pos"), None).await.unwrap(), Finished::Lost);
     assert!(matches!(store::settle_cancel(&client, lease.task_id).await.unwrap(), Settlement::Settled(_)));
     let b = store::get_task(&client, APP, bystander.task().id).await.unwrap().unwrap();
     assert_eq!(b.status, TaskStatus::Queued, "other runs are untouched");
@@ -437,16 +462,14 @@ async fn requeue_keeps_the_error_and_respects_the_attempt_budget() {
     );
     let second = claimed(&db, task.id).await.lease();
     assert!(!store::requeue(&client, second, "X", "x").await.unwrap(), "no attempts left to requeue into");
-    let Settlement::Settled(failed) =
+    let Finished::Settled(event) =
         store::fail(&client, second, "WORKFLOW_AI_PROVIDER_ERROR", &"é".repeat(5000)).await.unwrap()
     else {
         panic!("fail lost")
     };
-    assert_eq!(
-        failed.task.error_message.unwrap().chars().count(),
-        2000,
-        "messages are truncated, not refused"
-    );
+    assert_eq!(event.payload["errorCode"], "WORKFLOW_AI_PROVIDER_ERROR");
+    let failed = store::get_task(&client, APP, task.id).await.unwrap().unwrap();
+    assert_eq!(failed.error_message.unwrap().chars().count(), 2000, "messages are truncated, not refused");
     assert_eq!(store::claim(&client, task.id).await.unwrap(), Claim::NotClaimable(TaskStatus::Failed));
 }
 
@@ -459,7 +482,7 @@ async fn a_deleted_task_is_lost_to_its_worker() {
     db.sql("DELETE FROM tasks").await;
     assert_eq!(store::check(&client, lease).await.unwrap(), LeaseCheck::Lost);
     assert_eq!(store::heartbeat(&client, lease).await.unwrap(), LeaseCheck::Lost);
-    assert_eq!(store::complete(&client, lease, &json!("pos"), None).await.unwrap(), Settlement::Lost);
+    assert_eq!(store::complete(&client, lease, &json!("pos"), None).await.unwrap(), Finished::Lost);
     assert_eq!(store::claim(&client, task.id).await.unwrap(), Claim::Missing);
     assert_eq!(db.count("SELECT count(*) FROM task_events").await, 0);
 }

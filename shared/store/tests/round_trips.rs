@@ -5,7 +5,7 @@
 use aitasks_store as store;
 use aitasks_testkit::*;
 use serde_json::json;
-use store::{Claim, LeaseCheck, Settlement};
+use store::{Claim, Finished, LeaseCheck};
 
 #[tokio::test]
 async fn round_trips() {
@@ -44,7 +44,7 @@ async fn round_trips() {
 
     db.reset_statements().await;
     let settled = store::complete(&client, task.lease(), &json!("neg"), None).await.unwrap();
-    assert!(matches!(settled, Settlement::Settled(_)));
+    assert!(matches!(settled, Finished::Settled(_)));
     counts.push(("complete+event", db.statements_seen().await));
 
     for (operation, statements) in &counts {

@@ -36,8 +36,8 @@ pub async fn one_task(client: &store::Client, effect_key: String) -> Result<(), 
     let output = json!("pos");
     let usage = json!({"inputTokens": 11, "outputTokens": 7});
     match store::complete(client, task.lease(), &output, Some(&usage)).await? {
-        store::Settlement::Settled(_) => Ok(()),
-        store::Settlement::Lost => Err("a held lease was lost".into()),
+        store::Finished::Settled(_) => Ok(()),
+        store::Finished::Lost => Err("a held lease was lost".into()),
     }
 }
 

@@ -148,7 +148,7 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
     let usage = json!({"inputTokens": 100, "outputTokens": 5});
     operation!("worker: complete with its event", |i| {
         for lease in [leases[2 * i], leases[2 * i + 1]] {
-            if store::complete(&client, lease, &output, Some(&usage)).await? == store::Settlement::Lost {
+            if store::complete(&client, lease, &output, Some(&usage)).await? == store::Finished::Lost {
                 return Err("complete lost its lease".into());
             }
         }
