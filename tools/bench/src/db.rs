@@ -111,3 +111,44 @@ pub fn top_waits(waits: &[(String, f64)]) -> String {
         waits.iter().take(4).map(|(event, share)| format!("{event} {:.0}%", share * 100.0)).collect();
     shown.join(", ")
 }
+
+/// The server's WAL counters (`pg_stat_wal`, cluster-wide): records, full-page images, bytes
+/// and flushes. The difference of two snapshots divided by the tasks between them says what
+/// one task costs the WAL.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WalCounters {
+    pub records: f64,
+    pub full_pages: f64,
+    pub bytes: f64,
+    pub syncs: f64,
+}
+
+impl WalCounters {
+    pub async fn read(url: &str) -> Result<Self, Failure> {
+        let client = connect(url).await?;
+        let row = client
+            .query_one(
+                "SELECT wal_records::float8, wal_fpi::float8, wal_bytes::float8, wal_sync::float8 FROM pg_stat_wal",
+                &[],
+            )
+            .await?;
+        Ok(Self { records: row.get(0), full_pages: row.get(1), bytes: row.get(2), syncs: row.get(3) })
+    }
+
+    /// What happened since `before`, per task.
+    pub fn per_task_since(&self, before: &Self, tasks: f64) -> Self {
+        let tasks = tasks.max(1.0);
+        Self {
+            records: (self.records - before.records) / tasks,
+            full_pages: (self.full_pages - before.full_pages) / tasks,
+            bytes: (self.bytes - before.bytes) / tasks,
+            syncs: (self.syncs - before.syncs) / tasks,
+        }
+    }
+}
+
+/// Tasks in the `tasks` table (each benchmark point starts from an empty one).
+pub async fn count_tasks(url: &str) -> Result<f64, Failure> {
+    let row = connect(url).await?.query_one("SELECT count(*)::float8 FROM tasks", &[]).await?;
+    Ok(row.get(0))
+}

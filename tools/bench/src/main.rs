@@ -3,6 +3,7 @@
 //! every run. What each benchmark measures is in its module and in BENCHMARKS.md.
 
 mod admission;
+mod cpu;
 mod db;
 mod e2e;
 mod footprint;
@@ -54,18 +55,28 @@ async fn lifecycle_section(base: &str, quick: bool, out: &std::path::Path) -> Re
     let (mut ours, mut floor, mut reference) = (Vec::new(), Vec::new(), Vec::new());
     let most = clients_list.iter().copied().max().unwrap_or(0);
     let mut waits = Vec::new();
+    let (mut our_wal, mut floor_wal) = (db::WalCounters::default(), db::WalCounters::default());
     for &clients in &clients_list {
         db::reset_tasks(&url).await?;
         if clients == most {
-            // What the busiest point waits on (profiling without perf: wait events).
+            // What the busiest point waits on (profiling without perf: wait events), and what
+            // one task costs the WAL.
             let sampler = tokio::spawn(db::sample_waits(url.clone(), std::time::Instant::now() + duration));
+            let before = db::WalCounters::read(&url).await?;
             ours.push(lifecycle::run(&url, clients, duration).await?);
+            our_wal =
+                db::WalCounters::read(&url).await?.per_task_since(&before, db::count_tasks(&url).await?);
             waits = sampler.await??;
         } else {
             ours.push(lifecycle::run(&url, clients, duration).await?);
         }
         db::reset_tasks(&url).await?;
+        let before = db::WalCounters::read(&url).await?;
         floor.push(pgbench::run(&url, &floor_script, clients, pgbench::Limit::Duration(duration))?);
+        if clients == most {
+            floor_wal =
+                db::WalCounters::read(&url).await?.per_task_since(&before, db::count_tasks(&url).await?);
+        }
         db::connect(&url).await?.batch_execute(pgbench::REFERENCE_SETUP).await?;
         reference.push(pgbench::run(&url, &reference_script, clients, pgbench::Limit::Duration(duration))?);
     }
@@ -78,6 +89,13 @@ async fn lifecycle_section(base: &str, quick: bool, out: &std::path::Path) -> Re
     row("ratio to the floor (target ≥ 0.7x at 64)", &ratio(&ours, &floor));
     row("ratio to the reference (target ≥ 3x at 64)", &ratio(&ours, &reference));
     println!("at {most} clients, this system's sessions were: {}", db::top_waits(&waits));
+    let wal = |w: &db::WalCounters| {
+        format!(
+            "{:.1} records, {:.2} full pages, {:.0} bytes, {:.2} flushes",
+            w.records, w.full_pages, w.bytes, w.syncs
+        )
+    };
+    println!("WAL per task at {most} clients: this system {}; floor {}", wal(&our_wal), wal(&floor_wal));
     let points: Vec<Value> = clients_list
         .iter()
         .enumerate()
@@ -88,7 +106,57 @@ async fn lifecycle_section(base: &str, quick: bool, out: &std::path::Path) -> Re
         .collect();
     let waits: Vec<Value> =
         waits.iter().map(|(event, share)| json!({"event": event, "share": share})).collect();
-    Ok(json!({"seconds": duration.as_secs(), "points": points, "waitsAtMostClients": waits}))
+    let wal_json = |w: &db::WalCounters| json!({"records": w.records, "fullPageImages": w.full_pages, "bytes": w.bytes, "flushes": w.syncs});
+    Ok(json!({"seconds": duration.as_secs(), "points": points, "waitsAtMostClients": waits,
+              "walPerTaskAtMostClients": {"ours": wal_json(&our_wal), "floor": wal_json(&floor_wal)}}))
+}
+
+/// One admission run on a fresh database.
+struct AdmissionRun {
+    per_second: f64,
+    limits_exact: bool,
+    admitted: u64,
+    /// Busy CPU-milliseconds of the whole machine per admission.
+    cpu_ms: f64,
+    /// What the creators' sessions waited on.
+    waits: Vec<(String, f64)>,
+}
+
+async fn admission_run(
+    base: &str,
+    serialization: Serialization,
+    duration: Duration,
+) -> Result<AdmissionRun, Failure> {
+    let name = match serialization {
+        Serialization::PerScope => "aitasks_bench_per_scope",
+        Serialization::Global => "aitasks_bench_global",
+    };
+    let url = db::fresh_database(base, name).await?;
+    let sampler = tokio::spawn(db::sample_waits(url.clone(), std::time::Instant::now() + duration));
+    let meter = cpu::CpuMeter::start()?;
+    let (per_second, limits_exact, admitted) = admission::run(&url, serialization, duration).await?;
+    let cpu_ms = meter.busy_seconds()? * 1000.0 / admitted.max(1) as f64;
+    Ok(AdmissionRun { per_second, limits_exact, admitted, cpu_ms, waits: sampler.await?? })
+}
+
+/// Both designs again with the cluster and the creators pinned to one CPU: how each scales
+/// with cores. `None` on a one-CPU machine or without `taskset`.
+async fn admission_on_one_cpu(base: &str, duration: Duration) -> Result<Option<(f64, f64)>, Failure> {
+    let cpus = cpu::online_cpus();
+    if cpus < 2 || std::process::Command::new("taskset").arg("-V").output().is_err() {
+        return Ok(None);
+    }
+    let backend: i32 = db::connect(base).await?.query_one("SELECT pg_backend_pid()", &[]).await?.get(0);
+    let postmaster = cpu::postmaster_of(backend)?;
+    cpu::pin(postmaster, "0")?;
+    let measured = async {
+        let per_scope = admission_run(base, Serialization::PerScope, duration).await?.per_second;
+        let global = admission_run(base, Serialization::Global, duration).await?.per_second;
+        Ok::<_, Failure>((per_scope, global))
+    }
+    .await;
+    cpu::pin(postmaster, &format!("0-{}", cpus - 1))?;
+    measured.map(Some)
 }
 
 async fn admission_section(base: &str, quick: bool) -> Result<Value, Failure> {
@@ -99,28 +167,55 @@ async fn admission_section(base: &str, quick: bool) -> Result<Value, Failure> {
         admission::SCOPES,
         duration.as_secs()
     );
-    let url = db::fresh_database(base, "aitasks_bench_per_scope").await?;
-    let sampler = tokio::spawn(db::sample_waits(url.clone(), std::time::Instant::now() + duration));
-    let (per_scope, per_scope_exact, per_scope_n) =
-        admission::run(&url, Serialization::PerScope, duration).await?;
-    let waits = sampler.await??;
-    let url = db::fresh_database(base, "aitasks_bench_global").await?;
-    let (global, global_exact, global_n) = admission::run(&url, Serialization::Global, duration).await?;
+    let ours = admission_run(base, Serialization::PerScope, duration).await?;
+    let theirs = admission_run(base, Serialization::Global, duration).await?;
+    let (per_scope, per_scope_exact, per_scope_n, per_scope_cpu) =
+        (ours.per_second, ours.limits_exact, ours.admitted, ours.cpu_ms);
+    let (global, global_exact, global_n, global_cpu) =
+        (theirs.per_second, theirs.limits_exact, theirs.admitted, theirs.cpu_ms);
+    let waits = ours.waits;
     let ratio = per_scope / global;
     let exact = |ok: bool| if ok { "exact" } else { "BROKEN" }.to_owned();
-    row("", &["tasks/s".into(), "limits".into()]);
-    row("per-scope serialization (this system)", &[format!("{per_scope:.0}"), exact(per_scope_exact)]);
-    row("one global advisory lock (reference design)", &[format!("{global:.0}"), exact(global_exact)]);
+    let cpus = cpu::online_cpus();
+    row("", &["tasks/s".into(), "limits".into(), "CPU ms/task".into()]);
+    row(
+        "per-scope serialization (this system)",
+        &[format!("{per_scope:.0}"), exact(per_scope_exact), format!("{per_scope_cpu:.2}")],
+    );
+    row(
+        "one global advisory lock (reference design)",
+        &[format!("{global:.0}"), exact(global_exact), format!("{global_cpu:.2}")],
+    );
     row("ratio (target: at least 4x)", &[format!("{ratio:.2}x")]);
     println!("per-scope creators' sessions were: {}", db::top_waits(&waits));
     if !(per_scope_exact && global_exact) {
         return Err("admission counts do not add up".into());
     }
+    let one_cpu = admission_on_one_cpu(base, duration).await?;
+    if let Some((per_scope_1, global_1)) = one_cpu {
+        row("", &["1 CPU".into(), format!("{cpus} CPUs"), "scaling".into()]);
+        row(
+            "per-scope serialization (this system)",
+            &[
+                format!("{per_scope_1:.0}"),
+                format!("{per_scope:.0}"),
+                format!("{:.2}x", per_scope / per_scope_1),
+            ],
+        );
+        row(
+            "one global advisory lock (reference design)",
+            &[format!("{global_1:.0}"), format!("{global:.0}"), format!("{:.2}x", global / global_1)],
+        );
+    }
     Ok(json!({
         "clients": admission::CLIENTS, "scopes": admission::SCOPES, "seconds": duration.as_secs(),
-        "perScope": {"tasksPerSecond": per_scope, "admitted": per_scope_n, "limitsExact": per_scope_exact},
-        "globalLock": {"tasksPerSecond": global, "admitted": global_n, "limitsExact": global_exact},
+        "perScope": {"tasksPerSecond": per_scope, "admitted": per_scope_n, "limitsExact": per_scope_exact,
+                     "cpuMillisecondsPerTask": per_scope_cpu},
+        "globalLock": {"tasksPerSecond": global, "admitted": global_n, "limitsExact": global_exact,
+                       "cpuMillisecondsPerTask": global_cpu},
         "ratio": ratio,
+        "cpus": cpus,
+        "onOneCpu": one_cpu.map(|(p, g)| json!({"perScope": p, "globalLock": g, "ratio": p / g})),
         "perScopeWaits": waits.iter().map(|(event, share)| json!({"event": event, "share": share})).collect::<Vec<_>>(),
     }))
 }
