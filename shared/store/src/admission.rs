@@ -27,7 +27,9 @@ use std::time::Duration;
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::model::{new_id, settled_from_row, task_columns, Created, NewTask, PendingEvent, Task, TaskOwner};
+use crate::model::{
+    inserted_columns, new_id, settled_from_row, task_columns, Created, NewTask, PendingEvent, Task, TaskOwner,
+};
 use crate::pool::Client;
 use crate::sql::event_payload;
 use crate::tasks::get_task_by_effect_key;
@@ -138,7 +140,7 @@ const ADMIT: &str = concat!(
      cache_key, step_key, effect_key, kind, request, input_hash, model_id, model_ref, model_config_hash, max_attempts) \
      SELECT $3, $1, $4, $2, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17 FROM admitted \
      ON CONFLICT (app_id, effect_key) DO NOTHING RETURNING ",
-    task_columns!(),
+    inserted_columns!(),
     "), history AS (INSERT INTO scope_admissions (task_id, app_id, scope_id, source_id, logical_key) \
      SELECT id, $1, $2, $7, $18 FROM inserted) \
      SELECT (SELECT ok FROM within) AS within_cap, inserted.* FROM (SELECT 1) one LEFT JOIN inserted ON true"
@@ -359,7 +361,7 @@ async fn attempt(
         transaction.rollback().await?;
         return existing(client, task).await.map(Some);
     }
-    let created = Task::from_row(&row)?;
+    let created = Task::inserted(task, &row)?;
     transaction.commit().await?;
     Ok(Some(ScopedCreated { created: Created::New(created), event: None }))
 }

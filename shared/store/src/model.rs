@@ -109,7 +109,7 @@ pub(crate) use task_columns;
 /// twentieth of the lifecycle's throughput at 64 clients, BENCHMARKS.md).
 macro_rules! inserted_columns {
     () => {
-        "id, scope_id, usage_user_id, status, attempts, created_at, updated_at"
+        "id, scope_id, source_id, cache_key, usage_user_id, status, attempts, created_at, updated_at"
     };
 }
 pub(crate) use inserted_columns;
@@ -128,8 +128,8 @@ impl Task {
             usage_subject,
             usage_user_id: row.try_get("usage_user_id")?,
             scope_id: row.try_get("scope_id")?,
-            source_id: None,
-            cache_key: None,
+            source_id: row.try_get("source_id")?,
+            cache_key: row.try_get("cache_key")?,
             step_key: new.step_key.clone(),
             effect_key: new.effect_key.clone(),
             kind: new.kind.clone(),

@@ -148,8 +148,7 @@ macro_rules! with_settled_event {
             $crate::sql::event_payload!(),
             " AS payload)",
             $crate::sql::settled_bookkeeping!(),
-            " INSERT INTO task_events (task_id, app_id, payload) SELECT id, app_id, payload FROM settled \
-             RETURNING id, task_id, payload"
+            $crate::sql::settled_event_insert!()
         )
     };
     (unscoped: $update:expr) => {
@@ -158,12 +157,21 @@ macro_rules! with_settled_event {
             $update,
             " AND cache_key IS NULL RETURNING id, app_id, ",
             $crate::sql::event_payload!(),
-            " AS payload) INSERT INTO task_events (task_id, app_id, payload) \
-             SELECT id, app_id, payload FROM settled RETURNING id, task_id, payload"
+            " AS payload)",
+            $crate::sql::settled_event_insert!()
         )
     };
 }
 pub(crate) use with_settled_event;
+
+/// The main statement of [`with_settled_event`]: the outbox row for the settled task.
+macro_rules! settled_event_insert {
+    () => {
+        " INSERT INTO task_events (task_id, app_id, payload) SELECT id, app_id, payload FROM settled \
+         RETURNING id, task_id, payload"
+    };
+}
+pub(crate) use settled_event_insert;
 
 /// The SET clause of a cancellation request: a queued task ends `canceled` at once, a running
 /// one is flagged and its worker settles it when it notices (within a cancel poll).

@@ -260,6 +260,9 @@ async fn a_cache_hit_is_a_new_succeeded_task_that_spends_no_budget() {
     let db = TestDb::new().await;
     let budget = AdmissionBudget { burst: 2, tasks_per_minute: 1, ..ROOMY };
     let first = scoped(&db, "s1", "first", &admission("doc", "summary", budget)).await.unwrap();
+    let stored = store::get_task(&db.client().await, APP, first.created.task().id).await.unwrap();
+    assert_eq!(stored.as_ref(), Some(first.created.task()), "an admitted task is answered as stored");
+    assert_eq!(stored.and_then(|t| t.source_id).as_deref(), Some("doc"));
     complete(&db, first.created.task().id).await;
     let tokens_before = db.count("SELECT (tokens * 1000)::bigint FROM scope_budgets").await;
 
