@@ -144,7 +144,7 @@ async fn check_in<P>(app: &App<P>, lease: Lease, heartbeat: bool) -> Result<Leas
 async fn settle<P>(app: &App<P>, task: &Task, ending: Ending) -> Result<Outcome, StoreError> {
     let lease = task.lease();
     let client = store::client(&app.pool).await?;
-    let settlement = match ending {
+    let finished = match ending {
         Ending::Finished(Ok(completion)) => {
             let usage = serde_json::to_value(&completion.usage).ok();
             tracing::info!(
@@ -185,7 +185,7 @@ async fn settle<P>(app: &App<P>, task: &Task, ending: Ending) -> Result<Outcome,
             return Ok(Outcome::Ack);
         }
     };
-    let event = match settlement {
+    let event = match finished {
         Finished::Settled(event) => Some(event),
         // The fence failed: if a cancel was requested meanwhile, settle it; otherwise the task
         // moved on without us (another attempt owns it, or it is gone).
