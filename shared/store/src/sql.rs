@@ -142,27 +142,35 @@ pub(crate) use settled_bookkeeping;
 macro_rules! with_settled_event {
     ($update:expr) => {
         concat!(
-            "WITH settled AS (",
-            $update,
-            " RETURNING id, app_id, scope_id, cache_key, status, ",
-            $crate::sql::event_payload!(),
-            " AS payload)",
+            $crate::sql::settled_with_payload!($update, ""),
             $crate::sql::settled_bookkeeping!(),
             $crate::sql::settled_event_insert!()
         )
     };
     (unscoped: $update:expr) => {
         concat!(
-            "WITH settled AS (",
-            $update,
-            " AND cache_key IS NULL RETURNING id, app_id, ",
-            $crate::sql::event_payload!(),
-            " AS payload)",
+            $crate::sql::settled_with_payload!($update, " AND cache_key IS NULL"),
             $crate::sql::settled_event_insert!()
         )
     };
 }
 pub(crate) use with_settled_event;
+
+/// The `settled` CTE of [`with_settled_event`]: `$update` (narrowed by `$filter`) returning what
+/// the bookkeeping needs and the completion event's payload, built from the row as it now is.
+macro_rules! settled_with_payload {
+    ($update:expr, $filter:expr) => {
+        concat!(
+            "WITH settled AS (",
+            $update,
+            $filter,
+            " RETURNING id, app_id, scope_id, cache_key, status, ",
+            $crate::sql::event_payload!(),
+            " AS payload)"
+        )
+    };
+}
+pub(crate) use settled_with_payload;
 
 /// The main statement of [`with_settled_event`]: the outbox row for the settled task.
 macro_rules! settled_event_insert {

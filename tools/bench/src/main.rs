@@ -122,6 +122,18 @@ struct AdmissionRun {
     waits: Vec<(String, f64)>,
 }
 
+impl AdmissionRun {
+    fn print(&self, label: &str) {
+        let limits = if self.limits_exact { "exact" } else { "BROKEN" };
+        row(label, &[format!("{:.0}", self.per_second), limits.into(), format!("{:.2}", self.cpu_ms)]);
+    }
+
+    fn json(&self) -> Value {
+        json!({"tasksPerSecond": self.per_second, "admitted": self.admitted, "limitsExact": self.limits_exact,
+               "cpuMillisecondsPerTask": self.cpu_ms})
+    }
+}
+
 async fn admission_run(
     base: &str,
     serialization: Serialization,
@@ -169,26 +181,15 @@ async fn admission_section(base: &str, quick: bool) -> Result<Value, Failure> {
     );
     let ours = admission_run(base, Serialization::PerScope, duration).await?;
     let theirs = admission_run(base, Serialization::Global, duration).await?;
-    let (per_scope, per_scope_exact, per_scope_n, per_scope_cpu) =
-        (ours.per_second, ours.limits_exact, ours.admitted, ours.cpu_ms);
-    let (global, global_exact, global_n, global_cpu) =
-        (theirs.per_second, theirs.limits_exact, theirs.admitted, theirs.cpu_ms);
-    let waits = ours.waits;
+    let (per_scope, global) = (ours.per_second, theirs.per_second);
     let ratio = per_scope / global;
-    let exact = |ok: bool| if ok { "exact" } else { "BROKEN" }.to_owned();
     let cpus = cpu::online_cpus();
     row("", &["tasks/s".into(), "limits".into(), "CPU ms/task".into()]);
-    row(
-        "per-scope serialization (this system)",
-        &[format!("{per_scope:.0}"), exact(per_scope_exact), format!("{per_scope_cpu:.2}")],
-    );
-    row(
-        "one global advisory lock (reference design)",
-        &[format!("{global:.0}"), exact(global_exact), format!("{global_cpu:.2}")],
-    );
+    ours.print("per-scope serialization (this system)");
+    theirs.print("one global advisory lock (reference design)");
     row("ratio (target: at least 4x)", &[format!("{ratio:.2}x")]);
-    println!("per-scope creators' sessions were: {}", db::top_waits(&waits));
-    if !(per_scope_exact && global_exact) {
+    println!("per-scope creators' sessions were: {}", db::top_waits(&ours.waits));
+    if !(ours.limits_exact && theirs.limits_exact) {
         return Err("admission counts do not add up".into());
     }
     let one_cpu = admission_on_one_cpu(base, duration).await?;
@@ -209,14 +210,12 @@ async fn admission_section(base: &str, quick: bool) -> Result<Value, Failure> {
     }
     Ok(json!({
         "clients": admission::CLIENTS, "scopes": admission::SCOPES, "seconds": duration.as_secs(),
-        "perScope": {"tasksPerSecond": per_scope, "admitted": per_scope_n, "limitsExact": per_scope_exact,
-                     "cpuMillisecondsPerTask": per_scope_cpu},
-        "globalLock": {"tasksPerSecond": global, "admitted": global_n, "limitsExact": global_exact,
-                       "cpuMillisecondsPerTask": global_cpu},
+        "perScope": ours.json(),
+        "globalLock": theirs.json(),
         "ratio": ratio,
         "cpus": cpus,
         "onOneCpu": one_cpu.map(|(p, g)| json!({"perScope": p, "globalLock": g, "ratio": p / g})),
-        "perScopeWaits": waits.iter().map(|(event, share)| json!({"event": event, "share": share})).collect::<Vec<_>>(),
+        "perScopeWaits": ours.waits.iter().map(|(event, share)| json!({"event": event, "share": share})).collect::<Vec<_>>(),
     }))
 }
 
