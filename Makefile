@@ -6,7 +6,7 @@ LOAD_ENV := set -a; [ -f .local/env ] && source <(sed -E 's/^export ([A-Z0-9_]+)
 TOOLS = $(shell scripts/tools.sh)
 
 
-.PHONY: help up down serve demo bench simulate growth chaos load test fmt lint build unit template-lint lambda-smoke
+.PHONY: help up down serve demo bench simulate growth chaos load test fmt lint build unit template-lint lambda-smoke rehearse rehearse-fast
 
 help:
 	@echo "make demo    the whole system on a local model: one task of each kind, live progress, results"
@@ -19,6 +19,7 @@ help:
 	@echo "make growth  100 million tasks (about 1 h, 55 GB): the plan of every hot statement, to docs/growth"
 	@echo "make chaos   2000 tasks through faults, kills and a Postgres restart; then long property runs"
 	@echo "make load    64 HTTP clients for 60 s against the dev server: no 5xx, no lost task, latencies"
+	@echo "make rehearse the stack as sam deploy configures it, locally: every function, its secrets and IAM policy"
 
 up:
 	@scripts/postgres.sh up
@@ -55,8 +56,9 @@ lint:
 build:
 	cargo build --workspace --all-targets
 
+# The rehearsal's tests need the cargo-lambda release binaries: they run in rehearse-fast.
 unit: up build
-	@$(LOAD_ENV) cargo test --workspace
+	@$(LOAD_ENV) cargo test --workspace --exclude aitasks-rehearse
 
 template-lint:
 	@export AWS_DEFAULT_REGION=us-east-1 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test SAM_CLI_TELEMETRY=0; \
@@ -64,6 +66,15 @@ template-lint:
 
 lambda-smoke: up build
 	@scripts/lambda-smoke.sh
+
+# The deploy rehearsal (README, "Deploying"): template.yaml through the SAM transform, every
+# function's release binary with exactly the environment, secrets and IAM policy the stack gives
+# it, every AWS call judged. `make test` runs it on the binaries lambda-smoke built.
+rehearse: up
+	@scripts/rehearse.sh
+
+rehearse-fast: up
+	@scripts/rehearse.sh fast
 
 # The long versions of what `make test` runs small (200 tasks; 400 cases; 5 s).
 chaos: up
@@ -75,4 +86,4 @@ load: up
 	@cargo build -p aitasks-dev-server
 	@$(LOAD_ENV) LOAD_SECONDS=$${LOAD_SECONDS:-60} cargo test -p aitasks-e2e --test load -- --nocapture
 
-test: fmt lint unit template-lint lambda-smoke
+test: fmt lint unit template-lint lambda-smoke rehearse-fast

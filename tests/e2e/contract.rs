@@ -149,8 +149,8 @@ fn the_template_holds_what_the_linters_miss() {
     let timeout = process["Properties"]["Timeout"].as_u64().expect("timeout");
     let queue = &resources["TaskQueue"]["Properties"];
     assert!(
-        queue["VisibilityTimeout"].as_u64().expect("visibility") > timeout,
-        "visibility above the function timeout"
+        queue["VisibilityTimeout"].as_u64().expect("visibility") >= 6 * timeout,
+        "visibility at least six times the function timeout (AWS's advice for SQS event sources)"
     );
     let max_receive = queue["RedrivePolicy"]["maxReceiveCount"].as_u64().expect("redrive");
     let max_attempts = template["Parameters"]["MaxAttempts"]["MaxValue"].as_u64().expect("attempt budget");
@@ -168,9 +168,60 @@ fn the_template_holds_what_the_linters_miss() {
     assert!(resources["HttpApi"]["Properties"]["Auth"]["Authorizers"]["Jwt"]["JwtConfiguration"]["issuer"]
         .is_mapping());
     assert_eq!(resources["Migrations"]["Type"].as_str(), Some("Custom::Migrations"));
-    for alarm in ["DeadLetterDepthAlarm", "OldestTaskMessageAlarm"] {
+    for alarm in [
+        "DeadLetterDepthAlarm",
+        "OldestTaskMessageAlarm",
+        "OldestEventMessageAlarm",
+        "Api5xxAlarm",
+        "CreateTaskErrorsAlarm",
+        "CreateTaskThrottlesAlarm",
+        "ReleaseDeleteErrorsAlarm",
+        "ReleaseDeleteThrottlesAlarm",
+        "ProcessTaskErrorsAlarm",
+        "ProcessTaskThrottlesAlarm",
+        "SweeperErrorsAlarm",
+        "SweeperThrottlesAlarm",
+    ] {
         assert_eq!(resources[alarm]["Type"].as_str(), Some("AWS::CloudWatch::Alarm"), "{alarm}");
     }
+    // Only process-task may read the provider key, so only it is told where the key is.
+    assert!(!environment.contains_key("AITASK_PROVIDER_KEY_SECRET_ARN"), "the provider key is not global");
+    assert_eq!(
+        process["Properties"]["Environment"]["Variables"]["AITASK_PROVIDER_KEY_SECRET_ARN"]["Ref"].as_str(),
+        Some("ProviderKeySecretArn")
+    );
+    // Every function logs to a log group of the stack with a retention; the API logs access.
+    for (function, group) in [
+        ("CreateTaskFunction", "CreateTaskLogGroup"),
+        ("ReleaseDeleteFunction", "ReleaseDeleteLogGroup"),
+        ("ProcessTaskFunction", "ProcessTaskLogGroup"),
+        ("SweeperFunction", "SweeperLogGroup"),
+        ("MigrateFunction", "MigrateLogGroup"),
+    ] {
+        assert_eq!(
+            resources[function]["Properties"]["LoggingConfig"]["LogGroup"]["Ref"].as_str(),
+            Some(group),
+            "{function}"
+        );
+        assert!(resources[group]["Properties"]["RetentionInDays"].is_mapping(), "{group} has a retention");
+    }
+    let http_api = &resources["HttpApi"]["Properties"];
+    assert!(http_api["AccessLogSettings"]["DestinationArn"].is_mapping(), "access logs");
+    assert!(http_api["DefaultRouteSettings"]["ThrottlingRateLimit"].is_mapping(), "stage throttling");
+    for function in ["CreateTaskFunction", "ReleaseDeleteFunction", "SweeperFunction"] {
+        assert!(
+            resources[function]["Properties"]["ReservedConcurrentExecutions"].is_mapping(),
+            "{function} has reserved concurrency"
+        );
+    }
+    assert_eq!(globals["Tracing"].as_str(), Some("Active"));
+    let service_timeout =
+        resources["Migrations"]["Properties"]["ServiceTimeout"].as_u64().expect("ServiceTimeout");
+    let migrate_timeout = resources["MigrateFunction"]["Properties"]["Timeout"].as_u64().expect("timeout");
+    assert!(
+        service_timeout > migrate_timeout && service_timeout < 3600,
+        "CloudFormation stops waiting soon after the function's own timeout"
+    );
 
     // Least privilege: each function gets exactly the actions its code uses.
     let expected: [(&str, &[&str]); 5] = [

@@ -33,10 +33,14 @@ impl Secrets {
             let client = client.clone();
             async move {
                 let output = client.get_secret_value().secret_id(&arn).send().await.map_err(|e| {
-                    ConfigError(format!(
-                        "cannot read secret {arn}: {}",
-                        aws_sdk_secretsmanager::error::DisplayErrorContext(&e)
-                    ))
+                    use aws_sdk_secretsmanager::error::ProvideErrorMetadata;
+                    // AWS's own words when it answered (AccessDeniedException: ...); else the
+                    // transport's error with its causes.
+                    let detail = match (e.code(), e.message()) {
+                        (Some(code), Some(message)) => format!("{code}: {message}"),
+                        _ => aws_sdk_secretsmanager::error::DisplayErrorContext(&e).to_string(),
+                    };
+                    ConfigError(format!("cannot read secret {arn}: {detail}"))
                 })?;
                 output
                     .secret_string()

@@ -28,9 +28,9 @@ pub enum StoreError {
     /// Any other database error.
     #[error("database error")]
     Database(#[source] tokio_postgres::Error),
-    /// Applying the migrations failed.
-    #[error("migration failed: {0}")]
-    Migration(String),
+    /// Applying the migrations failed; the source says why (the driver's error and its SQLSTATE).
+    #[error("migration failed")]
+    Migration(#[source] refinery::Error),
 }
 
 impl StoreError {

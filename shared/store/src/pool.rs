@@ -126,7 +126,7 @@ pub async fn migrate_with(database_url: &str, ca_file: Option<&std::path::Path>)
     let _ = client.execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK_KEY]).await;
     drop(client);
     let _ = driver.await;
-    let report = outcome.map_err(|e| StoreError::Migration(e.to_string()))?;
+    let report = outcome.map_err(StoreError::Migration)?;
     Ok(report.applied_migrations().iter().map(|m| m.version()).collect())
 }
 

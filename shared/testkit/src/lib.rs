@@ -9,6 +9,7 @@ mod db;
 mod dev_server;
 mod queues;
 mod random;
+pub mod runtime_api;
 mod stats;
 mod stub_provider;
 mod tokens;

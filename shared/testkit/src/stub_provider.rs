@@ -53,6 +53,8 @@ struct State {
     script: VecDeque<Reply>,
     default: Option<Reply>,
     requests: Vec<Value>,
+    /// The `Authorization` header of each request, as sent.
+    authorizations: Vec<Option<String>>,
     aborted: usize,
     completed: usize,
 }
@@ -107,6 +109,11 @@ impl StubProvider {
         self.state.lock().expect("stub state").requests.clone()
     }
 
+    /// The `Authorization` header of each request so far (`None` where there was none).
+    pub fn authorizations(&self) -> Vec<Option<String>> {
+        self.state.lock().expect("stub state").authorizations.clone()
+    }
+
     pub fn calls(&self) -> usize {
         self.state.lock().expect("stub state").requests.len()
     }
@@ -135,10 +142,12 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
         }
         let body: Value =
             serde_json::from_slice(&buffer[head_len..head_len + body_len]).unwrap_or(Value::Null);
+        let authorization = header_value(&buffer[..head_len], "authorization");
         buffer.drain(..head_len + body_len);
         let reply = {
             let mut state = state.lock().expect("stub state");
             state.requests.push(body.clone());
+            state.authorizations.push(authorization);
             let default = state.default.clone().unwrap_or(Reply::Auto);
             let reply = state.script.pop_front().unwrap_or(default);
             let random = state.random.get_or_insert_with(|| crate::Xorshift::new(7));
@@ -173,6 +182,14 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
         }
         state.lock().expect("stub state").completed += 1;
     }
+}
+
+/// A header's value from a request head, its case kept.
+fn header_value(head: &[u8], name: &str) -> Option<String> {
+    String::from_utf8_lossy(head).lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        key.trim().eq_ignore_ascii_case(name).then(|| value.trim().to_owned())
+    })
 }
 
 /// Read until the end of the headers; `(head length, content length)`.

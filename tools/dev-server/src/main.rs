@@ -41,7 +41,7 @@ async fn main() -> Result<(), Failure> {
         .or_else(|_| std::env::var("DATABASE_URL"))
         .map_err(|_| "DATABASE_URL is required (run `make up`)")?;
     let applied =
-        aitasks_store::migrate(&database_url).await.map_err(|e| aitasks_store::redact(&e.to_string()))?;
+        aitasks_store::migrate(&database_url).await.map_err(|e| aitasks_lambda_kit::error_chain(&e))?;
     if !applied.is_empty() {
         tracing::info!(?applied, "migrations applied");
     }

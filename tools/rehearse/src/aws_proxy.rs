@@ -1,0 +1,260 @@
+//! The AWS endpoint the functions see: every SQS and Secrets Manager call goes through here. It
+//! knows the caller by its access key (each function runs with its own role's credentials, as
+//! in Lambda), records the call (service, IAM action, resource ARN, and when it happened), and
+//! judges it against the caller's role as IAM would. An allowed call goes on to the emulator
+//! (the SQS-compatible server, or moto's Secrets Manager) and its answer comes back unchanged;
+//! a denied one gets the `AccessDeniedException` AWS would send, so the function fails as it
+//! would in AWS.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Value};
+
+use crate::iam::{evaluate, Decision, Statement};
+
+/// One AWS call a function made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Call {
+    /// The function's logical id (`?` for credentials no function holds).
+    pub function: String,
+    /// `cold start`, or the event being handled.
+    pub phase: String,
+    /// The API operation (`SendMessageBatch`).
+    pub operation: String,
+    /// The IAM action it needs (`sqs:SendMessage`).
+    pub action: String,
+    pub resource: String,
+    pub decision: Decision,
+}
+
+/// Who holds a set of credentials.
+struct Identity {
+    function: String,
+    role_arn: String,
+    statements: Vec<Statement>,
+}
+
+#[derive(Default)]
+struct Registry {
+    identities: HashMap<String, Identity>,
+    phases: HashMap<String, String>,
+    /// Queue name → ARN, for the queues of the stack.
+    queue_arns: HashMap<String, String>,
+    /// Secret name → ARN.
+    secret_arns: HashMap<String, String>,
+    calls: Vec<Call>,
+}
+
+struct Upstreams {
+    sqs: String,
+    secrets: String,
+    region: String,
+    account: String,
+    http: reqwest::Client,
+}
+
+#[derive(Clone)]
+struct Shared {
+    registry: Arc<Mutex<Registry>>,
+    upstreams: Arc<Upstreams>,
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Registry> {
+        self.registry.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// The recording, judging endpoint.
+pub struct AwsProxy {
+    /// `http://127.0.0.1:port`: both `AWS_ENDPOINT_URL_SQS` and `AWS_ENDPOINT_URL_SECRETS_MANAGER`.
+    pub endpoint: String,
+    shared: Shared,
+    server: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for AwsProxy {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+impl AwsProxy {
+    pub async fn start(sqs: &str, secrets: &str, region: &str, account: &str) -> std::io::Result<AwsProxy> {
+        let shared = Shared {
+            registry: Arc::default(),
+            upstreams: Arc::new(Upstreams {
+                sqs: sqs.trim_end_matches('/').to_owned(),
+                secrets: secrets.trim_end_matches('/').to_owned(),
+                region: region.to_owned(),
+                account: account.to_owned(),
+                http: reqwest::Client::new(),
+            }),
+        };
+        let router = axum::Router::new().fallback(handle).with_state(shared.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let endpoint = format!("http://{}", listener.local_addr()?);
+        let server = tokio::spawn(async move {
+            let _ = axum::serve(listener, router).await;
+        });
+        Ok(AwsProxy { endpoint, shared, server })
+    }
+
+    /// Credentials `access_key` belong to `function`, whose role has `statements`.
+    pub fn register(&self, access_key: &str, function: &str, role_arn: &str, statements: Vec<Statement>) {
+        self.shared.lock().identities.insert(
+            access_key.to_owned(),
+            Identity { function: function.to_owned(), role_arn: role_arn.to_owned(), statements },
+        );
+    }
+
+    /// Calls of `function` from now on are attributed to `phase`.
+    pub fn set_phase(&self, function: &str, phase: &str) {
+        self.shared.lock().phases.insert(function.to_owned(), phase.to_owned());
+    }
+
+    pub fn add_queue(&self, name: &str, arn: &str) {
+        self.shared.lock().queue_arns.insert(name.to_owned(), arn.to_owned());
+    }
+
+    pub fn add_secret(&self, name: &str, arn: &str) {
+        self.shared.lock().secret_arns.insert(name.to_owned(), arn.to_owned());
+    }
+
+    /// Every call so far, in order.
+    pub fn calls(&self) -> Vec<Call> {
+        self.shared.lock().calls.clone()
+    }
+}
+
+/// The IAM action an API operation needs. Batch operations are authorized by their single form.
+pub fn iam_action(service: &str, operation: &str) -> String {
+    let operation = match (service, operation) {
+        ("sqs", "SendMessageBatch") => "SendMessage",
+        ("sqs", "DeleteMessageBatch") => "DeleteMessage",
+        ("sqs", "ChangeMessageVisibilityBatch") => "ChangeMessageVisibility",
+        (_, other) => other,
+    };
+    format!("{service}:{operation}")
+}
+
+/// The access key id of a SigV4 `Authorization` header.
+fn access_key(headers: &HeaderMap) -> Option<String> {
+    let authorization = headers.get("authorization")?.to_str().ok()?;
+    let credential = authorization.split("Credential=").nth(1)?;
+    Some(credential.split('/').next()?.to_owned())
+}
+
+fn resource_of(shared: &Shared, service: &str, body: &Value) -> String {
+    let upstreams = &shared.upstreams;
+    let registry = shared.lock();
+    match service {
+        "sqs" => {
+            let url = body["QueueUrl"].as_str().unwrap_or_default();
+            let name = url.trim_end_matches('/').rsplit('/').next().unwrap_or_default();
+            registry
+                .queue_arns
+                .get(name)
+                .cloned()
+                .unwrap_or_else(|| format!("arn:aws:sqs:{}:{}:{name}", upstreams.region, upstreams.account))
+        }
+        _ => {
+            let id = body["SecretId"].as_str().unwrap_or_default();
+            if id.starts_with("arn:") {
+                id.to_owned()
+            } else {
+                registry.secret_arns.get(id).cloned().unwrap_or_else(|| {
+                    format!("arn:aws:secretsmanager:{}:{}:secret:{id}", upstreams.region, upstreams.account)
+                })
+            }
+        }
+    }
+}
+
+async fn handle(State(shared): State<Shared>, headers: HeaderMap, body: Bytes) -> Response {
+    let target = headers.get("x-amz-target").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+    let (service, operation, upstream, content_type) = match target.split_once('.') {
+        Some(("AmazonSQS", op)) => ("sqs", op, shared.upstreams.sqs.clone(), "application/x-amz-json-1.0"),
+        Some(("secretsmanager", op)) => {
+            ("secretsmanager", op, shared.upstreams.secrets.clone(), "application/x-amz-json-1.1")
+        }
+        _ => {
+            return (StatusCode::NOT_IMPLEMENTED, format!("the rehearsal does not serve {target:?}"))
+                .into_response()
+        }
+    };
+    let parsed: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let action = iam_action(service, operation);
+    let resource = resource_of(&shared, service, &parsed);
+    let key = access_key(&headers).unwrap_or_default();
+    let (function, role_arn, decision) = {
+        let mut registry = shared.lock();
+        let (function, role_arn, decision) = match registry.identities.get(&key) {
+            Some(identity) => (
+                identity.function.clone(),
+                identity.role_arn.clone(),
+                evaluate(&identity.statements, &action, &resource),
+            ),
+            None => ("?".to_owned(), format!("unknown access key {key}"), Decision::ImplicitlyDenied),
+        };
+        let phase = registry.phases.get(&function).cloned().unwrap_or_else(|| "cold start".to_owned());
+        registry.calls.push(Call {
+            function: function.clone(),
+            phase,
+            operation: operation.to_owned(),
+            action: action.clone(),
+            resource: resource.clone(),
+            decision: decision.clone(),
+        });
+        (function, role_arn, decision)
+    };
+    if !decision.is_allowed() {
+        let role = role_arn.rsplit('/').next().unwrap_or(&role_arn);
+        let message = format!(
+            "User: arn:aws:sts::{}:assumed-role/{role}/{function} is not authorized to perform: {action} on resource: {resource} because no identity-based policy allows the {action} action",
+            shared.upstreams.account
+        );
+        let mut response = (
+            StatusCode::BAD_REQUEST,
+            json!({"__type": "AccessDeniedException", "message": message}).to_string(),
+        )
+            .into_response();
+        let headers = response.headers_mut();
+        headers.insert("content-type", content_type.parse().expect("static header"));
+        if service == "sqs" {
+            headers.insert("x-amzn-query-error", "AccessDenied;Sender".parse().expect("static header"));
+        }
+        return response;
+    }
+    forward(&shared, &upstream, headers, body).await
+}
+
+async fn forward(shared: &Shared, upstream: &str, headers: HeaderMap, body: Bytes) -> Response {
+    let mut request = shared.upstreams.http.post(format!("{upstream}/")).body(body);
+    for (name, value) in &headers {
+        if name != "host" && name != "content-length" {
+            request = request.header(name, value);
+        }
+    }
+    match request.send().await {
+        Ok(answer) => {
+            let status = StatusCode::from_u16(answer.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
+            let mut out = HeaderMap::new();
+            for (name, value) in answer.headers() {
+                if name != "content-length" && name != "transfer-encoding" && name != "connection" {
+                    out.insert(name.clone(), value.clone());
+                }
+            }
+            let bytes = answer.bytes().await.unwrap_or_default();
+            (status, out, bytes).into_response()
+        }
+        Err(error) => {
+            (StatusCode::BAD_GATEWAY, format!("the emulator did not answer: {error}")).into_response()
+        }
+    }
+}

@@ -1,0 +1,509 @@
+//! The rehearsal's script: every trigger of the stack, in the order a first deploy and its first
+//! traffic would fire them, each checked for what a user would see.
+//!
+//! 1. CloudFormation creates the migrations custom resource: the migrate function applies the
+//!    schema to the empty database and answers `SUCCESS` to the pre-signed URL.
+//! 2. Every HTTP route, through the JWT authorizer's event shape: runs, a scoped task and a run
+//!    task, reads, a cancel, a run cancel.
+//! 3. The SQS event source mapping: polls the task queue with process-task's role (batch size
+//!    from the template), invokes process-task, deletes what it did not report as failed.
+//! 4. The task is read back `succeeded`; release, the unreleased-sources listing and a source's
+//!    deletion.
+//! 5. The schedule invokes the sweeper.
+//! 6. CloudFormation updates, then deletes, the custom resource.
+//!
+//! Then: the completion events reached the events queue, and the provider saw the key from the
+//! secret; a function no step reached (because an earlier one failed) is still started, so its
+//! cold start is judged too. Every AWS call any function made is in the report with the statement that allowed it;
+//! a call no statement allows is a problem.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use aitasks_testkit::runtime_api::Answer;
+use serde_json::{json, Value};
+
+use crate::deployment::Route;
+use crate::events;
+use crate::function_process::{FunctionProcess, Invocation};
+use crate::report::{Report, Step};
+use crate::Rehearsal;
+
+const TENANT: &str = "rehearsal-app";
+
+struct Scenario<'a> {
+    rehearsal: &'a Rehearsal,
+    processes: BTreeMap<String, FunctionProcess>,
+    /// Functions whose start failed (reported once).
+    broken: BTreeMap<String, String>,
+    report: Report,
+}
+
+/// Run the whole script and return what happened.
+pub async fn run(rehearsal: &Rehearsal) -> Report {
+    let mut scenario = Scenario {
+        rehearsal,
+        processes: BTreeMap::new(),
+        broken: BTreeMap::new(),
+        report: Report::new(rehearsal),
+    };
+    let physical_ids = scenario.custom_resources("Create", &BTreeMap::new()).await;
+    let ids = scenario.http_before_processing().await;
+    scenario.event_source_mappings().await;
+    if let Some(ids) = &ids {
+        scenario.http_after_processing(ids).await;
+    }
+    scenario.schedules().await;
+    let physical_ids = scenario.custom_resources("Update", &physical_ids).await;
+    scenario.custom_resources("Delete", &physical_ids).await;
+    if let Some(ids) = &ids {
+        scenario.check_events(ids).await;
+    }
+    scenario.check_provider_key();
+    // A function the script could not reach (an earlier step failed) still gets its cold start.
+    for logical_id in rehearsal.deployment.functions.keys() {
+        scenario.process(logical_id).await;
+    }
+    let mut report = scenario.report;
+    for (logical_id, process) in &scenario.processes {
+        report.cold_starts.insert(logical_id.clone(), process.cold_start);
+    }
+    report.finish(rehearsal.proxy.calls());
+    report
+}
+
+/// The ids the HTTP steps created.
+struct Ids {
+    scoped_task: String,
+    run_task: String,
+}
+
+impl Scenario<'_> {
+    fn step(&mut self, function: &str, label: &str, outcome: Result<String, String>) {
+        self.report.steps.push(Step { function: function.to_owned(), label: label.to_owned(), outcome });
+    }
+
+    /// The running process of a function, started on first use (its cold start).
+    async fn process(&mut self, logical_id: &str) -> Option<&mut FunctionProcess> {
+        if self.broken.contains_key(logical_id) {
+            return None;
+        }
+        if !self.processes.contains_key(logical_id) {
+            match self.rehearsal.start(logical_id).await {
+                Ok(process) => {
+                    if let Some(error) = process.init_error() {
+                        let problem =
+                            format!("{logical_id} failed at cold start: {error}\n{}", process.log_tail(5));
+                        self.step(logical_id, "cold start", Err(problem.clone()));
+                        self.broken.insert(logical_id.to_owned(), problem);
+                        return None;
+                    }
+                    self.processes.insert(logical_id.to_owned(), process);
+                }
+                Err(error) => {
+                    self.step(logical_id, "cold start", Err(error.to_string()));
+                    self.broken.insert(logical_id.to_owned(), error.to_string());
+                    return None;
+                }
+            }
+        }
+        self.processes.get_mut(logical_id)
+    }
+
+    async fn invoke(&mut self, logical_id: &str, label: &str, event: Value) -> Option<Value> {
+        // Started (cold start) first: calls from now on belong to this event.
+        self.process(logical_id).await?;
+        self.rehearsal.proxy.set_phase(logical_id, label);
+        let process = self.processes.get_mut(logical_id)?;
+        let invocation = process.invoke(event).await;
+        let tail = process.log_tail(8);
+        match invocation {
+            Invocation::Answered(Answer::Response(value)) => Some(value),
+            Invocation::Answered(Answer::Error(error)) => {
+                self.step(logical_id, label, Err(format!("the invocation failed: {error}\n{tail}")));
+                None
+            }
+            Invocation::Failed(why) => {
+                self.step(logical_id, label, Err(format!("{why}\n{tail}")));
+                None
+            }
+        }
+    }
+
+    fn route(&self, method: &str, path: &str) -> Option<Route> {
+        self.rehearsal.deployment.routes.iter().find(|r| r.method == method && r.path == path).cloned()
+    }
+
+    /// Call one HTTP route; the parsed body when the status is `expected`.
+    async fn http(
+        &mut self,
+        method: &str,
+        template: &str,
+        path: &str,
+        query: &[(&str, &str)],
+        body: Option<Value>,
+        expected: u16,
+    ) -> Option<Value> {
+        let label = format!("{method} {template}");
+        let Some(route) = self.route(method, template) else {
+            self.step("HttpApi", &label, Err(format!("the template routes no {label}")));
+            return None;
+        };
+        if route.authorizer.is_none() {
+            self.step(&route.function, &label, Err(format!("{label} has no JWT authorizer")));
+        }
+        let app_claim = self
+            .rehearsal
+            .function(&route.function)
+            .ok()
+            .and_then(|f| f.environment.get("AITASK_APP_CLAIM").cloned())
+            .filter(|claim| !claim.is_empty())
+            .unwrap_or_else(|| "app_id".to_owned());
+        let event = events::http_request(&route, path, query, body.as_ref(), &app_claim, TENANT);
+        let answer = self.invoke(&route.function, &label, event).await?;
+        let status = answer["statusCode"].as_u64().unwrap_or(0) as u16;
+        let parsed: Value =
+            answer["body"].as_str().and_then(|b| serde_json::from_str(b).ok()).unwrap_or(Value::Null);
+        if status == expected {
+            self.step(&route.function, &label, Ok(format!("{status}")));
+            Some(parsed)
+        } else {
+            let tail = self.processes.get(&route.function).map(|p| p.log_tail(5)).unwrap_or_default();
+            self.step(
+                &route.function,
+                &label,
+                Err(format!("answered {status} (expected {expected}): {parsed}\n{tail}")),
+            );
+            None
+        }
+    }
+
+    async fn http_before_processing(&mut self) -> Option<Ids> {
+        let run = self
+            .http(
+                "POST",
+                "/v1/runs",
+                "/v1/runs",
+                &[],
+                Some(json!({"scopeId": "rehearsal", "actor": {"userId": "u1"}})),
+                201,
+            )
+            .await?;
+        let run_id = run["id"].as_str()?.to_owned();
+        self.http("GET", "/v1/runs/{runId}", &format!("/v1/runs/{run_id}"), &[], None, 200).await;
+        let budget = json!({"burst": 10, "tasksPerMinute": 60, "maxStepsPerSource": 10, "sourcesPer24Hours": 10,
+                            "scopeConcurrent": 10, "globalConcurrent": 100});
+        let scoped = self
+            .http(
+                "POST",
+                "/v1/tasks",
+                "/v1/tasks",
+                &[],
+                Some(json!({
+                "owner": {"scopeId": "docs", "usageSubject": {"type": "user", "id": "u1"}},
+                "stepKey": "sentiment", "effectKey": "rehearsal/sentiment", "modelId": "default",
+                "request": {"kind": "classify", "prompt": "Sentiment?", "input": {"text": "Great!"},
+                            "choices": ["positive", "negative"]},
+                "scope": {"sourceId": "doc-1", "sourceRevision": "r1", "budget": budget}})),
+                201,
+            )
+            .await?;
+        let scoped_task = scoped["id"].as_str()?.to_owned();
+        let run_task = self
+            .http("POST", "/v1/tasks", "/v1/tasks", &[], Some(json!({
+                "runId": run_id, "stepKey": "summary", "effectKey": "rehearsal/summary", "modelId": "default",
+                "request": {"kind": "generate_text", "prompt": "Summarize.", "input": {"text": "Long text."}}})), 201)
+            .await?;
+        let run_task = run_task["id"].as_str()?.to_owned();
+        self.http("GET", "/v1/tasks/{taskId}", &format!("/v1/tasks/{scoped_task}"), &[], None, 200).await;
+        self.http("GET", "/v1/tasks", "/v1/tasks", &[("effectKey", "rehearsal/sentiment")], None, 200).await;
+        let canceled = self
+            .http(
+                "POST",
+                "/v1/tasks/{taskId}/cancel",
+                &format!("/v1/tasks/{run_task}/cancel"),
+                &[],
+                None,
+                200,
+            )
+            .await;
+        if let Some(task) = canceled {
+            if task["status"] != "canceled" {
+                self.step(
+                    "CreateTaskFunction",
+                    "cancel of a queued task",
+                    Err(format!("status {}", task["status"])),
+                );
+            }
+        }
+        self.http("POST", "/v1/runs/{runId}/cancel", &format!("/v1/runs/{run_id}/cancel"), &[], None, 200)
+            .await;
+        Some(Ids { scoped_task, run_task })
+    }
+
+    /// Be the SQS event source mapping: poll with the function's role, invoke, delete.
+    async fn event_source_mappings(&mut self) {
+        for mapping in self.rehearsal.deployment.queue_mappings.clone() {
+            let label =
+                format!("SQS batch from {}", mapping.queue_arn.rsplit(':').next().unwrap_or_default());
+            let Some(queue) = self.rehearsal.queues.values().find(|q| q.arn == mapping.queue_arn).cloned()
+            else {
+                self.step(
+                    &mapping.function,
+                    &label,
+                    Err(format!("no local queue for {}", mapping.queue_arn)),
+                );
+                continue;
+            };
+            if !mapping.report_batch_item_failures {
+                self.step(
+                    &mapping.function,
+                    &label,
+                    Err("the mapping does not set ReportBatchItemFailures".into()),
+                );
+            }
+            let sqs = match self.rehearsal.sqs_as(&mapping.function).await {
+                Ok(sqs) => sqs,
+                Err(error) => {
+                    self.step(&mapping.function, &label, Err(error.to_string()));
+                    continue;
+                }
+            };
+            let (mut handled, mut empty_polls) = (0usize, 0);
+            while empty_polls < 2 {
+                self.rehearsal.proxy.set_phase(&mapping.function, "event source mapping (poll)");
+                let received = sqs
+                    .receive_message()
+                    .queue_url(&queue.url)
+                    .max_number_of_messages(mapping.batch_size.clamp(1, 10) as i32)
+                    .wait_time_seconds(1)
+                    .message_system_attribute_names(aws_sdk_sqs::types::MessageSystemAttributeName::All)
+                    .send()
+                    .await;
+                let messages = match received {
+                    Ok(out) => out.messages.unwrap_or_default(),
+                    Err(error) => {
+                        let error = aws_sdk_sqs::error::DisplayErrorContext(&error).to_string();
+                        self.step(
+                            &mapping.function,
+                            &label,
+                            Err(format!("the mapping cannot poll: {error}")),
+                        );
+                        break;
+                    }
+                };
+                if messages.is_empty() {
+                    empty_polls += 1;
+                    continue;
+                }
+                let event = events::sqs_batch(&mapping.queue_arn, &messages);
+                let Some(answer) = self.invoke(&mapping.function, &label, event).await else { break };
+                let failed: Vec<String> = answer["batchItemFailures"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|f| f["itemIdentifier"].as_str().map(str::to_owned))
+                    .collect();
+                if !failed.is_empty() {
+                    self.step(&mapping.function, &label, Err(format!("reported failures: {failed:?}")));
+                }
+                self.rehearsal.proxy.set_phase(&mapping.function, "event source mapping (delete)");
+                let entries: Vec<_> = messages
+                    .iter()
+                    .filter(|m| !m.message_id().is_some_and(|id| failed.iter().any(|f| f == id)))
+                    .enumerate()
+                    .filter_map(|(i, m)| {
+                        aws_sdk_sqs::types::DeleteMessageBatchRequestEntry::builder()
+                            .id(i.to_string())
+                            .receipt_handle(m.receipt_handle().unwrap_or_default())
+                            .build()
+                            .ok()
+                    })
+                    .collect();
+                if !entries.is_empty() {
+                    if let Err(error) = sqs
+                        .delete_message_batch()
+                        .queue_url(&queue.url)
+                        .set_entries(Some(entries))
+                        .send()
+                        .await
+                    {
+                        let error = aws_sdk_sqs::error::DisplayErrorContext(&error).to_string();
+                        self.step(
+                            &mapping.function,
+                            &label,
+                            Err(format!("the mapping cannot delete: {error}")),
+                        );
+                    }
+                }
+                handled += messages.len();
+            }
+            if handled == 0 {
+                self.step(&mapping.function, &label, Err("no message reached the task queue".into()));
+            } else {
+                self.step(
+                    &mapping.function,
+                    &label,
+                    Ok(format!("{handled} message(s), batches of up to {}", mapping.batch_size)),
+                );
+            }
+        }
+    }
+
+    async fn http_after_processing(&mut self, ids: &Ids) {
+        let path = format!("/v1/tasks/{}", ids.scoped_task);
+        if let Some(task) = self.http("GET", "/v1/tasks/{taskId}", &path, &[("wait", "10")], None, 200).await
+        {
+            if task["status"] != "succeeded" {
+                self.step(
+                    "ProcessTaskFunction",
+                    "the scoped task",
+                    Err(format!("ended {}: {task}", task["status"])),
+                );
+            } else {
+                self.step(
+                    "ProcessTaskFunction",
+                    "the scoped task",
+                    Ok(format!("succeeded: {}", task["output"])),
+                );
+            }
+        }
+        let released = self
+            .http(
+                "POST",
+                "/v1/tasks/release",
+                "/v1/tasks/release",
+                &[],
+                Some(json!({"scopeId": "docs", "effectKey": "rehearsal/sentiment"})),
+                200,
+            )
+            .await;
+        if released.is_some_and(|r| r["released"] != true) {
+            self.step("ReleaseDeleteFunction", "release", Err("nothing was released".into()));
+        }
+        self.http("GET", "/v1/unreleased-sources", "/v1/unreleased-sources", &[], None, 200).await;
+        let deleted = self
+            .http(
+                "DELETE",
+                "/v1/scopes/{scopeId}/tasks",
+                "/v1/scopes/docs/tasks",
+                &[("sourceId", "doc-1")],
+                None,
+                200,
+            )
+            .await;
+        if deleted.is_some_and(|d| d["deleted"] != 1) {
+            self.step(
+                "ReleaseDeleteFunction",
+                "delete a source's data",
+                Err("expected one task deleted".into()),
+            );
+        }
+    }
+
+    async fn schedules(&mut self) {
+        for schedule in self.rehearsal.deployment.schedules.clone() {
+            let label = format!("schedule {}", schedule.expression);
+            if let Some(answer) = self.invoke(&schedule.function, &label, schedule.input.clone()).await {
+                self.step(&schedule.function, &label, Ok(format!("{answer}")));
+            }
+        }
+    }
+
+    /// Send every custom resource a request of this type; the physical ids they answered.
+    async fn custom_resources(
+        &mut self,
+        request_type: &str,
+        physical_ids: &BTreeMap<String, String>,
+    ) -> BTreeMap<String, String> {
+        let mut answered = BTreeMap::new();
+        for resource in self.rehearsal.deployment.custom_resources.clone() {
+            let label = format!("{} {request_type}", resource.resource_type);
+            let (url, key) = self.rehearsal.bucket.presigned_url();
+            let event = events::custom_resource_request(
+                &resource,
+                request_type,
+                &url,
+                &self.rehearsal.stack_id,
+                physical_ids.get(&resource.logical_id).map(String::as_str),
+            );
+            if self.invoke(&resource.function, &label, event).await.is_none() {
+                continue;
+            }
+            match self.rehearsal.bucket.response(&key) {
+                Some(response) if response["Status"] == "SUCCESS" => {
+                    if let Some(id) = response["PhysicalResourceId"].as_str() {
+                        answered.insert(resource.logical_id.clone(), id.to_owned());
+                    }
+                    self.step(&resource.function, &label, Ok(format!("SUCCESS: {}", response["Reason"])));
+                }
+                Some(response) => {
+                    let reason: String =
+                        response["Reason"].as_str().unwrap_or_default().chars().take(400).collect();
+                    self.step(
+                        &resource.function,
+                        &label,
+                        Err(format!("answered {}: {reason}", response["Status"])),
+                    );
+                }
+                None => self.step(&resource.function, &label, Err("CloudFormation got no answer".into())),
+            }
+        }
+        answered
+    }
+
+    async fn check_events(&mut self, ids: &Ids) {
+        let Some(queue) = self.rehearsal.queues.get("EventsQueue") else { return };
+        let bodies = match self.rehearsal.sqs.drain(&queue.url, Duration::from_secs(2)).await {
+            Ok(bodies) => bodies,
+            Err(error) => {
+                self.step("EventsQueue", "completion events", Err(error.to_string()));
+                return;
+            }
+        };
+        let settled: BTreeMap<String, String> = bodies
+            .iter()
+            .filter_map(|b| serde_json::from_str::<Value>(b).ok())
+            .filter(|e| e["type"] == "task.settled")
+            .filter_map(|e| Some((e["taskId"].as_str()?.to_owned(), e["status"].as_str()?.to_owned())))
+            .collect();
+        let expected = [(ids.scoped_task.clone(), "succeeded"), (ids.run_task.clone(), "canceled")];
+        let missing: Vec<_> = expected
+            .iter()
+            .filter(|(id, status)| settled.get(id).map(String::as_str) != Some(*status))
+            .collect();
+        if missing.is_empty() {
+            self.step(
+                "EventsQueue",
+                "completion events",
+                Ok(format!("{} task.settled event(s)", settled.len())),
+            );
+        } else {
+            self.step(
+                "EventsQueue",
+                "completion events",
+                Err(format!("missing {missing:?}; got {settled:?}")),
+            );
+        }
+    }
+
+    fn check_provider_key(&mut self) {
+        let expected = format!("Bearer {}", self.rehearsal.secrets.provider_key);
+        let seen = self.rehearsal.stub.authorizations();
+        if seen.is_empty() {
+            self.step("provider", "API key from the secret", Err("the provider was never called".into()));
+        } else if seen.iter().all(|a| a.as_deref() == Some(expected.as_str())) {
+            self.step(
+                "provider",
+                "API key from the secret",
+                Ok(format!("{} call(s), each with the secret's key", seen.len())),
+            );
+        } else {
+            self.step(
+                "provider",
+                "API key from the secret",
+                Err("a provider call did not carry the key from the secret".into()),
+            );
+        }
+    }
+}

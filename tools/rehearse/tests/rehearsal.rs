@@ -1,0 +1,148 @@
+//! The rehearsal passes on the shipped template, and refuses templates a deploying engineer
+//! could get wrong: a permission removed, a secret variable moved to `Globals`. Needs `make up`
+//! and the cargo-lambda release binaries (`make lambda-smoke`); `make rehearse-fast` runs it.
+
+use std::path::PathBuf;
+
+use aitasks_rehearse::{scenario, Options, Rehearsal};
+use serde_yaml::Value as Yaml;
+
+fn options() -> Options {
+    Options::for_checkout(&aitasks_testkit::workspace_root()).expect("the tools (scripts/tools.sh)")
+}
+
+/// A copy of template.yaml changed by `edit`, in a temporary file.
+fn edited_template(edit: impl FnOnce(&mut Yaml)) -> PathBuf {
+    let root = aitasks_testkit::workspace_root();
+    let mut template: Yaml =
+        serde_yaml::from_str(&std::fs::read_to_string(root.join("template.yaml")).expect("template"))
+            .expect("yaml");
+    edit(&mut template);
+    let path = std::env::temp_dir().join(format!("aitasks-template-{}.yaml", uuid::Uuid::new_v4().simple()));
+    std::fs::write(&path, serde_yaml::to_string(&template).expect("yaml")).expect("write the copy");
+    path
+}
+
+#[tokio::test]
+async fn the_template_as_deployed_passes_with_every_call_allowed() {
+    let rehearsal = Rehearsal::prepare(options()).await.expect("the local stack");
+    let report = scenario::run(&rehearsal).await;
+    rehearsal.cleanup().await;
+    println!("{}", report.render());
+    assert!(report.passed(), "{:#?}", report.problems());
+
+    // Every function started with its secrets from Secrets Manager, each reading only its own.
+    let secrets = &rehearsal.secrets;
+    let reads = |function: &str| -> Vec<String> {
+        report
+            .calls
+            .iter()
+            .filter(|c| c.function == function && c.action == "secretsmanager:GetSecretValue")
+            .map(|c| c.resource.clone())
+            .collect()
+    };
+    for function in ["CreateTaskFunction", "ReleaseDeleteFunction", "SweeperFunction"] {
+        assert_eq!(
+            reads(function),
+            vec![secrets.database_arn.clone()],
+            "{function} reads the database secret only"
+        );
+        assert!(report.cold_starts[function].is_some(), "{function} started");
+    }
+    let mut process_reads = reads("ProcessTaskFunction");
+    process_reads.sort();
+    let mut expected = vec![secrets.database_arn.clone(), secrets.provider_key_arn.clone()];
+    expected.sort();
+    assert_eq!(process_reads, expected, "process-task reads the database secret and the provider key");
+    assert_eq!(
+        reads("MigrateFunction"),
+        vec![secrets.owner_arn.clone()],
+        "migrate reads the owner's secret only"
+    );
+
+    // The triggers ran: every route, the queue, the schedule, the custom resource's three requests.
+    let ran = |label: &str| report.steps.iter().any(|s| s.label.starts_with(label) && s.outcome.is_ok());
+    for route in &rehearsal.deployment.routes {
+        assert!(
+            ran(&format!("{} {}", route.method, route.path)),
+            "{} {} was exercised",
+            route.method,
+            route.path
+        );
+    }
+    for label in [
+        "SQS batch",
+        "schedule rate(1 minute)",
+        "Custom::Migrations Create",
+        "Custom::Migrations Update",
+        "Custom::Migrations Delete",
+    ] {
+        assert!(ran(label), "{label} ran");
+    }
+    let sends: Vec<_> =
+        report.calls.iter().filter(|c| c.action == "sqs:SendMessage").map(|c| c.function.as_str()).collect();
+    assert!(sends.contains(&"CreateTaskFunction") && sends.contains(&"ProcessTaskFunction"), "{sends:?}");
+    assert!(report.calls.iter().all(|c| c.decision.is_allowed()));
+}
+
+#[tokio::test]
+async fn a_template_with_a_permission_removed_is_refused() {
+    let template = edited_template(|t| {
+        // create-task loses sqs:SendMessage (it keeps reading its secret).
+        let statements = t["Resources"]["CreateTaskFunction"]["Properties"]["Policies"][0]["Statement"]
+            .as_sequence_mut()
+            .expect("statements");
+        statements.retain(|s| s["Action"][0].as_str() != Some("sqs:SendMessage"));
+    });
+    let mut options = options();
+    options.template = template.clone();
+    let rehearsal = Rehearsal::prepare(options).await.expect("the local stack");
+    let report = scenario::run(&rehearsal).await;
+    rehearsal.cleanup().await;
+    let _ = std::fs::remove_file(template);
+    assert!(!report.passed());
+    let task_queue = &rehearsal.queues["TaskQueue"].arn;
+    let problems = report.problems();
+    assert!(
+        problems.iter().any(|p| p.starts_with("CreateTaskFunction may not call sqs:SendMessage on ")
+            && p.contains(task_queue.as_str())),
+        "the refused call is named with its function, action and resource: {problems:#?}"
+    );
+}
+
+#[tokio::test]
+async fn a_secret_variable_in_globals_is_refused() {
+    let template = edited_template(|t| {
+        let variables = &mut t["Resources"]["ProcessTaskFunction"]["Properties"]["Environment"]["Variables"];
+        let secret = variables
+            .as_mapping_mut()
+            .and_then(|m| m.remove("AITASK_PROVIDER_KEY_SECRET_ARN"))
+            .expect("process-task names the provider key");
+        t["Globals"]["Function"]["Environment"]["Variables"]
+            .as_mapping_mut()
+            .expect("global variables")
+            .insert(Yaml::from("AITASK_PROVIDER_KEY_SECRET_ARN"), secret);
+    });
+    let mut options = options();
+    options.template = template.clone();
+    let rehearsal = Rehearsal::prepare(options).await.expect("the local stack");
+    let report = scenario::run(&rehearsal).await;
+    rehearsal.cleanup().await;
+    let _ = std::fs::remove_file(template);
+    assert!(!report.passed());
+    let problems = report.problems();
+    let key = &rehearsal.secrets.provider_key_arn;
+    for function in ["CreateTaskFunction", "ReleaseDeleteFunction", "SweeperFunction", "MigrateFunction"] {
+        assert!(
+            problems
+                .iter()
+                .any(|p| p
+                    .starts_with(&format!("{function} may not call secretsmanager:GetSecretValue on {key}"))),
+            "{function}'s refused read of the provider key is named: {problems:#?}"
+        );
+    }
+    assert!(
+        problems.iter().any(|p| p.starts_with("CreateTaskFunction cold start")),
+        "create-task cannot start: {problems:#?}"
+    );
+}
