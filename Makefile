@@ -6,20 +6,22 @@ LOAD_ENV := set -a; [ -f .local/env ] && source <(sed -E 's/^export ([A-Z0-9_]+)
 TOOLS = $(shell scripts/tools.sh)
 
 
-.PHONY: help up down serve demo bench simulate growth chaos load test fmt lint build unit template-lint lambda-smoke rehearse rehearse-fast
+.PHONY: help up down serve demo bench simulate growth chaos load test check fmt lint build unit template-lint lambda-smoke rehearse rehearse-fast
 
 help:
-	@echo "make demo    the whole system on a local model: one task of each kind, live progress, results"
-	@echo "make test    fmt, clippy, every test, cargo-lambda build + invoke, template lint"
-	@echo "make up      start Postgres, the SQS-compatible server and the local model; write .local/env"
-	@echo "make down    stop them and delete their data"
-	@echo "make serve   up, then every function behind one local dev server (foreground)"
-	@echo "make bench   the benchmarks, side by side with their comparisons (BENCH_QUICK=1: short)"
-	@echo "make simulate 10,000 skewed scopes, growing concurrency: limits exact, no starvation, p99"
-	@echo "make growth  100 million tasks (about 1 h, 55 GB): the plan of every hot statement, to docs/growth"
-	@echo "make chaos   2000 tasks through faults, kills and a Postgres restart; then long property runs"
-	@echo "make load    64 HTTP clients for 60 s against the dev server: no 5xx, no lost task, latencies"
-	@echo "make rehearse the stack as sam deploy configures it, locally: every function, its secrets and IAM policy"
+	@echo "make demo      the whole system on a local model: one task of each kind, live progress, results"
+	@echo "make test      what CI runs: fmt, clippy, every test, cargo-lambda build + invoke, template lint, rehearsal"
+	@echo "make check     the fast loop: fmt, clippy, the tests that need no service (nothing to start)"
+	@echo "make up        start Postgres, the SQS-compatible server and the local model; write .local/env"
+	@echo "make down      stop them and delete their data"
+	@echo "make serve     up, then every function behind one local dev server (foreground)"
+	@echo "make rehearse  the stack as sam deploy configures it, locally: every function, its secrets and IAM policy"
+	@echo "make bench     the benchmarks, side by side with their comparisons (BENCH_QUICK=1: short)"
+	@echo "make simulate  10,000 skewed scopes, growing concurrency: limits exact, no starvation, p99"
+	@echo "make growth    100 million tasks (about 1 h, 55 GB): the plan of every hot statement, to docs/growth"
+	@echo "make chaos     2000 tasks through faults, kills and a Postgres restart; then long property runs"
+	@echo "make load      64 HTTP clients for 60 s against the dev server: no 5xx, no lost task, latencies"
+	@echo "parts of make test: fmt lint build unit template-lint lambda-smoke rehearse-fast"
 
 up:
 	@scripts/postgres.sh up
@@ -49,6 +51,11 @@ growth:
 
 fmt:
 	cargo fmt --all -- --check
+
+# No service needed: unit tests and the integration tests that start nothing but themselves.
+check: fmt lint
+	cargo test -q --workspace --lib --bins
+	cargo test -q -p aitasks-contracts -p aitasks-providers -p migrate --tests
 
 lint:
 	cargo clippy --workspace --all-targets -- -D warnings

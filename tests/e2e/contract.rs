@@ -49,7 +49,7 @@ fn template_routes() -> BTreeSet<(String, String, String)> {
 #[tokio::test]
 async fn every_documented_operation_is_served_and_routed() {
     let operations = openapi_operations();
-    assert_eq!(operations.len(), 10, "the ten routes of DESIGN.md §3");
+    assert_eq!(operations.len(), 10, "the ten routes of docs/api.md");
     let routed: BTreeSet<(String, String)> = template_routes().into_iter().map(|(m, p, _)| (m, p)).collect();
     assert_eq!(routed, operations, "template.yaml routes exactly the documented operations");
     for (method, path, function) in template_routes() {

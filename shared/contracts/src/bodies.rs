@@ -1,4 +1,4 @@
-//! The HTTP API's request bodies (DESIGN.md §3): parsed strictly, every problem reported.
+//! The HTTP API's request bodies (docs/api.md): parsed strictly, every problem reported.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -35,7 +35,7 @@ pub struct UsageSubject {
     pub id: String,
 }
 
-/// Admission limits of a scoped create (DESIGN.md §4). Each is a positive safe integer.
+/// Admission limits of a scoped create (docs/scoped-inference.md). Each is a positive safe integer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Budget {

@@ -38,7 +38,7 @@ pub enum ProviderError {
 }
 
 impl ProviderError {
-    /// The task error code this failure ends a task with (DESIGN.md §3).
+    /// The task error code this failure ends a task with (docs/api.md, task error codes).
     pub fn code(&self) -> &'static str {
         match self {
             ProviderError::LoopFailed(_) => "WORKFLOW_AI_LOOP_FAILED",

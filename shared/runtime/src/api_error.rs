@@ -5,7 +5,7 @@ use std::time::Duration;
 use aitasks_contracts::Problems;
 use aitasks_store::StoreError;
 
-/// A refused or failed API call (DESIGN.md §3, the error table).
+/// A refused or failed API call (docs/api.md, the error table).
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
     #[error("missing or invalid token")]

@@ -1,4 +1,4 @@
-//! Configuration from the environment (DESIGN.md §6), read once per cold start. A bad value
+//! Configuration from the environment (docs/configuration.md), read once per cold start. A bad value
 //! stops the process at start-up instead of surfacing on the first event.
 
 use std::time::Duration;

@@ -17,6 +17,7 @@ mod api_error;
 mod app;
 pub mod aws;
 pub mod config;
+pub mod decision;
 pub mod queue;
 pub mod secrets;
 pub mod sweeper;

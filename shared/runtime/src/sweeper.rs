@@ -1,4 +1,4 @@
-//! The scheduled sweeper: every duty of DESIGN.md §2, each in bounded batches that any number of
+//! The scheduled sweeper: every duty of docs/lifecycle.md, each in bounded batches that any number of
 //! concurrent invocations can run side by side (`FOR UPDATE SKIP LOCKED` in every statement).
 
 use std::time::{Duration, Instant};

@@ -5,13 +5,14 @@
 use std::time::Duration;
 
 use aitasks_contracts::{AiRequest, Path};
-use aitasks_providers::{CancellationToken, Completion, Provider, ProviderError};
+use aitasks_providers::{CancellationToken, Provider, ProviderError};
 use aitasks_store::{self as store, Claim, Finished, Lease, LeaseCheck, Settlement, StoreError, Task};
 use tokio::time::{Instant, MissedTickBehavior};
 use tracing::Instrument;
 use uuid::Uuid;
 
 use crate::app::App;
+use crate::decision::{decide, Decision, Ending};
 
 /// What to do with the SQS message of the task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,14 +26,6 @@ pub enum Outcome {
 /// The SQS message being worked on: its visibility is extended with each heartbeat.
 pub struct MessageLease<'a> {
     pub receipt_handle: &'a str,
-}
-
-/// How the provider call ended.
-enum Ending {
-    Finished(Result<Completion, ProviderError>),
-    CancelRequested,
-    LeaseLost,
-    Deadline,
 }
 
 /// Work on one task. `deadline` is when the invocation must have returned; the call is stopped
@@ -143,44 +136,35 @@ async fn check_in<P>(app: &App<P>, lease: Lease, heartbeat: bool) -> Result<Leas
 
 async fn settle<P>(app: &App<P>, task: &Task, ending: Ending) -> Result<Outcome, StoreError> {
     let lease = task.lease();
-    let client = store::client(&app.pool).await?;
-    let finished = match ending {
-        Ending::Finished(Ok(completion)) => {
-            let usage = serde_json::to_value(&completion.usage).ok();
-            tracing::info!(
+    if let Ending::Finished(result) = &ending {
+        match result {
+            Ok(completion) => tracing::info!(
                 calls = completion.usage.calls,
                 latency_ms = completion.usage.latency_ms,
                 "succeeded"
-            );
+            ),
+            Err(error) => {
+                tracing::info!(code = error.code(), retryable = error.is_retryable(), %error, "attempt failed")
+            }
+        }
+    }
+    let decision = decide(&ending, task.attempts, task.max_attempts, &app.settings.runtime);
+    let client = store::client(&app.pool).await?;
+    let finished = match decision {
+        Decision::Complete(completion) => {
+            let usage = serde_json::to_value(&completion.usage).ok();
             store::complete(&client, lease, &completion.output, usage.as_ref()).await?
         }
-        Ending::Finished(Err(error)) => {
-            tracing::info!(code = error.code(), retryable = error.is_retryable(), %error, "attempt failed");
-            if error.is_retryable() && task.attempts < task.max_attempts {
-                let delay =
-                    app.settings.runtime.backoff(task.attempts).max(error.retry_after().unwrap_or_default());
-                if store::requeue(&client, lease, error.code(), &error.to_string()).await? {
-                    return Ok(Outcome::Retry { delay });
-                }
-                Finished::Lost
-            } else {
-                store::fail(&client, lease, error.code(), &error.to_string()).await?
+        Decision::Requeue { code, message, delay } => {
+            if store::requeue(&client, lease, code, &message).await? {
+                return Ok(Outcome::Retry { delay });
             }
+            Finished::Lost
         }
-        Ending::Deadline => {
-            let message = "The invocation was about to reach its deadline.";
-            if task.attempts < task.max_attempts {
-                if store::requeue(&client, lease, "WORKFLOW_AI_INTERRUPTED", message).await? {
-                    return Ok(Outcome::Retry { delay: Duration::ZERO });
-                }
-                Finished::Lost
-            } else {
-                store::fail(&client, lease, "WORKFLOW_AI_INTERRUPTED", message).await?
-            }
-        }
+        Decision::Fail { code, message } => store::fail(&client, lease, code, &message).await?,
         // Nothing to write for the attempt itself: the cancel is settled below.
-        Ending::CancelRequested => Finished::Lost,
-        Ending::LeaseLost => {
+        Decision::SettleCancel => Finished::Lost,
+        Decision::Abandon => {
             tracing::info!("lease lost (requeued, settled or deleted elsewhere); writing nothing");
             return Ok(Outcome::Ack);
         }

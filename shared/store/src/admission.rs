@@ -1,4 +1,4 @@
-//! Scoped inference: the result cache and admission (DESIGN.md §4), in the create transaction.
+//! Scoped inference: the result cache and admission (docs/scoped-inference.md), in the create transaction.
 //!
 //! Admission is serialized per `(app, scope)` with a transaction-scoped advisory lock, never
 //! globally. Inside it, one statement reads everything the decision needs (existing effect

@@ -1,6 +1,6 @@
 //! Statement building blocks shared by the operations.
 
-/// The completion event body (DESIGN.md §5), built from a task row in SQL so that the payload
+/// The completion event body (docs/events.md), built from a task row in SQL so that the payload
 /// stored in the outbox is exactly what is published.
 macro_rules! event_payload {
     () => {

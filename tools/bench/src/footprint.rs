@@ -1,96 +1,28 @@
 //! The Lambda footprint of each function binary (release, stripped): size on disk, time from
 //! process start to its first request for an event, and peak RSS after handling one event (a
 //! batch of ten messages for process-task). The binaries run against a local Lambda Runtime
-//! API (this module), a real Postgres, the SQS-compatible server and a stub provider.
+//! API (`aitasks_testkit::runtime_api`), a real Postgres, the SQS-compatible server and a stub provider.
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use aitasks_testkit::runtime_api::{Answer, RuntimeApi};
 use aitasks_testkit::{StubProvider, TestQueues, STUB_API_KEY};
-use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue};
-use axum::routing::{get, post, put};
+use axum::routing::put;
 use serde_json::{json, Value};
-use tokio::sync::Notify;
 
 use crate::{db, lifecycle, row, Failure};
 
 pub const FUNCTIONS: [&str; 5] = ["create-task", "process-task", "sweeper", "release-delete", "migrate"];
 
-#[derive(Default)]
-struct Invocation {
-    event: Option<Value>,
-    first_next: Option<Instant>,
-    answered: Option<Result<String, String>>,
-}
-
-#[derive(Clone)]
-struct RuntimeApi {
-    invocation: Arc<Mutex<Invocation>>,
-    answered: Arc<Notify>,
-}
-
-async fn next(State(api): State<RuntimeApi>) -> (HeaderMap, String) {
-    let event = {
-        let mut invocation = api.invocation.lock().unwrap_or_else(|p| p.into_inner());
-        if invocation.first_next.is_none() {
-            invocation.first_next = Some(Instant::now());
-        }
-        invocation.event.take()
-    };
-    let Some(event) = event else {
-        // One event per process: later polls wait until the process is killed.
-        std::future::pending::<()>().await;
-        unreachable!("pending never completes");
-    };
-    let deadline = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() + 60_000)
-        .unwrap_or(0);
-    let mut headers = HeaderMap::new();
-    let header = |v: String| HeaderValue::from_str(&v).unwrap_or(HeaderValue::from_static("x"));
-    headers.insert("lambda-runtime-aws-request-id", header("bench-request".into()));
-    headers.insert("lambda-runtime-deadline-ms", header(deadline.to_string()));
-    headers.insert(
-        "lambda-runtime-invoked-function-arn",
-        header("arn:aws:lambda:us-east-1:123456789012:function:bench".into()),
-    );
-    headers.insert("lambda-runtime-trace-id", header("Root=1-bench".into()));
-    (headers, event.to_string())
-}
-
-async fn respond(State(api): State<RuntimeApi>, body: String) -> &'static str {
-    api.invocation.lock().unwrap_or_else(|p| p.into_inner()).answered = Some(Ok(body));
-    api.answered.notify_one();
-    "{}"
-}
-
-async fn error(State(api): State<RuntimeApi>, body: String) -> &'static str {
-    api.invocation.lock().unwrap_or_else(|p| p.into_inner()).answered = Some(Err(body));
-    api.answered.notify_one();
-    "{}"
-}
-
-async fn cfn_response(body: String) -> &'static str {
-    let _ = body;
-    ""
-}
-
-async fn start_runtime_api() -> Result<(RuntimeApi, String), Failure> {
-    let api = RuntimeApi { invocation: Arc::default(), answered: Arc::new(Notify::new()) };
-    let app = axum::Router::new()
-        .route("/2018-06-01/runtime/invocation/next", get(next))
-        .route("/2018-06-01/runtime/invocation/{id}/response", post(respond))
-        .route("/2018-06-01/runtime/invocation/{id}/error", post(error))
-        .route("/2018-06-01/runtime/init/error", post(error))
-        .route("/cfn", put(cfn_response))
-        .with_state(api.clone());
+/// Where the migrate function answers CloudFormation: a `PUT` that is taken and dropped.
+async fn start_response_url() -> Result<String, Failure> {
+    let app = axum::Router::new().route("/cfn", put(|| async { "" }));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let address = listener.local_addr()?.to_string();
     tokio::spawn(async move { axum::serve(listener, app).await });
-    Ok((api, address))
+    Ok(format!("http://{address}/cfn"))
 }
 
 fn fixture(name: &str) -> Result<Value, Failure> {
@@ -99,7 +31,7 @@ fn fixture(name: &str) -> Result<Value, Failure> {
 }
 
 /// The event each function handles once.
-async fn event_for(function: &str, url: &str, runtime_api: &str) -> Result<Value, Failure> {
+async fn event_for(function: &str, url: &str, response_url: &str) -> Result<Value, Failure> {
     Ok(match function {
         "create-task" => {
             let mut event = fixture("apigw-create-run.json")?;
@@ -130,7 +62,7 @@ async fn event_for(function: &str, url: &str, runtime_api: &str) -> Result<Value
         "release-delete" => fixture("apigw-unreleased-sources.json")?,
         _ => {
             let mut event = fixture("cloudformation-create.json")?;
-            event["ResponseURL"] = json!(format!("http://{runtime_api}/cfn"));
+            event["ResponseURL"] = json!(response_url);
             event
         }
     })
@@ -156,13 +88,14 @@ pub async fn section(base: &str, bin_dir: &Path) -> Result<Value, Failure> {
     let url = db::fresh_database(base, "aitasks_bench_footprint").await?;
     let queues = TestQueues::create(3, 30).await;
     let stub = StubProvider::start().await;
+    let response_url = start_response_url().await?;
     let mut results = Vec::new();
     for function in FUNCTIONS {
         let binary = bin_dir.join(function);
         let bytes = std::fs::metadata(&binary)?.len();
-        let (api, address) = start_runtime_api().await?;
-        api.invocation.lock().unwrap_or_else(|p| p.into_inner()).event =
-            Some(event_for(function, &url, &address).await?);
+        let runtime = RuntimeApi::start("arn:aws:lambda:us-east-1:123456789012:function:bench").await?;
+        let event = event_for(function, &url, &response_url).await?;
+        let address = runtime.address.clone();
         let env: HashMap<&str, String> = HashMap::from([
             ("AWS_LAMBDA_RUNTIME_API", address.clone()),
             ("AWS_LAMBDA_FUNCTION_NAME", function.to_owned()),
@@ -190,16 +123,15 @@ pub async fn section(base: &str, bin_dir: &Path) -> Result<Value, Failure> {
             .kill_on_drop(true)
             .spawn()?;
         let pid = child.id().ok_or("the function exited at once")?;
-        let answered = tokio::time::timeout(Duration::from_secs(60), api.answered.notified()).await.is_ok();
+        let answer = runtime.invoke(event, Duration::from_secs(60)).await;
         let peak = peak_rss_kib(pid).unwrap_or(0);
         let _ = child.kill().await;
-        let invocation = api.invocation.lock().unwrap_or_else(|p| p.into_inner());
-        let ready = invocation.first_next.map(|t| t - started).unwrap_or_default();
-        let handled = matches!(&invocation.answered, Some(Ok(_)));
+        let ready = runtime.ready_at().map(|t| t - started).unwrap_or_default();
+        let handled = matches!(&answer, Ok(Answer::Response(_)));
         if !handled {
-            println!("  {function}: no successful answer: {:?}", invocation.answered);
+            println!("  {function}: no successful answer: {answer:?}");
         }
-        results.push(Footprint { function, bytes, ready, peak_rss_kib: peak, handled: answered && handled });
+        results.push(Footprint { function, bytes, ready, peak_rss_kib: peak, handled });
     }
 
     println!("\nLambda footprint (release, stripped; targets: < 10 MB, < 30 ms to ready, < 40 MB peak RSS)");

@@ -1,0 +1,174 @@
+//! What a worker writes when an attempt ends: a pure function of how the attempt ended, its
+//! attempt number and budget, and the retry policy. [`crate::worker`] carries the decision out.
+
+use std::time::Duration;
+
+use aitasks_providers::{Completion, ProviderError};
+
+use crate::config::RuntimeConfig;
+
+/// How an attempt's provider call ended.
+#[derive(Debug)]
+pub enum Ending {
+    /// The call returned (an output, or an error).
+    Finished(Result<Completion, ProviderError>),
+    /// A cancel was requested while the call ran; the call was aborted.
+    CancelRequested,
+    /// The lease is gone (requeued by the sweeper, settled or deleted elsewhere).
+    LeaseLost,
+    /// The invocation was about to reach its deadline; the call was stopped.
+    Deadline,
+}
+
+/// The code and message stored when a deadline stops an attempt.
+pub const INTERRUPTED: &str = "WORKFLOW_AI_INTERRUPTED";
+const DEADLINE_MESSAGE: &str = "The invocation was about to reach its deadline.";
+
+/// What to write for the attempt.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision<'a> {
+    /// Store the output: the task ends `succeeded`.
+    Complete(&'a Completion),
+    /// Put the task back in the queue, its message visible again after `delay`.
+    Requeue { code: &'static str, message: String, delay: Duration },
+    /// End the task `failed`.
+    Fail { code: &'static str, message: String },
+    /// End the task `canceled` (its cancel was requested).
+    SettleCancel,
+    /// Write nothing: another worker or the sweeper owns the task now.
+    Abandon,
+}
+
+/// Decide what an ended attempt writes. `attempt` is the attempt just made (1-based) and
+/// `max_attempts` the task's budget.
+pub fn decide<'a>(
+    ending: &'a Ending,
+    attempt: i32,
+    max_attempts: i32,
+    config: &RuntimeConfig,
+) -> Decision<'a> {
+    let attempts_left = attempt < max_attempts;
+    match ending {
+        Ending::Finished(Ok(completion)) => Decision::Complete(completion),
+        Ending::Finished(Err(error)) if error.is_retryable() && attempts_left => Decision::Requeue {
+            code: error.code(),
+            message: error.to_string(),
+            // The provider's Retry-After wins when it asks for longer than the backoff.
+            delay: config.backoff(attempt).max(error.retry_after().unwrap_or_default()),
+        },
+        Ending::Finished(Err(error)) => Decision::Fail { code: error.code(), message: error.to_string() },
+        Ending::Deadline if attempts_left => Decision::Requeue {
+            code: INTERRUPTED,
+            message: DEADLINE_MESSAGE.to_owned(),
+            delay: Duration::ZERO,
+        },
+        Ending::Deadline => Decision::Fail { code: INTERRUPTED, message: DEADLINE_MESSAGE.to_owned() },
+        Ending::CancelRequested => Decision::SettleCancel,
+        Ending::LeaseLost => Decision::Abandon,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aitasks_providers::Usage;
+    use serde_json::json;
+
+    fn completion() -> Completion {
+        Completion {
+            output: json!("positive"),
+            usage: Usage { input_tokens: 1, output_tokens: 1, model: "m".into(), latency_ms: 1, calls: 1 },
+        }
+    }
+
+    fn server_error() -> ProviderError {
+        ProviderError::Server { status: 503, message: "busy".into() }
+    }
+
+    fn requeue(code: &'static str, message: &str, delay: u64) -> Decision<'static> {
+        Decision::Requeue { code, message: message.to_owned(), delay: Duration::from_secs(delay) }
+    }
+
+    #[test]
+    fn every_ending_decides_one_write() {
+        let config = RuntimeConfig::default();
+        let rate_limited = ProviderError::RateLimited {
+            retry_after: Some(Duration::from_secs(30)),
+            message: "slow down".into(),
+        };
+        let auth = ProviderError::Auth { status: 401 };
+        let loop_failed = ProviderError::LoopFailed("no".into());
+        let output = completion();
+        let cases: Vec<(&str, Ending, i32, i32, Decision)> = vec![
+            ("an output is stored", Ending::Finished(Ok(completion())), 1, 3, Decision::Complete(&output)),
+            (
+                "an output on the last attempt too",
+                Ending::Finished(Ok(completion())),
+                3,
+                3,
+                Decision::Complete(&output),
+            ),
+            (
+                "a retryable error with attempts left backs off 1 s",
+                Ending::Finished(Err(server_error())),
+                1,
+                3,
+                requeue("WORKFLOW_AI_PROVIDER_ERROR", &server_error().to_string(), 1),
+            ),
+            (
+                "then 2 s",
+                Ending::Finished(Err(server_error())),
+                2,
+                3,
+                requeue("WORKFLOW_AI_PROVIDER_ERROR", &server_error().to_string(), 2),
+            ),
+            (
+                "a retryable error on the last attempt fails",
+                Ending::Finished(Err(server_error())),
+                3,
+                3,
+                Decision::Fail { code: "WORKFLOW_AI_PROVIDER_ERROR", message: server_error().to_string() },
+            ),
+            (
+                "the provider's Retry-After wins over a shorter backoff",
+                Ending::Finished(Err(rate_limited.clone())),
+                1,
+                3,
+                requeue("WORKFLOW_AI_PROVIDER_ERROR", &rate_limited.to_string(), 30),
+            ),
+            (
+                "a loop failure is retried",
+                Ending::Finished(Err(loop_failed.clone())),
+                1,
+                2,
+                requeue("WORKFLOW_AI_LOOP_FAILED", &loop_failed.to_string(), 1),
+            ),
+            (
+                "a settings error fails at once",
+                Ending::Finished(Err(auth.clone())),
+                1,
+                3,
+                Decision::Fail { code: "AI_PROVIDER_AUTH", message: auth.to_string() },
+            ),
+            (
+                "a deadline with attempts left requeues at once",
+                Ending::Deadline,
+                1,
+                3,
+                requeue(INTERRUPTED, DEADLINE_MESSAGE, 0),
+            ),
+            (
+                "a deadline on the last attempt fails",
+                Ending::Deadline,
+                3,
+                3,
+                Decision::Fail { code: INTERRUPTED, message: DEADLINE_MESSAGE.to_owned() },
+            ),
+            ("a requested cancel ends canceled", Ending::CancelRequested, 1, 3, Decision::SettleCancel),
+            ("a lost lease writes nothing", Ending::LeaseLost, 2, 3, Decision::Abandon),
+        ];
+        for (name, ending, attempt, budget, expected) in cases {
+            assert_eq!(decide(&ending, attempt, budget, &config), expected, "{name}");
+        }
+    }
+}
