@@ -27,11 +27,13 @@ use std::time::Duration;
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::model::{
-    inserted_columns, new_id, settled_from_row, task_columns, Created, NewTask, PendingEvent, Task, TaskOwner,
-};
+use crate::model::{new_id, settled_from_row, Created, NewTask, PendingEvent, Task, TaskOwner};
 use crate::pool::Client;
-use crate::sql::event_payload;
+use crate::queries::{
+    ADMIT, INSERT_CACHED, LOCK_APP_EXCLUSIVE, LOCK_APP_SHARED, LOCK_GLOBAL, LOCK_SCOPE, READ_STATE,
+    RUN_FOR_SHARE,
+};
+use crate::statement::Param;
 use crate::tasks::get_task_by_effect_key;
 use crate::{StoreError, StoreResult};
 
@@ -100,66 +102,6 @@ pub struct ScopedCreated {
     pub event: Option<PendingEvent>,
 }
 
-const RUN_FOR_SHARE: &str = "SELECT scope_id, state, actor ->> 'userId' AS user_id FROM runs \
-     WHERE id = $1 AND app_id = $2 FOR SHARE";
-
-/// Per-(app, scope) serialization; a hash collision only serializes two unrelated scopes.
-const LOCK_SCOPE: &str = "SELECT pg_advisory_xact_lock(hashtextextended($1 || chr(31) || $2, 7453))";
-const LOCK_GLOBAL: &str = "SELECT pg_advisory_xact_lock(7453)";
-const LOCK_APP_SHARED: &str = "SELECT pg_advisory_xact_lock_shared(hashtextextended($1, 7454))";
-const LOCK_APP_EXCLUSIVE: &str = "SELECT pg_advisory_xact_lock(hashtextextended($1, 7454))";
-
-/// The bucket's refill clamps elapsed time at zero: `now()` is this transaction's start, which
-/// can be earlier than a refill committed by another admission while this one waited.
-const READ_STATE: &str = "SELECT \
-     (SELECT id FROM tasks WHERE app_id = $1 AND effect_key = $3) AS existing_id, \
-     CASE WHEN $8::bool THEN NULL ELSE (SELECT output FROM tasks WHERE app_id = $1 AND scope_id = $2 \
-       AND cache_key = $5 AND status = 'succeeded' ORDER BY completed_at DESC LIMIT 1) END AS cached_output, \
-     history.source_steps, history.sources, history.seen_source, \
-     (SELECT count(*) FROM tasks WHERE app_id = $1 AND scope_id = $2 AND status IN ('queued', 'running') \
-       AND cache_key IS NOT NULL) AS scope_active, \
-     COALESCE((SELECT LEAST($6::float8, tokens + GREATEST(extract(epoch FROM now() - refilled_at), 0) * $7::float8 / 60.0) \
-       FROM scope_budgets WHERE app_id = $1 AND scope_id = $2), $6::float8) AS available, \
-     (SELECT COALESCE(sum(active), 0)::bigint FROM app_concurrency WHERE app_id = $1) AS app_active, \
-     current_setting('max_connections')::bigint AS max_connections \
-     FROM (SELECT count(DISTINCT logical_key) FILTER (WHERE source_id = $4) AS source_steps, \
-       count(DISTINCT source_id) AS sources, COALESCE(bool_or(source_id = $4), false) AS seen_source \
-       FROM scope_admissions WHERE app_id = $1 AND scope_id = $2 \
-       AND created_at > now() - interval '24 hours') history";
-
-const ADMIT: &str = concat!(
-    "WITH counted AS (INSERT INTO app_concurrency (app_id, shard, active) VALUES ($1, scope_shard($2), 1) \
-     ON CONFLICT (app_id, shard) DO UPDATE SET active = app_concurrency.active + 1 RETURNING active), \
-     within AS (SELECT counted.active + $22::bigint + COALESCE((SELECT sum(active) FROM app_concurrency \
-     WHERE app_id = $1 AND shard <> scope_shard($2)), 0) <= $19::bigint AS ok FROM counted), \
-     admitted AS (SELECT 1 FROM within WHERE ok AND $20::bool), \
-     bucket AS (INSERT INTO scope_budgets (app_id, scope_id, tokens, refilled_at) \
-     SELECT $1, $2, $21, now() FROM admitted \
-     ON CONFLICT (app_id, scope_id) DO UPDATE SET tokens = EXCLUDED.tokens, refilled_at = now()), \
-     inserted AS (INSERT INTO tasks (id, app_id, run_id, scope_id, usage_subject, usage_user_id, source_id, \
-     cache_key, step_key, effect_key, kind, request, input_hash, model_id, model_ref, model_config_hash, max_attempts) \
-     SELECT $3, $1, $4, $2, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17 FROM admitted \
-     ON CONFLICT (app_id, effect_key) DO NOTHING RETURNING ",
-    inserted_columns!(),
-    "), history AS (INSERT INTO scope_admissions (task_id, app_id, scope_id, source_id, logical_key) \
-     SELECT id, $1, $2, $7, $18 FROM inserted) \
-     SELECT (SELECT ok FROM within) AS within_cap, inserted.* FROM (SELECT 1) one LEFT JOIN inserted ON true"
-);
-
-const INSERT_CACHED: &str = concat!(
-    "WITH inserted AS (INSERT INTO tasks (id, app_id, run_id, scope_id, usage_subject, usage_user_id, source_id, \
-     cache_key, step_key, effect_key, kind, request, input_hash, model_id, model_ref, model_config_hash, max_attempts, \
-     status, output, completed_at) \
-     VALUES ($3, $1, $4, $2, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, 'succeeded', $18, now()) \
-     ON CONFLICT (app_id, effect_key) DO NOTHING RETURNING ",
-    task_columns!(),
-    "), events AS (INSERT INTO task_events (task_id, app_id, payload) SELECT id, app_id, ",
-    event_payload!(),
-    " FROM inserted RETURNING id, task_id, payload) \
-     SELECT inserted.*, events.id AS event_id, events.payload AS event_payload \
-     FROM inserted JOIN events ON events.task_id = inserted.id"
-);
-
 /// Create a scoped task: an existing effect key returns the existing task (spending nothing);
 /// a cache hit creates it already `succeeded` (spending nothing); otherwise admission runs in
 /// the design's order and a refusal stores nothing.
@@ -208,11 +150,9 @@ async fn attempt(
     let transaction = client.transaction().await?;
     let (run_id, scope_id, usage_subject, usage_user_id) = match &task.owner {
         TaskOwner::Run(run_id) => {
-            let statement = transaction.prepare_cached(RUN_FOR_SHARE).await?;
-            let row = transaction
-                .query_opt(&statement, &[run_id, &task.app_id])
-                .await?
-                .ok_or(StoreError::RunNotFound)?;
+            let statement = transaction.prepare_cached(RUN_FOR_SHARE.text()).await?;
+            let params = RUN_FOR_SHARE.bind(&[("run_id", run_id), ("app_id", &task.app_id)])?;
+            let row = transaction.query_opt(&statement, &params).await?.ok_or(StoreError::RunNotFound)?;
             if row.try_get::<_, &str>("state")? != "running" {
                 return Err(StoreError::RunUnavailable);
             }
@@ -229,32 +169,32 @@ async fn attempt(
     };
 
     let budget = admission.budget;
-    let (lock, read) = match serialization {
-        Serialization::PerScope => {
-            tokio::try_join!(transaction.prepare_cached(LOCK_SCOPE), transaction.prepare_cached(READ_STATE))?
-        }
-        Serialization::Global => {
-            tokio::try_join!(transaction.prepare_cached(LOCK_GLOBAL), transaction.prepare_cached(READ_STATE))?
-        }
+    let lock = match serialization {
+        Serialization::PerScope => &LOCK_SCOPE,
+        Serialization::Global => &LOCK_GLOBAL,
     };
-    let lock_params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = match serialization {
-        Serialization::PerScope => vec![&task.app_id, &scope_id],
-        Serialization::Global => vec![],
+    let (lock_statement, read) = tokio::try_join!(
+        transaction.prepare_cached(lock.text()),
+        transaction.prepare_cached(READ_STATE.text())
+    )?;
+    let lock_params = match serialization {
+        Serialization::PerScope => LOCK_SCOPE.bind(&[("app_id", &task.app_id), ("scope_id", &scope_id)])?,
+        Serialization::Global => LOCK_GLOBAL.bind(&[])?,
     };
     let (burst, per_minute) = (budget.burst as f64, budget.tasks_per_minute as f64);
-    let read_params: [&(dyn tokio_postgres::types::ToSql + Sync); 8] = [
-        &task.app_id,
-        &scope_id,
-        &task.effect_key,
-        &admission.source_id,
-        &admission.cache_key,
-        &burst,
-        &per_minute,
-        &admission.recompute,
-    ];
+    let read_params = READ_STATE.bind(&[
+        ("app_id", &task.app_id),
+        ("scope_id", &scope_id),
+        ("effect_key", &task.effect_key),
+        ("source_id", &admission.source_id),
+        ("cache_key", &admission.cache_key),
+        ("burst", &burst),
+        ("tasks_per_minute", &per_minute),
+        ("recompute", &admission.recompute),
+    ])?;
     // Pipelined: the server runs the lock first, and the read's snapshot is taken after it.
     let (_, state) = tokio::try_join!(
-        transaction.execute(&lock, &lock_params),
+        transaction.execute(&lock_statement, &lock_params),
         transaction.query_one(&read, &read_params)
     )?;
 
@@ -266,30 +206,32 @@ async fn attempt(
     let id = new_id();
     let logical_key = if admission.recompute { id.to_string() } else { admission.cache_key.clone() };
     let cached_output: Option<Value> = state.try_get("cached_output")?;
-    let base: [&(dyn tokio_postgres::types::ToSql + Sync); 17] = [
-        &task.app_id,
-        &scope_id,
-        &id,
-        &run_id,
-        &usage_subject,
-        &usage_user_id,
-        &admission.source_id,
-        &admission.cache_key,
-        &task.step_key,
-        &task.effect_key,
-        &task.kind,
-        &task.request,
-        &task.input_hash,
-        &task.model_id,
-        &task.model_ref,
-        &task.model_config_hash,
-        &task.max_attempts,
+    // The new task's columns, as both INSERT_CACHED and ADMIT name them.
+    let task_values: [Param; 17] = [
+        ("app_id", &task.app_id),
+        ("scope_id", &scope_id),
+        ("id", &id),
+        ("run_id", &run_id),
+        ("usage_subject", &usage_subject),
+        ("usage_user_id", &usage_user_id),
+        ("source_id", &admission.source_id),
+        ("cache_key", &admission.cache_key),
+        ("step_key", &task.step_key),
+        ("effect_key", &task.effect_key),
+        ("kind", &task.kind),
+        ("request", &task.request),
+        ("input_hash", &task.input_hash),
+        ("model_id", &task.model_id),
+        ("model_ref", &task.model_ref),
+        ("model_config_hash", &task.model_config_hash),
+        ("max_attempts", &task.max_attempts),
     ];
 
     if let Some(output) = cached_output {
-        let statement = transaction.prepare_cached(INSERT_CACHED).await?;
-        let mut params = base.to_vec();
-        params.push(&output);
+        let statement = transaction.prepare_cached(INSERT_CACHED.text()).await?;
+        let mut values = task_values.to_vec();
+        values.push(("output", &output));
+        let params = INSERT_CACHED.bind(&values)?;
         let Some(row) = transaction.query_opt(&statement, &params).await? else {
             transaction.rollback().await?;
             return existing(client, task).await.map(Some);
@@ -331,18 +273,29 @@ async fn attempt(
     let slack: i64 = if app_lock == AppLock::Shared { other_sessions } else { 0 };
     let rate_ok = available >= 1.0;
     let tokens_after = (available - 1.0).max(0.0);
+    let lock_app_sql = match app_lock {
+        AppLock::Shared => &LOCK_APP_SHARED,
+        AppLock::Exclusive => &LOCK_APP_EXCLUSIVE,
+    };
     let (lock_app, admit) = tokio::try_join!(
-        transaction.prepare_cached(match app_lock {
-            AppLock::Shared => LOCK_APP_SHARED,
-            AppLock::Exclusive => LOCK_APP_EXCLUSIVE,
-        }),
-        transaction.prepare_cached(ADMIT)
+        transaction.prepare_cached(lock_app_sql.text()),
+        transaction.prepare_cached(ADMIT.text())
     )?;
-    let mut params = base.to_vec();
-    params.extend_from_slice(&[&logical_key, &budget.global_concurrent, &rate_ok, &tokens_after, &slack]);
+    let lock_app_params = lock_app_sql.bind(&[("app_id", &task.app_id)])?;
+    let mut values = task_values.to_vec();
+    values.extend_from_slice(&[
+        ("logical_key", &logical_key),
+        ("app_cap", &budget.global_concurrent),
+        ("rate_ok", &rate_ok),
+        ("tokens_after", &tokens_after),
+        ("uncounted_sessions", &slack),
+    ]);
+    let admit_params = ADMIT.bind(&values)?;
     // Pipelined like the read: the admit statement's snapshot is taken once the lock is held.
-    let (_, row) =
-        tokio::try_join!(transaction.execute(&lock_app, &base[..1]), transaction.query_one(&admit, &params))?;
+    let (_, row) = tokio::try_join!(
+        transaction.execute(&lock_app, &lock_app_params),
+        transaction.query_one(&admit, &admit_params)
+    )?;
     if !row.try_get::<_, bool>("within_cap")? {
         transaction.rollback().await?;
         return match app_lock {

@@ -6,21 +6,9 @@ use std::time::Duration;
 
 use crate::model::PendingEvent;
 use crate::pool::GenericClient;
+use crate::queries::{LEASE_PENDING, MARK_DELIVERED, PRUNE_DELIVERED};
 use crate::sql::{limit, millis};
 use crate::StoreResult;
-
-const LEASE_PENDING: &str =
-    "UPDATE task_events SET available_at = now() + $1::bigint * interval '1 millisecond' \
-     WHERE id IN (SELECT id FROM task_events WHERE delivered_at IS NULL AND available_at <= now() \
-     ORDER BY available_at, id LIMIT $2 FOR UPDATE SKIP LOCKED) \
-     RETURNING id, task_id, payload";
-
-const MARK_DELIVERED: &str =
-    "UPDATE task_events SET delivered_at = now() WHERE id = ANY($1) AND delivered_at IS NULL";
-
-const PRUNE_DELIVERED: &str = "DELETE FROM task_events WHERE id IN ( \
-     SELECT id FROM task_events WHERE delivered_at < now() - $1::bigint * interval '1 millisecond' \
-     ORDER BY delivered_at LIMIT $2 FOR UPDATE SKIP LOCKED)";
 
 /// Take a batch of undelivered events whose grace has passed, hiding them from other sweepers
 /// for `lease`. Events not marked delivered within the lease come back.
@@ -29,8 +17,10 @@ pub async fn lease_pending_events(
     lease: Duration,
     batch: usize,
 ) -> StoreResult<Vec<PendingEvent>> {
-    let statement = client.prepare_cached(LEASE_PENDING).await?;
-    let rows = client.query(&statement, &[&millis(lease), &limit(batch)]).await?;
+    let statement = client.prepare_cached(LEASE_PENDING.text()).await?;
+    let (lease_ms, batch) = (millis(lease), limit(batch));
+    let rows =
+        client.query(&statement, &LEASE_PENDING.bind(&[("lease_ms", &lease_ms), ("batch", &batch)])?).await?;
     rows.iter()
         .map(|row| {
             Ok(PendingEvent {
@@ -47,8 +37,8 @@ pub async fn mark_delivered(client: &impl GenericClient, event_ids: &[i64]) -> S
     if event_ids.is_empty() {
         return Ok(0);
     }
-    let statement = client.prepare_cached(MARK_DELIVERED).await?;
-    Ok(client.execute(&statement, &[&event_ids]).await?)
+    let statement = client.prepare_cached(MARK_DELIVERED.text()).await?;
+    Ok(client.execute(&statement, &MARK_DELIVERED.bind(&[("event_ids", &event_ids)])?).await?)
 }
 
 /// Delete delivered events older than `older_than`.
@@ -57,6 +47,8 @@ pub async fn prune_delivered_events(
     older_than: Duration,
     batch: usize,
 ) -> StoreResult<u64> {
-    let statement = client.prepare_cached(PRUNE_DELIVERED).await?;
-    Ok(client.execute(&statement, &[&millis(older_than), &limit(batch)]).await?)
+    let statement = client.prepare_cached(PRUNE_DELIVERED.text()).await?;
+    let (older_than_ms, batch) = (millis(older_than), limit(batch));
+    let params = PRUNE_DELIVERED.bind(&[("older_than_ms", &older_than_ms), ("batch", &batch)])?;
+    Ok(client.execute(&statement, &params).await?)
 }

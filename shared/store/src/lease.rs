@@ -1,52 +1,25 @@
-//! A worker's side of a task: claim an attempt, check in on it (cancellation, heartbeat), and
-//! give it back for a retry. Every statement after the claim is fenced on the [`Lease`].
+//! A worker's side of a task (`sql/lease/`): claim an attempt, check in on it (cancellation,
+//! heartbeat), and give it back for a retry. Every statement after the claim is fenced on the [`Lease`].
 
 use uuid::Uuid;
 
-use crate::model::{task_columns, Claim, Lease, LeaseCheck, Task, TaskStatus};
+use crate::model::{Claim, Lease, LeaseCheck, Task, TaskStatus};
 use crate::pool::GenericClient;
+use crate::queries::{CHECK, CLAIM, CLAIM_MISS, HEARTBEAT, REQUEUE};
 use crate::settle::settle_cancel;
-use crate::sql::{commit_without_flush_wait, queued, truncate_message};
+use crate::sql::truncate_message;
 use crate::{Settlement, StoreResult};
-
-const CLAIM: &str = concat!(
-    "UPDATE tasks SET status = 'running', attempts = attempts + 1, \
-     started_at = COALESCE(started_at, now()), heartbeat_at = now(), updated_at = now() \
-     WHERE id = $1 AND status = ",
-    queued!(),
-    " AND cancel_requested_at IS NULL AND attempts < max_attempts RETURNING ",
-    task_columns!(),
-    ", ",
-    commit_without_flush_wait!()
-);
-
-const CLAIM_MISS: &str =
-    "SELECT status, cancel_requested_at IS NOT NULL AS cancel_requested FROM tasks WHERE id = $1";
-
-const CHECK: &str = "SELECT cancel_requested_at IS NOT NULL AS cancel_requested FROM tasks \
-                     WHERE id = $1 AND status = 'running' AND attempts = $2";
-
-const HEARTBEAT: &str = concat!(
-    "UPDATE tasks SET heartbeat_at = now() WHERE id = $1 AND status = 'running' AND attempts = $2 \
-     RETURNING cancel_requested_at IS NOT NULL AS cancel_requested, ",
-    commit_without_flush_wait!()
-);
-
-const REQUEUE: &str = "UPDATE tasks SET status = 'queued', heartbeat_at = NULL, error_code = $3, \
-                       error_message = $4, message_sent_at = now(), updated_at = now() \
-                       WHERE id = $1 AND status = 'running' AND attempts = $2 \
-                       AND cancel_requested_at IS NULL AND attempts < max_attempts";
 
 /// Claim the next attempt of a queued task. One round trip when it succeeds. Only a `queued`
 /// task whose cancel was not requested and whose attempt budget is not spent can be claimed;
 /// a duplicate delivery of a running or terminal task claims nothing.
 pub async fn claim(client: &impl GenericClient, task_id: Uuid) -> StoreResult<Claim> {
-    let statement = client.prepare_cached(CLAIM).await?;
-    if let Some(row) = client.query_opt(&statement, &[&task_id]).await? {
+    let statement = client.prepare_cached(CLAIM.text()).await?;
+    if let Some(row) = client.query_opt(&statement, &CLAIM.bind(&[("task_id", &task_id)])?).await? {
         return Ok(Claim::Claimed(Task::from_row(&row)?));
     }
-    let statement = client.prepare_cached(CLAIM_MISS).await?;
-    let Some(row) = client.query_opt(&statement, &[&task_id]).await? else {
+    let statement = client.prepare_cached(CLAIM_MISS.text()).await?;
+    let Some(row) = client.query_opt(&statement, &CLAIM_MISS.bind(&[("task_id", &task_id)])?).await? else {
         return Ok(Claim::Missing);
     };
     let status: &str = row.try_get("status")?;
@@ -67,15 +40,19 @@ pub async fn claim(client: &impl GenericClient, task_id: Uuid) -> StoreResult<Cl
 
 /// Check for cancellation (a read; run every cancel poll). One round trip.
 pub async fn check(client: &impl GenericClient, lease: Lease) -> StoreResult<LeaseCheck> {
-    let statement = client.prepare_cached(CHECK).await?;
-    let row = client.query_opt(&statement, &[&lease.task_id, &lease.attempt]).await?;
+    let statement = client.prepare_cached(CHECK.text()).await?;
+    let row = client
+        .query_opt(&statement, &CHECK.bind(&[("task_id", &lease.task_id), ("attempt", &lease.attempt)])?)
+        .await?;
     lease_check(row)
 }
 
 /// Refresh the heartbeat and check for cancellation in the same statement. One round trip.
 pub async fn heartbeat(client: &impl GenericClient, lease: Lease) -> StoreResult<LeaseCheck> {
-    let statement = client.prepare_cached(HEARTBEAT).await?;
-    let row = client.query_opt(&statement, &[&lease.task_id, &lease.attempt]).await?;
+    let statement = client.prepare_cached(HEARTBEAT.text()).await?;
+    let row = client
+        .query_opt(&statement, &HEARTBEAT.bind(&[("task_id", &lease.task_id), ("attempt", &lease.attempt)])?)
+        .await?;
     lease_check(row)
 }
 
@@ -96,9 +73,14 @@ pub async fn requeue(
     code: &str,
     message: &str,
 ) -> StoreResult<bool> {
-    let statement = client.prepare_cached(REQUEUE).await?;
-    let changed = client
-        .execute(&statement, &[&lease.task_id, &lease.attempt, &code, &truncate_message(message)])
-        .await?;
+    let statement = client.prepare_cached(REQUEUE.text()).await?;
+    let message = truncate_message(message);
+    let params = REQUEUE.bind(&[
+        ("task_id", &lease.task_id),
+        ("attempt", &lease.attempt),
+        ("error_code", &code),
+        ("error_message", &message),
+    ])?;
+    let changed = client.execute(&statement, &params).await?;
     Ok(changed == 1)
 }

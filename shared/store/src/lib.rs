@@ -4,6 +4,11 @@
 //! Every operation takes any [`GenericClient`] (a pooled client or a transaction), uses
 //! `prepare_cached` statements, and maps driver errors to [`StoreError`].
 //!
+//! Every statement is written out in full in its own file under `shared/store/sql/` (the SQL
+//! that completes a task is `sql/settle/complete.sql`), with named parameters bound by name;
+//! `tests/snapshots/statements.snap` shows each exactly as Postgres gets it, and
+//! [`queries::statements`] lists them.
+//!
 //! # Round trips on the happy path
 //!
 //! With the connection's statement cache warm (every call after the first on a connection):
@@ -33,9 +38,11 @@ mod lease;
 mod model;
 mod owned;
 mod pool;
+pub mod queries;
 mod runs;
 mod settle;
 mod sql;
+mod statement;
 mod sweep;
 mod tasks;
 

@@ -93,29 +93,10 @@ pub struct Task {
     pub updated_at: DateTime<Utc>,
 }
 
-/// The task columns every statement returns, in one place.
-macro_rules! task_columns {
-    () => {
-        "id, app_id, run_id, usage_subject, usage_user_id, scope_id, source_id, cache_key, step_key, \
-         effect_key, kind, request, input_hash, model_id, model_ref, model_config_hash, status, \
-         output, usage, attempts, max_attempts, error_code, error_message, cancel_requested_at, \
-         heartbeat_at, released_at, created_at, started_at, completed_at, updated_at"
-    };
-}
-pub(crate) use task_columns;
-
-/// What a plain insert reads back: the columns the database fills in. The rest of a new task
-/// is what was inserted, so the request is not shipped back and parsed again (that was about a
-/// twentieth of the lifecycle's throughput at 64 clients, BENCHMARKS.md).
-macro_rules! inserted_columns {
-    () => {
-        "id, scope_id, source_id, cache_key, usage_user_id, status, attempts, created_at, updated_at"
-    };
-}
-pub(crate) use inserted_columns;
-
 impl Task {
-    /// A task just inserted from `new`, completed by the [`inserted_columns`] of its row.
+    /// A task just inserted from `new`, completed by the columns the database filled in (what
+    /// the inserts return). The request is not shipped back and parsed again: that was about a
+    /// twentieth of the lifecycle's throughput at 64 clients (BENCHMARKS.md).
     pub(crate) fn inserted(new: &NewTask, row: &Row) -> StoreResult<Task> {
         let (run_id, usage_subject) = match &new.owner {
             TaskOwner::Run(run_id) => (Some(*run_id), None),
@@ -228,13 +209,6 @@ pub struct Run {
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
-
-macro_rules! run_columns {
-    () => {
-        "id, app_id, scope_id, state, actor, cancel_requested_at, created_at, updated_at"
-    };
-}
-pub(crate) use run_columns;
 
 impl Run {
     pub(crate) fn from_row(row: &Row) -> StoreResult<Run> {

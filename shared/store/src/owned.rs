@@ -4,38 +4,13 @@
 use std::time::Duration;
 
 use crate::pool::GenericClient;
+use crate::queries::{
+    DELETE_BATCH, DELETE_RETAINED, RELEASE, UNRELEASED_SOURCES, UNRELEASED_SOURCES_OF_STEP,
+};
 use crate::sql::{limit, millis};
 use crate::StoreResult;
 
-const RELEASE: &str = "UPDATE tasks SET released_at = COALESCE(released_at, now()) \
-     WHERE app_id = $1 AND scope_id = $2 AND effect_key = $3 AND run_id IS NULL RETURNING id";
-
-/// Deletes in bounded batches so that a huge scope never makes one huge statement.
-/// Active scoped tasks that are deleted leave the application's concurrency count with them.
-const DELETE_BATCH: &str = "WITH deleted AS (DELETE FROM tasks WHERE id IN ( \
-     SELECT id FROM tasks WHERE app_id = $1 AND scope_id = $2 AND run_id IS NULL \
-     AND ($3::text IS NULL OR source_id = $3) LIMIT $4) RETURNING status, cache_key), \
-     ended AS (UPDATE app_concurrency SET active = GREATEST(active - (SELECT count(*) FROM deleted \
-     WHERE status IN ('queued', 'running') AND cache_key IS NOT NULL)::int, 0) \
-     WHERE app_id = $1 AND shard = scope_shard($2)) \
-     SELECT count(*) FROM deleted";
-
-/// The cursor is always an index condition: the first page starts after `('', '')`, which every
-/// (non-empty) scope id sorts after. One statement per form, so that each plan is exact.
-const UNRELEASED_SOURCES: &str = "SELECT DISTINCT scope_id, source_id FROM tasks \
-     WHERE app_id = $1 AND run_id IS NULL AND released_at IS NULL AND source_id IS NOT NULL \
-     AND (scope_id, source_id) > ($2, $3) ORDER BY scope_id, source_id LIMIT $4";
-
-const UNRELEASED_SOURCES_OF_STEP: &str = "SELECT DISTINCT scope_id, source_id FROM tasks \
-     WHERE app_id = $1 AND run_id IS NULL AND released_at IS NULL AND source_id IS NOT NULL \
-     AND step_key = $2 AND (scope_id, source_id) > ($3, $4) ORDER BY scope_id, source_id LIMIT $5";
-
-const DELETE_RETAINED: &str = "DELETE FROM tasks WHERE id IN ( \
-     SELECT id FROM tasks WHERE run_id IS NULL AND released_at IS NOT NULL AND completed_at IS NOT NULL \
-     AND GREATEST(released_at, completed_at) < now() - $1::bigint * interval '1 millisecond' \
-     ORDER BY GREATEST(released_at, completed_at), id LIMIT $2 FOR UPDATE SKIP LOCKED)";
-
-/// The page size of [`unreleased_sources`].
+/// Sources per page of the unreleased-sources listing.
 pub const UNRELEASED_PAGE: usize = 100;
 
 /// Mark an application-owned task released: the application has durably settled or discarded
@@ -46,8 +21,10 @@ pub async fn release(
     scope_id: &str,
     effect_key: &str,
 ) -> StoreResult<bool> {
-    let statement = client.prepare_cached(RELEASE).await?;
-    Ok(!client.query(&statement, &[&app_id, &scope_id, &effect_key]).await?.is_empty())
+    let statement = client.prepare_cached(RELEASE.text()).await?;
+    let params =
+        RELEASE.bind(&[("app_id", &app_id), ("scope_id", &scope_id), ("effect_key", &effect_key)])?;
+    Ok(!client.query(&statement, &params).await?.is_empty())
 }
 
 /// Delete a scope's application-owned tasks (or one source's). The admission history stays, so
@@ -59,14 +36,18 @@ pub async fn delete_owned(
     scope_id: &str,
     source_id: Option<&str>,
 ) -> StoreResult<u64> {
+    // Bounded batches, so that a huge scope never makes one huge statement.
     const BATCH: i64 = 1_000;
-    let statement = client.prepare_cached(DELETE_BATCH).await?;
+    let statement = client.prepare_cached(DELETE_BATCH.text()).await?;
+    let params = DELETE_BATCH.bind(&[
+        ("app_id", &app_id),
+        ("scope_id", &scope_id),
+        ("source_id", &source_id),
+        ("batch", &BATCH),
+    ])?;
     let mut deleted = 0;
     loop {
-        let n = client
-            .query_one(&statement, &[&app_id, &scope_id, &source_id, &BATCH])
-            .await?
-            .try_get::<_, i64>(0)? as u64;
+        let n = client.query_one(&statement, &params).await?.try_get::<_, i64>(0)? as u64;
         deleted += n;
         if n < BATCH as u64 {
             return Ok(deleted);
@@ -95,12 +76,25 @@ pub async fn unreleased_sources(
     let page = limit(UNRELEASED_PAGE);
     let rows = match step_key {
         None => {
-            let statement = client.prepare_cached(UNRELEASED_SOURCES).await?;
-            client.query(&statement, &[&app_id, &scope, &source, &page]).await?
+            let statement = client.prepare_cached(UNRELEASED_SOURCES.text()).await?;
+            let params = UNRELEASED_SOURCES.bind(&[
+                ("app_id", &app_id),
+                ("after_scope", &scope),
+                ("after_source", &source),
+                ("page", &page),
+            ])?;
+            client.query(&statement, &params).await?
         }
         Some(step_key) => {
-            let statement = client.prepare_cached(UNRELEASED_SOURCES_OF_STEP).await?;
-            client.query(&statement, &[&app_id, &step_key, &scope, &source, &page]).await?
+            let statement = client.prepare_cached(UNRELEASED_SOURCES_OF_STEP.text()).await?;
+            let params = UNRELEASED_SOURCES_OF_STEP.bind(&[
+                ("app_id", &app_id),
+                ("step_key", &step_key),
+                ("after_scope", &scope),
+                ("after_source", &source),
+                ("page", &page),
+            ])?;
+            client.query(&statement, &params).await?
         }
     };
     let sources: Vec<SourceRef> = rows
@@ -118,6 +112,8 @@ pub async fn delete_retained(
     retention: Duration,
     batch: usize,
 ) -> StoreResult<u64> {
-    let statement = client.prepare_cached(DELETE_RETAINED).await?;
-    Ok(client.execute(&statement, &[&millis(retention), &limit(batch)]).await?)
+    let statement = client.prepare_cached(DELETE_RETAINED.text()).await?;
+    let (retention_ms, batch) = (millis(retention), limit(batch));
+    let params = DELETE_RETAINED.bind(&[("retention_ms", &retention_ms), ("batch", &batch)])?;
+    Ok(client.execute(&statement, &params).await?)
 }

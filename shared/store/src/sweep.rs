@@ -8,66 +8,9 @@ use uuid::Uuid;
 
 use crate::model::Task;
 use crate::pool::GenericClient;
-use crate::sql::{commit_without_flush_wait, limit, millis, queued, split_settled, with_settlement};
+use crate::queries::{CLAIM_UNSENT, EXPIRE_QUEUED, EXPIRE_RUNNING, MARK_SENT, MARK_UNSENT, PRUNE_ADMISSIONS};
+use crate::sql::{limit, millis, split_settled};
 use crate::{Settled, StoreResult};
-
-const EXPIRE_QUEUED: &str = with_settlement!(
-    "candidates AS (SELECT id AS candidate_id FROM tasks WHERE status = 'queued' \
-     AND updated_at < now() - $1::bigint * interval '1 millisecond' \
-     ORDER BY updated_at, id LIMIT $2 FOR UPDATE SKIP LOCKED),",
-    "UPDATE tasks SET \
-     status = CASE WHEN cancel_requested_at IS NOT NULL THEN 'canceled' ELSE 'failed' END, \
-     error_code = CASE WHEN cancel_requested_at IS NOT NULL THEN 'WORKFLOW_AI_CANCELED' \
-                  ELSE 'WORKFLOW_AI_QUEUE_TIMEOUT' END, \
-     error_message = CASE WHEN cancel_requested_at IS NOT NULL THEN 'The task was canceled.' \
-                     ELSE 'The task waited in the queue longer than the queue timeout.' END, \
-     output = NULL, completed_at = now(), updated_at = now() \
-     FROM candidates WHERE id = candidate_id"
-);
-
-const EXPIRE_RUNNING: &str = with_settlement!(
-    "candidates AS (SELECT id AS candidate_id FROM tasks WHERE status = 'running' \
-     AND heartbeat_at < now() - $1::bigint * interval '1 millisecond' \
-     ORDER BY heartbeat_at, id LIMIT $2 FOR UPDATE SKIP LOCKED),",
-    "UPDATE tasks SET \
-     status = CASE WHEN cancel_requested_at IS NOT NULL THEN 'canceled' \
-                   WHEN attempts < max_attempts THEN 'queued' ELSE 'failed' END, \
-     error_code = CASE WHEN cancel_requested_at IS NOT NULL THEN 'WORKFLOW_AI_CANCELED' \
-                  ELSE 'WORKFLOW_AI_INTERRUPTED' END, \
-     error_message = CASE WHEN cancel_requested_at IS NOT NULL THEN 'The task was canceled.' \
-                     ELSE 'The worker stopped sending heartbeats.' END, \
-     completed_at = CASE WHEN cancel_requested_at IS NOT NULL OR attempts >= max_attempts \
-                    THEN now() END, \
-     heartbeat_at = CASE WHEN cancel_requested_at IS NULL AND attempts < max_attempts \
-                    THEN NULL ELSE heartbeat_at END, \
-     message_sent_at = CASE WHEN cancel_requested_at IS NULL AND attempts < max_attempts \
-                       THEN NULL ELSE message_sent_at END, \
-     output = NULL, updated_at = now() \
-     FROM candidates WHERE id = candidate_id"
-);
-
-/// Mark a batch of owed messages as sent before sending them; see [`claim_unsent`].
-const CLAIM_UNSENT: &str = "UPDATE tasks SET message_sent_at = now() WHERE id IN ( \
-     SELECT id FROM tasks WHERE status = 'queued' AND ( \
-       (message_sent_at IS NULL AND (attempts > 0 OR created_at < now() - $1::bigint * interval '1 millisecond')) \
-       OR message_sent_at < now() - $2::bigint * interval '1 millisecond') \
-     ORDER BY message_sent_at NULLS FIRST, id LIMIT $3 FOR UPDATE SKIP LOCKED) \
-     RETURNING id";
-
-const MARK_SENT: &str = concat!(
-    "UPDATE tasks SET message_sent_at = now() WHERE id = $1 AND status = ",
-    queued!(),
-    " RETURNING ",
-    commit_without_flush_wait!()
-);
-
-const MARK_UNSENT: &str =
-    concat!("UPDATE tasks SET message_sent_at = NULL WHERE id = ANY($1) AND status = ", queued!());
-
-const PRUNE_ADMISSIONS: &str = "DELETE FROM scope_admissions WHERE task_id IN ( \
-     SELECT task_id FROM scope_admissions \
-     WHERE created_at < now() - $1::bigint * interval '1 millisecond' \
-     ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)";
 
 /// Queued tasks that waited longer than `queue_timeout` end `failed` with
 /// `WORKFLOW_AI_QUEUE_TIMEOUT` (or `canceled` where a cancel was requested).
@@ -76,8 +19,10 @@ pub async fn expire_queued(
     queue_timeout: Duration,
     batch: usize,
 ) -> StoreResult<Vec<Settled>> {
-    let statement = client.prepare_cached(EXPIRE_QUEUED).await?;
-    let rows = client.query(&statement, &[&millis(queue_timeout), &limit(batch)]).await?;
+    let statement = client.prepare_cached(EXPIRE_QUEUED.text()).await?;
+    let (queue_timeout_ms, batch) = (millis(queue_timeout), limit(batch));
+    let params = EXPIRE_QUEUED.bind(&[("queue_timeout_ms", &queue_timeout_ms), ("batch", &batch)])?;
+    let rows = client.query(&statement, &params).await?;
     Ok(split_settled(&rows)?.0)
 }
 
@@ -98,8 +43,10 @@ pub async fn expire_running(
     stale_after: Duration,
     batch: usize,
 ) -> StoreResult<ExpiredRunning> {
-    let statement = client.prepare_cached(EXPIRE_RUNNING).await?;
-    let rows = client.query(&statement, &[&millis(stale_after), &limit(batch)]).await?;
+    let statement = client.prepare_cached(EXPIRE_RUNNING.text()).await?;
+    let (stale_after_ms, batch) = (millis(stale_after), limit(batch));
+    let params = EXPIRE_RUNNING.bind(&[("stale_after_ms", &stale_after_ms), ("batch", &batch)])?;
+    let rows = client.query(&statement, &params).await?;
     let (settled, requeued) = split_settled(&rows)?;
     Ok(ExpiredRunning { requeued, settled })
 }
@@ -115,21 +62,27 @@ pub async fn claim_unsent(
     resend_after: Duration,
     batch: usize,
 ) -> StoreResult<Vec<Uuid>> {
-    let statement = client.prepare_cached(CLAIM_UNSENT).await?;
-    let rows = client.query(&statement, &[&millis(grace), &millis(resend_after), &limit(batch)]).await?;
+    let statement = client.prepare_cached(CLAIM_UNSENT.text()).await?;
+    let (grace_ms, resend_after_ms, batch) = (millis(grace), millis(resend_after), limit(batch));
+    let params = CLAIM_UNSENT.bind(&[
+        ("grace_ms", &grace_ms),
+        ("resend_after_ms", &resend_after_ms),
+        ("batch", &batch),
+    ])?;
+    let rows = client.query(&statement, &params).await?;
     rows.iter().map(|row| row.try_get("id").map_err(Into::into)).collect()
 }
 
 /// Record that a task's message was sent (after the create committed and the send succeeded).
 pub async fn mark_sent(client: &impl GenericClient, task_id: Uuid) -> StoreResult<bool> {
-    let statement = client.prepare_cached(MARK_SENT).await?;
-    Ok(client.execute(&statement, &[&task_id]).await? == 1)
+    let statement = client.prepare_cached(MARK_SENT.text()).await?;
+    Ok(client.execute(&statement, &MARK_SENT.bind(&[("task_id", &task_id)])?).await? == 1)
 }
 
 /// Record that these tasks' messages are owed again (a send failed).
 pub async fn mark_unsent(client: &impl GenericClient, task_ids: &[Uuid]) -> StoreResult<u64> {
-    let statement = client.prepare_cached(MARK_UNSENT).await?;
-    Ok(client.execute(&statement, &[&task_ids]).await?)
+    let statement = client.prepare_cached(MARK_UNSENT.text()).await?;
+    Ok(client.execute(&statement, &MARK_UNSENT.bind(&[("task_ids", &task_ids)])?).await?)
 }
 
 /// Delete admission history older than `older_than` (24 h: the budgets' horizon).
@@ -138,6 +91,8 @@ pub async fn prune_admissions(
     older_than: Duration,
     batch: usize,
 ) -> StoreResult<u64> {
-    let statement = client.prepare_cached(PRUNE_ADMISSIONS).await?;
-    Ok(client.execute(&statement, &[&millis(older_than), &limit(batch)]).await?)
+    let statement = client.prepare_cached(PRUNE_ADMISSIONS.text()).await?;
+    let (older_than_ms, batch) = (millis(older_than), limit(batch));
+    let params = PRUNE_ADMISSIONS.bind(&[("older_than_ms", &older_than_ms), ("batch", &batch)])?;
+    Ok(client.execute(&statement, &params).await?)
 }

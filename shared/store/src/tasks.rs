@@ -3,45 +3,13 @@
 
 use uuid::Uuid;
 
-use crate::model::{inserted_columns, new_id, task_columns, Created, NewTask, Task, TaskOwner};
+use crate::model::{new_id, Created, NewTask, Task, TaskOwner};
 use crate::pool::GenericClient;
-use crate::sql::{cancel_request_set, split_settled, with_settlement};
+use crate::queries::{
+    INSERT_APP_TASK, INSERT_RUN_TASK, REQUEST_CANCEL, SELECT_TASK, SELECT_TASK_BY_EFFECT_KEY,
+};
+use crate::sql::split_settled;
 use crate::{Settled, StoreError, StoreResult};
-
-/// Insert a task of a run. The run row is read `FOR SHARE` in the same statement, so a cancel
-/// of the run waits for this insert to commit (and then cancels the new task), or wins first
-/// (and the insert sees the run canceled). One row comes back whenever the run exists.
-const INSERT_RUN_TASK: &str = concat!(
-    "WITH run AS (SELECT id AS owner_run_id, scope_id AS run_scope_id, state AS run_state, \
-     actor ->> 'userId' AS run_user_id FROM runs WHERE id = $2 AND app_id = $1 FOR SHARE), \
-     inserted AS (INSERT INTO tasks (id, app_id, run_id, scope_id, usage_user_id, step_key, \
-     effect_key, kind, request, input_hash, model_id, model_ref, model_config_hash, max_attempts) \
-     SELECT $3, $1, owner_run_id, run_scope_id, run_user_id, $4, $5, $6, $7, $8, $9, $10, $11, $12 \
-     FROM run WHERE run_state = 'running' \
-     ON CONFLICT (app_id, effect_key) DO NOTHING RETURNING ",
-    inserted_columns!(),
-    ") SELECT run.run_state, inserted.* FROM run LEFT JOIN inserted ON true"
-);
-
-/// Insert a task owned by the application.
-const INSERT_APP_TASK: &str = concat!(
-    "INSERT INTO tasks (id, app_id, scope_id, usage_subject, step_key, effect_key, kind, request, \
-     input_hash, model_id, model_ref, model_config_hash, max_attempts) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
-     ON CONFLICT (app_id, effect_key) DO NOTHING RETURNING ",
-    inserted_columns!()
-);
-
-const SELECT_TASK: &str = concat!("SELECT ", task_columns!(), " FROM tasks WHERE id = $1 AND app_id = $2");
-
-const SELECT_TASK_BY_EFFECT_KEY: &str =
-    concat!("SELECT ", task_columns!(), " FROM tasks WHERE app_id = $1 AND effect_key = $2");
-
-const REQUEST_CANCEL: &str = with_settlement!(concat!(
-    "UPDATE tasks SET ",
-    cancel_request_set!(),
-    " WHERE id = $1 AND app_id = $2 AND status IN ('queued', 'running')"
-));
 
 /// Create a task, or return the task this application already created with the same effect
 /// key (untouched). One round trip when the task is new; a second one reads an existing task.
@@ -67,27 +35,22 @@ pub(crate) async fn insert_task(client: &impl GenericClient, task: &NewTask) -> 
     let id = new_id();
     match &task.owner {
         TaskOwner::Run(run_id) => {
-            let statement = client.prepare_cached(INSERT_RUN_TASK).await?;
-            let row = client
-                .query_opt(
-                    &statement,
-                    &[
-                        &task.app_id,
-                        run_id,
-                        &id,
-                        &task.step_key,
-                        &task.effect_key,
-                        &task.kind,
-                        &task.request,
-                        &task.input_hash,
-                        &task.model_id,
-                        &task.model_ref,
-                        &task.model_config_hash,
-                        &task.max_attempts,
-                    ],
-                )
-                .await?
-                .ok_or(StoreError::RunNotFound)?;
+            let statement = client.prepare_cached(INSERT_RUN_TASK.text()).await?;
+            let params = INSERT_RUN_TASK.bind(&[
+                ("id", &id),
+                ("app_id", &task.app_id),
+                ("run_id", run_id),
+                ("step_key", &task.step_key),
+                ("effect_key", &task.effect_key),
+                ("kind", &task.kind),
+                ("request", &task.request),
+                ("input_hash", &task.input_hash),
+                ("model_id", &task.model_id),
+                ("model_ref", &task.model_ref),
+                ("model_config_hash", &task.model_config_hash),
+                ("max_attempts", &task.max_attempts),
+            ])?;
+            let row = client.query_opt(&statement, &params).await?.ok_or(StoreError::RunNotFound)?;
             if row.try_get::<_, &str>("run_state")? != "running" {
                 return Err(StoreError::RunUnavailable);
             }
@@ -97,27 +60,23 @@ pub(crate) async fn insert_task(client: &impl GenericClient, task: &NewTask) -> 
             Task::inserted(task, &row).map(Some)
         }
         TaskOwner::Application { scope_id, usage_subject } => {
-            let statement = client.prepare_cached(INSERT_APP_TASK).await?;
-            let row = client
-                .query_opt(
-                    &statement,
-                    &[
-                        &id,
-                        &task.app_id,
-                        scope_id,
-                        usage_subject,
-                        &task.step_key,
-                        &task.effect_key,
-                        &task.kind,
-                        &task.request,
-                        &task.input_hash,
-                        &task.model_id,
-                        &task.model_ref,
-                        &task.model_config_hash,
-                        &task.max_attempts,
-                    ],
-                )
-                .await?;
+            let statement = client.prepare_cached(INSERT_APP_TASK.text()).await?;
+            let params = INSERT_APP_TASK.bind(&[
+                ("id", &id),
+                ("app_id", &task.app_id),
+                ("scope_id", scope_id),
+                ("usage_subject", usage_subject),
+                ("step_key", &task.step_key),
+                ("effect_key", &task.effect_key),
+                ("kind", &task.kind),
+                ("request", &task.request),
+                ("input_hash", &task.input_hash),
+                ("model_id", &task.model_id),
+                ("model_ref", &task.model_ref),
+                ("model_config_hash", &task.model_config_hash),
+                ("max_attempts", &task.max_attempts),
+            ])?;
+            let row = client.query_opt(&statement, &params).await?;
             row.map(|row| Task::inserted(task, &row)).transpose()
         }
     }
@@ -125,8 +84,9 @@ pub(crate) async fn insert_task(client: &impl GenericClient, task: &NewTask) -> 
 
 /// A task of this application, or `None` (another application's task is `None` too).
 pub async fn get_task(client: &impl GenericClient, app_id: &str, task_id: Uuid) -> StoreResult<Option<Task>> {
-    let statement = client.prepare_cached(SELECT_TASK).await?;
-    client.query_opt(&statement, &[&task_id, &app_id]).await?.as_ref().map(Task::from_row).transpose()
+    let statement = client.prepare_cached(SELECT_TASK.text()).await?;
+    let params = SELECT_TASK.bind(&[("task_id", &task_id), ("app_id", &app_id)])?;
+    client.query_opt(&statement, &params).await?.as_ref().map(Task::from_row).transpose()
 }
 
 /// A task of this application by its effect key.
@@ -135,8 +95,9 @@ pub async fn get_task_by_effect_key(
     app_id: &str,
     effect_key: &str,
 ) -> StoreResult<Option<Task>> {
-    let statement = client.prepare_cached(SELECT_TASK_BY_EFFECT_KEY).await?;
-    client.query_opt(&statement, &[&app_id, &effect_key]).await?.as_ref().map(Task::from_row).transpose()
+    let statement = client.prepare_cached(SELECT_TASK_BY_EFFECT_KEY.text()).await?;
+    let params = SELECT_TASK_BY_EFFECT_KEY.bind(&[("app_id", &app_id), ("effect_key", &effect_key)])?;
+    client.query_opt(&statement, &params).await?.as_ref().map(Task::from_row).transpose()
 }
 
 /// The outcome of a cancel request.
@@ -166,8 +127,10 @@ pub async fn request_cancel(
     app_id: &str,
     task_id: Uuid,
 ) -> StoreResult<Option<CancelRequest>> {
-    let statement = client.prepare_cached(REQUEST_CANCEL).await?;
-    let rows = client.query(&statement, &[&task_id, &app_id]).await?;
+    let statement = client.prepare_cached(REQUEST_CANCEL.text()).await?;
+    let rows = client
+        .query(&statement, &REQUEST_CANCEL.bind(&[("task_id", &task_id), ("app_id", &app_id)])?)
+        .await?;
     let (mut settled, mut flagged) = split_settled(&rows)?;
     if let Some(settled) = settled.pop() {
         return Ok(Some(CancelRequest::Canceled(settled)));

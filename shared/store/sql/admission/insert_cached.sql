@@ -1,0 +1,27 @@
+-- A result-cache hit: the new task is stored already `succeeded` with the cached output, and its
+-- completion event with it. It spends no budget.
+WITH inserted AS (
+    INSERT INTO tasks (id, app_id, run_id, scope_id, usage_subject, usage_user_id, source_id,
+        cache_key, step_key, effect_key, kind, request, input_hash, model_id, model_ref,
+        model_config_hash, max_attempts, status, output, completed_at)
+    VALUES (:id, :app_id, :run_id, :scope_id, :usage_subject, :usage_user_id, :source_id,
+        :cache_key, :step_key, :effect_key, :kind, :request, :input_hash, :model_id, :model_ref,
+        :model_config_hash, :max_attempts, 'succeeded', :output, now())
+    ON CONFLICT (app_id, effect_key) DO NOTHING
+    RETURNING id, app_id, run_id, usage_subject, usage_user_id, scope_id, source_id, cache_key, step_key,
+        effect_key, kind, request, input_hash, model_id, model_ref, model_config_hash, status, output,
+        usage, attempts, max_attempts, error_code, error_message, cancel_requested_at, heartbeat_at,
+        released_at, created_at, started_at, completed_at, updated_at
+),
+events AS (
+    INSERT INTO task_events (task_id, app_id, payload)
+    SELECT id, app_id,
+        jsonb_build_object('type', 'task.settled', 'taskId', id, 'appId', app_id,
+            'runId', run_id, 'stepKey', step_key, 'effectKey', effect_key, 'status', status,
+            'errorCode', error_code,
+            'completedAt', to_char(completed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))
+    FROM inserted
+    RETURNING id, task_id, payload
+)
+SELECT inserted.*, events.id AS event_id, events.payload AS event_payload
+FROM inserted JOIN events ON events.task_id = inserted.id

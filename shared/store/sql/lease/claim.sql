@@ -1,0 +1,22 @@
+-- Claim the next attempt of a queued task: only a queued task whose cancel was not requested and
+-- whose attempt budget is not spent. The lease is (id, the new attempts).
+--
+-- `status = (SELECT 'queued'::text)`: ANALYZE samples 30,000 rows, so on a big table it records
+-- the partial indexes over queued tasks as empty, and the planner would then scan one of them
+-- filtering on id instead of descending the primary key. A value the planner cannot see (an
+-- init plan) keeps those indexes out of the choice (docs/growth/PLANS.md, "believed empty").
+--
+-- `set_config('synchronous_commit', 'off', true)`: this transaction commits without waiting for
+-- the WAL flush. A claim lost in a crash puts the task back in the queue with its attempt
+-- uncounted; its worker's next cancel poll finds the lease gone and stops, and settlement stays
+-- exactly once (fenced on the task still running). Half the flushes a task waits for.
+UPDATE tasks
+SET status = 'running', attempts = attempts + 1, started_at = COALESCE(started_at, now()),
+    heartbeat_at = now(), updated_at = now()
+WHERE id = :task_id AND status = (SELECT 'queued'::text) AND cancel_requested_at IS NULL
+  AND attempts < max_attempts
+RETURNING id, app_id, run_id, usage_subject, usage_user_id, scope_id, source_id, cache_key, step_key,
+    effect_key, kind, request, input_hash, model_id, model_ref, model_config_hash, status, output,
+    usage, attempts, max_attempts, error_code, error_message, cancel_requested_at, heartbeat_at,
+    released_at, created_at, started_at, completed_at, updated_at,
+    set_config('synchronous_commit', 'off', true) AS commit_without_flush_wait

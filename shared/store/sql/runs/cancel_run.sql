@@ -1,0 +1,6 @@
+-- Cancel a run (idempotent). Creates lock the run FOR SHARE, so a racing create either commits
+-- first (and cancel_run_tasks.sql cancels its task) or sees the run canceled.
+UPDATE runs SET state = 'canceled', cancel_requested_at = COALESCE(cancel_requested_at, now()),
+    updated_at = now()
+WHERE id = :run_id AND app_id = :app_id
+RETURNING id, app_id, scope_id, state, actor, cancel_requested_at, created_at, updated_at

@@ -1,0 +1,45 @@
+-- A run's cancel reaches its unfinished tasks (after the run row itself: see runs.rs).
+WITH settled AS (
+    UPDATE tasks
+    SET cancel_requested_at = COALESCE(cancel_requested_at, now()),
+        -- A queued task ends at once; a running one is flagged and its worker settles it when it
+        -- notices (within a cancel poll).
+        status = CASE WHEN status = 'queued' THEN 'canceled' ELSE status END,
+        completed_at = CASE WHEN status = 'queued' THEN now() ELSE completed_at END,
+        error_code = CASE WHEN status = 'queued' THEN 'WORKFLOW_AI_CANCELED' ELSE error_code END,
+        error_message = CASE WHEN status = 'queued' THEN 'The task was canceled.' ELSE error_message END,
+        updated_at = now()
+    WHERE run_id = :run_id AND status IN ('queued', 'running')
+    RETURNING id, app_id, run_id, usage_subject, usage_user_id, scope_id, source_id, cache_key, step_key,
+        effect_key, kind, request, input_hash, model_id, model_ref, model_config_hash, status, output,
+        usage, attempts, max_attempts, error_code, error_message, cancel_requested_at, heartbeat_at,
+        released_at, created_at, started_at, completed_at, updated_at
+),
+events AS (
+    -- The transactional outbox: one event for every row this statement made terminal.
+    INSERT INTO task_events (task_id, app_id, payload)
+    SELECT id, app_id,
+        jsonb_build_object('type', 'task.settled', 'taskId', id, 'appId', app_id,
+            'runId', run_id, 'stepKey', step_key, 'effectKey', effect_key, 'status', status,
+            'errorCode', error_code,
+            'completedAt', to_char(completed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))
+    FROM settled WHERE status IN ('succeeded', 'failed', 'canceled')
+    RETURNING id, task_id, payload
+),
+freed AS (
+    -- A failed or canceled scoped task frees its logical step.
+    UPDATE scope_admissions SET logical_key = NULL
+    WHERE task_id IN (SELECT id FROM settled WHERE status IN ('failed', 'canceled'))
+),
+ended AS (
+    -- Every scoped task that ended lowers its application's active count, in its scope's shard.
+    UPDATE app_concurrency SET active = GREATEST(active - ended_count, 0)
+    FROM (SELECT app_id AS ended_app, scope_shard(scope_id) AS ended_shard, count(*)::int AS ended_count
+          FROM settled
+          WHERE cache_key IS NOT NULL AND status IN ('succeeded', 'failed', 'canceled')
+          GROUP BY 1, 2) ended_rows
+    WHERE app_concurrency.app_id = ended_app AND app_concurrency.shard = ended_shard
+)
+-- Every row the update touched, with its event when it became terminal (NULL otherwise).
+SELECT settled.*, events.id AS event_id, events.payload AS event_payload
+FROM settled LEFT JOIN events ON events.task_id = settled.id

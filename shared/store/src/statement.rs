@@ -1,0 +1,165 @@
+//! One SQL statement, written out in full in its own file under `shared/store/sql/`, with named
+//! parameters (`:task_id`). Postgres takes positional ones (`$1`), so the text is converted once
+//! and the values are bound by name: a call site says which value is `:task_id`, never which
+//! number it is. `shared/store/tests/snapshots/` shows every final statement.
+
+use std::sync::OnceLock;
+
+use tokio_postgres::types::ToSql;
+
+use crate::{StoreError, StoreResult};
+
+/// A value for a named parameter.
+pub(crate) type Param<'a> = (&'static str, &'a (dyn ToSql + Sync));
+
+/// A statement from `sql/<name>.sql`.
+pub(crate) struct Sql {
+    pub(crate) name: &'static str,
+    source: &'static str,
+    parsed: OnceLock<Parsed>,
+}
+
+struct Parsed {
+    /// The text Postgres gets: comments dropped, `:name` → `$n`.
+    text: String,
+    /// Parameter names in `$n` order.
+    names: Vec<String>,
+}
+
+impl Sql {
+    pub(crate) const fn new(name: &'static str, source: &'static str) -> Sql {
+        Sql { name, source, parsed: OnceLock::new() }
+    }
+
+    fn parsed(&self) -> &Parsed {
+        self.parsed.get_or_init(|| parse(self.source))
+    }
+
+    /// The statement as Postgres gets it.
+    pub(crate) fn text(&self) -> &str {
+        &self.parsed().text
+    }
+
+    /// The parameter names, in `$1`, `$2`, ... order.
+    pub(crate) fn names(&self) -> &[String] {
+        &self.parsed().names
+    }
+
+    /// The values in `$n` order. Every name the statement uses must be given, and nothing else.
+    pub(crate) fn bind<'a>(&self, values: &[Param<'a>]) -> StoreResult<Vec<&'a (dyn ToSql + Sync)>> {
+        let names = self.names();
+        if let Some((extra, _)) = values.iter().find(|(name, _)| !names.iter().any(|n| n == name)) {
+            return Err(StoreError::Corrupt(format!(
+                "statement {}: it has no parameter :{extra}",
+                self.name
+            )));
+        }
+        names
+            .iter()
+            .map(|name| {
+                values.iter().find(|(given, _)| given == name).map(|(_, value)| *value).ok_or_else(|| {
+                    StoreError::Corrupt(format!("statement {}: no value for :{name}", self.name))
+                })
+            })
+            .collect()
+    }
+}
+
+/// Drop `--` comments, turn `:name` into `$n` (the same name, the same number), leave string
+/// literals, quoted identifiers and `::` casts alone, and fold whitespace.
+fn parse(source: &str) -> Parsed {
+    let mut text = String::with_capacity(source.len());
+    let mut names: Vec<String> = Vec::new();
+    let chars: Vec<char> = source.chars().collect();
+    let mut i = 0;
+    let mut pending_space = false;
+    // A folded space goes in, except after an opening parenthesis and before a closing one or
+    // a comma.
+    let push = |text: &mut String, piece: &str, pending: &mut bool| {
+        if *pending && !text.is_empty() && !text.ends_with('(') && !piece.starts_with([')', ',']) {
+            text.push(' ');
+        }
+        *pending = false;
+        text.push_str(piece);
+    };
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            '-' if chars.get(i + 1) == Some(&'-') => {
+                while i < chars.len() && chars[i] != '\n' {
+                    i += 1;
+                }
+                pending_space = true;
+            }
+            '\'' | '"' => {
+                let start = i;
+                i += 1;
+                while i < chars.len() {
+                    if chars[i] == c {
+                        // A doubled quote is an escaped one.
+                        if chars.get(i + 1) == Some(&c) {
+                            i += 2;
+                            continue;
+                        }
+                        break;
+                    }
+                    i += 1;
+                }
+                let literal: String = chars[start..=i.min(chars.len() - 1)].iter().collect();
+                push(&mut text, &literal, &mut pending_space);
+                i += 1;
+            }
+            ':' if chars.get(i + 1) == Some(&':') => {
+                push(&mut text, "::", &mut pending_space);
+                i += 2;
+            }
+            ':' if chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase() || *n == '_') => {
+                let start = i + 1;
+                i = start;
+                while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
+                    i += 1;
+                }
+                let name: String = chars[start..i].iter().collect();
+                let position = match names.iter().position(|n| *n == name) {
+                    Some(position) => position + 1,
+                    None => {
+                        names.push(name);
+                        names.len()
+                    }
+                };
+                push(&mut text, &format!("${position}"), &mut pending_space);
+            }
+            c if c.is_whitespace() => {
+                pending_space = true;
+                i += 1;
+            }
+            c => {
+                push(&mut text, &c.to_string(), &mut pending_space);
+                i += 1;
+            }
+        }
+    }
+    Parsed { text, names }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_become_positions_and_the_rest_stays() {
+        let sql = Sql::new(
+            "example",
+            "-- a comment with :not_a_param\nSELECT ':kept', \"odd\"\"name\", :task_id::text,\n  ( :attempt ) -- trailing\n  FROM t WHERE id = :task_id",
+        );
+        assert_eq!(sql.text(), "SELECT ':kept', \"odd\"\"name\", $1::text, ($2) FROM t WHERE id = $1");
+        assert_eq!(sql.names(), ["task_id", "attempt"]);
+        let (id, attempt) = (7_i64, 2_i32);
+        assert_eq!(sql.bind(&[("attempt", &attempt), ("task_id", &id)]).unwrap().len(), 2);
+        assert!(sql.bind(&[("task_id", &id)]).is_err(), "a missing value is refused");
+        assert!(
+            sql.bind(&[("task_id", &id), ("attempt", &attempt), ("other", &id)]).is_err(),
+            "and an unknown one"
+        );
+    }
+}
