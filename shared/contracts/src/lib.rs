@@ -15,6 +15,7 @@
 
 mod answer;
 mod bodies;
+mod codes;
 mod fields;
 mod hash;
 mod problems;
@@ -28,6 +29,7 @@ pub use bodies::{
     parse_json, Budget, CreateRun, CreateTask, Owner, Release, Scope, UsageSubject, EFFECT_KEY_MAX_CHARS,
     ID_MAX_CHARS, MODEL_ID_MAX_CHARS, STEP_KEY_MAX_CHARS,
 };
+pub use codes::{ErrorCode, RunState, TaskStatus};
 pub use fields::MAX_SAFE_INTEGER;
 pub use hash::{canonical_hash, canonical_json};
 pub use problems::{Path, Problem, Problems};

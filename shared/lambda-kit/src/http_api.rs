@@ -100,9 +100,9 @@ pub fn json_response(status: u16, value: &impl Serialize) -> ApiGatewayV2httpRes
 pub fn error_response(error: &ApiError) -> ApiGatewayV2httpResponse {
     let status = error.status();
     if status >= 500 {
-        tracing::error!(code = error.code(), cause = %error, "request failed");
+        tracing::error!(code = error.code().as_str(), cause = %error, "request failed");
     }
-    let mut body = json!({"code": error.code(), "message": error.public_message()});
+    let mut body = json!({"code": error.code().as_str(), "message": error.public_message()});
     if let ApiError::Invalid(problems) = error {
         body["details"] = json!(problems);
     }
@@ -132,7 +132,7 @@ mod tests {
         assert_eq!(body["error"]["details"][0]["path"], "stepKey");
 
         let limited = ApiError::Admission {
-            code: "WORKFLOW_AI_RATE_LIMIT",
+            code: aitasks_contracts::ErrorCode::RateLimit,
             retry_after: Some(Duration::from_millis(2500)),
         };
         let answer = error_response(&limited);

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use aitasks_contracts::ErrorCode;
+
 /// A failed provider call. Messages never carry the API key (the client scrubs them).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ProviderError {
@@ -39,18 +41,18 @@ pub enum ProviderError {
 
 impl ProviderError {
     /// The task error code this failure ends a task with (docs/api.md, task error codes).
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            ProviderError::LoopFailed(_) => "WORKFLOW_AI_LOOP_FAILED",
-            ProviderError::Auth { .. } => "AI_PROVIDER_AUTH",
-            ProviderError::ModelUnknown(_) => "AI_MODEL_UNKNOWN",
-            ProviderError::Canceled => "WORKFLOW_AI_CANCELED",
+            ProviderError::LoopFailed(_) => ErrorCode::LoopFailed,
+            ProviderError::Auth { .. } => ErrorCode::ProviderAuth,
+            ProviderError::ModelUnknown(_) => ErrorCode::ModelUnknown,
+            ProviderError::Canceled => ErrorCode::Canceled,
             ProviderError::RateLimited { .. }
             | ProviderError::Timeout(_)
             | ProviderError::Connection(_)
             | ProviderError::Server { .. }
             | ProviderError::Malformed(_)
-            | ProviderError::Rejected { .. } => "WORKFLOW_AI_PROVIDER_ERROR",
+            | ProviderError::Rejected { .. } => ErrorCode::ProviderError,
         }
     }
 

@@ -205,7 +205,7 @@ mod tests {
         assert_eq!(default.model, "smollm2");
         assert_eq!(default.api_key.as_ref().map(ApiKey::expose), Some("sk-secret"));
         assert!(!format!("{default:?}").contains("sk-secret"), "Debug never shows the key");
-        assert_eq!(profiles.resolve("gpt-x").unwrap_err().code(), "AI_MODEL_UNKNOWN");
+        assert_eq!(profiles.resolve("gpt-x").unwrap_err().code().as_str(), "AI_MODEL_UNKNOWN");
     }
 
     #[test]

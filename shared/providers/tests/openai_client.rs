@@ -123,7 +123,7 @@ async fn a_429_is_retryable_and_carries_retry_after() {
     let error = run(&server, &classify()).await.unwrap_err();
     assert!(error.is_retryable());
     assert_eq!(error.retry_after(), Some(Duration::from_secs(7)));
-    assert_eq!(error.code(), "WORKFLOW_AI_PROVIDER_ERROR");
+    assert_eq!(error.code().as_str(), "WORKFLOW_AI_PROVIDER_ERROR");
 }
 
 #[tokio::test]
@@ -198,7 +198,7 @@ async fn an_answer_that_always_breaks_the_schema_fails_after_three_calls() {
         .await;
     let error = run(&server, &classify()).await.unwrap_err();
     assert!(matches!(error, ProviderError::LoopFailed(_)), "{error:?}");
-    assert_eq!(error.code(), "WORKFLOW_AI_LOOP_FAILED");
+    assert_eq!(error.code().as_str(), "WORKFLOW_AI_LOOP_FAILED");
     assert!(error.is_retryable());
 }
 
@@ -213,7 +213,7 @@ async fn a_401_is_an_auth_error_after_one_call_and_hides_the_key() {
         .mount(&server)
         .await;
     let error = run(&server, &classify()).await.unwrap_err();
-    assert_eq!(error.code(), "AI_PROVIDER_AUTH");
+    assert_eq!(error.code().as_str(), "AI_PROVIDER_AUTH");
     assert!(!error.is_retryable());
     assert!(!format!("{error} {error:?}").contains(KEY));
 }
@@ -235,7 +235,7 @@ async fn other_4xx_are_not_retryable_and_never_echo_the_key() {
     let server = MockServer::start().await;
     Mock::given(method("POST")).respond_with(ResponseTemplate::new(404)).expect(1).mount(&server).await;
     let error = run(&server, &classify()).await.unwrap_err();
-    assert_eq!((error.code(), error.is_retryable()), ("AI_MODEL_UNKNOWN", false));
+    assert_eq!((error.code().as_str(), error.is_retryable()), ("AI_MODEL_UNKNOWN", false));
 }
 
 #[tokio::test]

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use aitasks_contracts::Problems;
+use aitasks_contracts::{ErrorCode, Problems};
 use aitasks_store::StoreError;
 
 /// A refused or failed API call (docs/api.md, the error table).
@@ -24,7 +24,7 @@ pub enum ApiError {
     #[error("the run is canceled")]
     RunUnavailable,
     #[error("admission refused: {code}")]
-    Admission { code: &'static str, retry_after: Option<Duration> },
+    Admission { code: ErrorCode, retry_after: Option<Duration> },
     #[error("the database is unavailable")]
     Unavailable,
     /// Anything unexpected: the cause goes to the log, the caller sees an opaque 500.
@@ -46,17 +46,17 @@ impl ApiError {
         }
     }
 
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            ApiError::Unauthorized => "UNAUTHORIZED",
-            ApiError::Invalid(_) => "INVALID_REQUEST",
-            ApiError::TooLarge => "AI_TASK_INPUT_TOO_LARGE",
-            ApiError::ModelUnknown(_) => "AI_MODEL_UNKNOWN",
-            ApiError::NotFound | ApiError::NoRoute => "NOT_FOUND",
-            ApiError::RunUnavailable => "WORKFLOW_AI_RUN_UNAVAILABLE",
-            ApiError::Admission { code, .. } => code,
-            ApiError::Unavailable => "UNAVAILABLE",
-            ApiError::Internal(_) => "INTERNAL",
+            ApiError::Unauthorized => ErrorCode::Unauthorized,
+            ApiError::Invalid(_) => ErrorCode::InvalidRequest,
+            ApiError::TooLarge => ErrorCode::InputTooLarge,
+            ApiError::ModelUnknown(_) => ErrorCode::ModelUnknown,
+            ApiError::NotFound | ApiError::NoRoute => ErrorCode::NotFound,
+            ApiError::RunUnavailable => ErrorCode::RunUnavailable,
+            ApiError::Admission { code, .. } => *code,
+            ApiError::Unavailable => ErrorCode::Unavailable,
+            ApiError::Internal(_) => ErrorCode::Internal,
         }
     }
 

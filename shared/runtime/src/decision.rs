@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use aitasks_contracts::ErrorCode;
 use aitasks_providers::{Completion, ProviderError};
 
 use crate::config::RuntimeConfig;
@@ -20,8 +21,7 @@ pub enum Ending {
     Deadline,
 }
 
-/// The code and message stored when a deadline stops an attempt.
-pub const INTERRUPTED: &str = "WORKFLOW_AI_INTERRUPTED";
+/// The message stored when a deadline stops an attempt (with [`ErrorCode::Interrupted`]).
 const DEADLINE_MESSAGE: &str = "The invocation was about to reach its deadline.";
 
 /// What to write for the attempt.
@@ -30,9 +30,9 @@ pub enum Decision<'a> {
     /// Store the output: the task ends `succeeded`.
     Complete(&'a Completion),
     /// Put the task back in the queue, its message visible again after `delay`.
-    Requeue { code: &'static str, message: String, delay: Duration },
+    Requeue { code: ErrorCode, message: String, delay: Duration },
     /// End the task `failed`.
-    Fail { code: &'static str, message: String },
+    Fail { code: ErrorCode, message: String },
     /// End the task `canceled` (its cancel was requested).
     SettleCancel,
     /// Write nothing: another worker or the sweeper owns the task now.
@@ -58,11 +58,13 @@ pub fn decide<'a>(
         },
         Ending::Finished(Err(error)) => Decision::Fail { code: error.code(), message: error.to_string() },
         Ending::Deadline if attempts_left => Decision::Requeue {
-            code: INTERRUPTED,
+            code: ErrorCode::Interrupted,
             message: DEADLINE_MESSAGE.to_owned(),
             delay: Duration::ZERO,
         },
-        Ending::Deadline => Decision::Fail { code: INTERRUPTED, message: DEADLINE_MESSAGE.to_owned() },
+        Ending::Deadline => {
+            Decision::Fail { code: ErrorCode::Interrupted, message: DEADLINE_MESSAGE.to_owned() }
+        }
         Ending::CancelRequested => Decision::SettleCancel,
         Ending::LeaseLost => Decision::Abandon,
     }
@@ -85,7 +87,7 @@ mod tests {
         ProviderError::Server { status: 503, message: "busy".into() }
     }
 
-    fn requeue(code: &'static str, message: &str, delay: u64) -> Decision<'static> {
+    fn requeue(code: ErrorCode, message: &str, delay: u64) -> Decision<'static> {
         Decision::Requeue { code, message: message.to_owned(), delay: Duration::from_secs(delay) }
     }
 
@@ -113,56 +115,56 @@ mod tests {
                 Ending::Finished(Err(server_error())),
                 1,
                 3,
-                requeue("WORKFLOW_AI_PROVIDER_ERROR", &server_error().to_string(), 1),
+                requeue(ErrorCode::ProviderError, &server_error().to_string(), 1),
             ),
             (
                 "then 2 s",
                 Ending::Finished(Err(server_error())),
                 2,
                 3,
-                requeue("WORKFLOW_AI_PROVIDER_ERROR", &server_error().to_string(), 2),
+                requeue(ErrorCode::ProviderError, &server_error().to_string(), 2),
             ),
             (
                 "a retryable error on the last attempt fails",
                 Ending::Finished(Err(server_error())),
                 3,
                 3,
-                Decision::Fail { code: "WORKFLOW_AI_PROVIDER_ERROR", message: server_error().to_string() },
+                Decision::Fail { code: ErrorCode::ProviderError, message: server_error().to_string() },
             ),
             (
                 "the provider's Retry-After wins over a shorter backoff",
                 Ending::Finished(Err(rate_limited.clone())),
                 1,
                 3,
-                requeue("WORKFLOW_AI_PROVIDER_ERROR", &rate_limited.to_string(), 30),
+                requeue(ErrorCode::ProviderError, &rate_limited.to_string(), 30),
             ),
             (
                 "a loop failure is retried",
                 Ending::Finished(Err(loop_failed.clone())),
                 1,
                 2,
-                requeue("WORKFLOW_AI_LOOP_FAILED", &loop_failed.to_string(), 1),
+                requeue(ErrorCode::LoopFailed, &loop_failed.to_string(), 1),
             ),
             (
                 "a settings error fails at once",
                 Ending::Finished(Err(auth.clone())),
                 1,
                 3,
-                Decision::Fail { code: "AI_PROVIDER_AUTH", message: auth.to_string() },
+                Decision::Fail { code: ErrorCode::ProviderAuth, message: auth.to_string() },
             ),
             (
                 "a deadline with attempts left requeues at once",
                 Ending::Deadline,
                 1,
                 3,
-                requeue(INTERRUPTED, DEADLINE_MESSAGE, 0),
+                requeue(ErrorCode::Interrupted, DEADLINE_MESSAGE, 0),
             ),
             (
                 "a deadline on the last attempt fails",
                 Ending::Deadline,
                 3,
                 3,
-                Decision::Fail { code: INTERRUPTED, message: DEADLINE_MESSAGE.to_owned() },
+                Decision::Fail { code: ErrorCode::Interrupted, message: DEADLINE_MESSAGE.to_owned() },
             ),
             ("a requested cancel ends canceled", Ending::CancelRequested, 1, 3, Decision::SettleCancel),
             ("a lost lease writes nothing", Ending::LeaseLost, 2, 3, Decision::Abandon),

@@ -141,10 +141,10 @@ async fn settle<P>(app: &App<P>, task: &Task, ending: Ending) -> Result<Outcome,
             Ok(completion) => tracing::info!(
                 calls = completion.usage.calls,
                 latency_ms = completion.usage.latency_ms,
-                "succeeded"
+                "attempt answered"
             ),
             Err(error) => {
-                tracing::info!(code = error.code(), retryable = error.is_retryable(), %error, "attempt failed")
+                tracing::info!(code = error.code().as_str(), retryable = error.is_retryable(), %error, "attempt failed")
             }
         }
     }

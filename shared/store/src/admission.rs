@@ -27,7 +27,7 @@ use std::time::Duration;
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::model::{new_id, settled_from_row, Created, NewTask, PendingEvent, Task, TaskOwner};
+use crate::model::{new_id, settled_from_row, Created, NewTask, PendingEvent, RunState, Task, TaskOwner};
 use crate::pool::Client;
 use crate::queries::{
     ADMIT, INSERT_CACHED, LOCK_APP_EXCLUSIVE, LOCK_APP_SHARED, LOCK_GLOBAL, LOCK_SCOPE, READ_STATE,
@@ -73,12 +73,13 @@ pub enum AdmissionRefusal {
 }
 
 impl AdmissionRefusal {
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> aitasks_contracts::ErrorCode {
+        use aitasks_contracts::ErrorCode;
         match self {
-            AdmissionRefusal::RateLimited { .. } => "WORKFLOW_AI_RATE_LIMIT",
-            AdmissionRefusal::Capacity => "WORKFLOW_AI_CAPACITY",
-            AdmissionRefusal::SourceBudget => "WORKFLOW_AI_SOURCE_BUDGET",
-            AdmissionRefusal::DailyBudget => "WORKFLOW_AI_DAILY_BUDGET",
+            AdmissionRefusal::RateLimited { .. } => ErrorCode::RateLimit,
+            AdmissionRefusal::Capacity => ErrorCode::Capacity,
+            AdmissionRefusal::SourceBudget => ErrorCode::SourceBudget,
+            AdmissionRefusal::DailyBudget => ErrorCode::DailyBudget,
         }
     }
 }
@@ -153,7 +154,7 @@ async fn attempt(
             let statement = transaction.prepare_cached(RUN_FOR_SHARE.text()).await?;
             let params = RUN_FOR_SHARE.bind(&[("run_id", run_id), ("app_id", &task.app_id)])?;
             let row = transaction.query_opt(&statement, &params).await?.ok_or(StoreError::RunNotFound)?;
-            if row.try_get::<_, &str>("state")? != "running" {
+            if RunState::parse(row.try_get("state")?) != Some(RunState::Running) {
                 return Err(StoreError::RunUnavailable);
             }
             (

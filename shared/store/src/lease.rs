@@ -3,6 +3,8 @@
 
 use uuid::Uuid;
 
+use aitasks_contracts::ErrorCode;
+
 use crate::model::{Claim, Lease, LeaseCheck, Task, TaskStatus};
 use crate::pool::GenericClient;
 use crate::queries::{CHECK, CLAIM, CLAIM_MISS, HEARTBEAT, REQUEUE};
@@ -22,20 +24,14 @@ pub async fn claim(client: &impl GenericClient, task_id: Uuid) -> StoreResult<Cl
     let Some(row) = client.query_opt(&statement, &CLAIM_MISS.bind(&[("task_id", &task_id)])?).await? else {
         return Ok(Claim::Missing);
     };
-    let status: &str = row.try_get("status")?;
+    let status = crate::model::task_status(row.try_get("status")?)?;
     let cancel_requested: bool = row.try_get("cancel_requested")?;
-    if status == "queued" && cancel_requested {
+    if status == TaskStatus::Queued && cancel_requested {
         if let Settlement::Settled(settled) = settle_cancel(client, task_id).await? {
             return Ok(Claim::Canceled(*settled));
         }
     }
-    Ok(match status {
-        "queued" => Claim::NotClaimable(TaskStatus::Queued),
-        "running" => Claim::NotClaimable(TaskStatus::Running),
-        "succeeded" => Claim::NotClaimable(TaskStatus::Succeeded),
-        "failed" => Claim::NotClaimable(TaskStatus::Failed),
-        _ => Claim::NotClaimable(TaskStatus::Canceled),
-    })
+    Ok(Claim::NotClaimable(status))
 }
 
 /// Check for cancellation (a read; run every cancel poll). One round trip.
@@ -70,11 +66,11 @@ fn lease_check(row: Option<tokio_postgres::Row>) -> StoreResult<LeaseCheck> {
 pub async fn requeue(
     client: &impl GenericClient,
     lease: Lease,
-    code: &str,
+    code: ErrorCode,
     message: &str,
 ) -> StoreResult<bool> {
     let statement = client.prepare_cached(REQUEUE.text()).await?;
-    let message = truncate_message(message);
+    let (code, message) = (code.as_str(), truncate_message(message));
     let params = REQUEUE.bind(&[
         ("task_id", &lease.task_id),
         ("attempt", &lease.attempt),

@@ -8,43 +8,10 @@ use uuid::Uuid;
 
 use crate::error::{StoreError, StoreResult};
 
-/// Where a task is in its lifecycle: `queued → running → succeeded | failed | canceled`, plus
-/// `queued → canceled` and `queued → failed`. A terminal task never changes again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TaskStatus {
-    Queued,
-    Running,
-    Succeeded,
-    Failed,
-    Canceled,
-}
+pub use aitasks_contracts::{RunState, TaskStatus};
 
-impl TaskStatus {
-    pub fn is_terminal(self) -> bool {
-        matches!(self, TaskStatus::Succeeded | TaskStatus::Failed | TaskStatus::Canceled)
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TaskStatus::Queued => "queued",
-            TaskStatus::Running => "running",
-            TaskStatus::Succeeded => "succeeded",
-            TaskStatus::Failed => "failed",
-            TaskStatus::Canceled => "canceled",
-        }
-    }
-
-    fn parse(text: &str) -> StoreResult<Self> {
-        Ok(match text {
-            "queued" => TaskStatus::Queued,
-            "running" => TaskStatus::Running,
-            "succeeded" => TaskStatus::Succeeded,
-            "failed" => TaskStatus::Failed,
-            "canceled" => TaskStatus::Canceled,
-            other => return Err(StoreError::Corrupt(format!("task status {other:?}"))),
-        })
-    }
+pub(crate) fn task_status(text: &str) -> StoreResult<TaskStatus> {
+    TaskStatus::parse(text).ok_or_else(|| StoreError::Corrupt(format!("task status {text:?}")))
 }
 
 /// A task as stored; serializes to the HTTP API's task body.
@@ -119,7 +86,7 @@ impl Task {
             model_id: new.model_id.clone(),
             model_ref: new.model_ref.clone(),
             model_config_hash: new.model_config_hash.clone(),
-            status: TaskStatus::parse(row.try_get("status")?)?,
+            status: task_status(row.try_get("status")?)?,
             output: None,
             usage: None,
             attempts: row.try_get("attempts")?,
@@ -154,7 +121,7 @@ impl Task {
             model_id: row.try_get("model_id")?,
             model_ref: row.try_get("model_ref")?,
             model_config_hash: row.try_get("model_config_hash")?,
-            status: TaskStatus::parse(row.try_get("status")?)?,
+            status: task_status(row.try_get("status")?)?,
             output: row.try_get("output")?,
             usage: row.try_get("usage")?,
             attempts: row.try_get("attempts")?,
@@ -187,14 +154,6 @@ pub struct Lease {
     pub scoped: bool,
 }
 
-/// Whether a run accepts new tasks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RunState {
-    Running,
-    Canceled,
-}
-
 /// A workflow run: the owner of run tasks. Serializes to the HTTP API's run body.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -212,11 +171,9 @@ pub struct Run {
 
 impl Run {
     pub(crate) fn from_row(row: &Row) -> StoreResult<Run> {
-        let state = match row.try_get::<_, &str>("state")? {
-            "running" => RunState::Running,
-            "canceled" => RunState::Canceled,
-            other => return Err(StoreError::Corrupt(format!("run state {other:?}"))),
-        };
+        let text: &str = row.try_get("state")?;
+        let state =
+            RunState::parse(text).ok_or_else(|| StoreError::Corrupt(format!("run state {text:?}")))?;
         Ok(Run {
             id: row.try_get("id")?,
             app_id: row.try_get("app_id")?,

@@ -3,6 +3,11 @@
 //! by name (`Sql::bind`); `tests/snapshots/statements.snap` shows every final statement as
 //! Postgres gets it.
 
+//!
+//! Error codes are bound as parameters (from `aitasks_contracts::ErrorCode`). Statuses stay
+//! literals in the SQL: the partial indexes (`WHERE status = 'queued'`, ...) are chosen only when
+//! the planner can see the status, which a parameter would hide.
+
 use crate::statement::Sql;
 
 pub(crate) static ADMIT: Sql = Sql::new("admission/admit", include_str!("../sql/admission/admit.sql"));

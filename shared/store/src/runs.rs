@@ -5,7 +5,7 @@ use uuid::Uuid;
 use crate::model::{new_id, NewRun, Run};
 use crate::pool::{Client, GenericClient};
 use crate::queries::{CANCEL_RUN, CANCEL_RUN_TASKS, INSERT_RUN, SELECT_RUN};
-use crate::sql::split_settled;
+use crate::sql::{split_settled, CANCELED_CODE};
 use crate::{Settled, StoreResult};
 
 /// Create a run. One round trip.
@@ -53,7 +53,8 @@ pub async fn cancel_run(client: &mut Client, app_id: &str, run_id: Uuid) -> Stor
     };
     let run = Run::from_row(&row)?;
     let cancel_tasks = transaction.prepare_cached(CANCEL_RUN_TASKS.text()).await?;
-    let rows = transaction.query(&cancel_tasks, &CANCEL_RUN_TASKS.bind(&[("run_id", &run_id)])?).await?;
+    let params = CANCEL_RUN_TASKS.bind(&[("run_id", &run_id), ("canceled_code", &CANCELED_CODE)])?;
+    let rows = transaction.query(&cancel_tasks, &params).await?;
     transaction.commit().await?;
     let (settled, flagged) = split_settled(&rows)?;
     Ok(Some(CanceledRun { run, settled, flagged: flagged.into_iter().map(|t| t.id).collect() }))

@@ -5,10 +5,12 @@
 use serde_json::Value;
 use uuid::Uuid;
 
+use aitasks_contracts::ErrorCode;
+
 use crate::model::{settled_from_row, Finished, Lease, PendingEvent, Settlement};
 use crate::pool::GenericClient;
 use crate::queries::{COMPLETE, COMPLETE_UNSCOPED, FAIL, FAIL_UNSCOPED, SETTLE_CANCEL};
-use crate::sql::truncate_message;
+use crate::sql::{truncate_message, CANCELED_CODE};
 use crate::StoreResult;
 
 /// Store a validated output. One round trip, event included; only the event comes back.
@@ -37,12 +39,12 @@ pub async fn complete(
 pub async fn fail(
     client: &impl GenericClient,
     lease: Lease,
-    code: &str,
+    code: ErrorCode,
     message: &str,
 ) -> StoreResult<Finished> {
     let sql = if lease.scoped { &FAIL } else { &FAIL_UNSCOPED };
     let statement = client.prepare_cached(sql.text()).await?;
-    let message = truncate_message(message);
+    let (code, message) = (code.as_str(), truncate_message(message));
     let params = sql.bind(&[
         ("task_id", &lease.task_id),
         ("attempt", &lease.attempt),
@@ -57,7 +59,8 @@ pub async fn fail(
 /// claim, or the sweeper). Not fenced on an attempt: a requested cancel wins over any lease.
 pub async fn settle_cancel(client: &impl GenericClient, task_id: Uuid) -> StoreResult<Settlement> {
     let statement = client.prepare_cached(SETTLE_CANCEL.text()).await?;
-    let row = client.query_opt(&statement, &SETTLE_CANCEL.bind(&[("task_id", &task_id)])?).await?;
+    let params = SETTLE_CANCEL.bind(&[("task_id", &task_id), ("canceled_code", &CANCELED_CODE)])?;
+    let row = client.query_opt(&statement, &params).await?;
     settlement(row)
 }
 

@@ -1,6 +1,11 @@
 //! Small helpers the operations share. The statements themselves are in `sql/` (see
 //! [`crate::queries`]).
 
+/// The codes some statements write, as the `text` parameters they bind.
+pub(crate) const CANCELED_CODE: &str = aitasks_contracts::ErrorCode::Canceled.as_str();
+pub(crate) const QUEUE_TIMEOUT_CODE: &str = aitasks_contracts::ErrorCode::QueueTimeout.as_str();
+pub(crate) const INTERRUPTED_CODE: &str = aitasks_contracts::ErrorCode::Interrupted.as_str();
+
 /// Error messages are stored truncated to the column's limit (characters, not bytes).
 pub(crate) fn truncate_message(message: &str) -> String {
     message.chars().take(crate::ERROR_MESSAGE_MAX_CHARS).collect()

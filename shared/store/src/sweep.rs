@@ -9,7 +9,7 @@ use uuid::Uuid;
 use crate::model::Task;
 use crate::pool::GenericClient;
 use crate::queries::{CLAIM_UNSENT, EXPIRE_QUEUED, EXPIRE_RUNNING, MARK_SENT, MARK_UNSENT, PRUNE_ADMISSIONS};
-use crate::sql::{limit, millis, split_settled};
+use crate::sql::{limit, millis, split_settled, CANCELED_CODE, INTERRUPTED_CODE, QUEUE_TIMEOUT_CODE};
 use crate::{Settled, StoreResult};
 
 /// Queued tasks that waited longer than `queue_timeout` end `failed` with
@@ -21,7 +21,12 @@ pub async fn expire_queued(
 ) -> StoreResult<Vec<Settled>> {
     let statement = client.prepare_cached(EXPIRE_QUEUED.text()).await?;
     let (queue_timeout_ms, batch) = (millis(queue_timeout), limit(batch));
-    let params = EXPIRE_QUEUED.bind(&[("queue_timeout_ms", &queue_timeout_ms), ("batch", &batch)])?;
+    let params = EXPIRE_QUEUED.bind(&[
+        ("queue_timeout_ms", &queue_timeout_ms),
+        ("batch", &batch),
+        ("canceled_code", &CANCELED_CODE),
+        ("queue_timeout_code", &QUEUE_TIMEOUT_CODE),
+    ])?;
     let rows = client.query(&statement, &params).await?;
     Ok(split_settled(&rows)?.0)
 }
@@ -45,7 +50,12 @@ pub async fn expire_running(
 ) -> StoreResult<ExpiredRunning> {
     let statement = client.prepare_cached(EXPIRE_RUNNING.text()).await?;
     let (stale_after_ms, batch) = (millis(stale_after), limit(batch));
-    let params = EXPIRE_RUNNING.bind(&[("stale_after_ms", &stale_after_ms), ("batch", &batch)])?;
+    let params = EXPIRE_RUNNING.bind(&[
+        ("stale_after_ms", &stale_after_ms),
+        ("batch", &batch),
+        ("canceled_code", &CANCELED_CODE),
+        ("interrupted_code", &INTERRUPTED_CODE),
+    ])?;
     let rows = client.query(&statement, &params).await?;
     let (settled, requeued) = split_settled(&rows)?;
     Ok(ExpiredRunning { requeued, settled })

@@ -3,12 +3,12 @@
 
 use uuid::Uuid;
 
-use crate::model::{new_id, Created, NewTask, Task, TaskOwner};
+use crate::model::{new_id, Created, NewTask, RunState, Task, TaskOwner};
 use crate::pool::GenericClient;
 use crate::queries::{
     INSERT_APP_TASK, INSERT_RUN_TASK, REQUEST_CANCEL, SELECT_TASK, SELECT_TASK_BY_EFFECT_KEY,
 };
-use crate::sql::split_settled;
+use crate::sql::{split_settled, CANCELED_CODE};
 use crate::{Settled, StoreError, StoreResult};
 
 /// Create a task, or return the task this application already created with the same effect
@@ -51,7 +51,7 @@ pub(crate) async fn insert_task(client: &impl GenericClient, task: &NewTask) -> 
                 ("max_attempts", &task.max_attempts),
             ])?;
             let row = client.query_opt(&statement, &params).await?.ok_or(StoreError::RunNotFound)?;
-            if row.try_get::<_, &str>("run_state")? != "running" {
+            if RunState::parse(row.try_get("run_state")?) != Some(RunState::Running) {
                 return Err(StoreError::RunUnavailable);
             }
             if row.try_get::<_, Option<Uuid>>("id")?.is_none() {
@@ -128,9 +128,12 @@ pub async fn request_cancel(
     task_id: Uuid,
 ) -> StoreResult<Option<CancelRequest>> {
     let statement = client.prepare_cached(REQUEST_CANCEL.text()).await?;
-    let rows = client
-        .query(&statement, &REQUEST_CANCEL.bind(&[("task_id", &task_id), ("app_id", &app_id)])?)
-        .await?;
+    let params = REQUEST_CANCEL.bind(&[
+        ("task_id", &task_id),
+        ("app_id", &app_id),
+        ("canceled_code", &CANCELED_CODE),
+    ])?;
+    let rows = client.query(&statement, &params).await?;
     let (mut settled, mut flagged) = split_settled(&rows)?;
     if let Some(settled) = settled.pop() {
         return Ok(Some(CancelRequest::Canceled(settled)));

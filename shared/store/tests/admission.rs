@@ -2,6 +2,7 @@
 //! edges and their 24 h reset, the result cache, deletion that keeps the history, retention,
 //! and the unreleased-sources listing.
 
+use aitasks_contracts::ErrorCode;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -223,7 +224,7 @@ async fn steps_per_source_at_the_edge_freed_by_failure_and_reset_after_a_day() {
     // A failed task frees its logical step.
     let client = db.client().await;
     let Claim::Claimed(task) = store::claim(&client, ids[0]).await.unwrap() else { panic!("claim") };
-    store::fail(&client, task.lease(), "WORKFLOW_AI_PROVIDER_ERROR", "x").await.unwrap();
+    store::fail(&client, task.lease(), ErrorCode::ProviderError, "x").await.unwrap();
     assert!(scoped(&db, "s1", "d", &admission("doc", "d", budget)).await.is_ok());
     assert_eq!(
         refusal(&scoped(&db, "s1", "e", &admission("doc", "e", budget)).await),

@@ -1,6 +1,7 @@
 //! The task lifecycle against a real Postgres: idempotent creation, claims, fencing, races,
 //! cancellation, expiry and the outbox. Time is moved by rewriting timestamps, never by sleeping.
 
+use aitasks_contracts::ErrorCode;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -72,7 +73,10 @@ async fn a_task_goes_from_queued_to_succeeded_with_one_event() {
 
     // Terminal is final: a second complete, a fail and a claim change nothing.
     assert_eq!(store::complete(&client, running.lease(), &json!("neg"), None).await.unwrap(), Finished::Lost);
-    assert_eq!(store::fail(&client, running.lease(), "X", "late").await.unwrap(), Finished::Lost);
+    assert_eq!(
+        store::fail(&client, running.lease(), ErrorCode::ProviderError, "late").await.unwrap(),
+        Finished::Lost
+    );
     assert_eq!(store::claim(&client, task.id).await.unwrap(), Claim::NotClaimable(TaskStatus::Succeeded));
     let stored = store::get_task(&client, APP, task.id).await.unwrap().unwrap();
     assert_eq!(stored.output, Some(json!("pos")));
@@ -233,9 +237,9 @@ async fn a_stale_worker_cannot_settle_after_the_sweeper_requeued_its_task() {
     assert_eq!(expired.requeued.len(), 1);
 
     assert_eq!(store::complete(&client, stale, &json!("pos"), None).await.unwrap(), Finished::Lost);
-    assert_eq!(store::fail(&client, stale, "WORKFLOW_AI_PROVIDER_ERROR", "x").await.unwrap(), Finished::Lost);
+    assert_eq!(store::fail(&client, stale, ErrorCode::ProviderError, "x").await.unwrap(), Finished::Lost);
     assert_eq!(store::heartbeat(&client, stale).await.unwrap(), LeaseCheck::Lost);
-    assert!(!store::requeue(&client, stale, "X", "x").await.unwrap());
+    assert!(!store::requeue(&client, stale, ErrorCode::ProviderError, "x").await.unwrap());
     let now = store::get_task(&client, APP, task.id).await.unwrap().unwrap();
     assert_eq!(now.status, TaskStatus::Queued);
     assert_eq!(now.output, None);
@@ -454,16 +458,19 @@ async fn requeue_keeps_the_error_and_respects_the_attempt_budget() {
     spec.max_attempts = 2;
     let task = store::create_task(&client, &spec).await.unwrap().into_task();
     let first = claimed(&db, task.id).await.lease();
-    assert!(store::requeue(&client, first, "WORKFLOW_AI_PROVIDER_ERROR", "HTTP 500").await.unwrap());
+    assert!(store::requeue(&client, first, ErrorCode::ProviderError, "HTTP 500").await.unwrap());
     let queued = store::get_task(&client, APP, task.id).await.unwrap().unwrap();
     assert_eq!(
         (queued.status, queued.error_code.as_deref()),
         (TaskStatus::Queued, Some("WORKFLOW_AI_PROVIDER_ERROR"))
     );
     let second = claimed(&db, task.id).await.lease();
-    assert!(!store::requeue(&client, second, "X", "x").await.unwrap(), "no attempts left to requeue into");
+    assert!(
+        !store::requeue(&client, second, ErrorCode::ProviderError, "x").await.unwrap(),
+        "no attempts left to requeue into"
+    );
     let Finished::Settled(event) =
-        store::fail(&client, second, "WORKFLOW_AI_PROVIDER_ERROR", &"é".repeat(5000)).await.unwrap()
+        store::fail(&client, second, ErrorCode::ProviderError, &"é".repeat(5000)).await.unwrap()
     else {
         panic!("fail lost")
     };

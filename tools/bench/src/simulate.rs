@@ -171,7 +171,7 @@ async fn run_point(
                             let _ = queue.send(created.created.task().id);
                             "admitted"
                         }
-                        Err(StoreError::Admission(refusal)) => refusal.code(),
+                        Err(StoreError::Admission(refusal)) => refusal.code().as_str(),
                         Err(other) => return Err(format!("create failed: {other}").into()),
                     };
                     let mut tally = tally.lock().unwrap_or_else(|p| p.into_inner());

@@ -3,6 +3,7 @@
 //! happen, then each validated result, a duplicate create returning the first task, and the
 //! cancellation of a running task.
 
+use aitasks_contracts::TaskStatus;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -109,8 +110,9 @@ async fn main() -> Result<(), Failure> {
     }
 
     // Progress: print each state change as it happens.
+    let queued = TaskStatus::Queued.as_str();
     let mut last: HashMap<String, String> =
-        ids.iter().map(|(_, id)| (id.clone(), "queued".to_owned())).collect();
+        ids.iter().map(|(_, id)| (id.clone(), queued.to_owned())).collect();
     let mut finished: HashMap<String, Value> = HashMap::new();
     let until = Instant::now() + Duration::from_secs(300);
     while finished.len() < ids.len() && Instant::now() < until {
@@ -124,11 +126,11 @@ async fn main() -> Result<(), Failure> {
                 let attempt = task["attempts"].as_i64().unwrap_or(0);
                 client.say(&format!(
                     "{kind:<14} {} -> {status} (attempt {attempt})",
-                    last.get(id).map(String::as_str).unwrap_or("queued")
+                    last.get(id).map(String::as_str).unwrap_or(queued)
                 ));
                 last.insert(id.clone(), status.clone());
             }
-            if matches!(status.as_str(), "succeeded" | "failed" | "canceled") {
+            if TaskStatus::parse(&status).is_some_and(TaskStatus::is_terminal) {
                 finished.insert(id.clone(), task);
             }
         }
@@ -139,7 +141,7 @@ async fn main() -> Result<(), Failure> {
     let mut succeeded = 0;
     for (kind, id) in &ids {
         match finished.get(id) {
-            Some(task) if task["status"] == "succeeded" => {
+            Some(task) if task["status"] == TaskStatus::Succeeded.as_str() => {
                 succeeded += 1;
                 println!("  {kind:<14} {}", task["output"]);
                 println!("  {:<14} usage {}", "", task["usage"]);
@@ -170,7 +172,7 @@ async fn main() -> Result<(), Failure> {
     let until = Instant::now() + Duration::from_secs(60);
     loop {
         let (_, task) = client.call(reqwest::Method::GET, &format!("/v1/tasks/{slow_id}"), None).await?;
-        if task["status"] == "running" || Instant::now() > until {
+        if task["status"] == TaskStatus::Running.as_str() || Instant::now() > until {
             client.say(&format!("long-story     {}", task["status"].as_str().unwrap_or("?")));
             break;
         }

@@ -20,6 +20,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use aitasks_contracts::TaskStatus;
 use aitasks_testkit::runtime_api::Answer;
 use serde_json::{json, Value};
 
@@ -228,7 +229,7 @@ impl Scenario<'_> {
             )
             .await;
         if let Some(task) = canceled {
-            if task["status"] != "canceled" {
+            if task["status"] != TaskStatus::Canceled.as_str() {
                 self.step(
                     "CreateTaskFunction",
                     "cancel of a queued task",
@@ -354,7 +355,7 @@ impl Scenario<'_> {
         let path = format!("/v1/tasks/{}", ids.scoped_task);
         if let Some(task) = self.http("GET", "/v1/tasks/{taskId}", &path, &[("wait", "10")], None, 200).await
         {
-            if task["status"] != "succeeded" {
+            if task["status"] != TaskStatus::Succeeded.as_str() {
                 self.step(
                     "ProcessTaskFunction",
                     "the scoped task",
@@ -467,7 +468,10 @@ impl Scenario<'_> {
             .filter(|e| e["type"] == "task.settled")
             .filter_map(|e| Some((e["taskId"].as_str()?.to_owned(), e["status"].as_str()?.to_owned())))
             .collect();
-        let expected = [(ids.scoped_task.clone(), "succeeded"), (ids.run_task.clone(), "canceled")];
+        let expected = [
+            (ids.scoped_task.clone(), TaskStatus::Succeeded.as_str()),
+            (ids.run_task.clone(), TaskStatus::Canceled.as_str()),
+        ];
         let missing: Vec<_> = expected
             .iter()
             .filter(|(id, status)| settled.get(id).map(String::as_str) != Some(*status))

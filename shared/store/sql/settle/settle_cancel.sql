@@ -2,7 +2,7 @@
 -- or the sweeper). Not fenced on an attempt: a requested cancel wins over any lease.
 WITH settled AS (
     UPDATE tasks
-    SET status = 'canceled', output = NULL, error_code = 'WORKFLOW_AI_CANCELED',
+    SET status = 'canceled', output = NULL, error_code = :canceled_code,
         error_message = 'The task was canceled.', completed_at = now(), updated_at = now()
     WHERE id = :task_id AND status IN ('queued', 'running') AND cancel_requested_at IS NOT NULL
     RETURNING id, app_id, run_id, usage_subject, usage_user_id, scope_id, source_id, cache_key, step_key,

@@ -10,8 +10,8 @@ WITH candidates AS (
 settled AS (
     UPDATE tasks
     SET status = CASE WHEN cancel_requested_at IS NOT NULL THEN 'canceled' ELSE 'failed' END,
-        error_code = CASE WHEN cancel_requested_at IS NOT NULL THEN 'WORKFLOW_AI_CANCELED'
-                     ELSE 'WORKFLOW_AI_QUEUE_TIMEOUT' END,
+        error_code = CASE WHEN cancel_requested_at IS NOT NULL THEN :canceled_code
+                     ELSE :queue_timeout_code END,
         error_message = CASE WHEN cancel_requested_at IS NOT NULL THEN 'The task was canceled.'
                         ELSE 'The task waited in the queue longer than the queue timeout.' END,
         output = NULL, completed_at = now(), updated_at = now()

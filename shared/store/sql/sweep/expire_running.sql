@@ -11,8 +11,8 @@ settled AS (
     UPDATE tasks
     SET status = CASE WHEN cancel_requested_at IS NOT NULL THEN 'canceled'
                       WHEN attempts < max_attempts THEN 'queued' ELSE 'failed' END,
-        error_code = CASE WHEN cancel_requested_at IS NOT NULL THEN 'WORKFLOW_AI_CANCELED'
-                     ELSE 'WORKFLOW_AI_INTERRUPTED' END,
+        error_code = CASE WHEN cancel_requested_at IS NOT NULL THEN :canceled_code
+                     ELSE :interrupted_code END,
         error_message = CASE WHEN cancel_requested_at IS NOT NULL THEN 'The task was canceled.'
                         ELSE 'The worker stopped sending heartbeats.' END,
         completed_at = CASE WHEN cancel_requested_at IS NOT NULL OR attempts >= max_attempts

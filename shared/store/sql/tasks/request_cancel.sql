@@ -6,7 +6,7 @@ WITH settled AS (
         -- notices (within a cancel poll).
         status = CASE WHEN status = 'queued' THEN 'canceled' ELSE status END,
         completed_at = CASE WHEN status = 'queued' THEN now() ELSE completed_at END,
-        error_code = CASE WHEN status = 'queued' THEN 'WORKFLOW_AI_CANCELED' ELSE error_code END,
+        error_code = CASE WHEN status = 'queued' THEN :canceled_code ELSE error_code END,
         error_message = CASE WHEN status = 'queued' THEN 'The task was canceled.' ELSE error_message END,
         updated_at = now()
     WHERE id = :task_id AND app_id = :app_id AND status IN ('queued', 'running')

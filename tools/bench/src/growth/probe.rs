@@ -167,14 +167,19 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
         }
     }
     operation!("worker: fail", |i| {
-        store::fail(&client, spare_leases[i], "WORKFLOW_AI_PROVIDER_ERROR", "The provider answered 400.")
-            .await?;
+        store::fail(
+            &client,
+            spare_leases[i],
+            aitasks_contracts::ErrorCode::ProviderError,
+            "The provider answered 400.",
+        )
+        .await?;
     });
     operation!("worker: requeue after a retryable error", |i| {
         store::requeue(
             &client,
             spare_leases[REPEATS + i],
-            "WORKFLOW_AI_PROVIDER_ERROR",
+            aitasks_contracts::ErrorCode::ProviderError,
             "The provider answered 503.",
         )
         .await?;
