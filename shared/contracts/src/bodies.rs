@@ -1,17 +1,15 @@
 //! The HTTP API's request bodies (docs/api.md): parsed strictly, every problem reported.
 
+use crate::limits::{
+    EFFECT_KEY_MAX_CHARS, ID_MAX_CHARS, MAX_SAFE_INTEGER, MODEL_ID_MAX_CHARS, STEP_KEY_MAX_CHARS,
+};
 use serde::Serialize;
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::fields::{Fields, MAX_SAFE_INTEGER};
+use crate::fields::Fields;
 use crate::problems::{Path, Problems};
 use crate::request::AiRequest;
-
-pub const STEP_KEY_MAX_CHARS: usize = 1_000;
-pub const EFFECT_KEY_MAX_CHARS: usize = 500;
-pub const MODEL_ID_MAX_CHARS: usize = 120;
-pub const ID_MAX_CHARS: usize = 500;
 
 /// Parse bytes as JSON; malformed JSON (bad UTF-8, numbers beyond a double, nesting past the
 /// parser's limit) is one problem at the root.

@@ -5,9 +5,6 @@ use serde_json::{Map, Value};
 
 use crate::problems::{Path, Problems};
 
-/// The largest integer a JSON number can carry exactly (2^53 - 1).
-pub const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
-
 /// A JSON object being read field by field.
 pub struct Fields<'a> {
     map: &'a Map<String, Value>,

@@ -18,6 +18,7 @@ mod bodies;
 mod codes;
 mod fields;
 mod hash;
+pub mod limits;
 mod problems;
 mod prompt;
 mod request;
@@ -25,23 +26,15 @@ mod schema;
 mod stored_size;
 
 pub use answer::check_answer;
-pub use bodies::{
-    parse_json, Budget, CreateRun, CreateTask, Owner, Release, Scope, UsageSubject, EFFECT_KEY_MAX_CHARS,
-    ID_MAX_CHARS, MODEL_ID_MAX_CHARS, STEP_KEY_MAX_CHARS,
-};
+pub use bodies::{parse_json, Budget, CreateRun, CreateTask, Owner, Release, Scope, UsageSubject};
 pub use codes::{ErrorCode, RunState, TaskStatus};
-pub use fields::MAX_SAFE_INTEGER;
 pub use hash::{canonical_hash, canonical_json};
+pub use limits::*;
 pub use problems::{Path, Problem, Problems};
 pub use prompt::{max_output_tokens, system_prompt, user_message};
-pub use request::{
-    AiRequest, Classify, ClassifyMany, ExtractData, FieldSpec, FieldType, GenerateText, Kind, INPUT_MAX_DEPTH,
-};
+pub use request::{AiRequest, Classify, ClassifyMany, ExtractData, FieldSpec, FieldType, GenerateText, Kind};
 pub use schema::{answer_schema, answer_schema_for, schema_name, SchemaDialect};
 pub use stored_size::stored_size;
-
-/// The largest request, in bytes of its stored `jsonb` text.
-pub const REQUEST_MAX_BYTES: usize = 100_000;
 
 /// The request hash stored on a task (`inputHash`).
 pub fn request_hash(request: &AiRequest) -> String {

@@ -1,21 +1,14 @@
 //! The four request kinds and their strict parser.
 
+use crate::limits::{
+    CHOICES, CHOICE_CHARS, DEFAULT_MAX_OUTPUT_CHARS, FIELDS, FIELD_DESCRIPTION_MAX_CHARS,
+    FIELD_NAME_MAX_CHARS, INPUT_MAX_DEPTH, MAX_OUTPUT_CHARS, PROMPT_MAX_CHARS, TEXT_FIELD_MAX_LENGTH,
+};
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::fields::{check_document, distinct_strings, type_name, Fields};
 use crate::problems::{Path, Problems};
-
-pub const PROMPT_MAX_CHARS: usize = 20_000;
-pub const INPUT_MAX_DEPTH: usize = 64;
-pub const MAX_OUTPUT_CHARS: i64 = 100_000;
-pub const DEFAULT_MAX_OUTPUT_CHARS: i64 = 4_000;
-pub const CHOICES: (usize, usize) = (2, 200);
-pub const CHOICE_CHARS: (usize, usize) = (1, 200);
-pub const FIELDS: (usize, usize) = (1, 100);
-pub const FIELD_NAME_MAX_CHARS: usize = 64;
-pub const FIELD_DESCRIPTION_MAX_CHARS: usize = 1_000;
-pub const TEXT_FIELD_MAX_LENGTH: i64 = 20_000;
 
 /// What a task asks the model for. Serializes to the normalized form that is stored and
 /// hashed: defaults are written out, so equal requests hash equally however they were spelled.

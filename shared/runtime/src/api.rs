@@ -5,7 +5,8 @@
 use std::time::{Duration, Instant};
 
 use aitasks_contracts::{
-    parse_json, request_hash, stored_size, CreateRun, CreateTask, Owner, Release, REQUEST_MAX_BYTES,
+    parse_json, request_hash, stored_size, CreateRun, CreateTask, Owner, Release, ID_MAX_CHARS,
+    MAX_CREATE_BODY_BYTES, MAX_WAIT_SECONDS, REQUEST_MAX_BYTES,
 };
 use aitasks_store::{self as store, Created, NewRun, NewTask, Run, SourceRef, Task, TaskOwner};
 use serde_json::json;
@@ -14,12 +15,7 @@ use uuid::Uuid;
 use crate::api_error::ApiError;
 use crate::app::App;
 
-/// The longest `?wait=` a caller may ask for, in seconds.
-pub const MAX_WAIT_SECONDS: u64 = 20;
 const WAIT_POLL: Duration = Duration::from_millis(200);
-const ID_MAX_CHARS: usize = 500;
-/// The largest create body parsed: ten times the stored request limit.
-pub const MAX_CREATE_BODY_BYTES: usize = 10 * REQUEST_MAX_BYTES;
 
 fn parse_id(id: &str) -> Result<Uuid, ApiError> {
     // An id that is not a UUID names nothing: the same answer as a missing one.

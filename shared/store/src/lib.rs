@@ -69,7 +69,5 @@ pub use sweep::{
 };
 pub use tasks::{create_task, get_task, get_task_by_effect_key, request_cancel, CancelRequest};
 
-/// The largest request, in bytes of its Postgres `jsonb` text, a task may store.
-pub const REQUEST_MAX_BYTES: usize = 100_000;
-/// The longest stored error message, in characters.
-pub const ERROR_MESSAGE_MAX_CHARS: usize = 2_000;
+/// The limits the store enforces are the contract's (one owner: the contracts crate).
+pub use aitasks_contracts::{ERROR_MESSAGE_MAX_CHARS, REQUEST_MAX_BYTES};

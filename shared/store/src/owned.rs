@@ -10,8 +10,7 @@ use crate::queries::{
 use crate::sql::{limit, millis};
 use crate::StoreResult;
 
-/// Sources per page of the unreleased-sources listing.
-pub const UNRELEASED_PAGE: usize = 100;
+pub use aitasks_contracts::UNRELEASED_PAGE;
 
 /// Mark an application-owned task released: the application has durably settled or discarded
 /// it, so the result may go once retention has passed. `false` when there is no such task.

@@ -1,0 +1,41 @@
+//! Every limit of the contract (docs/api.md, "Limits"), defined once. The parsers, the store, the
+//! API operations and the tests all use these.
+
+/// Characters of a `stepKey`.
+pub const STEP_KEY_MAX_CHARS: usize = 1_000;
+/// Characters of an `effectKey`.
+pub const EFFECT_KEY_MAX_CHARS: usize = 500;
+/// Characters of a `modelId`.
+pub const MODEL_ID_MAX_CHARS: usize = 120;
+/// Characters of every other key and id (`scopeId`, `sourceId`, `sourceRevision`, ...).
+pub const ID_MAX_CHARS: usize = 500;
+/// The largest request, in bytes of its stored `jsonb` text (HTTP 413 above it; the database
+/// holds the same limit as a CHECK constraint, migrations/V1).
+pub const REQUEST_MAX_BYTES: usize = 100_000;
+/// The largest create body parsed at all: ten times the stored request limit (whatever its
+/// whitespace, a larger body cannot hold a request within it).
+pub const MAX_CREATE_BODY_BYTES: usize = 10 * REQUEST_MAX_BYTES;
+/// The longest stored error message, in characters (longer ones are truncated).
+pub const ERROR_MESSAGE_MAX_CHARS: usize = 2_000;
+/// The longest `?wait=` a caller may ask for, in seconds.
+pub const MAX_WAIT_SECONDS: u64 = 20;
+/// Sources per page of the unreleased-sources listing.
+pub const UNRELEASED_PAGE: usize = 100;
+/// Budgets and counts are safe integers (they must survive a JavaScript client).
+pub const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
+/// Characters of a `prompt`.
+pub const PROMPT_MAX_CHARS: usize = 20_000;
+/// Nesting levels of `input`.
+pub const INPUT_MAX_DEPTH: usize = 64;
+/// `maxOutputChars` of `generate_text`: at most, and by default.
+pub const MAX_OUTPUT_CHARS: i64 = 100_000;
+pub const DEFAULT_MAX_OUTPUT_CHARS: i64 = 4_000;
+/// How many `choices`, and the characters of each.
+pub const CHOICES: (usize, usize) = (2, 200);
+pub const CHOICE_CHARS: (usize, usize) = (1, 200);
+/// How many `fields` an `extract_data` request has, and their names' and descriptions' lengths.
+pub const FIELDS: (usize, usize) = (1, 100);
+pub const FIELD_NAME_MAX_CHARS: usize = 64;
+pub const FIELD_DESCRIPTION_MAX_CHARS: usize = 1_000;
+/// `maxLength` of a text field: at most, and by default.
+pub const TEXT_FIELD_MAX_LENGTH: i64 = 20_000;
