@@ -56,13 +56,13 @@ async fn handle_record<P: Provider>(
             Ok(Outcome::Ack) => None,
             Ok(Outcome::Retry { delay }) => {
                 if let Err(error) = app.queues.change_visibility(receipt, delay).await {
-                    tracing::warn!(%error, "could not set the retry delay; the queue's visibility timeout applies");
+                    tracing::warn!(error = %aitasks_runtime::error_chain(&error), "could not set the retry delay; the queue's visibility timeout applies");
                 }
                 failure()
             }
             Err(error) => {
                 // The store is unreachable: leave the message for the visibility timeout.
-                tracing::error!(%error, "could not work on the task; the message will be retried");
+                tracing::error!(error = %aitasks_runtime::error_chain(&error), "could not work on the task; the message will be retried");
                 failure()
             }
         }

@@ -7,7 +7,9 @@ use serde_json::Value;
 
 /// Sweep once; the summary is also the invocation's result.
 pub async fn handle<P>(app: &App<P>, _event: LambdaEvent<Value>) -> Result<sweeper::SweepSummary, Error> {
-    let summary = sweeper::sweep(app).await?;
+    let summary = sweeper::sweep(app).await.inspect_err(|error| {
+        tracing::error!(error = %aitasks_runtime::error_chain(error), "the sweep stopped");
+    })?;
     // One JSON line per run, on stdout, whatever the log format.
     println!("{}", serde_json::json!({"sweep": summary}));
     Ok(summary)

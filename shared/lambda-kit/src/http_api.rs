@@ -91,7 +91,7 @@ where
 pub fn json_response(status: u16, value: &impl Serialize) -> ApiGatewayV2httpResponse {
     match serde_json::to_string(value) {
         Ok(body) => response(status, body, HeaderMap::new()),
-        Err(error) => error_response(&ApiError::Internal(format!("response serialization: {error}"))),
+        Err(error) => error_response(&ApiError::Internal(Box::new(error))),
     }
 }
 
@@ -100,7 +100,7 @@ pub fn json_response(status: u16, value: &impl Serialize) -> ApiGatewayV2httpRes
 pub fn error_response(error: &ApiError) -> ApiGatewayV2httpResponse {
     let status = error.status();
     if status >= 500 {
-        tracing::error!(code = error.code().as_str(), cause = %error, "request failed");
+        tracing::error!(code = error.code().as_str(), cause = %crate::error_chain(error), "request failed");
     }
     let mut body = json!({"code": error.code().as_str(), "message": error.public_message()});
     if let ApiError::Invalid(problems) = error {

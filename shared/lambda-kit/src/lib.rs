@@ -2,11 +2,10 @@
 //! (payload 2.0) requests, and turning results into responses, with the one function that maps
 //! an [`ApiError`] to HTTP.
 
-mod errors;
 mod http_api;
 mod telemetry;
 
-pub use errors::error_chain;
+pub use aitasks_runtime::error_chain;
 pub use http_api::{error_response, json_response, serve_http, HttpRequest};
 pub use telemetry::init_tracing;
 

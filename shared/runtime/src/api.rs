@@ -114,11 +114,11 @@ pub async fn create_task<P>(app: &App<P>, tenant: &str, body: &[u8]) -> Result<C
             match app.queues.send_task(task.id).await {
                 Ok(()) => {
                     if let Err(error) = store::mark_sent(&client, task.id).await {
-                        tracing::warn!(task_id = %task.id, %error, "sent, but could not record it");
+                        tracing::warn!(task_id = %task.id, error = %crate::error_chain(&error), "sent, but could not record it");
                     }
                 }
                 Err(error) => {
-                    tracing::warn!(task_id = %task.id, %error, "send failed; the sweeper will send it")
+                    tracing::warn!(task_id = %task.id, error = %crate::error_chain(&error), "send failed; the sweeper will send it")
                 }
             }
         }

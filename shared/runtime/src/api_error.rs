@@ -26,10 +26,11 @@ pub enum ApiError {
     #[error("admission refused: {code}")]
     Admission { code: ErrorCode, retry_after: Option<Duration> },
     #[error("the database is unavailable")]
-    Unavailable,
-    /// Anything unexpected: the cause goes to the log, the caller sees an opaque 500.
-    #[error("internal error: {0}")]
-    Internal(String),
+    Unavailable(#[source] StoreError),
+    /// Anything unexpected: the cause (its whole chain) goes to the log, the caller sees an
+    /// opaque 500.
+    #[error("internal error")]
+    Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
 impl ApiError {
@@ -41,7 +42,7 @@ impl ApiError {
             ApiError::NotFound | ApiError::NoRoute => 404,
             ApiError::RunUnavailable => 409,
             ApiError::Admission { .. } => 429,
-            ApiError::Unavailable => 503,
+            ApiError::Unavailable(_) => 503,
             ApiError::Internal(_) => 500,
         }
     }
@@ -55,7 +56,7 @@ impl ApiError {
             ApiError::NotFound | ApiError::NoRoute => ErrorCode::NotFound,
             ApiError::RunUnavailable => ErrorCode::RunUnavailable,
             ApiError::Admission { code, .. } => *code,
-            ApiError::Unavailable => ErrorCode::Unavailable,
+            ApiError::Unavailable(_) => ErrorCode::Unavailable,
             ApiError::Internal(_) => ErrorCode::Internal,
         }
     }
@@ -64,6 +65,7 @@ impl ApiError {
     pub fn public_message(&self) -> String {
         match self {
             ApiError::Internal(_) => "internal error".to_owned(),
+            ApiError::Unavailable(_) => "the database is unavailable".to_owned(),
             ApiError::Invalid(_) => "the request is invalid".to_owned(),
             other => other.to_string(),
         }
@@ -80,7 +82,7 @@ impl From<StoreError> for ApiError {
             StoreError::RunNotFound => ApiError::NotFound,
             StoreError::RunUnavailable => ApiError::RunUnavailable,
             StoreError::RequestTooLarge => ApiError::TooLarge,
-            StoreError::Unavailable(_) => ApiError::Unavailable,
+            unavailable @ StoreError::Unavailable(_) => ApiError::Unavailable(unavailable),
             StoreError::Admission(refusal) => ApiError::Admission {
                 code: refusal.code(),
                 retry_after: match refusal {
@@ -88,7 +90,7 @@ impl From<StoreError> for ApiError {
                     _ => None,
                 },
             },
-            other => ApiError::Internal(other.to_string()),
+            other => ApiError::Internal(Box::new(other)),
         }
     }
 }

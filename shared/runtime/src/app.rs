@@ -73,7 +73,7 @@ impl<P> App<P> {
             aitasks_store::mark_delivered(&client, &delivered).await
         };
         if let Err(error) = marked.await {
-            tracing::warn!(%error, "could not mark events delivered; the sweeper will deliver them again");
+            tracing::warn!(error = %crate::error_chain(&error), "could not mark events delivered; the sweeper will deliver them again");
         }
     }
 }

@@ -106,7 +106,7 @@ async fn execute<P: Provider>(
                             last_heartbeat = Instant::now();
                             if let Some(message) = message {
                                 if let Err(error) = app.queues.change_visibility(message.receipt_handle, config.visibility_extension()).await {
-                                    tracing::warn!(%error, "could not extend the message's visibility");
+                                    tracing::warn!(error = %crate::error_chain(&error), "could not extend the message's visibility");
                                 }
                             }
                         }
@@ -115,7 +115,7 @@ async fn execute<P: Provider>(
                     Ok(LeaseCheck::Lost) => break Ending::LeaseLost,
                     // A blip: keep working. If Postgres stays away the heartbeat goes stale and
                     // the sweeper takes the task back; every write here is fenced anyway.
-                    Err(error) => tracing::warn!(%error, "cancel check failed"),
+                    Err(error) => tracing::warn!(error = %crate::error_chain(&error), "cancel check failed"),
                 }
             }
         }

@@ -25,9 +25,13 @@ pub enum StoreError {
     /// A row held a value the store does not understand (a bug or a foreign writer).
     #[error("unexpected row: {0}")]
     Corrupt(String),
-    /// Any other database error.
-    #[error("database error")]
+    /// Any other database error; its SQLSTATE in the message, the driver's words in the source.
+    #[error("database error{}", sqlstate(.0))]
     Database(#[source] tokio_postgres::Error),
+    /// The configuration cannot work: a malformed `DATABASE_URL`, an unreadable CA file. Not
+    /// retried: nothing changes until the configuration does.
+    #[error("configuration: {0}")]
+    Config(String),
     /// Applying the migrations failed; the source says why (the driver's error and its SQLSTATE).
     #[error("migration failed")]
     Migration(#[source] refinery::Error),
@@ -75,3 +79,8 @@ impl From<deadpool_postgres::PoolError> for StoreError {
 }
 
 pub type StoreResult<T> = Result<T, StoreError>;
+
+/// ` (SQLSTATE 23505)` for an error the server reported; nothing otherwise.
+fn sqlstate(error: &tokio_postgres::Error) -> String {
+    error.as_db_error().map(|db| format!(" (SQLSTATE {})", db.code().code())).unwrap_or_default()
+}

@@ -53,22 +53,19 @@ pub fn tls_connector(ca_file: Option<&std::path::Path>) -> StoreResult<MakeRustl
     let from_env =
         std::env::var_os("AITASK_DB_CA_FILE").filter(|p| !p.is_empty()).map(std::path::PathBuf::from);
     if let Some(path) = ca_file.map(std::path::Path::to_path_buf).or(from_env) {
-        let pem = std::fs::read(&path).map_err(|e| {
-            StoreError::Unavailable(format!("AITASK_DB_CA_FILE {}: {e}", path.to_string_lossy()).into())
-        })?;
+        let pem = std::fs::read(&path)
+            .map_err(|e| StoreError::Config(format!("AITASK_DB_CA_FILE {}: {e}", path.to_string_lossy())))?;
         for certificate in rustls_pemfile::certs(&mut pem.as_slice()) {
             let certificate =
-                certificate.map_err(|e| StoreError::Unavailable(format!("AITASK_DB_CA_FILE: {e}").into()))?;
-            roots
-                .add(certificate)
-                .map_err(|e| StoreError::Unavailable(format!("AITASK_DB_CA_FILE: {e}").into()))?;
+                certificate.map_err(|e| StoreError::Config(format!("AITASK_DB_CA_FILE: {e}")))?;
+            roots.add(certificate).map_err(|e| StoreError::Config(format!("AITASK_DB_CA_FILE: {e}")))?;
         }
     }
     // An explicit provider: the process may link more than one, and then none is the default.
     let config =
         rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
             .with_safe_default_protocol_versions()
-            .map_err(|e| StoreError::Unavailable(Box::new(e)))?
+            .map_err(|e| StoreError::Config(format!("TLS for the database: {e}")))?
             .with_root_certificates(roots)
             .with_no_client_auth();
     Ok(MakeRustlsConnect::new(config))
@@ -76,9 +73,8 @@ pub fn tls_connector(ca_file: Option<&std::path::Path>) -> StoreResult<MakeRustl
 
 /// Build a pool. No connection is opened until the first query.
 pub fn connect(settings: &PoolSettings) -> StoreResult<Pool> {
-    let mut config = tokio_postgres::Config::from_str(&settings.url).map_err(|e| {
-        StoreError::Unavailable(format!("invalid DATABASE_URL: {}", redact(&e.to_string())).into())
-    })?;
+    let mut config = tokio_postgres::Config::from_str(&settings.url)
+        .map_err(|e| StoreError::Config(format!("invalid DATABASE_URL: {}", redact(&e.to_string()))))?;
     config.connect_timeout(settings.connect_timeout);
     config.application_name("aitasks");
     let manager = Manager::from_config(
@@ -94,7 +90,7 @@ pub fn connect(settings: &PoolSettings) -> StoreResult<Pool> {
         .wait_timeout(Some(settings.wait_timeout))
         .create_timeout(Some(settings.connect_timeout))
         .build()
-        .map_err(|e| StoreError::Unavailable(Box::new(e)))
+        .map_err(|e| StoreError::Config(format!("the connection pool: {e}")))
 }
 
 /// Take a client from the pool.

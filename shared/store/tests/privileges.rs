@@ -24,6 +24,12 @@ async fn the_functions_role_cannot_change_the_schema() {
     ] {
         let error = client.batch_execute(statement).await.expect_err(statement);
         assert_eq!(error.code(), Some(&SqlState::INSUFFICIENT_PRIVILEGE), "{statement}: {error:?}");
+        // As the store reports it: the SQLSTATE in the message, the server's words in the source.
+        let reported = aitasks_store::StoreError::from(error);
+        assert!(reported.to_string().contains("(SQLSTATE 42501)"), "{reported}");
+        assert!(!reported.is_unavailable(), "a refusal is not an outage: nothing to retry");
+        let cause = std::error::Error::source(&reported).map(|s| format!("{s:?}")).unwrap_or_default();
+        assert!(cause.contains("permission denied") || cause.contains("must "), "{cause}");
     }
 
     // Rows are its business.

@@ -51,10 +51,7 @@ pub async fn handle(State(gateway): State<Arc<Gateway>>, request: Request) -> Re
     };
     match result {
         Ok(response) => into_response(response),
-        Err(error) => {
-            tracing::error!(%error, "handler failed");
-            into_response(error_response(&ApiError::Internal(error.to_string())))
-        }
+        Err(error) => into_response(error_response(&ApiError::Internal(error))),
     }
 }
 

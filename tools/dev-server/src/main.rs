@@ -74,7 +74,7 @@ async fn main() -> Result<(), Failure> {
             if let Err(error) =
                 sweeper::handle(&sweep_app, LambdaEvent::new(serde_json::json!({}), Context::default())).await
             {
-                tracing::warn!(%error, "sweep failed");
+                tracing::warn!(error = %aitasks_runtime::error_chain(error.as_ref()), "sweep failed");
             }
         }
     });

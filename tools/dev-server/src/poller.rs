@@ -48,16 +48,18 @@ impl Poller {
             context.request_id = uuid::Uuid::new_v4().to_string();
             let now_ms = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_millis() as u64;
             context.deadline = now_ms + self.function_timeout.as_millis() as u64;
-            let failed: HashSet<String> =
-                match process_task::handle(&self.app, LambdaEvent::new(event, context)).await {
-                    Ok(response) => {
-                        response.batch_item_failures.into_iter().map(|f| f.item_identifier).collect()
-                    }
-                    Err(error) => {
-                        tracing::error!(%error, "process-task failed; the whole batch will be retried");
-                        continue;
-                    }
-                };
+            let failed: HashSet<String> = match process_task::handle(
+                &self.app,
+                LambdaEvent::new(event, context),
+            )
+            .await
+            {
+                Ok(response) => response.batch_item_failures.into_iter().map(|f| f.item_identifier).collect(),
+                Err(error) => {
+                    tracing::error!(error = %aitasks_runtime::error_chain(error.as_ref()), "process-task failed; the whole batch will be retried");
+                    continue;
+                }
+            };
             let entries: Vec<_> = messages
                 .iter()
                 .filter(|m| !m.message_id().is_some_and(|id| failed.contains(id)))

@@ -1,5 +1,6 @@
-//! Errors at the edge: the one way an error and its causes become text for a log line or an
-//! operator-facing message.
+//! The one way an error and its causes become text, for a log line or an operator-facing message
+//! (the edge's error logs, the migrate function's answer to CloudFormation, the worker's
+//! warnings).
 
 /// An error and every cause under it: `migration failed: error asserting migrations table:
 /// db error: ERROR: permission denied for schema public`. Passwords in connection strings are
