@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 # Load .local/env (written by `make up`); variables already set in the environment win.
-LOAD_ENV := set -a; [ -f .local/env ] && source <(sed -E 's/^export ([A-Z0-9_]+)=(.*)$$/: "$${\1:=\2}"/' .local/env); set +a;
+LOAD_ENV := source scripts/env.sh && load_local_env;
 TOOLS = $(shell scripts/tools.sh)
 
 

@@ -5,19 +5,21 @@
 #   BENCH_ONLY=a,b       only these sections: lifecycle, round_trips, admission, e2e, footprint, graphile
 source "$(dirname "$0")/lib.sh"
 export AITASK_PG_DURABLE=1 AITASK_PG_TLS=0 AITASK_PG_DIR="/tmp/aitasks-pg-bench-$(printf '%s' "$ROOT" | md5sum | cut -c1-10)"
-LOCAL_SAVED_ENV="$(cat "$LOCAL/env" 2>/dev/null || true)"
+# The benchmarks' variables go to a file of their own: the dev stack's .local/env is never edited.
+export AITASK_ENV_FILE="$LOCAL/env.bench"
+cp "$LOCAL/env" "$AITASK_ENV_FILE" 2>/dev/null || : >"$AITASK_ENV_FILE"
 sqs_started=0
 [ -f "$LOCAL/sqs/pid" ] && kill -0 "$(cat "$LOCAL/sqs/pid")" 2>/dev/null || { "$ROOT/scripts/sqs.sh" up; sqs_started=1; }
 AITASK_PG_STATE=bench "$ROOT/scripts/postgres.sh" up
 cleanup() {
   AITASK_PG_STATE=bench "$ROOT/scripts/postgres.sh" down
   [ "$sqs_started" = 1 ] && "$ROOT/scripts/sqs.sh" down
-  printf "%s\n" "$LOCAL_SAVED_ENV" > "$LOCAL/env"
+  rm -f "$AITASK_ENV_FILE"
 }
 trap cleanup EXIT
 # The benchmark cluster serves plain TCP: no CA file applies to it.
-sed -i '/^export AITASK_DB_CA_FILE=/d' "$LOCAL/env"
-bench_url="$(grep '^export AITASK_MIGRATE_DATABASE_URL=' "$LOCAL/env" | cut -d= -f2-)"
+sed -i '/^export AITASK_DB_CA_FILE=/d' "$AITASK_ENV_FILE"
+bench_url="$(unset AITASK_MIGRATE_DATABASE_URL; load_local_env; echo "$AITASK_MIGRATE_DATABASE_URL")"
 cd "$ROOT"
 log "building release binaries (the functions, the dev server, the benchmark tool)"
 cargo build --release --quiet -p aitasks-bench -p aitasks-dev-server \

@@ -22,10 +22,7 @@ trap cleanup EXIT
 cd "$ROOT"
 log "building the dev server and the demo client"
 cargo build --quiet -p aitasks-dev-server -p aitasks-demo
-set -a
-# shellcheck disable=SC1091
-source "$LOCAL/env"
-set +a
+load_local_env
 export AITASK_LOCAL_ADDR="127.0.0.1:$(free_port)"
 export AITASK_SWEEP_INTERVAL_MS=5000 AITASK_LOCAL_POLL_WAIT_S=1 AITASK_CANCEL_POLL_MS=200
 mkdir -p "$LOCAL/demo"

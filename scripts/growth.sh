@@ -19,13 +19,14 @@ checkpoint_timeout = 30min
 track_io_timing = on
 log_line_prefix = '%m [%a] '
 shared_preload_libraries = 'pg_stat_statements,auto_explain'"
-LOCAL_SAVED_ENV="$(cat "$LOCAL/env" 2>/dev/null || true)"
+# The growth cluster's variables go to a file of their own: .local/env is never edited.
+export AITASK_ENV_FILE="$LOCAL/env.growth"
 AITASK_PG_STATE=growth "$ROOT/scripts/postgres.sh" up
 cleanup() {
   if [ "${GROWTH_KEEP:-0}" != "1" ]; then
     "$ROOT/scripts/postgres.sh" down
   fi
-  printf "%s\n" "$LOCAL_SAVED_ENV" > "$LOCAL/env"
+  rm -f "$AITASK_ENV_FILE"
 }
 trap cleanup EXIT
 # From the port (a kept cluster is not written to .local/env again).

@@ -17,10 +17,7 @@ for fn in create-task process-task sweeper release-delete migrate; do
   log "$fn: $(du -h "$binary" | cut -f1) ($binary)"
 done
 
-set -a
-# shellcheck disable=SC1091
-source "$LOCAL/env"
-set +a
+load_local_env
 # A database of its own, migrated, so the invocations see a real schema.
 smoke_db="aitasks_lambda_smoke"
 admin_url="${AITASK_MIGRATE_DATABASE_URL%/*}/postgres"

@@ -4,6 +4,8 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=scripts/env.sh
+source "$ROOT/scripts/env.sh"
 LOCAL="$ROOT/.local"
 AITASK_CACHE="${AITASK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/aitasks}"
 mkdir -p "$LOCAL" "$AITASK_CACHE"
@@ -37,12 +39,14 @@ need_apt() {
   command -v "$cmd" >/dev/null 2>&1 || apt_install "$@"
 }
 
-# Set or replace KEY=VALUE in .local/env.
+# Set or replace KEY=VALUE in .local/env (or $AITASK_ENV_FILE), single-quoted.
 env_set() {
-  local key="$1" value="$2" file="$LOCAL/env"
+  local key="$1" value="$2" file
+  file="$(aitasks_env_file)"
+  mkdir -p "$(dirname "$file")"
   touch "$file"
   grep -v "^export $key=" "$file" >"$file.tmp" || true
-  printf 'export %s=%q\n' "$key" "$value" >>"$file.tmp"
+  printf "export %s='%s'\n" "$key" "${value//\'/\'\\\'\'}" >>"$file.tmp"
   mv "$file.tmp" "$file"
 }
 

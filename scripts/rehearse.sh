@@ -35,9 +35,6 @@ if [ "${1:-}" != "fast" ]; then
   sam_build_arm64
 fi
 
-set -a
-# shellcheck disable=SC1091
-source "$LOCAL/env"
-set +a
+load_local_env
 cargo run -q -p aitasks-rehearse
 cargo test -q -p aitasks-rehearse

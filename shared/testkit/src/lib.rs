@@ -35,13 +35,44 @@ pub fn local_env(name: &str) -> String {
         .unwrap_or_else(|| panic!("{name} is not set and not in .local/env: run `make up` first"))
 }
 
+/// The same rule as `scripts/env.sh` (the one way `.local/env` is read): the environment wins,
+/// else the file's `export KEY='value'` line; `AITASK_ENV_FILE` names another file.
 pub fn try_local_env(name: &str) -> Option<String> {
     if let Ok(value) = std::env::var(name) {
         return Some(value);
     }
-    let env = std::fs::read_to_string(workspace_root().join(".local/env")).ok()?;
+    let file = std::env::var_os("AITASK_ENV_FILE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join(".local/env"));
+    let env = std::fs::read_to_string(file).ok()?;
     let prefix = format!("export {name}=");
-    env.lines()
-        .find_map(|line| line.strip_prefix(&prefix))
-        .map(|v| v.trim_matches('\'').trim_matches('"').to_owned())
+    env.lines().find_map(|line| line.strip_prefix(&prefix)).map(shell_unquote)
+}
+
+/// A value as the shell reads it: single-quoted runs verbatim, elsewhere a backslash escapes the
+/// next character (`env_set` writes `'it'\''s'`; older files used `printf %q`).
+fn shell_unquote(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => out.extend(chars.by_ref().take_while(|c| *c != '\'')),
+            '\\' => out.extend(chars.next()),
+            '"' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_unquote;
+
+    #[test]
+    fn values_unquote_as_the_shell_does() {
+        assert_eq!(shell_unquote("'postgres://a:b@h:1/x?s=1'"), "postgres://a:b@h:1/x?s=1");
+        assert_eq!(shell_unquote("'it'\\''s'"), "it's");
+        assert_eq!(shell_unquote("plain\\ value"), "plain value");
+    }
 }
