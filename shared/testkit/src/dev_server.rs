@@ -16,15 +16,29 @@ fn dev_server_binary() -> PathBuf {
     if let Some(binary) = std::env::var_os("AITASK_DEV_SERVER_BIN") {
         return PathBuf::from(binary);
     }
-    // Test executables live in target/<profile>/deps; the dev server in target/<profile>.
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT.get_or_init(build_dev_server).clone()
+}
+
+/// Build the dev server into the target folder this test runs from (test executables live in
+/// `target/<profile>/deps`), once per test process, so a test never starts a stale binary. Cargo
+/// answers at once when it is up to date.
+fn build_dev_server() -> PathBuf {
     let exe = std::env::current_exe().expect("current exe");
-    let binary = exe.parent().and_then(|deps| deps.parent()).expect("target dir").join("aitasks-dev-server");
-    assert!(
-        binary.exists(),
-        "{} is missing: run `cargo build -p aitasks-dev-server` first",
-        binary.display()
-    );
-    binary
+    let profile_dir = exe.parent().and_then(|deps| deps.parent()).expect("target/<profile>");
+    let target_dir = profile_dir.parent().expect("the target folder");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = std::process::Command::new(cargo);
+    command
+        .args(["build", "--quiet", "-p", "aitasks-dev-server", "--target-dir"])
+        .arg(target_dir)
+        .current_dir(crate::workspace_root());
+    if profile_dir.file_name().is_some_and(|name| name == "release") {
+        command.arg("--release");
+    }
+    let status = command.status().expect("run cargo build for the dev server");
+    assert!(status.success(), "building the dev server failed");
+    profile_dir.join("aitasks-dev-server")
 }
 
 fn free_port() -> u16 {
