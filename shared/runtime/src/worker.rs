@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use aitasks_contracts::{AiRequest, Path};
 use aitasks_providers::{CancellationToken, Provider, ProviderError};
-use aitasks_store::{self as store, Claim, Finished, Lease, LeaseCheck, Settlement, StoreError, Task};
+use aitasks_store::{self as store, Claim, Fenced, Lease, LeaseCheck, StoreError, Task};
 use tokio::time::{Instant, MissedTickBehavior};
 use tracing::Instrument;
 use uuid::Uuid;
@@ -153,29 +153,29 @@ async fn settle<P>(app: &App<P>, task: &Task, ending: Ending) -> Result<Outcome,
     let finished = match decision {
         Decision::Complete(completion) => {
             let usage = serde_json::to_value(&completion.usage).ok();
-            store::complete(&client, lease, &completion.output, usage.as_ref()).await?
+            store::complete_attempt(&client, lease, &completion.output, usage.as_ref()).await?
         }
         Decision::Requeue { code, message, delay } => {
-            if store::requeue(&client, lease, code, &message).await? {
+            if store::requeue_attempt(&client, lease, code, &message).await? {
                 return Ok(Outcome::Retry { delay });
             }
-            Finished::Lost
+            Fenced::Lost
         }
-        Decision::Fail { code, message } => store::fail(&client, lease, code, &message).await?,
+        Decision::Fail { code, message } => store::fail_attempt(&client, lease, code, &message).await?,
         // Nothing to write for the attempt itself: the cancel is settled below.
-        Decision::SettleCancel => Finished::Lost,
+        Decision::SettleCancel => Fenced::Lost,
         Decision::Abandon => {
             tracing::info!("lease lost (requeued, settled or deleted elsewhere); writing nothing");
             return Ok(Outcome::Ack);
         }
     };
     let event = match finished {
-        Finished::Settled(event) => Some(event),
+        Fenced::Written(event) => Some(event),
         // The fence failed: if a cancel was requested meanwhile, settle it; otherwise the task
         // moved on without us (another attempt owns it, or it is gone).
-        Finished::Lost => match store::settle_cancel(&client, task.id).await? {
-            Settlement::Settled(settled) => Some(settled.event),
-            Settlement::Lost => None,
+        Fenced::Lost => match store::end_canceled(&client, task.id).await? {
+            Fenced::Written(settled) => Some(settled.event),
+            Fenced::Lost => None,
         },
     };
     drop(client);

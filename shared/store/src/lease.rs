@@ -8,9 +8,9 @@ use aitasks_contracts::ErrorCode;
 use crate::model::{Claim, Lease, LeaseCheck, Task, TaskStatus};
 use crate::pool::GenericClient;
 use crate::queries::{CHECK, CLAIM, CLAIM_MISS, HEARTBEAT, REQUEUE};
-use crate::settle::settle_cancel;
+use crate::settle::end_canceled;
 use crate::sql::truncate_message;
-use crate::{Settlement, StoreResult};
+use crate::{Fenced, StoreResult};
 
 /// Claim the next attempt of a queued task. One round trip when it succeeds. Only a `queued`
 /// task whose cancel was not requested and whose attempt budget is not spent can be claimed;
@@ -27,7 +27,7 @@ pub async fn claim(client: &impl GenericClient, task_id: Uuid) -> StoreResult<Cl
     let status = crate::model::task_status(row.try_get("status")?)?;
     let cancel_requested: bool = row.try_get("cancel_requested")?;
     if status == TaskStatus::Queued && cancel_requested {
-        if let Settlement::Settled(settled) = settle_cancel(client, task_id).await? {
+        if let Fenced::Written(settled) = end_canceled(client, task_id).await? {
             return Ok(Claim::Canceled(*settled));
         }
     }
@@ -62,8 +62,8 @@ fn lease_check(row: Option<tokio_postgres::Row>) -> StoreResult<LeaseCheck> {
 
 /// Put a running task back in the queue after a retryable failure, keeping the error for the
 /// record. Returns false when the lease was lost, a cancel was requested (settle it with
-/// [`settle_cancel`]) or the attempt budget is spent (fail it instead).
-pub async fn requeue(
+/// [`end_canceled`]) or the attempt budget is spent (fail it instead).
+pub async fn requeue_attempt(
     client: &impl GenericClient,
     lease: Lease,
     code: ErrorCode,

@@ -19,7 +19,7 @@
 //! | [`claim`] | 1 | a fenced `UPDATE ... RETURNING` |
 //! | [`heartbeat`] (with the cancel check) | 1 | `UPDATE ... RETURNING cancel_requested_at IS NOT NULL` |
 //! | [`check`] (cancel poll) | 1 | a primary-key read |
-//! | [`complete`] with its completion event | 1 | the event insert is a data-modifying CTE of the update |
+//! | [`complete_attempt`] with its completion event | 1 | the event insert is a data-modifying CTE of the update |
 //!
 //! The test `round_trips` in `tests/round_trips.rs` counts the statements the server received
 //! for each operation (through `pg_stat_statements`) and holds these numbers.
@@ -29,7 +29,7 @@
 //! A claim increments `attempts`; the worker keeps the [`Lease`] `(task id, attempt)` and every
 //! later write matches it together with the state it expects. A stale worker's late write after
 //! a requeue, a cancel or another worker's claim changes nothing and reports
-//! [`Finished::Lost`], [`Settlement::Lost`] or [`LeaseCheck::Lost`].
+//! [`Fenced::Lost`], [`Fenced::Lost`] or [`LeaseCheck::Lost`].
 
 mod admission;
 mod error;
@@ -52,10 +52,10 @@ pub use admission::{
 };
 pub use error::{StoreError, StoreResult};
 pub use events::{lease_pending_events, mark_delivered, prune_delivered_events};
-pub use lease::{check, claim, heartbeat, requeue};
+pub use lease::{check, claim, heartbeat, requeue_attempt};
 pub use model::{
-    Claim, Created, Finished, Lease, LeaseCheck, NewRun, NewTask, PendingEvent, Run, RunState, Settled,
-    Settlement, Task, TaskOwner, TaskStatus,
+    Claim, Created, Fenced, Lease, LeaseCheck, NewRun, NewTask, PendingEvent, Run, RunState, Settled, Task,
+    TaskOwner, TaskStatus,
 };
 pub use owned::{delete_owned, delete_retained, release, unreleased_sources, SourceRef, UNRELEASED_PAGE};
 pub use pool::{
@@ -63,7 +63,7 @@ pub use pool::{
     StorePool,
 };
 pub use runs::{cancel_run, create_run, get_run, CanceledRun};
-pub use settle::{complete, fail, settle_cancel};
+pub use settle::{complete_attempt, end_canceled, fail_attempt};
 pub use sweep::{
     claim_unsent, expire_queued, expire_running, mark_sent, mark_unsent, prune_admissions, ExpiredRunning,
 };

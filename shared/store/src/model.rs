@@ -262,24 +262,14 @@ pub struct Settled {
     pub event: PendingEvent,
 }
 
-/// What a settling write did.
+/// What a fenced write did. Every write a worker (or a cancel) makes after a claim matches the
+/// state and attempt it expects: it either took effect, or the task moved on without it (it was
+/// requeued, canceled, reclaimed or deleted under the writer) and nothing changed.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Settlement {
-    /// This write made the task terminal.
-    Settled(Box<Settled>),
-    /// The fence did not match: the task was requeued, canceled, reclaimed or deleted under
-    /// this worker. Nothing changed.
-    Lost,
-}
-
-/// What a worker's settling write ([`crate::complete`], [`crate::fail`]) did. Only the
-/// completion event comes back: the worker holds the task already.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Finished {
-    /// This write made the task terminal and wrote this event; publish it.
-    Settled(PendingEvent),
-    /// The fence did not match: the task was requeued, canceled, reclaimed or deleted under
-    /// this worker. Nothing changed.
+pub enum Fenced<T> {
+    /// The write took effect; here is what it wrote.
+    Written(T),
+    /// The fence did not match: nothing changed.
     Lost,
 }
 

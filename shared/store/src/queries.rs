@@ -56,8 +56,8 @@ pub(crate) static COMPLETE_UNSCOPED: Sql =
 pub(crate) static FAIL: Sql = Sql::new("settle/fail", include_str!("../sql/settle/fail.sql"));
 pub(crate) static FAIL_UNSCOPED: Sql =
     Sql::new("settle/fail_unscoped", include_str!("../sql/settle/fail_unscoped.sql"));
-pub(crate) static SETTLE_CANCEL: Sql =
-    Sql::new("settle/settle_cancel", include_str!("../sql/settle/settle_cancel.sql"));
+pub(crate) static END_CANCELED: Sql =
+    Sql::new("settle/end_canceled", include_str!("../sql/settle/end_canceled.sql"));
 pub(crate) static CLAIM_UNSENT: Sql =
     Sql::new("sweep/claim_unsent", include_str!("../sql/sweep/claim_unsent.sql"));
 pub(crate) static EXPIRE_QUEUED: Sql =
@@ -111,7 +111,7 @@ pub(crate) static ALL: [&Sql; 41] = [
     &COMPLETE_UNSCOPED,
     &FAIL,
     &FAIL_UNSCOPED,
-    &SETTLE_CANCEL,
+    &END_CANCELED,
     &CLAIM_UNSENT,
     &EXPIRE_QUEUED,
     &EXPIRE_RUNNING,

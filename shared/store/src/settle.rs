@@ -7,21 +7,21 @@ use uuid::Uuid;
 
 use aitasks_contracts::ErrorCode;
 
-use crate::model::{settled_from_row, Finished, Lease, PendingEvent, Settlement};
+use crate::model::{settled_from_row, Fenced, Lease, PendingEvent, Settled};
 use crate::pool::GenericClient;
-use crate::queries::{COMPLETE, COMPLETE_UNSCOPED, FAIL, FAIL_UNSCOPED, SETTLE_CANCEL};
+use crate::queries::{COMPLETE, COMPLETE_UNSCOPED, END_CANCELED, FAIL, FAIL_UNSCOPED};
 use crate::sql::{truncate_message, CANCELED_CODE};
 use crate::StoreResult;
 
 /// Store a validated output. One round trip, event included; only the event comes back.
-/// [`Finished::Lost`] when the lease is gone or a cancel was requested (then settle the cancel
+/// [`Fenced::Lost`] when the lease is gone or a cancel was requested (then settle the cancel
 /// instead).
-pub async fn complete(
+pub async fn complete_attempt(
     client: &impl GenericClient,
     lease: Lease,
     output: &Value,
     usage: Option<&Value>,
-) -> StoreResult<Finished> {
+) -> StoreResult<Fenced<PendingEvent>> {
     let sql = if lease.scoped { &COMPLETE } else { &COMPLETE_UNSCOPED };
     let statement = client.prepare_cached(sql.text()).await?;
     let params = sql.bind(&[
@@ -31,17 +31,17 @@ pub async fn complete(
         ("usage", &usage),
     ])?;
     let row = client.query_opt(&statement, &params).await?;
-    finished(row)
+    written_event(row)
 }
 
 /// End a running task `failed` with an error code. One round trip, event included; only the
 /// event comes back.
-pub async fn fail(
+pub async fn fail_attempt(
     client: &impl GenericClient,
     lease: Lease,
     code: ErrorCode,
     message: &str,
-) -> StoreResult<Finished> {
+) -> StoreResult<Fenced<PendingEvent>> {
     let sql = if lease.scoped { &FAIL } else { &FAIL_UNSCOPED };
     let statement = client.prepare_cached(sql.text()).await?;
     let (code, message) = (code.as_str(), truncate_message(message));
@@ -52,32 +52,32 @@ pub async fn fail(
         ("error_message", &message),
     ])?;
     let row = client.query_opt(&statement, &params).await?;
-    finished(row)
+    written_event(row)
 }
 
 /// End a task whose cancel was requested `canceled`, whoever notices first (its worker, a
 /// claim, or the sweeper). Not fenced on an attempt: a requested cancel wins over any lease.
-pub async fn settle_cancel(client: &impl GenericClient, task_id: Uuid) -> StoreResult<Settlement> {
-    let statement = client.prepare_cached(SETTLE_CANCEL.text()).await?;
-    let params = SETTLE_CANCEL.bind(&[("task_id", &task_id), ("canceled_code", &CANCELED_CODE)])?;
+pub async fn end_canceled(client: &impl GenericClient, task_id: Uuid) -> StoreResult<Fenced<Box<Settled>>> {
+    let statement = client.prepare_cached(END_CANCELED.text()).await?;
+    let params = END_CANCELED.bind(&[("task_id", &task_id), ("canceled_code", &CANCELED_CODE)])?;
     let row = client.query_opt(&statement, &params).await?;
-    settlement(row)
+    written_task(row)
 }
 
-fn finished(row: Option<tokio_postgres::Row>) -> StoreResult<Finished> {
+fn written_event(row: Option<tokio_postgres::Row>) -> StoreResult<Fenced<PendingEvent>> {
     match row {
-        Some(row) => Ok(Finished::Settled(PendingEvent {
+        Some(row) => Ok(Fenced::Written(PendingEvent {
             id: row.try_get("id")?,
             task_id: row.try_get("task_id")?,
             payload: row.try_get("payload")?,
         })),
-        None => Ok(Finished::Lost),
+        None => Ok(Fenced::Lost),
     }
 }
 
-fn settlement(row: Option<tokio_postgres::Row>) -> StoreResult<Settlement> {
+fn written_task(row: Option<tokio_postgres::Row>) -> StoreResult<Fenced<Box<Settled>>> {
     match row {
-        Some(row) => Ok(Settlement::Settled(Box::new(settled_from_row(&row)?))),
-        None => Ok(Settlement::Lost),
+        Some(row) => Ok(Fenced::Written(Box::new(settled_from_row(&row)?))),
+        None => Ok(Fenced::Lost),
     }
 }

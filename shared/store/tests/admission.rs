@@ -56,7 +56,7 @@ fn refusal(result: &Result<store::ScopedCreated, StoreError>) -> Option<Admissio
 async fn complete(db: &TestDb, task_id: uuid::Uuid) {
     let client = db.client().await;
     let Claim::Claimed(task) = store::claim(&client, task_id).await.unwrap() else { panic!("claim") };
-    store::complete(&client, task.lease(), &json!("pos"), None).await.unwrap();
+    store::complete_attempt(&client, task.lease(), &json!("pos"), None).await.unwrap();
 }
 
 #[tokio::test]
@@ -224,7 +224,7 @@ async fn steps_per_source_at_the_edge_freed_by_failure_and_reset_after_a_day() {
     // A failed task frees its logical step.
     let client = db.client().await;
     let Claim::Claimed(task) = store::claim(&client, ids[0]).await.unwrap() else { panic!("claim") };
-    store::fail(&client, task.lease(), ErrorCode::ProviderError, "x").await.unwrap();
+    store::fail_attempt(&client, task.lease(), ErrorCode::ProviderError, "x").await.unwrap();
     assert!(scoped(&db, "s1", "d", &admission("doc", "d", budget)).await.is_ok());
     assert_eq!(
         refusal(&scoped(&db, "s1", "e", &admission("doc", "e", budget)).await),
@@ -325,8 +325,8 @@ async fn deleting_a_scope_keeps_its_budget_and_aborts_its_running_task() {
         "the worker aborts"
     );
     assert_eq!(
-        store::complete(&client, task.lease(), &json!("late"), None).await.unwrap(),
-        store::Finished::Lost
+        store::complete_attempt(&client, task.lease(), &json!("late"), None).await.unwrap(),
+        store::Fenced::Lost
     );
     assert_eq!(db.count("SELECT count(*) FROM tasks WHERE scope_id = 's1'").await, 0, "never written back");
     assert_eq!(

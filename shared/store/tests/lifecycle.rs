@@ -9,7 +9,7 @@ use aitasks_store as store;
 use aitasks_testkit::*;
 use futures::future::join_all;
 use serde_json::json;
-use store::{Claim, Finished, LeaseCheck, Settlement, StoreError, TaskOwner, TaskStatus};
+use store::{Claim, Fenced, LeaseCheck, StoreError, TaskOwner, TaskStatus};
 
 async fn claimed(db: &TestDb, task_id: uuid::Uuid) -> store::Task {
     match store::claim(&db.client().await, task_id).await.expect("claim") {
@@ -44,8 +44,8 @@ async fn a_task_goes_from_queued_to_succeeded_with_one_event() {
     assert_eq!(store::check(&client, running.lease()).await.unwrap(), LeaseCheck::Active);
 
     let usage = json!({"inputTokens": 10, "outputTokens": 2, "model": "test-model"});
-    let Finished::Settled(event) =
-        store::complete(&client, running.lease(), &json!("pos"), Some(&usage)).await.unwrap()
+    let Fenced::Written(event) =
+        store::complete_attempt(&client, running.lease(), &json!("pos"), Some(&usage)).await.unwrap()
     else {
         panic!("complete lost")
     };
@@ -72,10 +72,13 @@ async fn a_task_goes_from_queued_to_succeeded_with_one_event() {
     );
 
     // Terminal is final: a second complete, a fail and a claim change nothing.
-    assert_eq!(store::complete(&client, running.lease(), &json!("neg"), None).await.unwrap(), Finished::Lost);
     assert_eq!(
-        store::fail(&client, running.lease(), ErrorCode::ProviderError, "late").await.unwrap(),
-        Finished::Lost
+        store::complete_attempt(&client, running.lease(), &json!("neg"), None).await.unwrap(),
+        Fenced::Lost
+    );
+    assert_eq!(
+        store::fail_attempt(&client, running.lease(), ErrorCode::ProviderError, "late").await.unwrap(),
+        Fenced::Lost
     );
     assert_eq!(store::claim(&client, task.id).await.unwrap(), Claim::NotClaimable(TaskStatus::Succeeded));
     let stored = store::get_task(&client, APP, task.id).await.unwrap().unwrap();
@@ -188,13 +191,13 @@ async fn complete_racing_cancel_settles_each_task_exactly_once() {
         async move {
             let worker = async {
                 let client = db.client().await;
-                match store::complete(&client, lease, &json!("pos"), None).await.unwrap() {
-                    Finished::Settled(_) => true,
+                match store::complete_attempt(&client, lease, &json!("pos"), None).await.unwrap() {
+                    Fenced::Written(_) => true,
                     // The cancel got in first: the worker settles it, as process-task does.
-                    Finished::Lost => {
+                    Fenced::Lost => {
                         matches!(
-                            store::settle_cancel(&client, lease.task_id).await.unwrap(),
-                            Settlement::Settled(_)
+                            store::end_canceled(&client, lease.task_id).await.unwrap(),
+                            Fenced::Written(_)
                         )
                     }
                 }
@@ -236,10 +239,13 @@ async fn a_stale_worker_cannot_settle_after_the_sweeper_requeued_its_task() {
     let expired = store::expire_running(&client, Duration::from_secs(30), 100).await.unwrap();
     assert_eq!(expired.requeued.len(), 1);
 
-    assert_eq!(store::complete(&client, stale, &json!("pos"), None).await.unwrap(), Finished::Lost);
-    assert_eq!(store::fail(&client, stale, ErrorCode::ProviderError, "x").await.unwrap(), Finished::Lost);
+    assert_eq!(store::complete_attempt(&client, stale, &json!("pos"), None).await.unwrap(), Fenced::Lost);
+    assert_eq!(
+        store::fail_attempt(&client, stale, ErrorCode::ProviderError, "x").await.unwrap(),
+        Fenced::Lost
+    );
     assert_eq!(store::heartbeat(&client, stale).await.unwrap(), LeaseCheck::Lost);
-    assert!(!store::requeue(&client, stale, ErrorCode::ProviderError, "x").await.unwrap());
+    assert!(!store::requeue_attempt(&client, stale, ErrorCode::ProviderError, "x").await.unwrap());
     let now = store::get_task(&client, APP, task.id).await.unwrap().unwrap();
     assert_eq!(now.status, TaskStatus::Queued);
     assert_eq!(now.output, None);
@@ -247,10 +253,10 @@ async fn a_stale_worker_cannot_settle_after_the_sweeper_requeued_its_task() {
     // The next claim is attempt 2; the stale attempt-1 lease still loses against it.
     let fresh = claimed(&db, task.id).await;
     assert_eq!(fresh.attempts, 2);
-    assert_eq!(store::complete(&client, stale, &json!("pos"), None).await.unwrap(), Finished::Lost);
+    assert_eq!(store::complete_attempt(&client, stale, &json!("pos"), None).await.unwrap(), Fenced::Lost);
     assert!(matches!(
-        store::complete(&client, fresh.lease(), &json!("neg"), None).await.unwrap(),
-        Finished::Settled(_)
+        store::complete_attempt(&client, fresh.lease(), &json!("neg"), None).await.unwrap(),
+        Fenced::Written(_)
     ));
     assert_eq!(db.count("SELECT count(*) FROM task_events").await, 1);
 }
@@ -272,14 +278,14 @@ async fn a_claim_lost_in_a_crash_leaves_a_task_that_settles_once() {
     .await;
 
     assert_eq!(store::heartbeat(&client, lost).await.unwrap(), LeaseCheck::Lost);
-    assert_eq!(store::complete(&client, lost, &json!("pos"), None).await.unwrap(), Finished::Lost);
+    assert_eq!(store::complete_attempt(&client, lost, &json!("pos"), None).await.unwrap(), Fenced::Lost);
     let again = claimed(&db, task.id).await;
     assert_eq!(again.attempts, 1, "the lost attempt was not counted");
     assert!(matches!(
-        store::complete(&client, again.lease(), &json!("neg"), None).await.unwrap(),
-        Finished::Settled(_)
+        store::complete_attempt(&client, again.lease(), &json!("neg"), None).await.unwrap(),
+        Fenced::Written(_)
     ));
-    assert_eq!(store::complete(&client, lost, &json!("pos"), None).await.unwrap(), Finished::Lost);
+    assert_eq!(store::complete_attempt(&client, lost, &json!("pos"), None).await.unwrap(), Fenced::Lost);
     let settled = store::get_task(&client, APP, task.id).await.unwrap().unwrap();
     assert_eq!((settled.status, settled.output), (TaskStatus::Succeeded, Some(json!("neg"))));
     assert_eq!(db.count("SELECT count(*) FROM task_events").await, 1);
@@ -418,8 +424,8 @@ async fn canceling_a_run_cancels_its_queued_tasks_and_flags_its_running_ones() {
 
     // The running task's worker notices on its next check and settles the cancel.
     assert_eq!(store::check(&client, lease).await.unwrap(), LeaseCheck::CancelRequested);
-    assert_eq!(store::complete(&client, lease, &json!("pos"), None).await.unwrap(), Finished::Lost);
-    assert!(matches!(store::settle_cancel(&client, lease.task_id).await.unwrap(), Settlement::Settled(_)));
+    assert_eq!(store::complete_attempt(&client, lease, &json!("pos"), None).await.unwrap(), Fenced::Lost);
+    assert!(matches!(store::end_canceled(&client, lease.task_id).await.unwrap(), Fenced::Written(_)));
     let b = store::get_task(&client, APP, bystander.task().id).await.unwrap().unwrap();
     assert_eq!(b.status, TaskStatus::Queued, "other runs are untouched");
 
@@ -458,7 +464,7 @@ async fn requeue_keeps_the_error_and_respects_the_attempt_budget() {
     spec.max_attempts = 2;
     let task = store::create_task(&client, &spec).await.unwrap().into_task();
     let first = claimed(&db, task.id).await.lease();
-    assert!(store::requeue(&client, first, ErrorCode::ProviderError, "HTTP 500").await.unwrap());
+    assert!(store::requeue_attempt(&client, first, ErrorCode::ProviderError, "HTTP 500").await.unwrap());
     let queued = store::get_task(&client, APP, task.id).await.unwrap().unwrap();
     assert_eq!(
         (queued.status, queued.error_code.as_deref()),
@@ -466,11 +472,11 @@ async fn requeue_keeps_the_error_and_respects_the_attempt_budget() {
     );
     let second = claimed(&db, task.id).await.lease();
     assert!(
-        !store::requeue(&client, second, ErrorCode::ProviderError, "x").await.unwrap(),
+        !store::requeue_attempt(&client, second, ErrorCode::ProviderError, "x").await.unwrap(),
         "no attempts left to requeue into"
     );
-    let Finished::Settled(event) =
-        store::fail(&client, second, ErrorCode::ProviderError, &"é".repeat(5000)).await.unwrap()
+    let Fenced::Written(event) =
+        store::fail_attempt(&client, second, ErrorCode::ProviderError, &"é".repeat(5000)).await.unwrap()
     else {
         panic!("fail lost")
     };
@@ -489,7 +495,7 @@ async fn a_deleted_task_is_lost_to_its_worker() {
     db.sql("DELETE FROM tasks").await;
     assert_eq!(store::check(&client, lease).await.unwrap(), LeaseCheck::Lost);
     assert_eq!(store::heartbeat(&client, lease).await.unwrap(), LeaseCheck::Lost);
-    assert_eq!(store::complete(&client, lease, &json!("pos"), None).await.unwrap(), Finished::Lost);
+    assert_eq!(store::complete_attempt(&client, lease, &json!("pos"), None).await.unwrap(), Fenced::Lost);
     assert_eq!(store::claim(&client, task.id).await.unwrap(), Claim::Missing);
     assert_eq!(db.count("SELECT count(*) FROM task_events").await, 0);
 }

@@ -5,7 +5,7 @@
 use aitasks_store as store;
 use aitasks_testkit::*;
 use serde_json::json;
-use store::{Claim, Finished, LeaseCheck};
+use store::{Claim, Fenced, LeaseCheck};
 
 #[tokio::test]
 async fn round_trips() {
@@ -19,7 +19,7 @@ async fn round_trips() {
     let Claim::Claimed(task) = store::claim(&client, warm.task().id).await.unwrap() else { panic!("claim") };
     store::heartbeat(&client, task.lease()).await.unwrap();
     store::check(&client, task.lease()).await.unwrap();
-    store::complete(&client, task.lease(), &json!("pos"), None).await.unwrap();
+    store::complete_attempt(&client, task.lease(), &json!("pos"), None).await.unwrap();
 
     let mut counts = Vec::new();
     db.reset_statements().await;
@@ -43,8 +43,8 @@ async fn round_trips() {
     counts.push(("cancel poll", db.statements_seen().await));
 
     db.reset_statements().await;
-    let settled = store::complete(&client, task.lease(), &json!("neg"), None).await.unwrap();
-    assert!(matches!(settled, Finished::Settled(_)));
+    let settled = store::complete_attempt(&client, task.lease(), &json!("neg"), None).await.unwrap();
+    assert!(matches!(settled, Fenced::Written(_)));
     counts.push(("complete+event", db.statements_seen().await));
 
     for (operation, statements) in &counts {

@@ -35,9 +35,9 @@ pub async fn one_task(client: &store::Client, effect_key: String) -> Result<(), 
     store::heartbeat(client, task.lease()).await?;
     let output = json!("pos");
     let usage = json!({"inputTokens": 11, "outputTokens": 7});
-    match store::complete(client, task.lease(), &output, Some(&usage)).await? {
-        store::Finished::Settled(_) => Ok(()),
-        store::Finished::Lost => Err("a held lease was lost".into()),
+    match store::complete_attempt(client, task.lease(), &output, Some(&usage)).await? {
+        store::Fenced::Written(_) => Ok(()),
+        store::Fenced::Lost => Err("a held lease was lost".into()),
     }
 }
 

@@ -94,7 +94,7 @@ async fn run_point(
                     } else {
                         tokio::time::sleep(Duration::from_millis(20)).await;
                     }
-                    store::complete(&client, task.lease(), &json!("pos"), None).await?;
+                    store::complete_attempt(&client, task.lease(), &json!("pos"), None).await?;
                 }
                 Ok::<(), Failure>(())
             })

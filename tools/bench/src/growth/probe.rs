@@ -148,7 +148,7 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
     let usage = json!({"inputTokens": 100, "outputTokens": 5});
     operation!("worker: complete with its event", |i| {
         for lease in [leases[2 * i], leases[2 * i + 1]] {
-            if store::complete(&client, lease, &output, Some(&usage)).await? == store::Finished::Lost {
+            if store::complete_attempt(&client, lease, &output, Some(&usage)).await? == store::Fenced::Lost {
                 return Err("complete lost its lease".into());
             }
         }
@@ -167,7 +167,7 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
         }
     }
     operation!("worker: fail", |i| {
-        store::fail(
+        store::fail_attempt(
             &client,
             spare_leases[i],
             aitasks_contracts::ErrorCode::ProviderError,
@@ -176,7 +176,7 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
         .await?;
     });
     operation!("worker: requeue after a retryable error", |i| {
-        store::requeue(
+        store::requeue_attempt(
             &client,
             spare_leases[REPEATS + i],
             aitasks_contracts::ErrorCode::ProviderError,
