@@ -2,7 +2,9 @@
 //! maps the result; nothing else.
 
 use aitasks_lambda_kit::{json_response, serve_http, ApiError, HttpRequest};
+use aitasks_runtime::answers::{RunAnswer, TaskAnswer};
 use aitasks_runtime::{api, App};
+use aitasks_store::{Run, Task};
 use aws_lambda_events::apigw::{ApiGatewayV2httpRequest, ApiGatewayV2httpResponse};
 use lambda_runtime::{Error, LambdaEvent};
 
@@ -21,27 +23,35 @@ async fn route<P>(app: &App<P>, request: &HttpRequest<'_>) -> Result<ApiGatewayV
     let method = request.method().as_str();
     match (method, segments.as_slice()) {
         ("POST", ["v1", "runs"]) => {
-            Ok(json_response(201, &api::create_run(app, &tenant, &request.body()?).await?))
+            Ok(run_answer(201, &api::create_run(app, &tenant, &request.body()?).await?))
         }
-        ("GET", ["v1", "runs", run_id]) => Ok(json_response(200, &api::get_run(app, &tenant, run_id).await?)),
+        ("GET", ["v1", "runs", run_id]) => Ok(run_answer(200, &api::get_run(app, &tenant, run_id).await?)),
         ("POST", ["v1", "runs", run_id, "cancel"]) => {
-            Ok(json_response(200, &api::cancel_run(app, &tenant, run_id).await?))
+            Ok(run_answer(200, &api::cancel_run(app, &tenant, run_id).await?))
         }
         ("POST", ["v1", "tasks"]) => {
             let created = api::create_task(app, &tenant, &request.body()?).await?;
-            Ok(json_response(if created.is_new() { 201 } else { 200 }, created.task()))
+            Ok(task_answer(if created.is_new() { 201 } else { 200 }, created.task()))
         }
-        ("GET", ["v1", "tasks"]) => Ok(json_response(
+        ("GET", ["v1", "tasks"]) => Ok(task_answer(
             200,
             &api::get_task_by_effect_key(app, &tenant, request.query("effectKey")).await?,
         )),
         ("GET", ["v1", "tasks", task_id]) => {
             let wait = api::parse_wait(request.query("wait"))?;
-            Ok(json_response(200, &api::get_task(app, &tenant, task_id, wait).await?))
+            Ok(task_answer(200, &api::get_task(app, &tenant, task_id, wait).await?))
         }
         ("POST", ["v1", "tasks", task_id, "cancel"]) => {
-            Ok(json_response(200, &api::cancel_task(app, &tenant, task_id).await?))
+            Ok(task_answer(200, &api::cancel_task(app, &tenant, task_id).await?))
         }
         _ => Err(ApiError::NoRoute),
     }
+}
+
+fn task_answer(status: u16, task: &Task) -> ApiGatewayV2httpResponse {
+    json_response(status, &TaskAnswer::from(task))
+}
+
+fn run_answer(status: u16, run: &Run) -> ApiGatewayV2httpResponse {
+    json_response(status, &RunAnswer::from(run))
 }

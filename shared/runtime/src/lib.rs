@@ -12,6 +12,7 @@
 //! - [`App`]: the pool, queues, model profiles and provider, built once per cold start.
 
 pub mod admission;
+pub mod answers;
 pub mod api;
 mod api_error;
 mod app;

@@ -1,7 +1,6 @@
 //! The records the store reads and writes, and the outcomes of its operations.
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 use serde_json::Value;
 use tokio_postgres::Row;
 use uuid::Uuid;
@@ -14,22 +13,16 @@ pub(crate) fn task_status(text: &str) -> StoreResult<TaskStatus> {
     TaskStatus::parse(text).ok_or_else(|| StoreError::Corrupt(format!("task status {text:?}")))
 }
 
-/// A task as stored; serializes to the HTTP API's task body.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// A task as stored. Callers see `aitasks_runtime::answers::TaskAnswer`, built from it.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Task {
     pub id: Uuid,
     pub app_id: String,
     pub run_id: Option<Uuid>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub usage_subject: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub usage_user_id: Option<String>,
-    #[serde(skip)]
     pub scope_id: Option<String>,
-    #[serde(skip)]
     pub source_id: Option<String>,
-    #[serde(skip)]
     pub cache_key: Option<String>,
     pub step_key: String,
     pub effect_key: String,
@@ -37,22 +30,17 @@ pub struct Task {
     pub request: Value,
     pub input_hash: String,
     pub model_id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub model_ref: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub model_config_hash: Option<String>,
     pub status: TaskStatus,
     pub output: Option<Value>,
     pub usage: Option<Value>,
     pub attempts: i32,
-    #[serde(skip)]
     pub max_attempts: i32,
     pub error_code: Option<String>,
     pub error_message: Option<String>,
     pub cancel_requested_at: Option<DateTime<Utc>>,
-    #[serde(skip)]
     pub heartbeat_at: Option<DateTime<Utc>>,
-    #[serde(skip)]
     pub released_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
     pub started_at: Option<DateTime<Utc>>,
@@ -154,15 +142,13 @@ pub struct Lease {
     pub scoped: bool,
 }
 
-/// A workflow run: the owner of run tasks. Serializes to the HTTP API's run body.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// A workflow run: the owner of run tasks. Callers see `aitasks_runtime::answers::RunAnswer`.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Run {
     pub id: Uuid,
     pub app_id: String,
     pub scope_id: String,
     pub state: RunState,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub actor: Option<Value>,
     pub cancel_requested_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,

@@ -1,0 +1,183 @@
+//! The HTTP API's answer bodies (docs/api.md, "Bodies"), built from what the store holds. They
+//! are their own types so that a column the store adds (or keeps for itself, such as the cache
+//! key or the heartbeat) never reaches a caller by accident.
+
+use aitasks_contracts::{RunState, TaskStatus};
+use aitasks_store::{Run, Task};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::Value;
+use uuid::Uuid;
+
+/// A task as callers see it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskAnswer<'a> {
+    pub id: Uuid,
+    pub app_id: &'a str,
+    pub run_id: Option<Uuid>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage_subject: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage_user_id: Option<&'a str>,
+    pub step_key: &'a str,
+    pub effect_key: &'a str,
+    pub kind: &'a str,
+    pub request: &'a Value,
+    pub input_hash: &'a str,
+    pub model_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_ref: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_config_hash: Option<&'a str>,
+    pub status: TaskStatus,
+    pub output: Option<&'a Value>,
+    pub usage: Option<&'a Value>,
+    pub attempts: i32,
+    pub error_code: Option<&'a str>,
+    pub error_message: Option<&'a str>,
+    pub cancel_requested_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+    pub started_at: Option<DateTime<Utc>>,
+    pub completed_at: Option<DateTime<Utc>>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl<'a> From<&'a Task> for TaskAnswer<'a> {
+    fn from(task: &'a Task) -> TaskAnswer<'a> {
+        TaskAnswer {
+            id: task.id,
+            app_id: &task.app_id,
+            run_id: task.run_id,
+            usage_subject: task.usage_subject.as_ref(),
+            usage_user_id: task.usage_user_id.as_deref(),
+            step_key: &task.step_key,
+            effect_key: &task.effect_key,
+            kind: &task.kind,
+            request: &task.request,
+            input_hash: &task.input_hash,
+            model_id: &task.model_id,
+            model_ref: task.model_ref.as_ref(),
+            model_config_hash: task.model_config_hash.as_deref(),
+            status: task.status,
+            output: task.output.as_ref(),
+            usage: task.usage.as_ref(),
+            attempts: task.attempts,
+            error_code: task.error_code.as_deref(),
+            error_message: task.error_message.as_deref(),
+            cancel_requested_at: task.cancel_requested_at,
+            created_at: task.created_at,
+            started_at: task.started_at,
+            completed_at: task.completed_at,
+            updated_at: task.updated_at,
+        }
+    }
+}
+
+/// A run as callers see it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunAnswer<'a> {
+    pub id: Uuid,
+    pub app_id: &'a str,
+    pub scope_id: &'a str,
+    pub state: RunState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub actor: Option<&'a Value>,
+    pub cancel_requested_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl<'a> From<&'a Run> for RunAnswer<'a> {
+    fn from(run: &'a Run) -> RunAnswer<'a> {
+        RunAnswer {
+            id: run.id,
+            app_id: &run.app_id,
+            scope_id: &run.scope_id,
+            state: run.state,
+            actor: run.actor.as_ref(),
+            cancel_requested_at: run.cancel_requested_at,
+            created_at: run.created_at,
+            updated_at: run.updated_at,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn stored_task() -> Task {
+        let now = Utc::now();
+        Task {
+            id: Uuid::now_v7(),
+            app_id: "app".into(),
+            run_id: None,
+            usage_subject: Some(json!({"type": "user", "id": "u1"})),
+            usage_user_id: Some("u1".into()),
+            scope_id: Some("scope".into()),
+            source_id: Some("doc".into()),
+            cache_key: Some("c".repeat(64)),
+            step_key: "step".into(),
+            effect_key: "effect".into(),
+            kind: "classify".into(),
+            request: json!({"kind": "classify"}),
+            input_hash: "h".repeat(64),
+            model_id: "default".into(),
+            model_ref: Some(json!({"provider": "openai"})),
+            model_config_hash: Some("m".repeat(64)),
+            status: TaskStatus::Succeeded,
+            output: Some(json!("pos")),
+            usage: Some(json!({"inputTokens": 1})),
+            attempts: 1,
+            max_attempts: 3,
+            error_code: None,
+            error_message: None,
+            cancel_requested_at: None,
+            heartbeat_at: Some(now),
+            released_at: Some(now),
+            created_at: now,
+            started_at: Some(now),
+            completed_at: Some(now),
+            updated_at: now,
+        }
+    }
+
+    #[test]
+    fn the_task_body_has_the_documented_keys_and_nothing_the_store_keeps_for_itself() {
+        let body = serde_json::to_value(TaskAnswer::from(&stored_task())).unwrap();
+        let mut keys: Vec<&str> = body.as_object().unwrap().keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        let mut documented = vec![
+            "id",
+            "appId",
+            "runId",
+            "usageSubject",
+            "usageUserId",
+            "stepKey",
+            "effectKey",
+            "kind",
+            "request",
+            "inputHash",
+            "modelId",
+            "modelRef",
+            "modelConfigHash",
+            "status",
+            "output",
+            "usage",
+            "attempts",
+            "errorCode",
+            "errorMessage",
+            "cancelRequestedAt",
+            "createdAt",
+            "startedAt",
+            "completedAt",
+            "updatedAt",
+        ];
+        documented.sort_unstable();
+        assert_eq!(keys, documented);
+        assert_eq!(body["status"], "succeeded");
+    }
+}
