@@ -208,7 +208,7 @@ async fn attempt(
     let logical_key = if admission.recompute { id.to_string() } else { admission.cache_key.clone() };
     let cached_output: Option<Value> = state.try_get("cached_output")?;
     // The new task's columns, as both INSERT_CACHED and ADMIT name them.
-    let task_values: [Param; 17] = [
+    let mut task_values: Vec<Param> = vec![
         ("app_id", &task.app_id),
         ("scope_id", &scope_id),
         ("id", &id),
@@ -217,20 +217,12 @@ async fn attempt(
         ("usage_user_id", &usage_user_id),
         ("source_id", &admission.source_id),
         ("cache_key", &admission.cache_key),
-        ("step_key", &task.step_key),
-        ("effect_key", &task.effect_key),
-        ("kind", &task.kind),
-        ("request", &task.request),
-        ("input_hash", &task.input_hash),
-        ("model_id", &task.model_id),
-        ("model_ref", &task.model_ref),
-        ("model_config_hash", &task.model_config_hash),
-        ("max_attempts", &task.max_attempts),
     ];
+    task_values.extend(task.request_values());
 
     if let Some(output) = cached_output {
         let statement = transaction.prepare_cached(INSERT_CACHED.text()).await?;
-        let mut values = task_values.to_vec();
+        let mut values = task_values.clone();
         values.push(("output", &output));
         let params = INSERT_CACHED.bind(&values)?;
         let Some(row) = transaction.query_opt(&statement, &params).await? else {
@@ -283,7 +275,7 @@ async fn attempt(
         transaction.prepare_cached(ADMIT.text())
     )?;
     let lock_app_params = lock_app_sql.bind(&[("app_id", &task.app_id)])?;
-    let mut values = task_values.to_vec();
+    let mut values = task_values.clone();
     values.extend_from_slice(&[
         ("logical_key", &logical_key),
         ("app_cap", &budget.global_concurrent),

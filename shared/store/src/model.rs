@@ -206,6 +206,23 @@ pub struct NewTask {
     pub max_attempts: i32,
 }
 
+impl NewTask {
+    /// The columns every task insert binds the same way, by their parameter names.
+    pub(crate) fn request_values(&self) -> [crate::statement::Param<'_>; 9] {
+        [
+            ("step_key", &self.step_key),
+            ("effect_key", &self.effect_key),
+            ("kind", &self.kind),
+            ("request", &self.request),
+            ("input_hash", &self.input_hash),
+            ("model_id", &self.model_id),
+            ("model_ref", &self.model_ref),
+            ("model_config_hash", &self.model_config_hash),
+            ("max_attempts", &self.max_attempts),
+        ]
+    }
+}
+
 /// The outcome of a create.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Created {

@@ -151,6 +151,42 @@ mod tests {
         });
     }
 
+    /// The text from `start` to its matching closing parenthesis (or the end).
+    fn balanced(text: &str, start: &str) -> Option<String> {
+        let from = text.find(start)?;
+        let mut depth = 0;
+        for (i, c) in text[from..].char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' if depth == 1 => return Some(text[from..=from + i].to_owned()),
+                ')' => depth -= 1,
+                _ => {}
+            }
+        }
+        Some(text[from..].to_owned())
+    }
+
+    /// Pieces written out in several statements (rather than spliced from one place) must stay
+    /// the same everywhere: the completion event's payload and the admission bookkeeping of a
+    /// settlement.
+    #[test]
+    fn the_written_out_copies_agree() {
+        for piece in [
+            "jsonb_build_object('type', 'task.settled'",
+            "freed AS (",
+            "ended AS (UPDATE app_concurrency SET active = GREATEST(active - ended_count",
+        ] {
+            let copies: Vec<(&str, String)> = ALL
+                .iter()
+                .filter_map(|sql| balanced(sql.text(), piece).map(|copy| (sql.name, copy)))
+                .collect();
+            assert!(copies.len() >= 2, "{piece} appears in several statements");
+            for (name, copy) in &copies {
+                assert_eq!(copy, &copies[0].1, "{name} differs from {} in {piece}", copies[0].0);
+            }
+        }
+    }
+
     #[test]
     fn names_are_unique_and_match_their_files() {
         let mut names: Vec<&str> = ALL.iter().map(|sql| sql.name).collect();

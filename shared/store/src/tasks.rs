@@ -9,6 +9,7 @@ use crate::queries::{
     INSERT_APP_TASK, INSERT_RUN_TASK, REQUEST_CANCEL, SELECT_TASK, SELECT_TASK_BY_EFFECT_KEY,
 };
 use crate::sql::{split_settled, CANCELED_CODE};
+use crate::statement::Param;
 use crate::{Settled, StoreError, StoreResult};
 
 /// Create a task, or return the task this application already created with the same effect
@@ -36,20 +37,9 @@ pub(crate) async fn insert_task(client: &impl GenericClient, task: &NewTask) -> 
     match &task.owner {
         TaskOwner::Run(run_id) => {
             let statement = client.prepare_cached(INSERT_RUN_TASK.text()).await?;
-            let params = INSERT_RUN_TASK.bind(&[
-                ("id", &id),
-                ("app_id", &task.app_id),
-                ("run_id", run_id),
-                ("step_key", &task.step_key),
-                ("effect_key", &task.effect_key),
-                ("kind", &task.kind),
-                ("request", &task.request),
-                ("input_hash", &task.input_hash),
-                ("model_id", &task.model_id),
-                ("model_ref", &task.model_ref),
-                ("model_config_hash", &task.model_config_hash),
-                ("max_attempts", &task.max_attempts),
-            ])?;
+            let mut values: Vec<Param> = vec![("id", &id), ("app_id", &task.app_id), ("run_id", run_id)];
+            values.extend(task.request_values());
+            let params = INSERT_RUN_TASK.bind(&values)?;
             let row = client.query_opt(&statement, &params).await?.ok_or(StoreError::RunNotFound)?;
             if RunState::parse(row.try_get("run_state")?) != Some(RunState::Running) {
                 return Err(StoreError::RunUnavailable);
@@ -61,21 +51,14 @@ pub(crate) async fn insert_task(client: &impl GenericClient, task: &NewTask) -> 
         }
         TaskOwner::Application { scope_id, usage_subject } => {
             let statement = client.prepare_cached(INSERT_APP_TASK.text()).await?;
-            let params = INSERT_APP_TASK.bind(&[
+            let mut values: Vec<Param> = vec![
                 ("id", &id),
                 ("app_id", &task.app_id),
                 ("scope_id", scope_id),
                 ("usage_subject", usage_subject),
-                ("step_key", &task.step_key),
-                ("effect_key", &task.effect_key),
-                ("kind", &task.kind),
-                ("request", &task.request),
-                ("input_hash", &task.input_hash),
-                ("model_id", &task.model_id),
-                ("model_ref", &task.model_ref),
-                ("model_config_hash", &task.model_config_hash),
-                ("max_attempts", &task.max_attempts),
-            ])?;
+            ];
+            values.extend(task.request_values());
+            let params = INSERT_APP_TASK.bind(&values)?;
             let row = client.query_opt(&statement, &params).await?;
             row.map(|row| Task::inserted(task, &row)).transpose()
         }
