@@ -8,6 +8,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::fields::Fields;
+use crate::ids::EffectKey;
 use crate::problems::{Path, Problems};
 use crate::request::AiRequest;
 
@@ -59,7 +60,7 @@ pub struct Scope {
 pub struct CreateTask {
     pub owner: Owner,
     pub step_key: String,
-    pub effect_key: String,
+    pub effect_key: EffectKey,
     pub model_id: String,
     pub request: AiRequest,
     pub scope: Option<Scope>,
@@ -90,7 +91,9 @@ impl CreateTask {
             (None, Some(owner)) => parse_owner(owner, &fields.path("owner"), &mut problems),
         };
         let step_key = fields.string("stepKey", 1, STEP_KEY_MAX_CHARS, &mut problems);
-        let effect_key = fields.string("effectKey", 1, EFFECT_KEY_MAX_CHARS, &mut problems);
+        let effect_key = fields
+            .string("effectKey", 1, EFFECT_KEY_MAX_CHARS, &mut problems)
+            .and_then(|key| EffectKey::parse(&key));
         let model_id = fields.string("modelId", 1, MODEL_ID_MAX_CHARS, &mut problems);
         let request = fields.required("request", &mut problems).and_then(|value| {
             AiRequest::parse(value, &fields.path("request"))
@@ -219,7 +222,7 @@ impl CreateRun {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Release {
     pub scope_id: String,
-    pub effect_key: String,
+    pub effect_key: EffectKey,
 }
 
 impl Release {
@@ -228,7 +231,9 @@ impl Release {
         let fields = Fields::object(body, &Path::root(), &["scopeId", "effectKey"], &mut problems)
             .ok_or_else(|| problems.clone())?;
         let scope_id = fields.string("scopeId", 1, ID_MAX_CHARS, &mut problems);
-        let effect_key = fields.string("effectKey", 1, EFFECT_KEY_MAX_CHARS, &mut problems);
+        let effect_key = fields
+            .string("effectKey", 1, EFFECT_KEY_MAX_CHARS, &mut problems)
+            .and_then(|key| EffectKey::parse(&key));
         match (scope_id, effect_key) {
             (Some(scope_id), Some(effect_key)) if problems.is_empty() => Ok(Release { scope_id, effect_key }),
             _ => Err(problems),

@@ -320,7 +320,7 @@ fn every_problem_is_reported_at_once() {
 #[test]
 fn a_valid_body_parses_and_fills_the_defaults() {
     let created = CreateTask::parse(&valid()).expect("valid");
-    assert_eq!(created.effect_key, "run-7/summarize");
+    assert_eq!(created.effect_key.as_str(), "run-7/summarize");
     let body =
         request(json!({"kind": "classify_many", "prompt": "p", "input": 1, "choices": ["a", "b", "c"]}));
     let parsed = CreateTask::parse(&body).expect("valid");

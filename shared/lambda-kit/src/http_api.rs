@@ -1,5 +1,6 @@
 //! API Gateway HTTP API requests in, responses out.
 
+use aitasks_contracts::AppId;
 use aitasks_runtime::ApiError;
 use aws_lambda_events::apigw::{ApiGatewayV2httpRequest, ApiGatewayV2httpResponse};
 use aws_lambda_events::encodings::Body;
@@ -54,15 +55,14 @@ impl<'a> HttpRequest<'a> {
     /// The tenant: the verified claim named `claim` in the JWT authorizer's context. The
     /// authorizer (or the dev server) verified the token; a request without the claim is
     /// unauthorized.
-    pub fn tenant(&self, claim: &str) -> Result<String, ApiError> {
+    pub fn tenant(&self, claim: &str) -> Result<AppId, ApiError> {
         self.event
             .request_context
             .authorizer
             .as_ref()
             .and_then(|authorizer| authorizer.jwt.as_ref())
             .and_then(|jwt| jwt.claims.get(claim))
-            .filter(|tenant| !tenant.is_empty() && tenant.chars().count() <= 200 && !tenant.contains('\0'))
-            .cloned()
+            .and_then(|tenant| AppId::parse(tenant))
             .ok_or(ApiError::Unauthorized)
     }
 }

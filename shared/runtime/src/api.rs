@@ -5,21 +5,20 @@
 use std::time::{Duration, Instant};
 
 use aitasks_contracts::{
-    parse_json, request_hash, stored_size, CreateRun, CreateTask, Owner, Release, ID_MAX_CHARS,
-    MAX_CREATE_BODY_BYTES, MAX_WAIT_SECONDS, REQUEST_MAX_BYTES,
+    parse_json, request_hash, stored_size, AppId, CreateRun, CreateTask, EffectKey, Owner, Release, RunId,
+    TaskId, ID_MAX_CHARS, MAX_CREATE_BODY_BYTES, MAX_WAIT_SECONDS, REQUEST_MAX_BYTES,
 };
 use aitasks_store::{self as store, Created, NewRun, NewTask, Run, SourceRef, Task, TaskOwner};
 use serde_json::json;
-use uuid::Uuid;
 
 use crate::api_error::ApiError;
 use crate::app::App;
 
 const WAIT_POLL: Duration = Duration::from_millis(200);
 
-fn parse_id(id: &str) -> Result<Uuid, ApiError> {
-    // An id that is not a UUID names nothing: the same answer as a missing one.
-    Uuid::parse_str(id).map_err(|_| ApiError::NotFound)
+/// A path's id: one that is not a UUID names nothing, the same answer as a missing one.
+fn path_id<T>(text: &str, parse: fn(&str) -> Option<T>) -> Result<T, ApiError> {
+    parse(text).ok_or(ApiError::NotFound)
 }
 
 fn check_key(name: &str, value: &str, max: usize) -> Result<(), ApiError> {
@@ -35,33 +34,37 @@ async fn client<P>(app: &App<P>) -> Result<store::Client, ApiError> {
 }
 
 /// `POST /v1/runs`.
-pub async fn create_run<P>(app: &App<P>, tenant: &str, body: &[u8]) -> Result<Run, ApiError> {
+pub async fn create_run<P>(app: &App<P>, tenant: &AppId, body: &[u8]) -> Result<Run, ApiError> {
     let parsed = parse_json(body).and_then(|v| CreateRun::parse(&v)).map_err(ApiError::Invalid)?;
     let actor = parsed.actor_user_id.map(|user_id| json!({"userId": user_id}));
     let client = client(app).await?;
-    Ok(store::create_run(&client, &NewRun { app_id: tenant.to_owned(), scope_id: parsed.scope_id, actor })
-        .await?)
+    Ok(store::create_run(
+        &client,
+        &NewRun { app_id: tenant.as_str().to_owned(), scope_id: parsed.scope_id, actor },
+    )
+    .await?)
 }
 
 /// `GET /v1/runs/{runId}`.
-pub async fn get_run<P>(app: &App<P>, tenant: &str, run_id: &str) -> Result<Run, ApiError> {
-    let run_id = parse_id(run_id)?;
+pub async fn get_run<P>(app: &App<P>, tenant: &AppId, run_id: &str) -> Result<Run, ApiError> {
+    let run_id = path_id(run_id, RunId::parse)?;
     let client = client(app).await?;
-    store::get_run(&client, tenant, run_id).await?.ok_or(ApiError::NotFound)
+    store::get_run(&client, tenant.as_str(), run_id.uuid()).await?.ok_or(ApiError::NotFound)
 }
 
 /// `POST /v1/runs/{runId}/cancel`: queued tasks end `canceled`, running ones are aborted.
-pub async fn cancel_run<P>(app: &App<P>, tenant: &str, run_id: &str) -> Result<Run, ApiError> {
-    let run_id = parse_id(run_id)?;
+pub async fn cancel_run<P>(app: &App<P>, tenant: &AppId, run_id: &str) -> Result<Run, ApiError> {
+    let run_id = path_id(run_id, RunId::parse)?;
     let mut client = client(app).await?;
-    let canceled = store::cancel_run(&mut client, tenant, run_id).await?.ok_or(ApiError::NotFound)?;
+    let canceled =
+        store::cancel_run(&mut client, tenant.as_str(), run_id.uuid()).await?.ok_or(ApiError::NotFound)?;
     drop(client);
     app.publish(canceled.settled.into_iter().map(|s| s.event).collect()).await;
     Ok(canceled.run)
 }
 
 /// `POST /v1/tasks`: 201 with a new task, 200 with the existing one for a used effect key.
-pub async fn create_task<P>(app: &App<P>, tenant: &str, body: &[u8]) -> Result<Created, ApiError> {
+pub async fn create_task<P>(app: &App<P>, tenant: &AppId, body: &[u8]) -> Result<Created, ApiError> {
     // A body this large cannot hold a request within the limit (whatever its whitespace), so
     // it is refused before any parsing time or memory is spent on it.
     if body.len() > MAX_CREATE_BODY_BYTES {
@@ -84,10 +87,10 @@ pub async fn create_task<P>(app: &App<P>, tenant: &str, body: &[u8]) -> Result<C
         },
     };
     let new_task = NewTask {
-        app_id: tenant.to_owned(),
+        app_id: tenant.as_str().to_owned(),
         owner,
         step_key: parsed.step_key,
-        effect_key: parsed.effect_key,
+        effect_key: parsed.effect_key.into_string(),
         kind: parsed.request.kind().as_str().to_owned(),
         input_hash: request_hash(&parsed.request),
         request,
@@ -129,15 +132,16 @@ pub async fn create_task<P>(app: &App<P>, tenant: &str, body: &[u8]) -> Result<C
 /// `GET /v1/tasks/{taskId}?wait=S`: holds until the task is terminal or `wait` has passed.
 pub async fn get_task<P>(
     app: &App<P>,
-    tenant: &str,
+    tenant: &AppId,
     task_id: &str,
     wait: Duration,
 ) -> Result<Task, ApiError> {
-    let task_id = parse_id(task_id)?;
+    let task_id = path_id(task_id, TaskId::parse)?;
     let until = Instant::now() + wait.min(Duration::from_secs(MAX_WAIT_SECONDS));
     let client = client(app).await?;
     loop {
-        let task = store::get_task(&client, tenant, task_id).await?.ok_or(ApiError::NotFound)?;
+        let task =
+            store::get_task(&client, tenant.as_str(), task_id.uuid()).await?.ok_or(ApiError::NotFound)?;
         let now = Instant::now();
         if task.status.is_terminal() || now >= until {
             return Ok(task);
@@ -160,21 +164,27 @@ pub fn parse_wait(value: Option<&str>) -> Result<Duration, ApiError> {
 /// `GET /v1/tasks?effectKey=K`.
 pub async fn get_task_by_effect_key<P>(
     app: &App<P>,
-    tenant: &str,
+    tenant: &AppId,
     effect_key: Option<&str>,
 ) -> Result<Task, ApiError> {
     let effect_key = effect_key.ok_or_else(|| ApiError::invalid("effectKey", "is required"))?;
-    check_key("effectKey", effect_key, aitasks_contracts::EFFECT_KEY_MAX_CHARS)?;
+    let effect_key = EffectKey::parse(effect_key).ok_or_else(|| {
+        let max = aitasks_contracts::EFFECT_KEY_MAX_CHARS;
+        ApiError::invalid("effectKey", &format!("must be 1 to {max} characters without NUL"))
+    })?;
     let client = client(app).await?;
-    store::get_task_by_effect_key(&client, tenant, effect_key).await?.ok_or(ApiError::NotFound)
+    store::get_task_by_effect_key(&client, tenant.as_str(), effect_key.as_str())
+        .await?
+        .ok_or(ApiError::NotFound)
 }
 
 /// `POST /v1/tasks/{taskId}/cancel`: a queued task ends `canceled`, a running one is aborted
 /// within a cancel poll, a terminal one stays as it is.
-pub async fn cancel_task<P>(app: &App<P>, tenant: &str, task_id: &str) -> Result<Task, ApiError> {
-    let task_id = parse_id(task_id)?;
+pub async fn cancel_task<P>(app: &App<P>, tenant: &AppId, task_id: &str) -> Result<Task, ApiError> {
+    let task_id = path_id(task_id, TaskId::parse)?;
     let client = client(app).await?;
-    let outcome = store::request_cancel(&client, tenant, task_id).await?.ok_or(ApiError::NotFound)?;
+    let outcome =
+        store::request_cancel(&client, tenant.as_str(), task_id.uuid()).await?.ok_or(ApiError::NotFound)?;
     drop(client);
     Ok(match outcome {
         store::CancelRequest::Canceled(settled) => {
@@ -186,16 +196,16 @@ pub async fn cancel_task<P>(app: &App<P>, tenant: &str, task_id: &str) -> Result
 }
 
 /// `POST /v1/tasks/release`.
-pub async fn release<P>(app: &App<P>, tenant: &str, body: &[u8]) -> Result<bool, ApiError> {
+pub async fn release<P>(app: &App<P>, tenant: &AppId, body: &[u8]) -> Result<bool, ApiError> {
     let parsed = parse_json(body).and_then(|v| Release::parse(&v)).map_err(ApiError::Invalid)?;
     let client = client(app).await?;
-    Ok(store::release(&client, tenant, &parsed.scope_id, &parsed.effect_key).await?)
+    Ok(store::release(&client, tenant.as_str(), &parsed.scope_id, parsed.effect_key.as_str()).await?)
 }
 
 /// `DELETE /v1/scopes/{scopeId}/tasks?sourceId=S`.
 pub async fn delete_scope_tasks<P>(
     app: &App<P>,
-    tenant: &str,
+    tenant: &AppId,
     scope_id: &str,
     source_id: Option<&str>,
 ) -> Result<u64, ApiError> {
@@ -204,13 +214,13 @@ pub async fn delete_scope_tasks<P>(
         check_key("sourceId", source_id, ID_MAX_CHARS)?;
     }
     let client = client(app).await?;
-    Ok(store::delete_owned(&client, tenant, scope_id, source_id).await?)
+    Ok(store::delete_owned(&client, tenant.as_str(), scope_id, source_id).await?)
 }
 
 /// `GET /v1/unreleased-sources?task=&afterScope=&afterSource=`.
 pub async fn unreleased_sources<P>(
     app: &App<P>,
-    tenant: &str,
+    tenant: &AppId,
     step_key: Option<&str>,
     after_scope: Option<&str>,
     after_source: Option<&str>,
@@ -233,5 +243,5 @@ pub async fn unreleased_sources<P>(
         (None, Some(_)) => return Err(ApiError::invalid("afterScope", "is required with afterSource")),
     };
     let client = client(app).await?;
-    Ok(store::unreleased_sources(&client, tenant, step_key, after.as_ref()).await?)
+    Ok(store::unreleased_sources(&client, tenant.as_str(), step_key, after.as_ref()).await?)
 }
