@@ -83,6 +83,15 @@ async fn the_template_as_deployed_passes_with_every_call_allowed() {
         report.calls.iter().filter(|c| c.action == "sqs:SendMessage").map(|c| c.function.as_str()).collect();
     assert!(sends.contains(&"CreateTaskFunction") && sends.contains(&"ProcessTaskFunction"), "{sends:?}");
     assert!(report.calls.iter().all(|c| c.decision.is_allowed()));
+    // The provider's first 503 made process-task requeue and set its message's visibility to
+    // the backoff: the retry path's permission was exercised and judged too.
+    assert!(
+        report
+            .calls
+            .iter()
+            .any(|c| c.function == "ProcessTaskFunction" && c.action == "sqs:ChangeMessageVisibility"),
+        "the retry path ran"
+    );
 }
 
 #[tokio::test]
