@@ -133,8 +133,19 @@ pub fn string_value(
     Some(text.to_owned())
 }
 
+/// An integer as JSON has it: `5`, and also `5.0` or `1e3`, which are the same number to a
+/// JavaScript client (the reference checks `Number.isSafeInteger`). A double counts only when it
+/// is whole and within the safe integers (±(2^53 − 1)), where it is exact.
+fn as_integer(value: &Value) -> Option<i64> {
+    const SAFE: f64 = 9_007_199_254_740_991.0;
+    value.as_i64().or_else(|| {
+        let double = value.as_f64()?;
+        (double.fract() == 0.0 && double.abs() <= SAFE).then_some(double as i64)
+    })
+}
+
 pub fn integer_value(value: &Value, path: &Path, min: i64, max: i64, problems: &mut Problems) -> Option<i64> {
-    let Some(number) = value.as_i64() else {
+    let Some(number) = as_integer(value) else {
         let what = if value.is_number() { "a whole number in range" } else { "an integer" };
         problems.add(path, format!("must be {what}, between {min} and {max}"));
         return None;

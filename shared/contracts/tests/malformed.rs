@@ -343,3 +343,43 @@ fn malformed_json_is_one_problem_at_the_root() {
     }
     assert!(parse_json(b"{\"n\": 18446744073709551616}").is_ok(), "integers beyond u64 still fit a double");
 }
+
+/// JSON has one number type: `5.0` and `1e3` are integers to any JavaScript client (the reference
+/// checks `Number.isSafeInteger`), so they are accepted wherever an integer is required, and
+/// stored (and hashed) as the integer they are.
+#[test]
+fn integer_valued_numbers_are_integers() {
+    let text =
+        CreateTask::parse(&request(json!({"kind": "generate_text", "prompt": "p", "maxOutputChars": 1e3})))
+            .expect("1e3 is the integer 1000");
+    assert_eq!(text.request.to_value()["maxOutputChars"], json!(1000));
+    let plain =
+        CreateTask::parse(&request(json!({"kind": "generate_text", "prompt": "p", "maxOutputChars": 1000})))
+            .expect("valid");
+    assert_eq!(
+        aitasks_contracts::request_hash(&text.request),
+        aitasks_contracts::request_hash(&plain.request)
+    );
+
+    let many = CreateTask::parse(&many(json!({"minChoices": 1.0, "maxChoices": 2e0}))).expect("1.0 and 2e0");
+    assert_eq!(many.request.to_value()["minChoices"], json!(1));
+    assert_eq!(many.request.to_value()["maxChoices"], json!(2));
+
+    let budget = json!({"burst": 5.0, "tasksPerMinute": 6e1, "maxStepsPerSource": 20, "sourcesPer24Hours": 1e2,
+                        "scopeConcurrent": 4.0, "globalConcurrent": 100});
+    let scoped = CreateTask::parse(&with(
+        &["scope"],
+        json!({"sourceId": "doc", "sourceRevision": "r1", "budget": budget}),
+    ))
+    .expect("integer-valued budget");
+    let budget = scoped.scope.expect("scope").budget;
+    assert_eq!((budget.burst, budget.tasks_per_minute, budget.sources_per24_hours), (5, 60, 100));
+    // The largest safe integer written as a double is still one; one past it is not.
+    assert!(CreateTask::parse(&with(
+        &["scope"],
+        json!({"sourceId": "d", "sourceRevision": "r", "budget": {"burst": 5, "tasksPerMinute": 60,
+               "maxStepsPerSource": 20, "sourcesPer24Hours": 100, "scopeConcurrent": 9007199254740991.0,
+               "globalConcurrent": 100}}),
+    ))
+    .is_ok());
+}
