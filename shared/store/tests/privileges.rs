@@ -21,6 +21,12 @@ async fn the_functions_role_cannot_change_the_schema() {
         "DROP FUNCTION scope_shard(text)",
         "CREATE ROLE sneaky LOGIN",
         "GRANT aitasks_app TO aitasks_fn WITH ADMIN OPTION",
+        // The migration history is the schema's: a row removed here would make the next deploy
+        // run a migration again, a row added would make it skip one.
+        "DELETE FROM refinery_schema_history",
+        "UPDATE refinery_schema_history SET checksum = '0'",
+        "INSERT INTO refinery_schema_history (version, name, applied_on, checksum) VALUES (999, 'x', 'now', '0')",
+        "SELECT count(*) FROM refinery_schema_history",
     ] {
         let error = client.batch_execute(statement).await.expect_err(statement);
         assert_eq!(error.code(), Some(&SqlState::INSUFFICIENT_PRIVILEGE), "{statement}: {error:?}");
