@@ -11,6 +11,7 @@
 //! set, else as `DATABASE_URL`. `aitasks-dev-server migrate` only migrates.
 
 mod auth;
+mod exposure;
 mod gateway;
 mod poller;
 
@@ -36,6 +37,13 @@ fn millis(name: &str, default: u64) -> Result<Duration, Failure> {
 #[tokio::main]
 async fn main() -> Result<(), Failure> {
     aitasks_lambda_kit::init_tracing();
+    let address = env_or("AITASK_LOCAL_ADDR", "127.0.0.1:9000");
+    let secret = env_or("AITASK_DEV_JWT_SECRET", exposure::DEFAULT_SECRET);
+    let migrate_only = std::env::args().nth(1).as_deref() == Some("migrate");
+    if !migrate_only {
+        // Before anything starts: a refusal here leaves nothing half-running.
+        exposure::check(&address, &secret).await?;
+    }
     // Migrations need the schema owner; the functions' own role may only touch rows.
     let database_url = std::env::var("AITASK_MIGRATE_DATABASE_URL")
         .or_else(|_| std::env::var("DATABASE_URL"))
@@ -45,13 +53,11 @@ async fn main() -> Result<(), Failure> {
     if !applied.is_empty() {
         tracing::info!(?applied, "migrations applied");
     }
-    if std::env::args().nth(1).as_deref() == Some("migrate") {
+    if migrate_only {
         return Ok(());
     }
 
     let app = App::from_env().await?;
-    let address = env_or("AITASK_LOCAL_ADDR", "127.0.0.1:9000");
-    let secret = env_or("AITASK_DEV_JWT_SECRET", "dev-secret");
     let pollers: usize =
         env_or("AITASK_LOCAL_POLLERS", "2").parse().map_err(|_| "AITASK_LOCAL_POLLERS must be a number")?;
     let function_timeout = millis("AITASK_LOCAL_FUNCTION_TIMEOUT_MS", 300_000)?;
