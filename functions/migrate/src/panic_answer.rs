@@ -1,6 +1,6 @@
-//! A panic still answers CloudFormation. The release profile aborts on panic, so nothing can
-//! catch it; the panic hook runs first, though, and sends `FAILED` for the request being handled
-//! (on a thread of its own, with a blocking client: the async runtime is going away).
+//! A panic still answers CloudFormation. The panic hook runs before anything unwinds (and before
+//! the runtime reports the invocation failed), and sends `FAILED` for the request being handled,
+//! on a thread of its own with a blocking client: whatever panicked may hold the async runtime.
 
 use std::sync::Mutex;
 

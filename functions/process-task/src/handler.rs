@@ -2,6 +2,7 @@
 //! run concurrently (bounded), each in its own span; records to retry come back in
 //! `batchItemFailures`, and nothing is deleted here (the event source mapping does that).
 
+use std::panic::AssertUnwindSafe;
 use std::time::SystemTime;
 
 use aitasks_providers::Provider;
@@ -9,6 +10,7 @@ use aitasks_runtime::worker::{self, MessageLease, Outcome};
 use aitasks_runtime::{App, TaskMessage};
 use aws_lambda_events::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent, SqsMessage};
 use futures::stream::{self, StreamExt};
+use futures::FutureExt;
 use lambda_runtime::{Error, LambdaEvent};
 use tokio::time::Instant;
 use tracing::Instrument;
@@ -21,7 +23,7 @@ pub async fn handle<P: Provider>(
     let remaining = event.context.deadline().duration_since(SystemTime::now()).unwrap_or_default();
     let deadline = Instant::now() + remaining;
     let failures: Vec<BatchItemFailure> = stream::iter(event.payload.records)
-        .map(|record| handle_record(app, record, deadline))
+        .map(|record| guarded(app, record, deadline))
         .buffer_unordered(app.settings.runtime.batch_concurrency)
         .filter_map(|failure| async move { failure })
         .collect()
@@ -29,6 +31,22 @@ pub async fn handle<P: Provider>(
     let mut response = SqsBatchResponse::default();
     response.batch_item_failures = failures;
     Ok(response)
+}
+
+/// [`handle_record`], with a panic outside the task's attempt (which the worker catches
+/// itself) turned into this record's retry: the rest of the batch carries on.
+async fn guarded<P: Provider>(
+    app: &App<P>,
+    record: SqsMessage,
+    deadline: Instant,
+) -> Option<BatchItemFailure> {
+    let message_id = record.message_id.clone().unwrap_or_default();
+    AssertUnwindSafe(handle_record(app, record, deadline)).catch_unwind().await.unwrap_or_else(|panic| {
+        tracing::error!(message_id = %message_id, panic = worker::panic_text(panic.as_ref()), "the record panicked; it will be delivered again");
+        let mut failure = BatchItemFailure::default();
+        failure.item_identifier = message_id;
+        Some(failure)
+    })
 }
 
 /// `Some(failure)` when the record should be delivered again.

@@ -69,6 +69,29 @@ impl ProviderError {
         )
     }
 
+    /// What the task stores and its tenant sees: stable words without the provider's URL, body
+    /// or model text, which stay in the worker's log line (`Display` has them).
+    pub fn public_message(&self) -> String {
+        match self {
+            ProviderError::RateLimited { .. } => "The provider is rate limiting.".to_owned(),
+            ProviderError::Timeout(limit) => {
+                format!("The provider did not answer within {} s.", limit.as_secs_f64())
+            }
+            ProviderError::Connection(_) => "The provider could not be reached.".to_owned(),
+            ProviderError::Server { status, .. } => format!("The provider failed with HTTP {status}."),
+            ProviderError::Malformed(_) => "The provider sent a malformed response.".to_owned(),
+            ProviderError::LoopFailed(_) => "The model's answers kept failing the answer schema.".to_owned(),
+            ProviderError::Auth { status } => {
+                format!("The provider refused the credentials (HTTP {status}).")
+            }
+            ProviderError::ModelUnknown(_) => "The provider does not know the model.".to_owned(),
+            ProviderError::Rejected { status, .. } => {
+                format!("The provider rejected the request with HTTP {status}.")
+            }
+            ProviderError::Canceled => "The task was canceled.".to_owned(),
+        }
+    }
+
     /// How long the provider asked us to wait, when it did.
     pub fn retry_after(&self) -> Option<Duration> {
         match self {

@@ -26,8 +26,9 @@ pub struct TaskAnswer<'a> {
     pub request: &'a Value,
     pub input_hash: &'a str,
     pub model_id: &'a str,
+    /// Provider and model only: the stored reference's `baseUrl` stays with the operator.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub model_ref: Option<&'a Value>,
+    pub model_ref: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model_config_hash: Option<&'a str>,
     pub status: TaskStatus,
@@ -57,7 +58,7 @@ impl<'a> From<&'a Task> for TaskAnswer<'a> {
             request: &task.request,
             input_hash: &task.input_hash,
             model_id: &task.model_id,
-            model_ref: task.model_ref.as_ref(),
+            model_ref: task.model_ref.as_ref().map(public_model_ref),
             model_config_hash: task.model_config_hash.as_deref(),
             status: task.status,
             output: task.output.as_ref(),
@@ -72,6 +73,17 @@ impl<'a> From<&'a Task> for TaskAnswer<'a> {
             updated_at: task.updated_at,
         }
     }
+}
+
+/// The parts of a stored model reference a tenant may see.
+fn public_model_ref(stored: &Value) -> Value {
+    let mut public = serde_json::Map::new();
+    for key in ["provider", "model"] {
+        if let Some(value) = stored.get(key) {
+            public.insert(key.to_owned(), value.clone());
+        }
+    }
+    Value::Object(public)
 }
 
 /// A run as callers see it.
@@ -126,7 +138,9 @@ mod tests {
             request: json!({"kind": "classify"}),
             input_hash: "h".repeat(64),
             model_id: "default".into(),
-            model_ref: Some(json!({"provider": "openai"})),
+            model_ref: Some(
+                json!({"provider": "openai", "model": "m1", "baseUrl": "http://10.0.0.7:8080/v1"}),
+            ),
             model_config_hash: Some("m".repeat(64)),
             status: TaskStatus::Succeeded,
             output: Some(json!("pos")),
@@ -179,5 +193,12 @@ mod tests {
         documented.sort_unstable();
         assert_eq!(keys, documented);
         assert_eq!(body["status"], "succeeded");
+    }
+
+    /// Where the provider lives is the operator's business, not the tenant's.
+    #[test]
+    fn the_model_reference_leaves_out_the_endpoint() {
+        let body = serde_json::to_value(TaskAnswer::from(&stored_task())).unwrap();
+        assert_eq!(body["modelRef"], json!({"provider": "openai", "model": "m1"}));
     }
 }

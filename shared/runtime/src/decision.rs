@@ -19,10 +19,16 @@ pub enum Ending {
     LeaseLost,
     /// The invocation was about to reach its deadline; the call was stopped.
     Deadline,
+    /// Something that should not happen did (a panic, a stored request that no longer parses).
+    /// The detail is for the log; the task stores [`UNEXPECTED_MESSAGE`].
+    Unexpected(String),
 }
 
 /// The message stored when a deadline stops an attempt (with [`ErrorCode::Interrupted`]).
 const DEADLINE_MESSAGE: &str = "The invocation was about to reach its deadline.";
+
+/// The message stored with [`ErrorCode::RuntimeError`]: the detail may hold internals.
+pub const UNEXPECTED_MESSAGE: &str = "The worker failed unexpectedly.";
 
 /// What to write for the attempt.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,11 +58,22 @@ pub fn decide<'a>(
         Ending::Finished(Ok(completion)) => Decision::Complete(completion),
         Ending::Finished(Err(error)) if error.is_retryable() && attempts_left => Decision::Requeue {
             code: error.code(),
-            message: error.to_string(),
+            message: error.public_message(),
             // The provider's Retry-After wins when it asks for longer than the backoff.
             delay: config.backoff(attempt).max(error.retry_after().unwrap_or_default()),
         },
-        Ending::Finished(Err(error)) => Decision::Fail { code: error.code(), message: error.to_string() },
+        Ending::Finished(Err(error)) => {
+            Decision::Fail { code: error.code(), message: error.public_message() }
+        }
+        // Retryable, as the reference has it: a panic may not repeat on another instance.
+        Ending::Unexpected(_) if attempts_left => Decision::Requeue {
+            code: ErrorCode::RuntimeError,
+            message: UNEXPECTED_MESSAGE.to_owned(),
+            delay: config.backoff(attempt),
+        },
+        Ending::Unexpected(_) => {
+            Decision::Fail { code: ErrorCode::RuntimeError, message: UNEXPECTED_MESSAGE.to_owned() }
+        }
         Ending::Deadline if attempts_left => Decision::Requeue {
             code: ErrorCode::Interrupted,
             message: DEADLINE_MESSAGE.to_owned(),
@@ -115,42 +132,42 @@ mod tests {
                 Ending::Finished(Err(server_error())),
                 1,
                 3,
-                requeue(ErrorCode::ProviderError, &server_error().to_string(), 1),
+                requeue(ErrorCode::ProviderError, &server_error().public_message(), 1),
             ),
             (
                 "then 2 s",
                 Ending::Finished(Err(server_error())),
                 2,
                 3,
-                requeue(ErrorCode::ProviderError, &server_error().to_string(), 2),
+                requeue(ErrorCode::ProviderError, &server_error().public_message(), 2),
             ),
             (
                 "a retryable error on the last attempt fails",
                 Ending::Finished(Err(server_error())),
                 3,
                 3,
-                Decision::Fail { code: ErrorCode::ProviderError, message: server_error().to_string() },
+                Decision::Fail { code: ErrorCode::ProviderError, message: server_error().public_message() },
             ),
             (
                 "the provider's Retry-After wins over a shorter backoff",
                 Ending::Finished(Err(rate_limited.clone())),
                 1,
                 3,
-                requeue(ErrorCode::ProviderError, &rate_limited.to_string(), 30),
+                requeue(ErrorCode::ProviderError, &rate_limited.public_message(), 30),
             ),
             (
                 "a loop failure is retried",
                 Ending::Finished(Err(loop_failed.clone())),
                 1,
                 2,
-                requeue(ErrorCode::LoopFailed, &loop_failed.to_string(), 1),
+                requeue(ErrorCode::LoopFailed, &loop_failed.public_message(), 1),
             ),
             (
                 "a settings error fails at once",
                 Ending::Finished(Err(auth.clone())),
                 1,
                 3,
-                Decision::Fail { code: ErrorCode::ProviderAuth, message: auth.to_string() },
+                Decision::Fail { code: ErrorCode::ProviderAuth, message: auth.public_message() },
             ),
             (
                 "a deadline with attempts left requeues at once",
@@ -166,11 +183,51 @@ mod tests {
                 3,
                 Decision::Fail { code: ErrorCode::Interrupted, message: DEADLINE_MESSAGE.to_owned() },
             ),
+            (
+                "an unexpected error with attempts left is retried as a runtime error",
+                Ending::Unexpected("a panic".into()),
+                1,
+                3,
+                requeue(ErrorCode::RuntimeError, UNEXPECTED_MESSAGE, 1),
+            ),
+            (
+                "an unexpected error on the last attempt fails",
+                Ending::Unexpected("a panic".into()),
+                3,
+                3,
+                Decision::Fail { code: ErrorCode::RuntimeError, message: UNEXPECTED_MESSAGE.to_owned() },
+            ),
             ("a requested cancel ends canceled", Ending::CancelRequested, 1, 3, Decision::SettleCancel),
             ("a lost lease writes nothing", Ending::LeaseLost, 2, 3, Decision::Abandon),
         ];
         for (name, ending, attempt, budget, expected) in cases {
             assert_eq!(decide(&ending, attempt, budget, &config), expected, "{name}");
+        }
+    }
+
+    /// What a task stores is what its tenant reads: never the provider's URL or body.
+    #[test]
+    fn stored_messages_hold_no_provider_detail() {
+        let config = RuntimeConfig::default();
+        let internal = "http://10.0.0.7:8080/v1 said: {\"error\": \"secret-ish body\"}";
+        let errors = [
+            ProviderError::RateLimited { retry_after: None, message: internal.into() },
+            ProviderError::Connection(internal.into()),
+            ProviderError::Server { status: 502, message: internal.into() },
+            ProviderError::Malformed(internal.into()),
+            ProviderError::LoopFailed(internal.into()),
+            ProviderError::ModelUnknown(internal.into()),
+            ProviderError::Rejected { status: 400, message: internal.into() },
+        ];
+        for error in errors {
+            for attempt in [1, 3] {
+                let ending = Ending::Finished(Err(error.clone()));
+                let message = match decide(&ending, attempt, 3, &config) {
+                    Decision::Requeue { message, .. } | Decision::Fail { message, .. } => message,
+                    other => panic!("{other:?}"),
+                };
+                assert!(!message.contains("10.0.0.7") && !message.contains("body"), "{message}");
+            }
         }
     }
 }

@@ -2,11 +2,13 @@
 //! deadline → settle. Every write after the claim is fenced on the lease, so a worker that lost
 //! its task (requeued, canceled, deleted) writes nothing.
 
+use std::panic::AssertUnwindSafe;
 use std::time::Duration;
 
-use aitasks_contracts::{AiRequest, Path};
-use aitasks_providers::{CancellationToken, Provider, ProviderError};
+use aitasks_contracts::{AiRequest, ErrorCode, Path};
+use aitasks_providers::{CancellationToken, Provider};
 use aitasks_store::{self as store, Claim, Fenced, Lease, LeaseCheck, StoreError, Task};
+use futures::FutureExt;
 use tokio::time::{Instant, MissedTickBehavior};
 use tracing::Instrument;
 use uuid::Uuid;
@@ -58,7 +60,12 @@ pub async fn process<P: Provider>(
         };
         drop(client);
         tracing::Span::current().record("attempt", task.attempts);
-        let ending = execute(app, &task, message.as_ref(), deadline).await;
+        // A panic while working (a bug) ends this attempt as a runtime error, like any other
+        // failure, instead of taking the whole batch down with it.
+        let ending = AssertUnwindSafe(execute(app, &task, message.as_ref(), deadline))
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|panic| Ending::Unexpected(format!("panicked: {}", panic_text(panic.as_ref()))));
         settle(app, &task, ending).await
     }
     .instrument(span)
@@ -74,10 +81,7 @@ async fn execute<P: Provider>(
     let request = match AiRequest::parse(&task.request, &Path::root().key("request")) {
         Ok(request) => request,
         Err(problems) => {
-            return Ending::Finished(Err(ProviderError::Rejected {
-                status: 0,
-                message: format!("stored request no longer parses: {problems}"),
-            }))
+            return Ending::Unexpected(format!("the stored request no longer parses: {problems}"))
         }
     };
     let profile = match app.profiles.resolve(&task.model_id) {
@@ -125,6 +129,15 @@ async fn execute<P: Provider>(
     ending
 }
 
+/// The message of a panic payload (`panic!` gives a `&str` or a `String`).
+pub fn panic_text(payload: &(dyn std::any::Any + Send)) -> &str {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a panic without a message")
+}
+
 async fn check_in<P>(app: &App<P>, lease: Lease, heartbeat: bool) -> Result<LeaseCheck, StoreError> {
     let client = store::client(&app.pool).await?;
     if heartbeat {
@@ -147,6 +160,9 @@ async fn settle<P>(app: &App<P>, task: &Task, ending: Ending) -> Result<Outcome,
                 tracing::info!(code = error.code().as_str(), retryable = error.is_retryable(), %error, "attempt failed")
             }
         }
+    }
+    if let Ending::Unexpected(detail) = &ending {
+        tracing::error!(code = ErrorCode::RuntimeError.as_str(), detail = %detail, "attempt failed unexpectedly");
     }
     let decision = decide(&ending, task.attempts, task.max_attempts, &app.settings.runtime);
     let client = store::client(&app.pool).await?;

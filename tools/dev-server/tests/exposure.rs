@@ -25,7 +25,10 @@ fn a_non_loopback_address_with_the_default_secret_is_refused() {
         assert!(!ok, "{addr}: refused");
         assert!(stderr.contains("AITASK_DEV_JWT_SECRET"), "{addr}: names the variable to set: {stderr}");
         let (ok, stderr) = start(addr, Some("dev-secret"));
-        assert!(!ok && stderr.contains("AITASK_DEV_JWT_SECRET"), "{addr}: the default set explicitly: {stderr}");
+        assert!(
+            !ok && stderr.contains("AITASK_DEV_JWT_SECRET"),
+            "{addr}: the default set explicitly: {stderr}"
+        );
     }
 }
 
