@@ -40,7 +40,10 @@ pub async fn process<P: Provider>(
     deadline: Instant,
 ) -> Result<Outcome, StoreError> {
     let span = tracing::info_span!("task", task_id = %task_id, attempt = tracing::field::Empty);
-    async move {
+    // Whatever the database does, the invocation answers before its deadline: what was not
+    // written by then is the sweeper's (a claimed task's heartbeat goes stale).
+    let answer_by = deadline.checked_sub(ANSWER_MARGIN).unwrap_or_else(Instant::now);
+    let work = async move {
         let client = store::client(&app.pool).await?;
         let task = match store::claim(&client, task_id).await? {
             Claim::Claimed(task) => task,
@@ -67,10 +70,20 @@ pub async fn process<P: Provider>(
             .await
             .unwrap_or_else(|panic| Ending::Unexpected(format!("panicked: {}", panic_text(panic.as_ref()))));
         settle(app, &task, ending).await
+    };
+    match tokio::time::timeout_at(answer_by, work).instrument(span.clone()).await {
+        Ok(result) => result,
+        Err(_) => {
+            span.in_scope(|| {
+                tracing::warn!("the store did not answer before the deadline; the message will be retried")
+            });
+            Err(timed_out("the database"))
+        }
     }
-    .instrument(span)
-    .await
 }
+
+/// How long before the invocation's deadline a worker gives up on the store and answers.
+const ANSWER_MARGIN: Duration = Duration::from_millis(500);
 
 async fn execute<P: Provider>(
     app: &App<P>,
@@ -91,42 +104,53 @@ async fn execute<P: Provider>(
     let config = &app.settings.runtime;
     let cancel = CancellationToken::new();
     let call = app.provider.run(profile, &request, &cancel);
-    tokio::pin!(call);
-    let mut poll = tokio::time::interval_at(Instant::now() + config.cancel_poll, config.cancel_poll);
-    poll.set_missed_tick_behavior(MissedTickBehavior::Delay);
-    let mut last_heartbeat = Instant::now();
     let stop_at = deadline.checked_sub(config.deadline_margin).unwrap_or_else(Instant::now);
-    let lease = task.lease();
-
-    let ending = loop {
-        tokio::select! {
-            result = &mut call => break Ending::Finished(result),
-            _ = tokio::time::sleep_until(stop_at) => break Ending::Deadline,
-            _ = poll.tick() => {
-                let heartbeat_due = last_heartbeat.elapsed() >= config.heartbeat;
-                match check_in(app, lease, heartbeat_due).await {
-                    Ok(LeaseCheck::Active) => {
-                        if heartbeat_due {
-                            last_heartbeat = Instant::now();
-                            if let Some(message) = message {
-                                if let Err(error) = app.queues.change_visibility(message.receipt_handle, config.visibility_extension()).await {
-                                    tracing::warn!(error = %crate::error_chain(&error), "could not extend the message's visibility");
-                                }
-                            }
-                        }
-                    }
-                    Ok(LeaseCheck::CancelRequested) => break Ending::CancelRequested,
-                    Ok(LeaseCheck::Lost) => break Ending::LeaseLost,
-                    // A blip: keep working. If Postgres stays away the heartbeat goes stale and
-                    // the sweeper takes the task back; every write here is fenced anyway.
-                    Err(error) => tracing::warn!(error = %crate::error_chain(&error), "cancel check failed"),
-                }
-            }
-        }
+    // The three run side by side: a check that cannot finish (a dead connection, a lock) delays
+    // only the next check, never the call's answer or the deadline.
+    let ending = tokio::select! {
+        result = call => Ending::Finished(result),
+        _ = tokio::time::sleep_until(stop_at) => Ending::Deadline,
+        ending = watch(app, task.lease(), message) => ending,
     };
     // Dropping the call aborts the HTTP request; the token covers anything it spawned.
     cancel.cancel();
     ending
+}
+
+/// Poll for a cancel every `cancel_poll`, heartbeat (row and message) every `heartbeat`; return
+/// once the task is to stop. Each check gets at most one heartbeat interval: past that, its
+/// connection is abandoned and the next check starts on another.
+async fn watch<P>(app: &App<P>, lease: Lease, message: Option<&MessageLease<'_>>) -> Ending {
+    let config = &app.settings.runtime;
+    let mut poll = tokio::time::interval_at(Instant::now() + config.cancel_poll, config.cancel_poll);
+    poll.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    let mut last_heartbeat = Instant::now();
+    let check_limit = config.heartbeat.max(config.cancel_poll);
+    loop {
+        poll.tick().await;
+        let heartbeat_due = last_heartbeat.elapsed() >= config.heartbeat;
+        match check_in(app, lease, heartbeat_due, check_limit).await {
+            Ok(LeaseCheck::Active) => {
+                if heartbeat_due {
+                    last_heartbeat = Instant::now();
+                    if let Some(message) = message {
+                        if let Err(error) = app
+                            .queues
+                            .change_visibility(message.receipt_handle, config.visibility_extension())
+                            .await
+                        {
+                            tracing::warn!(error = %crate::error_chain(&error), "could not extend the message's visibility");
+                        }
+                    }
+                }
+            }
+            Ok(LeaseCheck::CancelRequested) => return Ending::CancelRequested,
+            Ok(LeaseCheck::Lost) => return Ending::LeaseLost,
+            // A blip: keep working. If Postgres stays away the heartbeat goes stale and the
+            // sweeper takes the task back; every write here is fenced anyway.
+            Err(error) => tracing::warn!(error = %crate::error_chain(&error), "cancel check failed"),
+        }
+    }
 }
 
 /// The message of a panic payload (`panic!` gives a `&str` or a `String`).
@@ -138,13 +162,44 @@ pub fn panic_text(payload: &(dyn std::any::Any + Send)) -> &str {
         .unwrap_or("a panic without a message")
 }
 
-async fn check_in<P>(app: &App<P>, lease: Lease, heartbeat: bool) -> Result<LeaseCheck, StoreError> {
-    let client = store::client(&app.pool).await?;
-    if heartbeat {
-        store::heartbeat(&client, lease).await
-    } else {
-        store::check(&client, lease).await
+async fn check_in<P>(
+    app: &App<P>,
+    lease: Lease,
+    heartbeat: bool,
+    limit: Duration,
+) -> Result<LeaseCheck, StoreError> {
+    let client = within(limit, store::client(&app.pool)).await?;
+    let checked = tokio::time::timeout(limit, async {
+        if heartbeat {
+            store::heartbeat(&client, lease).await
+        } else {
+            store::check(&client, lease).await
+        }
+    })
+    .await;
+    match checked {
+        Ok(result) => result,
+        Err(_) => {
+            // The statement may still be running on that connection: never reuse it.
+            drop(store::Client::take(client));
+            Err(timed_out("the cancel check"))
+        }
     }
+}
+
+/// `future`, or an unavailable-store error after `limit`.
+async fn within<T>(
+    limit: Duration,
+    future: impl std::future::Future<Output = Result<T, StoreError>>,
+) -> Result<T, StoreError> {
+    tokio::time::timeout(limit, future).await.unwrap_or_else(|_| Err(timed_out("the database")))
+}
+
+fn timed_out(what: &str) -> StoreError {
+    StoreError::Unavailable(Box::new(std::io::Error::new(
+        std::io::ErrorKind::TimedOut,
+        format!("{what} did not answer in time"),
+    )))
 }
 
 async fn settle<P>(app: &App<P>, task: &Task, ending: Ending) -> Result<Outcome, StoreError> {

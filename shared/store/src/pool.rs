@@ -71,12 +71,25 @@ pub fn tls_connector(ca_file: Option<&std::path::Path>) -> StoreResult<MakeRustl
     Ok(MakeRustlsConnect::new(config))
 }
 
-/// Build a pool. No connection is opened until the first query.
-pub fn connect(settings: &PoolSettings) -> StoreResult<Pool> {
+/// How every connection is opened: the URL, a connect timeout, and TCP keepalives, so that a
+/// peer that vanished (a failover, a dropped NAT mapping) is noticed within about 25 s instead
+/// of the kernel's two hours. Statement timeouts are the login's role settings (migrations/V9).
+pub fn connection_config(settings: &PoolSettings) -> StoreResult<tokio_postgres::Config> {
     let mut config = tokio_postgres::Config::from_str(&settings.url)
         .map_err(|e| StoreError::Config(format!("invalid DATABASE_URL: {}", redact(&e.to_string()))))?;
-    config.connect_timeout(settings.connect_timeout);
-    config.application_name("aitasks");
+    config
+        .connect_timeout(settings.connect_timeout)
+        .application_name("aitasks")
+        .keepalives(true)
+        .keepalives_idle(Duration::from_secs(10))
+        .keepalives_interval(Duration::from_secs(5))
+        .keepalives_retries(3);
+    Ok(config)
+}
+
+/// Build a pool. No connection is opened until the first query.
+pub fn connect(settings: &PoolSettings) -> StoreResult<Pool> {
+    let config = connection_config(settings)?;
     let manager = Manager::from_config(
         config,
         tls_connector(settings.ca_file.as_deref())?,
@@ -149,12 +162,22 @@ pub fn redact(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::redact;
+    use super::*;
 
     #[test]
     fn redact_hides_the_password_only() {
         assert_eq!(redact("postgres://app:s3cret@db:5432/x failed"), "postgres://app:***@db:5432/x failed");
         assert_eq!(redact("postgres://app@db/x"), "postgres://app@db/x");
         assert_eq!(redact("no url here"), "no url here");
+    }
+
+    #[test]
+    fn every_connection_has_keepalives_and_a_connect_timeout() {
+        let config = connection_config(&PoolSettings::new("postgres://u@127.0.0.1/db")).unwrap();
+        assert!(config.get_keepalives());
+        assert_eq!(config.get_keepalives_idle(), Duration::from_secs(10));
+        assert_eq!(config.get_keepalives_interval(), Some(Duration::from_secs(5)));
+        assert_eq!(config.get_keepalives_retries(), Some(3));
+        assert_eq!(config.get_connect_timeout(), Some(&Duration::from_secs(5)));
     }
 }

@@ -44,3 +44,16 @@ async fn the_functions_role_cannot_change_the_schema() {
     client.execute("DELETE FROM runs WHERE id = $1", &[&run.id]).await.unwrap();
     assert_eq!(db.count("SELECT count(*) FROM runs").await, 0);
 }
+
+/// A statement stuck on a lock, or a transaction its client abandoned, ends on its own: the
+/// functions' login carries both timeouts (migrations/V9).
+#[tokio::test]
+async fn the_functions_role_has_statement_and_idle_timeouts() {
+    let db = TestDb::new().await;
+    let client = db.client().await;
+    for (setting, expected) in [("statement_timeout", "30s"), ("idle_in_transaction_session_timeout", "1min")]
+    {
+        let value: String = client.query_one(&format!("SHOW {setting}"), &[]).await.unwrap().get(0);
+        assert_eq!(value, expected, "{setting}");
+    }
+}
