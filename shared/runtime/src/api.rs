@@ -14,7 +14,9 @@ use serde_json::json;
 use crate::api_error::ApiError;
 use crate::app::App;
 
-const WAIT_POLL: Duration = Duration::from_millis(200);
+/// A long poll looks again after 100 ms, then backs off to one look a second.
+const WAIT_FIRST_POLL: Duration = Duration::from_millis(100);
+const WAIT_LAST_POLL: Duration = Duration::from_secs(1);
 
 /// A path's id: one that is not a UUID names nothing, the same answer as a missing one.
 fn path_id<T>(text: &str, parse: fn(&str) -> Option<T>) -> Result<T, ApiError> {
@@ -138,15 +140,19 @@ pub async fn get_task<P>(
 ) -> Result<Task, ApiError> {
     let task_id = path_id(task_id, TaskId::parse)?;
     let until = Instant::now() + wait.min(Duration::from_secs(MAX_WAIT_SECONDS));
-    let client = client(app).await?;
+    let mut pause = WAIT_FIRST_POLL;
     loop {
-        let task =
-            store::get_task(&client, tenant.as_str(), task_id.uuid()).await?.ok_or(ApiError::NotFound)?;
+        // A connection per look, given back before the pause: a waiting caller holds none.
+        let task = {
+            let client = client(app).await?;
+            store::get_task(&client, tenant.as_str(), task_id.uuid()).await?.ok_or(ApiError::NotFound)?
+        };
         let now = Instant::now();
         if task.status.is_terminal() || now >= until {
             return Ok(task);
         }
-        tokio::time::sleep(WAIT_POLL.min(until - now)).await;
+        tokio::time::sleep(pause.min(until - now)).await;
+        pause = (pause * 2).min(WAIT_LAST_POLL);
     }
 }
 

@@ -58,7 +58,8 @@ impl From<tokio_postgres::Error> for StoreError {
             let class = &db.code().code()[..2];
             // 08: connection exception, 57P: operator intervention (shutdown, crash recovery),
             // 57014: the statement timeout (migrations/V9) ended a statement that waited too long.
-            if class == "08" || db.code().code().starts_with("57P") || *db.code() == SqlState::QUERY_CANCELED {
+            if class == "08" || db.code().code().starts_with("57P") || *db.code() == SqlState::QUERY_CANCELED
+            {
                 return StoreError::Unavailable(Box::new(error));
             }
             return StoreError::Database(error);

@@ -5,6 +5,7 @@
 //! Tests need `make up` to have run (Postgres and the SQS-compatible server); the locations
 //! are read from the environment or, failing that, from `.local/env`.
 
+mod app_env;
 mod db;
 mod dev_server;
 mod queues;
@@ -16,6 +17,7 @@ mod tokens;
 
 use std::path::PathBuf;
 
+pub use app_env::app_env;
 pub use db::*;
 pub use dev_server::{Answer, Api, DevServer, Stack, STUB_API_KEY};
 pub use queues::TestQueues;

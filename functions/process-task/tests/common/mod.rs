@@ -2,7 +2,6 @@
 //! SQS events as the event source mapping builds them.
 #![allow(dead_code)]
 
-use std::collections::HashMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use aitasks_contracts::AiRequest;
@@ -39,16 +38,8 @@ pub async fn app(
     stub: &StubProvider,
     overrides: &[(&str, &str)],
 ) -> App<PanicsOnRequest> {
-    let mut variables: HashMap<&str, String> = HashMap::from([
-        ("DATABASE_URL", db.app_url.clone()),
-        ("AITASK_DB_CA_FILE", ca_file().map(|p| p.display().to_string()).unwrap_or_default()),
-        ("AITASK_TASK_QUEUE_URL", queues.tasks.clone()),
-        ("AITASK_EVENTS_QUEUE_URL", queues.events.clone()),
-        ("OPENAI_BASE_URL", stub.base_url.clone()),
-        ("OPENAI_API_KEY", STUB_API_KEY.to_owned()),
-    ]);
-    variables.extend(overrides.iter().map(|(k, v)| (*k, (*v).to_owned())));
-    let lookup = |name: &str| variables.get(name).cloned().filter(|v| !v.is_empty());
+    let variables = app_env(db, queues, stub, overrides);
+    let lookup = |name: &str| variables.get(name).cloned();
     let settings = Settings::from_lookup(lookup).unwrap();
     let profiles = ModelProfiles::from_lookup(lookup).unwrap();
     let provider = PanicsOnRequest(OpenAiClient::new(Duration::from_secs(5)).unwrap());
