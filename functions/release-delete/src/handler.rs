@@ -26,7 +26,7 @@ async fn route<P>(app: &App<P>, request: &HttpRequest<'_>) -> Result<ApiGatewayV
         }
         ("DELETE", ["v1", "scopes", scope_id, "tasks"]) => {
             let deleted = api::delete_scope_tasks(app, &tenant, scope_id, request.query("sourceId")).await?;
-            Ok(json_response(200, &json!({"deleted": deleted})))
+            Ok(json_response(200, &json!(deleted)))
         }
         ("GET", ["v1", "unreleased-sources"]) => {
             let (sources, next) = api::unreleased_sources(

@@ -54,15 +54,29 @@ pub async fn get_run<P>(app: &App<P>, tenant: &AppId, run_id: &str) -> Result<Ru
     store::get_run(&client, tenant.as_str(), run_id.uuid()).await?.ok_or(ApiError::NotFound)
 }
 
-/// `POST /v1/runs/{runId}/cancel`: queued tasks end `canceled`, running ones are aborted.
+/// `POST /v1/runs/{runId}/cancel`: queued tasks end `canceled`, running ones are aborted. The
+/// run is canceled before the answer; its tasks are reached in bounded batches for at most
+/// `request_work`, and the sweeper finishes a run bigger than that.
 pub async fn cancel_run<P>(app: &App<P>, tenant: &AppId, run_id: &str) -> Result<Run, ApiError> {
     let run_id = path_id(run_id, RunId::parse)?;
-    let mut client = client(app).await?;
-    let canceled =
-        store::cancel_run(&mut client, tenant.as_str(), run_id.uuid()).await?.ok_or(ApiError::NotFound)?;
-    drop(client);
-    app.publish(canceled.settled.into_iter().map(|s| s.event).collect()).await;
-    Ok(canceled.run)
+    let started = Instant::now();
+    let client = client(app).await?;
+    let run = store::cancel_run(&client, tenant.as_str(), run_id.uuid()).await?.ok_or(ApiError::NotFound)?;
+    let config = &app.settings.runtime;
+    loop {
+        let batch = store::cancel_run_tasks(&client, run.id, config.request_batch).await?;
+        let done = batch.touched() < config.request_batch;
+        app.publish(batch.ended).await;
+        if done {
+            store::finish_run_cancel(&client, run.id).await?;
+            break;
+        }
+        if started.elapsed() >= config.request_work {
+            tracing::info!(run_id = %run.id, "the run's cancel continues in the sweeper");
+            break;
+        }
+    }
+    Ok(run)
 }
 
 /// `POST /v1/tasks`: 201 with a new task, 200 with the existing one for a used effect key.
@@ -208,19 +222,47 @@ pub async fn release<P>(app: &App<P>, tenant: &AppId, body: &[u8]) -> Result<boo
     Ok(store::release(&client, tenant.as_str(), &parsed.scope_id, parsed.effect_key.as_str()).await?)
 }
 
-/// `DELETE /v1/scopes/{scopeId}/tasks?sourceId=S`.
+/// What a delete request did: `more` when it stopped at its time limit with rows left (the
+/// caller repeats the request).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Deleted {
+    pub deleted: u64,
+    pub more: bool,
+}
+
+/// `DELETE /v1/scopes/{scopeId}/tasks?sourceId=S`: in bounded batches, each serialized with the
+/// scope's creates, for at most `request_work`.
 pub async fn delete_scope_tasks<P>(
     app: &App<P>,
     tenant: &AppId,
     scope_id: &str,
     source_id: Option<&str>,
-) -> Result<u64, ApiError> {
+) -> Result<Deleted, ApiError> {
     check_key("scopeId", scope_id, ID_MAX_CHARS)?;
     if let Some(source_id) = source_id {
         check_key("sourceId", source_id, ID_MAX_CHARS)?;
     }
-    let client = client(app).await?;
-    Ok(store::delete_owned(&client, tenant.as_str(), scope_id, source_id).await?)
+    let started = Instant::now();
+    let config = &app.settings.runtime;
+    let mut client = client(app).await?;
+    let mut deleted = 0;
+    loop {
+        let n = store::delete_owned_batch(
+            &mut client,
+            tenant.as_str(),
+            scope_id,
+            source_id,
+            config.request_batch,
+        )
+        .await?;
+        deleted += n;
+        if n < config.request_batch as u64 {
+            return Ok(Deleted { deleted, more: false });
+        }
+        if started.elapsed() >= config.request_work {
+            return Ok(Deleted { deleted, more: true });
+        }
+    }
 }
 
 /// `GET /v1/unreleased-sources?task=&afterScope=&afterSource=`.

@@ -40,6 +40,13 @@ pub struct RuntimeConfig {
     /// (`AITASK_SWEEP_MAX_BATCHES`, 10).
     pub sweep_batch: usize,
     pub sweep_max_batches: usize,
+    /// Rows per statement of a request's bulk work, a run cancel or a scope delete
+    /// (`AITASK_REQUEST_BATCH`, 500) ...
+    pub request_batch: usize,
+    /// ... and how long a request keeps starting batches (`AITASK_REQUEST_WORK_MS`, 5000), well
+    /// inside API Gateway's 30 s. What is left is the sweeper's (a run cancel) or the caller's,
+    /// told `"more": true` (a delete).
+    pub request_work: Duration,
 }
 
 impl RuntimeConfig {
@@ -70,6 +77,8 @@ impl Default for RuntimeConfig {
             batch_concurrency: 10,
             sweep_batch: 100,
             sweep_max_batches: 10,
+            request_batch: 500,
+            request_work: Duration::from_millis(5_000),
         }
     }
 }
@@ -123,6 +132,9 @@ impl Settings {
             sweep_batch: number("AITASK_SWEEP_BATCH", defaults.sweep_batch as u64)?.max(1) as usize,
             sweep_max_batches: number("AITASK_SWEEP_MAX_BATCHES", defaults.sweep_max_batches as u64)?.max(1)
                 as usize,
+            request_batch: number("AITASK_REQUEST_BATCH", defaults.request_batch as u64)?.clamp(1, 10_000)
+                as usize,
+            request_work: millis("AITASK_REQUEST_WORK_MS", 5_000)?,
         };
         Ok(Settings {
             database_url: required("DATABASE_URL")?,

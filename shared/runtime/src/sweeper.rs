@@ -29,6 +29,9 @@ pub struct SweepSummary {
     pub admissions_pruned: u64,
     pub events_pruned: u64,
     pub released_deleted: u64,
+    /// Tasks a run's cancel reached here because the cancel request ran out of time.
+    pub run_tasks_canceled: u64,
+    pub run_cancels_finished: u64,
     pub elapsed_ms: u64,
 }
 
@@ -68,6 +71,22 @@ pub async fn sweep<P>(app: &App<P>) -> Result<SweepSummary, StoreError> {
         app.publish(expired.settled.into_iter().map(|s| s.event).collect()).await;
         if n < batch {
             break;
+        }
+    }
+
+    // Before re-sending owed messages: a task canceled here needs none.
+    for run_id in store::pending_run_cancels(&client, batch).await? {
+        for _ in 0..max_batches {
+            let canceled = store::cancel_run_tasks(&client, run_id, batch).await?;
+            let done = canceled.touched() < batch;
+            summary.run_tasks_canceled += canceled.touched() as u64;
+            app.publish(canceled.ended).await;
+            if done {
+                break;
+            }
+        }
+        if store::finish_run_cancel(&client, run_id).await? {
+            summary.run_cancels_finished += 1;
         }
     }
 

@@ -57,12 +57,18 @@ pub use model::{
     Claim, Created, Fenced, Lease, LeaseCheck, NewRun, NewTask, PendingEvent, Run, RunState, Settled, Task,
     TaskOwner, TaskStatus,
 };
-pub use owned::{delete_owned, delete_retained, release, unreleased_sources, SourceRef, UNRELEASED_PAGE};
+pub use owned::{
+    delete_owned, delete_owned_batch, delete_retained, release, unreleased_sources, SourceRef,
+    UNRELEASED_PAGE,
+};
 pub use pool::{
     client, connect, migrate, migrate_with, redact, tls_connector, Client, GenericClient, PoolSettings,
     StorePool,
 };
-pub use runs::{cancel_run, create_run, get_run, CanceledRun};
+pub use runs::{
+    cancel_run, cancel_run_tasks, create_run, finish_run_cancel, get_run, pending_run_cancels,
+    RunTasksCanceled,
+};
 pub use settle::{complete_attempt, end_canceled, fail_attempt};
 pub use sweep::{
     claim_unsent, expire_queued, expire_running, mark_sent, mark_unsent, prune_admissions, ExpiredRunning,

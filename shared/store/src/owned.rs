@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use crate::pool::GenericClient;
+use crate::pool::{Client, GenericClient};
 use crate::queries::{
-    DELETE_BATCH, DELETE_RETAINED, RELEASE, UNRELEASED_SOURCES, UNRELEASED_SOURCES_OF_STEP,
+    DELETE_BATCH, DELETE_RETAINED, LOCK_SCOPE, RELEASE, UNRELEASED_SOURCES, UNRELEASED_SOURCES_OF_STEP,
 };
 use crate::sql::{limit, millis};
 use crate::StoreResult;
@@ -26,27 +26,52 @@ pub async fn release(
     Ok(!client.query(&statement, &params).await?.is_empty())
 }
 
-/// Delete a scope's application-owned tasks (or one source's). The admission history stays, so
-/// deleting cannot reset a budget; a running task whose row goes is aborted by its worker at
-/// its next check and never written back (every write is fenced on the row).
-pub async fn delete_owned(
-    client: &impl GenericClient,
+/// Delete up to `batch` of a scope's application-owned tasks (or one source's), in a transaction
+/// of its own that holds the scope's admission lock: a create of the scope that already read a
+/// cached output finishes first (and its copy is deleted here), or starts after (and finds no
+/// cache). Returns how many went; fewer than `batch` means none are left.
+///
+/// The admission history stays, so deleting cannot reset a budget; a running task whose row
+/// goes is aborted by its worker at its next check and never written back (every write is
+/// fenced on the row).
+pub async fn delete_owned_batch(
+    client: &mut Client,
     app_id: &str,
     scope_id: &str,
     source_id: Option<&str>,
+    batch: usize,
 ) -> StoreResult<u64> {
-    // Bounded batches, so that a huge scope never makes one huge statement.
-    const BATCH: i64 = 1_000;
-    let statement = client.prepare_cached(DELETE_BATCH.text()).await?;
+    let transaction = client.transaction().await?;
+    let (lock, delete) = tokio::try_join!(
+        transaction.prepare_cached(LOCK_SCOPE.text()),
+        transaction.prepare_cached(DELETE_BATCH.text())
+    )?;
+    let lock_params = LOCK_SCOPE.bind(&[("app_id", &app_id), ("scope_id", &scope_id)])?;
+    let batch = limit(batch);
     let params = DELETE_BATCH.bind(&[
         ("app_id", &app_id),
         ("scope_id", &scope_id),
         ("source_id", &source_id),
-        ("batch", &BATCH),
+        ("batch", &batch),
     ])?;
+    // Pipelined: the server takes the lock first; the delete's snapshot comes after it.
+    let (_, row) =
+        tokio::try_join!(transaction.execute(&lock, &lock_params), transaction.query_one(&delete, &params))?;
+    transaction.commit().await?;
+    Ok(row.try_get::<_, i64>(0)? as u64)
+}
+
+/// Delete all of a scope's application-owned tasks (or one source's), batch after batch.
+pub async fn delete_owned(
+    client: &mut Client,
+    app_id: &str,
+    scope_id: &str,
+    source_id: Option<&str>,
+) -> StoreResult<u64> {
+    const BATCH: usize = 1_000;
     let mut deleted = 0;
     loop {
-        let n = client.query_one(&statement, &params).await?.try_get::<_, i64>(0)? as u64;
+        let n = delete_owned_batch(client, app_id, scope_id, source_id, BATCH).await?;
         deleted += n;
         if n < BATCH as u64 {
             return Ok(deleted);

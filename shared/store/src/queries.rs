@@ -48,7 +48,11 @@ pub(crate) static UNRELEASED_SOURCES_OF_STEP: Sql =
 pub(crate) static CANCEL_RUN: Sql = Sql::new("runs/cancel_run", include_str!("../sql/runs/cancel_run.sql"));
 pub(crate) static CANCEL_RUN_TASKS: Sql =
     Sql::new("runs/cancel_run_tasks", include_str!("../sql/runs/cancel_run_tasks.sql"));
+pub(crate) static FINISH_RUN_CANCEL: Sql =
+    Sql::new("runs/finish_run_cancel", include_str!("../sql/runs/finish_run_cancel.sql"));
 pub(crate) static INSERT_RUN: Sql = Sql::new("runs/insert_run", include_str!("../sql/runs/insert_run.sql"));
+pub(crate) static PENDING_RUN_CANCELS: Sql =
+    Sql::new("runs/pending_run_cancels", include_str!("../sql/runs/pending_run_cancels.sql"));
 pub(crate) static SELECT_RUN: Sql = Sql::new("runs/select_run", include_str!("../sql/runs/select_run.sql"));
 pub(crate) static COMPLETE: Sql = Sql::new("settle/complete", include_str!("../sql/settle/complete.sql"));
 pub(crate) static COMPLETE_UNSCOPED: Sql =
@@ -81,7 +85,7 @@ pub(crate) static SELECT_TASK_BY_EFFECT_KEY: Sql =
     Sql::new("tasks/select_task_by_effect_key", include_str!("../sql/tasks/select_task_by_effect_key.sql"));
 
 /// All of them (the snapshot test prints each).
-pub(crate) static ALL: [&Sql; 41] = [
+pub(crate) static ALL: [&Sql; 43] = [
     &ADMIT,
     &INSERT_CACHED,
     &LOCK_APP_EXCLUSIVE,
@@ -105,7 +109,9 @@ pub(crate) static ALL: [&Sql; 41] = [
     &UNRELEASED_SOURCES_OF_STEP,
     &CANCEL_RUN,
     &CANCEL_RUN_TASKS,
+    &FINISH_RUN_CANCEL,
     &INSERT_RUN,
+    &PENDING_RUN_CANCELS,
     &SELECT_RUN,
     &COMPLETE,
     &COMPLETE_UNSCOPED,

@@ -312,12 +312,12 @@ async fn deleting_a_scope_keeps_its_budget_and_aborts_its_running_task() {
     let running = scoped(&db, "s1", "r", &admission("doc", "r", budget)).await.unwrap().created.task().id;
     scoped(&db, "s1", "q", &admission("doc2", "q", budget)).await.unwrap();
     let kept = scoped(&db, "s2", "other", &admission("doc", "x", budget)).await.unwrap().created.task().id;
-    let client = db.client().await;
+    let mut client = db.client().await;
     let Claim::Claimed(task) = store::claim(&client, running).await.unwrap() else { panic!("claim") };
 
-    assert_eq!(store::delete_owned(&client, APP, "s1", Some("doc2")).await.unwrap(), 1, "one source");
-    assert_eq!(store::delete_owned(&client, APP, "s1", None).await.unwrap(), 1, "the rest of the scope");
-    assert_eq!(store::delete_owned(&client, "another-app", "s2", None).await.unwrap(), 0);
+    assert_eq!(store::delete_owned(&mut client, APP, "s1", Some("doc2")).await.unwrap(), 1, "one source");
+    assert_eq!(store::delete_owned(&mut client, APP, "s1", None).await.unwrap(), 1, "the rest of the scope");
+    assert_eq!(store::delete_owned(&mut client, "another-app", "s2", None).await.unwrap(), 0);
     assert!(store::get_task(&client, APP, kept).await.unwrap().is_some());
     assert_eq!(
         store::heartbeat(&client, task.lease()).await.unwrap(),
@@ -412,4 +412,71 @@ async fn unreleased_sources_page_through_two_hundred_fifty_sources_once_each() {
     );
     let (other_app, next) = store::unreleased_sources(&client, "other", None, None).await.unwrap();
     assert!(other_app.is_empty() && next.is_none());
+}
+
+/// Deleting a source's data is serialized with the creates of its scope: a create that found a
+/// cached output before the delete began cannot store its copy after the delete is done.
+///
+/// The create is held between its read and its write the way any slow transaction can be: an
+/// uncommitted row elsewhere holds the effect key it inserts, so its insert waits. The delete
+/// starts in that window.
+#[tokio::test]
+async fn a_create_that_read_the_cache_before_a_delete_cannot_leave_a_copy_after_it() {
+    let db = TestDb::new().await;
+    let seeded = scoped(&db, "s1", "seed", &admission("doc", "a", ROOMY)).await.unwrap();
+    complete(&db, seeded.created.task().id).await;
+
+    let mut holder = db.client().await;
+    let hold = holder.transaction().await.unwrap();
+    hold.execute(
+        "INSERT INTO tasks (id, app_id, scope_id, source_id, step_key, effect_key, kind, request, input_hash, \
+             model_id, max_attempts) \
+         SELECT gen_random_uuid(), app_id, 'elsewhere', source_id, step_key, 'copy', kind, request, input_hash, \
+             model_id, max_attempts FROM tasks WHERE id = $1",
+        &[&seeded.created.task().id],
+    )
+    .await
+    .unwrap();
+
+    let create = tokio::spawn({
+        let pool = db.pool.clone();
+        async move {
+            let mut client = pool.get().await.unwrap();
+            let task = new_task(APP, app_owner("s1"), "copy");
+            store::create_scoped(&mut client, &task, &admission("doc", "a", ROOMY)).await
+        }
+    });
+    // Until the create waits on the held effect key, with the cached output read.
+    let watcher = db.client().await;
+    for _ in 0..200 {
+        let waiting: i64 = watcher
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO tasks%'",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        if waiting > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let delete = tokio::spawn({
+        let pool = db.pool.clone();
+        async move {
+            let mut client = pool.get().await.unwrap();
+            store::delete_owned(&mut client, APP, "s1", Some("doc")).await.unwrap()
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    hold.rollback().await.unwrap();
+    let created = create.await.unwrap().unwrap();
+    assert_eq!(created.created.task().status, TaskStatus::Succeeded, "a cache hit: the copy");
+    delete.await.unwrap();
+    assert_eq!(
+        db.count("SELECT count(*) FROM tasks WHERE scope_id = 's1' AND source_id = 'doc'").await,
+        0,
+        "the copy was deleted with the source it was copied from"
+    );
 }

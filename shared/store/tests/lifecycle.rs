@@ -386,8 +386,8 @@ async fn a_request_over_the_size_limit_as_stored_is_refused_and_stores_nothing()
 async fn a_canceled_run_takes_no_new_tasks() {
     let db = TestDb::new().await;
     let run = run(&db, APP).await;
-    let mut client = db.client().await;
-    store::cancel_run(&mut client, APP, run.id).await.unwrap().unwrap();
+    let client = db.client().await;
+    store::cancel_run(&client, APP, run.id).await.unwrap().unwrap();
     let error =
         store::create_task(&client, &new_task(APP, TaskOwner::Run(run.id), "late")).await.unwrap_err();
     assert!(matches!(error, StoreError::RunUnavailable), "got {error:?}");
@@ -406,21 +406,26 @@ async fn canceling_a_run_cancels_its_queued_tasks_and_flags_its_running_ones() {
     let db = TestDb::new().await;
     let run = run(&db, APP).await;
     let other_run = aitasks_testkit::run(&db, APP).await;
-    let mut client = db.client().await;
+    let client = db.client().await;
     let queued = store::create_task(&client, &new_task(APP, TaskOwner::Run(run.id), "q")).await.unwrap();
     let running = store::create_task(&client, &new_task(APP, TaskOwner::Run(run.id), "r")).await.unwrap();
     let bystander =
         store::create_task(&client, &new_task(APP, TaskOwner::Run(other_run.id), "b")).await.unwrap();
     let lease = claimed(&db, running.task().id).await.lease();
 
-    assert_eq!(store::cancel_run(&mut client, "app-2", run.id).await.unwrap(), None, "another app's run");
-    let canceled = store::cancel_run(&mut client, APP, run.id).await.unwrap().unwrap();
-    assert_eq!(canceled.run.state, store::RunState::Canceled);
-    assert!(canceled.run.cancel_requested_at.is_some());
-    assert_eq!(canceled.settled.len(), 1);
-    assert_eq!(canceled.settled[0].task.id, queued.task().id);
-    assert_eq!(canceled.settled[0].task.status, TaskStatus::Canceled);
-    assert_eq!(canceled.flagged, vec![running.task().id]);
+    assert_eq!(store::cancel_run(&client, "app-2", run.id).await.unwrap(), None, "another app's run");
+    let canceled = store::cancel_run(&client, APP, run.id).await.unwrap().unwrap();
+    assert_eq!(canceled.state, store::RunState::Canceled);
+    assert!(canceled.cancel_requested_at.is_some());
+    assert!(!store::finish_run_cancel(&client, run.id).await.unwrap(), "its tasks are not reached yet");
+    let batch = store::cancel_run_tasks(&client, run.id, 10).await.unwrap();
+    assert_eq!(batch.ended.len(), 1);
+    assert_eq!(batch.ended[0].task_id, queued.task().id);
+    assert_eq!(batch.ended[0].payload["status"], "canceled");
+    assert_eq!(batch.flagged, vec![running.task().id]);
+    assert!(store::finish_run_cancel(&client, run.id).await.unwrap(), "every task reached");
+    let q = store::get_task(&client, APP, queued.task().id).await.unwrap().unwrap();
+    assert_eq!(q.status, TaskStatus::Canceled);
 
     // The running task's worker notices on its next check and settles the cancel.
     assert_eq!(store::check(&client, lease).await.unwrap(), LeaseCheck::CancelRequested);
@@ -429,8 +434,9 @@ async fn canceling_a_run_cancels_its_queued_tasks_and_flags_its_running_ones() {
     let b = store::get_task(&client, APP, bystander.task().id).await.unwrap().unwrap();
     assert_eq!(b.status, TaskStatus::Queued, "other runs are untouched");
 
-    let again = store::cancel_run(&mut client, APP, run.id).await.unwrap().unwrap();
-    assert!(again.settled.is_empty() && again.flagged.is_empty(), "cancel is idempotent");
+    store::cancel_run(&client, APP, run.id).await.unwrap().unwrap();
+    let again = store::cancel_run_tasks(&client, run.id, 10).await.unwrap();
+    assert_eq!(again.touched(), 0, "cancel is idempotent");
     assert_eq!(db.count("SELECT count(*) FROM task_events").await, 2);
 }
 

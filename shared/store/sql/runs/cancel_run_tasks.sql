@@ -1,19 +1,23 @@
--- A run's cancel reaches its unfinished tasks (after the run row itself: see runs.rs).
-WITH settled AS (
+-- Up to :batch of a canceled run's unfinished tasks get the cancel: a queued task ends at once,
+-- a running one is flagged and its worker settles it when it notices (within a cancel poll).
+-- SKIP LOCKED: a task a worker is claiming right now is left to the next batch. Only ids and
+-- the events come back, never whole rows.
+WITH candidates AS (
+    SELECT id AS candidate_id FROM tasks
+    WHERE run_id = :run_id AND status IN ('queued', 'running') AND cancel_requested_at IS NULL
+    ORDER BY id LIMIT :batch
+    FOR UPDATE SKIP LOCKED
+),
+settled AS (
     UPDATE tasks
-    SET cancel_requested_at = COALESCE(cancel_requested_at, now()),
-        -- A queued task ends at once; a running one is flagged and its worker settles it when it
-        -- notices (within a cancel poll).
+    SET cancel_requested_at = now(),
         status = CASE WHEN status = 'queued' THEN 'canceled' ELSE status END,
         completed_at = CASE WHEN status = 'queued' THEN now() ELSE completed_at END,
         error_code = CASE WHEN status = 'queued' THEN :canceled_code ELSE error_code END,
         error_message = CASE WHEN status = 'queued' THEN 'The task was canceled.' ELSE error_message END,
         updated_at = now()
-    WHERE run_id = :run_id AND status IN ('queued', 'running')
-    RETURNING id, app_id, run_id, usage_subject, usage_user_id, scope_id, source_id, cache_key, step_key,
-        effect_key, kind, request, input_hash, model_id, model_ref, model_config_hash, status, output,
-        usage, attempts, max_attempts, error_code, error_message, cancel_requested_at, heartbeat_at,
-        released_at, created_at, started_at, completed_at, updated_at
+    FROM candidates WHERE id = candidate_id
+    RETURNING id, app_id, run_id, scope_id, cache_key, step_key, effect_key, status, error_code, completed_at
 ),
 events AS (
     -- The transactional outbox: one event for every row this statement made terminal.
@@ -40,6 +44,6 @@ ended AS (
           GROUP BY 1, 2) ended_rows
     WHERE app_concurrency.app_id = ended_app AND app_concurrency.shard = ended_shard
 )
--- Every row the update touched, with its event when it became terminal (NULL otherwise).
-SELECT settled.*, events.id AS event_id, events.payload AS event_payload
+-- Each touched task's id, with its event when it became terminal (NULL when only flagged).
+SELECT settled.id, events.id AS event_id, events.payload AS event_payload
 FROM settled LEFT JOIN events ON events.task_id = settled.id

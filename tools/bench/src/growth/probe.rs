@@ -203,7 +203,9 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
         }
     }
     operation!("api: cancel a run", |i| {
-        store::cancel_run(&mut client, APP, runs[i]).await?.ok_or("no run to cancel")?;
+        let run = store::cancel_run(&client, APP, runs[i]).await?.ok_or("no run to cancel")?;
+        store::cancel_run_tasks(&client, run.id, 500).await?;
+        store::finish_run_cancel(&client, run.id).await?;
     });
 
     operation!("owned: release by effect key", |i| {
@@ -228,11 +230,11 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
     let first_source = Uuid::new_v4().as_u128() % 290;
     operation!("owned: delete the data of a source", |i| {
         let source = format!("doc-{}", first_source + i as u128);
-        store::delete_owned(&client, APP, &source_scope, Some(&source)).await?;
+        store::delete_owned(&mut client, APP, &source_scope, Some(&source)).await?;
     });
     let first_scope = Uuid::new_v4().as_u128();
     operation!("owned: delete the data of a scope", |i| {
-        store::delete_owned(&client, APP, &scope_of(first_scope + i as u128), None).await?;
+        store::delete_owned(&mut client, APP, &scope_of(first_scope + i as u128), None).await?;
     });
 
     let day = Duration::from_secs(24 * 60 * 60);
