@@ -102,3 +102,18 @@ async fn deleting_a_scope_aborts_its_running_task_and_release_lists_correctly() 
     assert_eq!(api.get("/v1/unreleased-sources").await.1["sources"], json!([]));
     assert_eq!(api.post("/v1/tasks/release", &json!({"scopeId": "workspace-1"})).await.0, 400);
 }
+
+/// `AITASK_SYSTEM_ACTIVE_CAP` is the operator's cap on every application's active scoped work
+/// together: a second application is refused once the first filled it, whatever its own budget.
+#[tokio::test]
+async fn the_system_wide_cap_counts_every_application() {
+    let stack = Stack::start_with(&[("AITASK_SYSTEM_ACTIVE_CAP", "2")]).await;
+    // Slow enough that both stay active while the third create comes.
+    stack.stub.set_default(Reply::slow(Duration::from_secs(4)));
+    let (first, second) = (stack.api("app-one"), stack.api("app-two"));
+    assert_eq!(first.post("/v1/tasks", &scoped("a", "doc-1", "r1", 5)).await.0, 201);
+    assert_eq!(first.post("/v1/tasks", &scoped("b", "doc-2", "r1", 5)).await.0, 201);
+    let (status, refused) = second.post("/v1/tasks", &scoped("c", "doc-3", "r1", 5)).await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (429, Some("WORKFLOW_AI_CAPACITY")), "{refused}");
+    assert_eq!(stack.db.count("SELECT count(*) FROM tasks WHERE app_id = 'app-two'").await, 0);
+}

@@ -29,6 +29,7 @@ pub async fn create_scoped(
     client: &mut store::Client,
     task: &NewTask,
     scope: &Scope,
+    system_cap: Option<i64>,
 ) -> Result<ScopedCreated, StoreError> {
     let budget = scope.budget;
     let admission = ScopedAdmission {
@@ -43,6 +44,7 @@ pub async fn create_scoped(
             scope_concurrent: budget.scope_concurrent,
             global_concurrent: budget.global_concurrent,
         },
+        system_cap,
     };
     store::create_scoped(client, task, &admission).await
 }

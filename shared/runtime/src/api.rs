@@ -119,7 +119,13 @@ pub async fn create_task<P>(app: &App<P>, tenant: &AppId, body: &[u8]) -> Result
     let created = match &parsed.scope {
         None => store::create_task(&client, &new_task).await?,
         Some(scope) => {
-            let scoped = crate::admission::create_scoped(&mut client, &new_task, scope).await?;
+            let scoped = crate::admission::create_scoped(
+                &mut client,
+                &new_task,
+                scope,
+                app.settings.system_active_cap,
+            )
+            .await?;
             if let Some(event) = scoped.event {
                 app.publish(vec![event]).await;
             }

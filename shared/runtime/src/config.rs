@@ -93,6 +93,9 @@ pub struct Settings {
     pub events_queue_url: Option<String>,
     /// The JWT claim naming the tenant (`AITASK_APP_CLAIM`, `app_id`).
     pub app_claim: String,
+    /// The optional cap on active scoped tasks of every application together
+    /// (`AITASK_SYSTEM_ACTIVE_CAP`): it protects a provider every tenant shares. Unset: none.
+    pub system_active_cap: Option<i64>,
     pub runtime: RuntimeConfig,
 }
 
@@ -142,6 +145,17 @@ impl Settings {
             task_queue_url: required("AITASK_TASK_QUEUE_URL")?,
             events_queue_url: lookup("AITASK_EVENTS_QUEUE_URL"),
             app_claim: lookup("AITASK_APP_CLAIM").unwrap_or_else(|| "app_id".to_owned()),
+            system_active_cap: match lookup("AITASK_SYSTEM_ACTIVE_CAP") {
+                None => None,
+                Some(_) => match number("AITASK_SYSTEM_ACTIVE_CAP", 0)? {
+                    0 => {
+                        return Err(ConfigError(
+                            "AITASK_SYSTEM_ACTIVE_CAP must be at least 1 (unset it for no cap)".into(),
+                        ))
+                    }
+                    cap => Some(cap.min(i64::MAX as u64) as i64),
+                },
+            },
             runtime,
         })
     }

@@ -21,6 +21,13 @@
 //!
 //! Settlements lower the counters without the lock; an uncommitted decrement is invisible,
 //! which only errs on the side of refusing.
+//!
+//! The optional system-wide cap (configuration, not the caller's budget) counts every
+//! application's active scoped tasks in `system_concurrency`, which a trigger keeps in step with
+//! the application counters (migrations/V11). It holds exactly by the same argument, with its
+//! own advisory lock taken after the application's: shared far from the cap (shared holders
+//! never wait on each other, so no admission waits on another application's), exclusive near
+//! it. Locks are always taken scope, application, system: no cycle, no deadlock.
 
 use std::time::Duration;
 
@@ -30,8 +37,8 @@ use uuid::Uuid;
 use crate::model::{new_id, settled_from_row, Created, NewTask, PendingEvent, RunState, Task, TaskOwner};
 use crate::pool::Client;
 use crate::queries::{
-    ADMIT, INSERT_CACHED, LOCK_APP_EXCLUSIVE, LOCK_APP_SHARED, LOCK_GLOBAL, LOCK_SCOPE, READ_STATE,
-    RUN_FOR_SHARE,
+    ADMIT, INSERT_CACHED, LOCK_APP_EXCLUSIVE, LOCK_APP_SHARED, LOCK_GLOBAL, LOCK_SCOPE,
+    LOCK_SYSTEM_EXCLUSIVE, LOCK_SYSTEM_SHARED, READ_STATE, RUN_FOR_SHARE,
 };
 use crate::statement::Param;
 use crate::tasks::get_task_by_effect_key;
@@ -57,6 +64,9 @@ pub struct ScopedAdmission {
     /// Skip the cache; the logical step is then the task itself.
     pub recompute: bool,
     pub budget: AdmissionBudget,
+    /// The system-wide cap on active scoped tasks across every application
+    /// (`AITASK_SYSTEM_ACTIVE_CAP`), when one is configured.
+    pub system_cap: Option<i64>,
 }
 
 /// Why admission refused a create.
@@ -121,33 +131,67 @@ pub async fn create_scoped_with(
     admission: &ScopedAdmission,
     serialization: Serialization,
 ) -> StoreResult<ScopedCreated> {
-    if let Some(created) = attempt(client, task, admission, serialization, None).await? {
-        return Ok(created);
+    let mut forced = Forced::default();
+    // Far from a cap by the first read, but not by the check under its shared lock: once more,
+    // holding that cap's lock alone (an exclusive attempt always decides). Two caps, so at most
+    // two retries.
+    for _ in 0..3 {
+        match attempt(client, task, admission, serialization, forced).await? {
+            Attempted::Decided(created) => return Ok(created),
+            Attempted::Retry { app, system } => {
+                if app {
+                    forced.app = Some(LockMode::Exclusive);
+                }
+                if system {
+                    forced.system = Some(LockMode::Exclusive);
+                }
+            }
+        }
     }
-    // Far from the cap by the first read, but not by the check under the shared lock: once
-    // more, alone (an exclusive attempt always decides).
-    attempt(client, task, admission, serialization, Some(AppLock::Exclusive))
-        .await?
-        .ok_or(StoreError::Admission(AdmissionRefusal::Capacity))
+    Err(StoreError::Admission(AdmissionRefusal::Capacity))
 }
 
-/// How an admission holds its application's lock (see the module comment).
+/// How an admission holds a cap's lock (see the module comment).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum AppLock {
+enum LockMode {
     Shared,
     Exclusive,
 }
 
-/// One admission transaction. `app_lock` forces the application lock's mode; `None` picks it
-/// from what the first read sees. `None` back means "over the cap under the shared lock: try
-/// again exclusive".
+/// Lock modes a retry insists on; `None` picks the mode from what the first read sees.
+#[derive(Debug, Clone, Copy, Default)]
+struct Forced {
+    app: Option<LockMode>,
+    system: Option<LockMode>,
+}
+
+enum Attempted {
+    Decided(ScopedCreated),
+    /// Over a cap checked under its shared lock: try again with that lock exclusive.
+    Retry {
+        app: bool,
+        system: bool,
+    },
+}
+
+/// The lock mode for a cap: shared while even every other session's uncounted admission could
+/// not reach it.
+fn mode_for(active: i64, other_sessions: i64, cap: i64) -> LockMode {
+    if active.saturating_add(other_sessions).saturating_add(1) <= cap {
+        LockMode::Shared
+    } else {
+        LockMode::Exclusive
+    }
+}
+
+/// One admission transaction.
 async fn attempt(
     client: &mut Client,
     task: &NewTask,
     admission: &ScopedAdmission,
     serialization: Serialization,
-    app_lock: Option<AppLock>,
-) -> StoreResult<Option<ScopedCreated>> {
+    forced: Forced,
+) -> StoreResult<Attempted> {
     let transaction = client.transaction().await?;
     let (run_id, scope_id, usage_subject, usage_user_id) = match &task.owner {
         TaskOwner::Run(run_id) => {
@@ -201,7 +245,7 @@ async fn attempt(
 
     if state.try_get::<_, Option<Uuid>>("existing_id")?.is_some() {
         transaction.rollback().await?;
-        return existing(client, task).await.map(Some);
+        return existing(client, task).await.map(Attempted::Decided);
     }
 
     let id = new_id();
@@ -227,11 +271,14 @@ async fn attempt(
         let params = INSERT_CACHED.bind(&values)?;
         let Some(row) = transaction.query_opt(&statement, &params).await? else {
             transaction.rollback().await?;
-            return existing(client, task).await.map(Some);
+            return existing(client, task).await.map(Attempted::Decided);
         };
         let settled = settled_from_row(&row)?;
         transaction.commit().await?;
-        return Ok(Some(ScopedCreated { created: Created::New(settled.task), event: Some(settled.event) }));
+        return Ok(Attempted::Decided(ScopedCreated {
+            created: Created::New(settled.task),
+            event: Some(settled.event),
+        }));
     }
 
     let source_steps: i64 = state.try_get("source_steps")?;
@@ -253,27 +300,36 @@ async fn attempt(
         return Err(StoreError::Admission(refusal));
     }
 
-    // Other sessions that may hold an uncounted admission when the lock is shared.
+    // Other sessions that may hold an uncounted admission when a cap's lock is shared.
     let other_sessions: i64 = state.try_get::<_, i64>("max_connections")?.saturating_sub(1).max(0);
     let app_active: i64 = state.try_get("app_active")?;
-    let app_lock = app_lock.unwrap_or(
-        if app_active.saturating_add(other_sessions).saturating_add(1) <= budget.global_concurrent {
-            AppLock::Shared
-        } else {
-            AppLock::Exclusive
-        },
-    );
-    let slack: i64 = if app_lock == AppLock::Shared { other_sessions } else { 0 };
+    let system_active: i64 = state.try_get("system_active")?;
+    let app_lock =
+        forced.app.unwrap_or_else(|| mode_for(app_active, other_sessions, budget.global_concurrent));
+    let system_lock = admission
+        .system_cap
+        .map(|cap| forced.system.unwrap_or_else(|| mode_for(system_active, other_sessions, cap)));
+    let slack = |mode: Option<LockMode>| if mode == Some(LockMode::Shared) { other_sessions } else { 0 };
+    let (app_slack, system_slack) = (slack(Some(app_lock)), slack(system_lock));
     let rate_ok = available >= 1.0;
     let tokens_after = (available - 1.0).max(0.0);
     let lock_app_sql = match app_lock {
-        AppLock::Shared => &LOCK_APP_SHARED,
-        AppLock::Exclusive => &LOCK_APP_EXCLUSIVE,
+        LockMode::Shared => &LOCK_APP_SHARED,
+        LockMode::Exclusive => &LOCK_APP_EXCLUSIVE,
+    };
+    let lock_system_sql = match system_lock {
+        Some(LockMode::Shared) => Some(&LOCK_SYSTEM_SHARED),
+        Some(LockMode::Exclusive) => Some(&LOCK_SYSTEM_EXCLUSIVE),
+        None => None,
     };
     let (lock_app, admit) = tokio::try_join!(
         transaction.prepare_cached(lock_app_sql.text()),
         transaction.prepare_cached(ADMIT.text())
     )?;
+    let lock_system = match lock_system_sql {
+        Some(sql) => Some((transaction.prepare_cached(sql.text()).await?, sql.bind(&[])?)),
+        None => None,
+    };
     let lock_app_params = lock_app_sql.bind(&[("app_id", &task.app_id)])?;
     let mut values = task_values.clone();
     values.extend_from_slice(&[
@@ -281,20 +337,34 @@ async fn attempt(
         ("app_cap", &budget.global_concurrent),
         ("rate_ok", &rate_ok),
         ("tokens_after", &tokens_after),
-        ("uncounted_sessions", &slack),
+        ("uncounted_sessions", &app_slack),
+        ("system_cap", &admission.system_cap),
+        ("system_uncounted", &system_slack),
     ]);
     let admit_params = ADMIT.bind(&values)?;
-    // Pipelined like the read: the admit statement's snapshot is taken once the lock is held.
-    let (_, row) = tokio::try_join!(
+    // Pipelined like the read: the admit statement's snapshot is taken once the locks are held
+    // (application first, then system: the order every admission takes them in).
+    let lock_system_held = async {
+        if let Some((statement, params)) = &lock_system {
+            transaction.execute(statement, params).await?;
+        }
+        Ok::<_, tokio_postgres::Error>(())
+    };
+    let (_, _, row) = tokio::try_join!(
         transaction.execute(&lock_app, &lock_app_params),
+        lock_system_held,
         transaction.query_one(&admit, &admit_params)
     )?;
-    if !row.try_get::<_, bool>("within_cap")? {
+    let within_app: bool = row.try_get("within_cap")?;
+    let within_system: bool = row.try_get("within_system_cap")?;
+    if !within_app || !within_system {
         transaction.rollback().await?;
-        return match app_lock {
-            AppLock::Shared => Ok(None),
-            AppLock::Exclusive => Err(StoreError::Admission(AdmissionRefusal::Capacity)),
-        };
+        let decided = (!within_app && app_lock == LockMode::Exclusive)
+            || (!within_system && system_lock == Some(LockMode::Exclusive));
+        if decided {
+            return Err(StoreError::Admission(AdmissionRefusal::Capacity));
+        }
+        return Ok(Attempted::Retry { app: !within_app, system: !within_system });
     }
     if !rate_ok {
         transaction.rollback().await?;
@@ -305,11 +375,11 @@ async fn attempt(
     if row.try_get::<_, Option<Uuid>>("id")?.is_none() {
         // The effect key was taken by a create in another scope since the read.
         transaction.rollback().await?;
-        return existing(client, task).await.map(Some);
+        return existing(client, task).await.map(Attempted::Decided);
     }
     let created = Task::inserted(task, &row)?;
     transaction.commit().await?;
-    Ok(Some(ScopedCreated { created: Created::New(created), event: None }))
+    Ok(Attempted::Decided(ScopedCreated { created: Created::New(created), event: None }))
 }
 
 async fn existing(client: &Client, task: &NewTask) -> StoreResult<ScopedCreated> {

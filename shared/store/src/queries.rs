@@ -19,6 +19,10 @@ pub(crate) static LOCK_APP_SHARED: Sql =
     Sql::new("admission/lock_app_shared", include_str!("../sql/admission/lock_app_shared.sql"));
 pub(crate) static LOCK_GLOBAL: Sql =
     Sql::new("admission/lock_global", include_str!("../sql/admission/lock_global.sql"));
+pub(crate) static LOCK_SYSTEM_EXCLUSIVE: Sql =
+    Sql::new("admission/lock_system_exclusive", include_str!("../sql/admission/lock_system_exclusive.sql"));
+pub(crate) static LOCK_SYSTEM_SHARED: Sql =
+    Sql::new("admission/lock_system_shared", include_str!("../sql/admission/lock_system_shared.sql"));
 pub(crate) static LOCK_SCOPE: Sql =
     Sql::new("admission/lock_scope", include_str!("../sql/admission/lock_scope.sql"));
 pub(crate) static READ_STATE: Sql =
@@ -85,12 +89,14 @@ pub(crate) static SELECT_TASK_BY_EFFECT_KEY: Sql =
     Sql::new("tasks/select_task_by_effect_key", include_str!("../sql/tasks/select_task_by_effect_key.sql"));
 
 /// All of them (the snapshot test prints each).
-pub(crate) static ALL: [&Sql; 43] = [
+pub(crate) static ALL: [&Sql; 45] = [
     &ADMIT,
     &INSERT_CACHED,
     &LOCK_APP_EXCLUSIVE,
     &LOCK_APP_SHARED,
     &LOCK_GLOBAL,
+    &LOCK_SYSTEM_EXCLUSIVE,
+    &LOCK_SYSTEM_SHARED,
     &LOCK_SCOPE,
     &READ_STATE,
     &RUN_FOR_SHARE,

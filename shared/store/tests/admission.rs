@@ -23,6 +23,7 @@ fn admission(source: &str, step: &str, budget: AdmissionBudget) -> ScopedAdmissi
         cache_key: hex_key(&format!("{source}/{step}")),
         recompute: false,
         budget,
+        system_cap: None,
     }
 }
 
@@ -479,4 +480,111 @@ async fn a_create_that_read_the_cache_before_a_delete_cannot_leave_a_copy_after_
         0,
         "the copy was deleted with the source it was copied from"
     );
+}
+
+async fn scoped_as(
+    db: &TestDb,
+    app: &str,
+    scope: &str,
+    effect_key: &str,
+    admission: &ScopedAdmission,
+) -> Result<store::ScopedCreated, StoreError> {
+    let mut client = db.client().await;
+    store::create_scoped(&mut client, &new_task(app, app_owner(scope), effect_key), admission).await
+}
+
+fn with_system_cap(source: &str, step: &str, cap: i64) -> ScopedAdmission {
+    ScopedAdmission { system_cap: Some(cap), ..admission(source, step, ROOMY) }
+}
+
+/// The system-wide cap counts every application's active scoped tasks together: three
+/// applications, each far under its own cap, never have more than twelve active between them.
+#[tokio::test]
+async fn a_system_cap_of_twelve_holds_across_three_applications_while_slots_are_reused() {
+    let db = Arc::new(TestDb::new().await);
+    let running = Arc::new(AtomicBool::new(true));
+    let peak = Arc::new(AtomicI64::new(0));
+    let monitor = {
+        let (db, running, peak) = (db.clone(), running.clone(), peak.clone());
+        tokio::spawn(async move {
+            let client = db.client().await;
+            while running.load(Ordering::Relaxed) {
+                let active: i64 = client
+                    .query_one("SELECT count(*) FROM tasks WHERE status IN ('queued', 'running') AND cache_key IS NOT NULL", &[])
+                    .await
+                    .unwrap()
+                    .get(0);
+                peak.fetch_max(active, Ordering::Relaxed);
+            }
+        })
+    };
+    let creators = (0..180).map(|i| {
+        let db = db.clone();
+        async move {
+            let app = format!("app-{}", i % 3);
+            let scope = format!("scope-{}", i % 11);
+            let result =
+                scoped_as(&db, &app, &scope, &format!("k{i}"), &with_system_cap("src", &format!("s{i}"), 12))
+                    .await;
+            match &result {
+                Ok(created) => {
+                    tokio::time::sleep(Duration::from_millis((i % 5) as u64 * 3)).await;
+                    complete(&db, created.created.task().id).await;
+                    true
+                }
+                Err(StoreError::Admission(AdmissionRefusal::Capacity)) => false,
+                Err(other) => panic!("admission failed: {other}"),
+            }
+        }
+    });
+    let admitted = join_all(creators).await.into_iter().filter(|ok| *ok).count();
+    running.store(false, Ordering::Relaxed);
+    monitor.await.unwrap();
+    let peak = peak.load(Ordering::Relaxed);
+    assert!(peak <= 12, "peak active {peak} over the system-wide cap");
+    assert!(admitted > 12, "slots were reused: {admitted}");
+    assert_eq!(db.count("SELECT sum(active)::bigint FROM system_concurrency").await, 0, "back to zero");
+}
+
+/// A system cap just above `max_connections`, four applications: shared lock first, exclusive
+/// near the cap, exactly the cap admitted; the counters agree with the tasks.
+#[tokio::test]
+async fn a_system_cap_just_above_max_connections_is_met_exactly_across_both_lock_modes() {
+    let db = Arc::new(TestDb::new().await);
+    let cap = db.count("SELECT current_setting('max_connections')::bigint").await + 8;
+    let total = cap as usize + 24;
+    let next = Arc::new(AtomicI64::new(0));
+    let creators = (0..24).map(|_| {
+        let (db, next) = (db.clone(), next.clone());
+        async move {
+            let mut outcomes = Vec::new();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed) as usize;
+                if i >= total {
+                    return outcomes;
+                }
+                let app = format!("app-{}", i % 4);
+                let result = scoped_as(
+                    &db,
+                    &app,
+                    &format!("scope-{}", i % 50),
+                    &format!("k{i}"),
+                    &with_system_cap("src", &format!("s{i}"), cap),
+                )
+                .await;
+                outcomes.push(match result {
+                    Ok(_) => None,
+                    Err(StoreError::Admission(refusal)) => Some(refusal),
+                    Err(other) => panic!("admission failed: {other}"),
+                });
+            }
+        }
+    });
+    let outcomes: Vec<_> = join_all(creators).await.into_iter().flatten().collect();
+    let admitted = outcomes.iter().filter(|o| o.is_none()).count() as i64;
+    let capacity = outcomes.iter().filter(|o| **o == Some(AdmissionRefusal::Capacity)).count();
+    assert_eq!((admitted, capacity), (cap, 24), "exactly the cap admitted, the rest refused for capacity");
+    assert_eq!(db.count("SELECT count(*) FROM tasks WHERE status = 'queued'").await, cap);
+    assert_eq!(db.count("SELECT sum(active)::bigint FROM system_concurrency").await, cap);
+    assert_eq!(db.count("SELECT sum(active)::bigint FROM app_concurrency").await, cap);
 }

@@ -1,9 +1,11 @@
 -- The admitting write of a scoped create (after read_state.sql decided the budgets allow it),
 -- under the scope's advisory lock and the application's lock (shared or exclusive: see
 -- admission.rs). In one statement: raise the application's active count in the shard of this
--- scope and check the cap against every shard; only when within the cap and the token bucket
--- had a token (:rate_ok), spend the token, insert the task and record its admission. One row
--- comes back: within_cap, and the inserted task's columns (NULL when nothing was inserted).
+-- scope and check the cap against every shard, and the optional system-wide cap (:system_cap,
+-- NULL for none) against the system-wide count; only when within both and the token bucket had
+-- a token (:rate_ok), spend the token, insert the task and record its admission. One row comes
+-- back: within_cap, within_system_cap, and the inserted task's columns (NULL when nothing was
+-- inserted). The caller rolls back whenever nothing was inserted.
 WITH counted AS (
     INSERT INTO app_concurrency (app_id, shard, active) VALUES (:app_id, scope_shard(:scope_id), 1)
     ON CONFLICT (app_id, shard) DO UPDATE SET active = app_concurrency.active + 1
@@ -17,8 +19,16 @@ within AS (
            <= :app_cap::bigint AS ok
     FROM counted
 ),
+within_system AS (
+    -- The raise above reaches system_concurrency through its trigger, invisible to this
+    -- statement's snapshot: hence the 1. :system_uncounted: as :uncounted_sessions, for the
+    -- system-wide lock.
+    SELECT :system_cap::bigint IS NULL
+           OR 1 + :system_uncounted::bigint
+              + (SELECT COALESCE(sum(active), 0) FROM system_concurrency) <= :system_cap::bigint AS ok
+),
 admitted AS (
-    SELECT 1 FROM within WHERE ok AND :rate_ok::bool
+    SELECT 1 FROM within, within_system WHERE within.ok AND within_system.ok AND :rate_ok::bool
 ),
 bucket AS (
     INSERT INTO scope_budgets (app_id, scope_id, tokens, refilled_at)
@@ -42,5 +52,5 @@ history AS (
     INSERT INTO scope_admissions (task_id, app_id, scope_id, source_id, logical_key)
     SELECT id, :app_id, :scope_id, :source_id, :logical_key FROM inserted
 )
-SELECT (SELECT ok FROM within) AS within_cap, inserted.*
+SELECT (SELECT ok FROM within) AS within_cap, (SELECT ok FROM within_system) AS within_system_cap, inserted.*
 FROM (SELECT 1) one LEFT JOIN inserted ON true

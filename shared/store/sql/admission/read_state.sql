@@ -1,7 +1,7 @@
 -- Everything a scoped create's admission decides on, read once under the scope's lock: an
 -- existing task with the effect key, a cached output (unless :recompute), the 24 h step and
 -- source counts, the scope's active tasks, the token bucket's level, the application's active
--- count across its shards, and max_connections (for the shared-lock slack, see admission.rs).
+-- count across its shards, the system-wide count, and max_connections (for the shared-lock slack, see admission.rs).
 --
 -- The bucket's refill clamps elapsed time at zero: now() is this transaction's start, which can
 -- be earlier than a refill committed by another admission while this one waited for the lock.
@@ -22,6 +22,7 @@ SELECT
               FROM scope_budgets WHERE app_id = :app_id AND scope_id = :scope_id),
              :burst::float8) AS available,
     (SELECT COALESCE(sum(active), 0)::bigint FROM app_concurrency WHERE app_id = :app_id) AS app_active,
+    (SELECT COALESCE(sum(active), 0)::bigint FROM system_concurrency) AS system_active,
     current_setting('max_connections')::bigint AS max_connections
 FROM (SELECT count(DISTINCT logical_key) FILTER (WHERE source_id = :source_id) AS source_steps,
              count(DISTINCT source_id) AS sources,

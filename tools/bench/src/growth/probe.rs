@@ -35,7 +35,13 @@ fn new_task(owner: TaskOwner, effect_key: String) -> NewTask {
 }
 
 fn admission(cache_key: String, recompute: bool) -> ScopedAdmission {
-    ScopedAdmission { source_id: SOURCE.into(), cache_key, recompute, budget: aitasks_testkit::ROOMY_BUDGET }
+    ScopedAdmission {
+        source_id: SOURCE.into(),
+        cache_key,
+        recompute,
+        budget: aitasks_testkit::ROOMY_BUDGET,
+        system_cap: None,
+    }
 }
 
 /// Every hot path of the store, each run [`REPEATS`] times under its own `application_name`
