@@ -88,6 +88,7 @@ pub enum ErrorCode {
     Capacity,
     SourceBudget,
     DailyBudget,
+    TenantQuota,
     Internal,
     Unavailable,
     // Tasks (docs/api.md, "Task error codes"). ModelUnknown is both.
@@ -101,7 +102,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 19] = [
+    pub const ALL: [ErrorCode; 20] = [
         ErrorCode::InvalidRequest,
         ErrorCode::ModelUnknown,
         ErrorCode::Unauthorized,
@@ -112,6 +113,7 @@ impl ErrorCode {
         ErrorCode::Capacity,
         ErrorCode::SourceBudget,
         ErrorCode::DailyBudget,
+        ErrorCode::TenantQuota,
         ErrorCode::Internal,
         ErrorCode::Unavailable,
         ErrorCode::Canceled,
@@ -136,6 +138,7 @@ impl ErrorCode {
             ErrorCode::Capacity => "WORKFLOW_AI_CAPACITY",
             ErrorCode::SourceBudget => "WORKFLOW_AI_SOURCE_BUDGET",
             ErrorCode::DailyBudget => "WORKFLOW_AI_DAILY_BUDGET",
+            ErrorCode::TenantQuota => "WORKFLOW_AI_TENANT_QUOTA",
             ErrorCode::Internal => "INTERNAL",
             ErrorCode::Unavailable => "UNAVAILABLE",
             ErrorCode::Canceled => "WORKFLOW_AI_CANCELED",

@@ -29,7 +29,7 @@ pub async fn create_scoped(
     client: &mut store::Client,
     task: &NewTask,
     scope: &Scope,
-    system_cap: Option<i64>,
+    limits: store::ServerLimits,
 ) -> Result<ScopedCreated, StoreError> {
     let budget = scope.budget;
     let admission = ScopedAdmission {
@@ -44,7 +44,7 @@ pub async fn create_scoped(
             scope_concurrent: budget.scope_concurrent,
             global_concurrent: budget.global_concurrent,
         },
-        system_cap,
+        limits,
     };
     store::create_scoped(client, task, &admission).await
 }

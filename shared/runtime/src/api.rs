@@ -116,14 +116,18 @@ pub async fn create_task<P>(app: &App<P>, tenant: &AppId, body: &[u8]) -> Result
         max_attempts: app.settings.runtime.max_attempts,
     };
     let mut client = client(app).await?;
+    let limits = app.settings.limits_for(tenant.as_str());
     let created = match &parsed.scope {
-        None => store::create_task(&client, &new_task).await?,
+        None => match limits.tenant_tasks_per_day {
+            None => store::create_task(&client, &new_task).await?,
+            Some(limit) => store::create_task_within_quota(&mut client, &new_task, limit).await?,
+        },
         Some(scope) => {
             let scoped = crate::admission::create_scoped(
                 &mut client,
                 &new_task,
                 scope,
-                app.settings.system_active_cap,
+                limits,
             )
             .await?;
             if let Some(event) = scoped.event {

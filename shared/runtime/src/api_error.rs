@@ -83,13 +83,9 @@ impl From<StoreError> for ApiError {
             StoreError::RunUnavailable => ApiError::RunUnavailable,
             StoreError::RequestTooLarge => ApiError::TooLarge,
             unavailable @ StoreError::Unavailable(_) => ApiError::Unavailable(unavailable),
-            StoreError::Admission(refusal) => ApiError::Admission {
-                code: refusal.code(),
-                retry_after: match refusal {
-                    aitasks_store::AdmissionRefusal::RateLimited { retry_after } => Some(retry_after),
-                    _ => None,
-                },
-            },
+            StoreError::Admission(refusal) => {
+                ApiError::Admission { code: refusal.code(), retry_after: refusal.retry_after() }
+            }
             other => ApiError::Internal(Box::new(other)),
         }
     }

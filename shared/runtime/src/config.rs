@@ -96,10 +96,20 @@ pub struct Settings {
     /// The optional cap on active scoped tasks of every application together
     /// (`AITASK_SYSTEM_ACTIVE_CAP`): it protects a provider every tenant shares. Unset: none.
     pub system_active_cap: Option<i64>,
+    /// Server-side quotas per tenant (`AITASK_TENANT_QUOTAS`).
+    pub tenant_quotas: crate::quotas::TenantQuotas,
     pub runtime: RuntimeConfig,
 }
 
 impl Settings {
+    /// The configured limits that apply to a create by `tenant`.
+    pub fn limits_for(&self, tenant: &str) -> aitasks_store::ServerLimits {
+        aitasks_store::ServerLimits {
+            system_cap: self.system_active_cap,
+            tenant_tasks_per_day: self.tenant_quotas.tasks_per_day(tenant),
+        }
+    }
+
     pub fn from_env() -> Result<Settings, ConfigError> {
         Settings::from_lookup(|name| std::env::var(name).ok().filter(|v| !v.is_empty()))
     }
@@ -145,6 +155,10 @@ impl Settings {
             task_queue_url: required("AITASK_TASK_QUEUE_URL")?,
             events_queue_url: lookup("AITASK_EVENTS_QUEUE_URL"),
             app_claim: lookup("AITASK_APP_CLAIM").unwrap_or_else(|| "app_id".to_owned()),
+            tenant_quotas: match lookup("AITASK_TENANT_QUOTAS") {
+                Some(text) => crate::quotas::TenantQuotas::parse(&text)?,
+                None => Default::default(),
+            },
             system_active_cap: match lookup("AITASK_SYSTEM_ACTIVE_CAP") {
                 None => None,
                 Some(_) => match number("AITASK_SYSTEM_ACTIVE_CAP", 0)? {

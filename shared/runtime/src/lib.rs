@@ -21,6 +21,7 @@ pub mod config;
 pub mod decision;
 mod errors;
 pub mod queue;
+pub mod quotas;
 pub mod secrets;
 pub mod sweeper;
 pub mod worker;

@@ -29,6 +29,7 @@ pub struct SweepSummary {
     pub admissions_pruned: u64,
     pub events_pruned: u64,
     pub released_deleted: u64,
+    pub quota_days_pruned: u64,
     /// Tasks a run's cancel reached here because the cancel request ran out of time.
     pub run_tasks_canceled: u64,
     pub run_cancels_finished: u64,
@@ -129,6 +130,14 @@ pub async fn sweep<P>(app: &App<P>) -> Result<SweepSummary, StoreError> {
     for _ in 0..max_batches {
         let n = store::delete_retained(&client, HORIZON, batch).await?;
         summary.released_deleted += n;
+        if n < batch as u64 {
+            break;
+        }
+    }
+
+    for _ in 0..max_batches {
+        let n = store::prune_usage(&client, batch).await?;
+        summary.quota_days_pruned += n;
         if n < batch as u64 {
             break;
         }

@@ -64,9 +64,18 @@ pub struct ScopedAdmission {
     /// Skip the cache; the logical step is then the task itself.
     pub recompute: bool,
     pub budget: AdmissionBudget,
+    /// What the operator configured, whatever the caller's budget says.
+    pub limits: ServerLimits,
+}
+
+/// Limits from configuration, never from a caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ServerLimits {
     /// The system-wide cap on active scoped tasks across every application
-    /// (`AITASK_SYSTEM_ACTIVE_CAP`), when one is configured.
+    /// (`AITASK_SYSTEM_ACTIVE_CAP`).
     pub system_cap: Option<i64>,
+    /// New tasks this tenant may create per UTC day (`AITASK_TENANT_QUOTAS`).
+    pub tenant_tasks_per_day: Option<i64>,
 }
 
 /// Why admission refused a create.
@@ -80,6 +89,9 @@ pub enum AdmissionRefusal {
     SourceBudget,
     #[error("the scope used up its sources for 24 hours")]
     DailyBudget,
+    /// The tenant's server-side quota of new tasks for the UTC day is spent.
+    #[error("the application used up its tasks for today")]
+    TenantQuota { retry_after: Duration },
 }
 
 impl AdmissionRefusal {
@@ -90,6 +102,17 @@ impl AdmissionRefusal {
             AdmissionRefusal::Capacity => ErrorCode::Capacity,
             AdmissionRefusal::SourceBudget => ErrorCode::SourceBudget,
             AdmissionRefusal::DailyBudget => ErrorCode::DailyBudget,
+            AdmissionRefusal::TenantQuota { .. } => ErrorCode::TenantQuota,
+        }
+    }
+
+    /// When asking again may succeed, if the refusal knows.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            AdmissionRefusal::RateLimited { retry_after } | AdmissionRefusal::TenantQuota { retry_after } => {
+                Some(*retry_after)
+            }
+            _ => None,
         }
     }
 }
@@ -303,6 +326,12 @@ async fn attempt(
         transaction.rollback().await?;
         return Err(StoreError::Admission(refusal));
     }
+    if let Some(limit) = admission.limits.tenant_tasks_per_day {
+        if let Err(refusal) = crate::quota::spend_task(&transaction, &task.app_id, limit).await? {
+            transaction.rollback().await?;
+            return Err(StoreError::Admission(refusal));
+        }
+    }
 
     // Other sessions that may hold an uncounted admission when a cap's lock is shared.
     let other_sessions: i64 = state.try_get::<_, i64>("max_connections")?.saturating_sub(1).max(0);
@@ -311,6 +340,7 @@ async fn attempt(
     let app_lock =
         forced.app.unwrap_or_else(|| mode_for(app_active, other_sessions, budget.global_concurrent));
     let system_lock = admission
+        .limits
         .system_cap
         .map(|cap| forced.system.unwrap_or_else(|| mode_for(system_active, other_sessions, cap)));
     let slack = |mode: Option<LockMode>| if mode == Some(LockMode::Shared) { other_sessions } else { 0 };
@@ -342,7 +372,7 @@ async fn attempt(
         ("rate_ok", &rate_ok),
         ("tokens_after", &tokens_after),
         ("uncounted_sessions", &app_slack),
-        ("system_cap", &admission.system_cap),
+        ("system_cap", &admission.limits.system_cap),
         ("system_uncounted", &system_slack),
     ]);
     let admit_params = ADMIT.bind(&values)?;

@@ -39,6 +39,7 @@ mod model;
 mod owned;
 mod pool;
 pub mod queries;
+mod quota;
 mod runs;
 mod settle;
 mod sql;
@@ -48,7 +49,7 @@ mod tasks;
 
 pub use admission::{
     create_scoped, create_scoped_with, AdmissionBudget, AdmissionRefusal, ScopedAdmission, ScopedCreated,
-    Serialization,
+    Serialization, ServerLimits,
 };
 pub use error::{StoreError, StoreResult};
 pub use events::{lease_pending_events, mark_delivered, prune_delivered_events};
@@ -65,6 +66,7 @@ pub use pool::{
     client, connect, migrate, migrate_with, redact, tls_connector, Client, GenericClient, PoolSettings,
     StorePool,
 };
+pub use quota::{create_task_within_quota, prune_usage};
 pub use runs::{
     cancel_run, cancel_run_tasks, create_run, finish_run_cancel, get_run, pending_run_cancels,
     RunTasksCanceled,

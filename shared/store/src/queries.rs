@@ -58,6 +58,9 @@ pub(crate) static INSERT_RUN: Sql = Sql::new("runs/insert_run", include_str!("..
 pub(crate) static PENDING_RUN_CANCELS: Sql =
     Sql::new("runs/pending_run_cancels", include_str!("../sql/runs/pending_run_cancels.sql"));
 pub(crate) static SELECT_RUN: Sql = Sql::new("runs/select_run", include_str!("../sql/runs/select_run.sql"));
+pub(crate) static PRUNE_USAGE: Sql =
+    Sql::new("quota/prune_usage", include_str!("../sql/quota/prune_usage.sql"));
+pub(crate) static SPEND_TASK: Sql = Sql::new("quota/spend_task", include_str!("../sql/quota/spend_task.sql"));
 pub(crate) static COMPLETE: Sql = Sql::new("settle/complete", include_str!("../sql/settle/complete.sql"));
 pub(crate) static COMPLETE_UNSCOPED: Sql =
     Sql::new("settle/complete_unscoped", include_str!("../sql/settle/complete_unscoped.sql"));
@@ -89,7 +92,7 @@ pub(crate) static SELECT_TASK_BY_EFFECT_KEY: Sql =
     Sql::new("tasks/select_task_by_effect_key", include_str!("../sql/tasks/select_task_by_effect_key.sql"));
 
 /// All of them (the snapshot test prints each).
-pub(crate) static ALL: [&Sql; 45] = [
+pub(crate) static ALL: [&Sql; 47] = [
     &ADMIT,
     &INSERT_CACHED,
     &LOCK_APP_EXCLUSIVE,
@@ -118,6 +121,8 @@ pub(crate) static ALL: [&Sql; 45] = [
     &FINISH_RUN_CANCEL,
     &INSERT_RUN,
     &PENDING_RUN_CANCELS,
+    &PRUNE_USAGE,
+    &SPEND_TASK,
     &SELECT_RUN,
     &COMPLETE,
     &COMPLETE_UNSCOPED,

@@ -23,7 +23,7 @@ fn admission(source: &str, step: &str, budget: AdmissionBudget) -> ScopedAdmissi
         cache_key: hex_key(&format!("{source}/{step}")),
         recompute: false,
         budget,
-        system_cap: None,
+        limits: aitasks_store::ServerLimits::default(),
     }
 }
 
@@ -494,7 +494,10 @@ async fn scoped_as(
 }
 
 fn with_system_cap(source: &str, step: &str, cap: i64) -> ScopedAdmission {
-    ScopedAdmission { system_cap: Some(cap), ..admission(source, step, ROOMY) }
+    ScopedAdmission {
+        limits: store::ServerLimits { system_cap: Some(cap), ..Default::default() },
+        ..admission(source, step, ROOMY)
+    }
 }
 
 /// The system-wide cap counts every application's active scoped tasks together: three

@@ -66,7 +66,7 @@ pub async fn run(
                     cache_key: format!("{:064x}", client_index * 1_000_000 + n),
                     recompute: false,
                     budget,
-                    system_cap: None,
+                    limits: aitasks_store::ServerLimits::default(),
                 };
                 store::create_scoped_with(
                     &mut client,

@@ -160,7 +160,7 @@ async fn run_point(
                         cache_key: format!("{:064x}", (c as u64) << 32 | n),
                         recompute: false,
                         budget: BUDGET,
-                        system_cap: None,
+                        limits: aitasks_store::ServerLimits::default(),
                     };
                     let at = Instant::now();
                     let mut client = pool.get().await?;

@@ -40,7 +40,7 @@ fn admission(cache_key: String, recompute: bool) -> ScopedAdmission {
         cache_key,
         recompute,
         budget: aitasks_testkit::ROOMY_BUDGET,
-        system_cap: None,
+        limits: aitasks_store::ServerLimits::default(),
     }
 }
 
