@@ -11,6 +11,8 @@ FAUXQS_DIR="$AITASK_CACHE/fauxqs-$FAUXQS_VERSION"
 STATE="$LOCAL/sqs"
 
 up() {
+  # Tests that restart a queue server of their own start this same build.
+  env_set AITASK_FAUXQS_CLI "$FAUXQS_DIR/node_modules/fauxqs/dist/cli.js"
   if [ -f "$STATE/pid" ] && kill -0 "$(cat "$STATE/pid")" 2>/dev/null; then
     log "already running on port $(cat "$STATE/port")"
     return

@@ -123,13 +123,7 @@ pub async fn create_task<P>(app: &App<P>, tenant: &AppId, body: &[u8]) -> Result
             Some(limit) => store::create_task_within_quota(&mut client, &new_task, limit).await?,
         },
         Some(scope) => {
-            let scoped = crate::admission::create_scoped(
-                &mut client,
-                &new_task,
-                scope,
-                limits,
-            )
-            .await?;
+            let scoped = crate::admission::create_scoped(&mut client, &new_task, scope, limits).await?;
             if let Some(event) = scoped.event {
                 app.publish(vec![event]).await;
             }
@@ -140,7 +134,7 @@ pub async fn create_task<P>(app: &App<P>, tenant: &AppId, body: &[u8]) -> Result
         if task.status == store::TaskStatus::Queued {
             // After the commit: if this send is lost, the task stays unsent and the sweeper
             // sends it. Consumers tolerate the duplicate that a late mark can cause.
-            match app.queues.send_task(task.id).await {
+            match app.queues.send_task(task.id, &task.app_id).await {
                 Ok(()) => {
                     if let Err(error) = store::mark_sent(&client, task.id).await {
                         tracing::warn!(task_id = %task.id, error = %crate::error_chain(&error), "sent, but could not record it");

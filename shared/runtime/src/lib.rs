@@ -22,6 +22,7 @@ pub mod decision;
 mod errors;
 pub mod queue;
 pub mod quotas;
+pub mod redelivery;
 pub mod secrets;
 pub mod sweeper;
 pub mod worker;

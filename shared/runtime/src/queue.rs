@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use aitasks_store::PendingEvent;
-use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
+use aitasks_store::{OwedMessage, PendingEvent};
+use aws_sdk_sqs::types::{QueueAttributeName, SendMessageBatchRequestEntry};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -23,6 +23,19 @@ impl TaskMessage {
 
     pub fn body(&self) -> String {
         serde_json::json!({"taskId": self.task_id}).to_string()
+    }
+}
+
+/// The message group of an application's task messages. On a standard queue the group makes
+/// SQS fair queues keep one application's backlog from delaying the others' messages
+/// (docs/architecture.md, "Fairness"). SQS takes up to 128 characters of ASCII letters, digits
+/// and punctuation; an application id outside that is represented by its hash.
+pub fn message_group(app_id: &str) -> String {
+    let fits = !app_id.is_empty() && app_id.len() <= 128 && app_id.chars().all(|c| c.is_ascii_graphic());
+    if fits {
+        app_id.to_owned()
+    } else {
+        format!("app-{}", &aitasks_contracts::canonical_hash(&serde_json::Value::from(app_id))[..40])
     }
 }
 
@@ -74,12 +87,13 @@ impl Queues {
         &self.task_queue_url
     }
 
-    /// Send one task's message.
-    pub async fn send_task(&self, task_id: Uuid) -> Result<(), QueueError> {
+    /// Send one task's message, in its application's message group.
+    pub async fn send_task(&self, task_id: Uuid, app_id: &str) -> Result<(), QueueError> {
         self.sqs
             .send_message()
             .queue_url(&self.task_queue_url)
             .message_body(TaskMessage { task_id }.body())
+            .message_group_id(message_group(app_id))
             .send()
             .await
             .map_err(|e| queue_error("SendMessage", e))?;
@@ -87,16 +101,17 @@ impl Queues {
     }
 
     /// Send many tasks' messages, ten to a batch. Returns the ids whose send failed.
-    pub async fn send_tasks(&self, task_ids: &[Uuid]) -> Vec<Uuid> {
+    pub async fn send_tasks(&self, owed: &[OwedMessage]) -> Vec<Uuid> {
         let mut failed = Vec::new();
-        for chunk in task_ids.chunks(10) {
+        for chunk in owed.chunks(10) {
             let entries: Vec<_> = chunk
                 .iter()
                 .enumerate()
-                .filter_map(|(i, id)| {
+                .filter_map(|(i, message)| {
                     SendMessageBatchRequestEntry::builder()
                         .id(i.to_string())
-                        .message_body(TaskMessage { task_id: *id }.body())
+                        .message_body(TaskMessage { task_id: message.task_id }.body())
+                        .message_group_id(message_group(&message.app_id))
                         .build()
                         .ok()
                 })
@@ -111,18 +126,42 @@ impl Queues {
             {
                 Ok(output) => {
                     for entry in output.failed() {
-                        if let Some(id) = entry.id().parse::<usize>().ok().and_then(|i| chunk.get(i)) {
-                            failed.push(*id);
+                        if let Some(message) = entry.id().parse::<usize>().ok().and_then(|i| chunk.get(i)) {
+                            failed.push(message.task_id);
                         }
                     }
                 }
                 Err(error) => {
                     tracing::warn!(error = %queue_error("SendMessageBatch", error), "re-send failed");
-                    failed.extend_from_slice(chunk);
+                    failed.extend(chunk.iter().map(|message| message.task_id));
                 }
             }
         }
         failed
+    }
+
+    /// The messages the task queue holds: visible, in flight and delayed (SQS's approximate
+    /// counts).
+    pub async fn task_queue_depth(&self) -> Result<u64, QueueError> {
+        let names = [
+            QueueAttributeName::ApproximateNumberOfMessages,
+            QueueAttributeName::ApproximateNumberOfMessagesNotVisible,
+            QueueAttributeName::ApproximateNumberOfMessagesDelayed,
+        ];
+        let output = self
+            .sqs
+            .get_queue_attributes()
+            .queue_url(&self.task_queue_url)
+            .set_attribute_names(Some(names.to_vec()))
+            .send()
+            .await
+            .map_err(|e| queue_error("GetQueueAttributes", e))?;
+        let attributes = output.attributes();
+        Ok(names
+            .iter()
+            .filter_map(|name| attributes.and_then(|a| a.get(name)))
+            .filter_map(|count| count.parse::<u64>().ok())
+            .sum())
     }
 
     /// Hide (or show) a received message for `timeout` from now.
@@ -173,6 +212,18 @@ impl Queues {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_message_group_is_the_application_or_its_hash() {
+        assert_eq!(message_group("app-1"), "app-1");
+        assert_eq!(message_group("tenant:42/eu"), "tenant:42/eu");
+        for awkward in ["", "with space", "ünïcode", &"x".repeat(129)] {
+            let group = message_group(awkward);
+            assert!(group.starts_with("app-") && group.len() == 44, "{group}");
+            assert!(group.chars().all(|c| c.is_ascii_graphic()));
+        }
+        assert_ne!(message_group("a b"), message_group("a  b"), "distinct applications, distinct groups");
+    }
 
     #[test]
     fn only_task_references_parse() {

@@ -12,6 +12,9 @@ use crate::app::App;
 pub const HORIZON: Duration = Duration::from_secs(24 * 60 * 60);
 /// Delivered completion events are kept for a day, for inspection.
 const DELIVERED_EVENTS_KEPT: Duration = Duration::from_secs(24 * 60 * 60);
+/// A message sent this long ago should be counted by the queue (SQS's approximate counts lag
+/// up to a minute).
+const LOST_AFTER: Duration = Duration::from_secs(60);
 /// An undelivered event is hidden from other sweepers this long while one delivers it.
 const EVENT_LEASE: Duration = Duration::from_secs(60);
 
@@ -25,6 +28,10 @@ pub struct SweepSummary {
     pub stale_canceled: u64,
     pub messages_sent: u64,
     pub messages_failed: u64,
+    /// The queue held fewer messages than the store owed: those sent again
+    /// (`crate::redelivery`).
+    pub messages_restored: u64,
+    pub restored_possible_duplicates: u64,
     pub events_delivered: u64,
     pub admissions_pruned: u64,
     pub events_pruned: u64,
@@ -74,6 +81,13 @@ pub async fn sweep<P>(app: &App<P>) -> Result<SweepSummary, StoreError> {
             break;
         }
     }
+
+    // A message the queue lost is sent again now rather than after `resend_after`. Only those
+    // sent over a minute ago count: SQS's counts lag about that much.
+    let restored = crate::redelivery::restore_lost_messages(app, LOST_AFTER, batch).await?;
+    summary.messages_restored += restored.resent;
+    summary.restored_possible_duplicates += restored.possible_duplicates;
+    summary.messages_failed += restored.failed;
 
     // Before re-sending owed messages: a task canceled here needs none.
     for run_id in store::pending_run_cancels(&client, batch).await? {

@@ -73,7 +73,8 @@ pub use runs::{
 };
 pub use settle::{complete_attempt, end_canceled, fail_attempt};
 pub use sweep::{
-    claim_unsent, expire_queued, expire_running, mark_sent, mark_unsent, prune_admissions, ExpiredRunning,
+    claim_lost, claim_unsent, expire_queued, expire_running, mark_sent, mark_unsent, owed_beyond,
+    prune_admissions, ExpiredRunning, OwedMessage,
 };
 pub use tasks::{create_task, get_task, get_task_by_effect_key, request_cancel, CancelRequest};
 

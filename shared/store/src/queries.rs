@@ -69,6 +69,9 @@ pub(crate) static FAIL_UNSCOPED: Sql =
     Sql::new("settle/fail_unscoped", include_str!("../sql/settle/fail_unscoped.sql"));
 pub(crate) static END_CANCELED: Sql =
     Sql::new("settle/end_canceled", include_str!("../sql/settle/end_canceled.sql"));
+pub(crate) static CLAIM_LOST: Sql = Sql::new("sweep/claim_lost", include_str!("../sql/sweep/claim_lost.sql"));
+pub(crate) static OWED_BEYOND: Sql =
+    Sql::new("sweep/owed_beyond", include_str!("../sql/sweep/owed_beyond.sql"));
 pub(crate) static CLAIM_UNSENT: Sql =
     Sql::new("sweep/claim_unsent", include_str!("../sql/sweep/claim_unsent.sql"));
 pub(crate) static EXPIRE_QUEUED: Sql =
@@ -92,7 +95,7 @@ pub(crate) static SELECT_TASK_BY_EFFECT_KEY: Sql =
     Sql::new("tasks/select_task_by_effect_key", include_str!("../sql/tasks/select_task_by_effect_key.sql"));
 
 /// All of them (the snapshot test prints each).
-pub(crate) static ALL: [&Sql; 47] = [
+pub(crate) static ALL: [&Sql; 49] = [
     &ADMIT,
     &INSERT_CACHED,
     &LOCK_APP_EXCLUSIVE,
@@ -129,6 +132,8 @@ pub(crate) static ALL: [&Sql; 47] = [
     &FAIL,
     &FAIL_UNSCOPED,
     &END_CANCELED,
+    &CLAIM_LOST,
+    &OWED_BEYOND,
     &CLAIM_UNSENT,
     &EXPIRE_QUEUED,
     &EXPIRE_RUNNING,

@@ -4,11 +4,15 @@
 
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::model::Task;
 use crate::pool::GenericClient;
-use crate::queries::{CLAIM_UNSENT, EXPIRE_QUEUED, EXPIRE_RUNNING, MARK_SENT, MARK_UNSENT, PRUNE_ADMISSIONS};
+use crate::queries::{
+    CLAIM_LOST, CLAIM_UNSENT, EXPIRE_QUEUED, EXPIRE_RUNNING, MARK_SENT, MARK_UNSENT, OWED_BEYOND,
+    PRUNE_ADMISSIONS,
+};
 use crate::sql::{limit, millis, split_settled, CANCELED_CODE, INTERRUPTED_CODE, QUEUE_TIMEOUT_CODE};
 use crate::{Settled, StoreResult};
 
@@ -71,7 +75,7 @@ pub async fn claim_unsent(
     grace: Duration,
     resend_after: Duration,
     batch: usize,
-) -> StoreResult<Vec<Uuid>> {
+) -> StoreResult<Vec<OwedMessage>> {
     let statement = client.prepare_cached(CLAIM_UNSENT.text()).await?;
     let (grace_ms, resend_after_ms, batch) = (millis(grace), millis(resend_after), limit(batch));
     let params = CLAIM_UNSENT.bind(&[
@@ -80,7 +84,51 @@ pub async fn claim_unsent(
         ("batch", &batch),
     ])?;
     let rows = client.query(&statement, &params).await?;
-    rows.iter().map(|row| row.try_get("id").map_err(Into::into)).collect()
+    rows.iter().map(OwedMessage::from_row).collect()
+}
+
+/// A task message to send: the task and its application (the message's group, so that SQS fair
+/// queues keep one application's backlog from delaying the others).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwedMessage {
+    pub task_id: Uuid,
+    pub app_id: String,
+}
+
+impl OwedMessage {
+    fn from_row(row: &tokio_postgres::Row) -> StoreResult<OwedMessage> {
+        Ok(OwedMessage { task_id: row.try_get("id")?, app_id: row.try_get("app_id")? })
+    }
+}
+
+/// Whether the store owes more task messages (sent more than `older_than` ago, not yet claimed)
+/// than the queue says it holds (`in_queue`), and the cutoff to re-send them by. Costs at most
+/// `in_queue + 1` index entries.
+pub async fn owed_beyond(
+    client: &impl GenericClient,
+    in_queue: u64,
+    older_than: Duration,
+) -> StoreResult<Option<DateTime<Utc>>> {
+    let statement = client.prepare_cached(OWED_BEYOND.text()).await?;
+    let in_queue = i64::try_from(in_queue).unwrap_or(i64::MAX - 1);
+    let older_than_ms = millis(older_than);
+    let params = OWED_BEYOND.bind(&[("in_queue", &in_queue), ("older_than_ms", &older_than_ms)])?;
+    let row = client.query_one(&statement, &params).await?;
+    Ok(if row.try_get("lost")? { row.try_get("cutoff")? } else { None })
+}
+
+/// Up to `batch` queued tasks whose message was sent before `cutoff`, marked sent now: their
+/// messages are to be sent again.
+pub async fn claim_lost(
+    client: &impl GenericClient,
+    cutoff: DateTime<Utc>,
+    batch: usize,
+) -> StoreResult<Vec<OwedMessage>> {
+    let statement = client.prepare_cached(CLAIM_LOST.text()).await?;
+    let batch = limit(batch);
+    let params = CLAIM_LOST.bind(&[("cutoff", &cutoff), ("batch", &batch)])?;
+    let rows = client.query(&statement, &params).await?;
+    rows.iter().map(OwedMessage::from_row).collect()
 }
 
 /// Record that a task's message was sent (after the create committed and the send succeeded).

@@ -24,7 +24,8 @@ async fn unsent_messages_wait_out_the_grace_then_are_split_between_sweepers() {
         let db = db.clone();
         async move { store::claim_unsent(&db.client().await, grace, resend, 10).await.unwrap() }
     });
-    let mut all: Vec<_> = join_all(sweeps).await.into_iter().flatten().collect();
+    let mut all: Vec<_> =
+        join_all(sweeps).await.into_iter().flatten().map(|message| message.task_id).collect();
     all.sort();
     all.dedup();
     assert_eq!(all.len(), 30, "three sweepers of 10 take all 30, none twice");
@@ -113,4 +114,49 @@ async fn migrations_are_idempotent_under_concurrent_migrators() {
         .unwrap()
         .get(0);
     assert_eq!(tables, 5);
+}
+
+/// The store knows when the queue lost messages: it owes more (sent over `older_than` ago, not
+/// yet claimed) than the queue holds. The look costs at most `in_queue + 1` entries, and a restore
+/// re-sends exactly what was sent before it, each once, whatever restores run beside it.
+#[tokio::test]
+async fn owed_messages_beyond_the_queue_s_count_are_claimed_once_for_a_resend() {
+    let db = Arc::new(TestDb::new().await);
+    let client = db.client().await;
+    for i in 0..25 {
+        store::create_task(&client, &new_task(APP, app_owner("s"), &format!("k{i}"))).await.unwrap();
+    }
+    let minute = Duration::from_secs(60);
+    assert_eq!(store::owed_beyond(&client, 0, minute).await.unwrap(), None, "nothing sent yet: nothing owed");
+    db.sql("UPDATE tasks SET message_sent_at = now() - interval '5 minutes'").await;
+    assert_eq!(store::owed_beyond(&client, 25, minute).await.unwrap(), None, "the queue holds them all");
+    assert_eq!(store::owed_beyond(&client, 0, Duration::from_secs(600)).await.unwrap(), None, "too recent");
+    let cutoff = store::owed_beyond(&client, 3, minute).await.unwrap().expect("the queue lost some");
+
+    let restores = (0..3).map(|_| {
+        let db = db.clone();
+        async move {
+            let client = db.client().await;
+            let mut mine = Vec::new();
+            loop {
+                let batch = store::claim_lost(&client, cutoff, 4).await.unwrap();
+                assert!(batch.iter().all(|message| message.app_id == APP), "each with its application");
+                let done = batch.len() < 4;
+                mine.extend(batch.into_iter().map(|message| message.task_id));
+                if done {
+                    return mine;
+                }
+            }
+        }
+    });
+    let mut all: Vec<_> = join_all(restores).await.into_iter().flatten().collect();
+    let claimed = all.len();
+    all.sort();
+    all.dedup();
+    assert_eq!((claimed, all.len()), (25, 25), "every owed message once");
+    assert!(
+        store::claim_lost(&client, cutoff, 100).await.unwrap().is_empty(),
+        "re-sent ones are not owed again"
+    );
+    assert_eq!(store::owed_beyond(&client, 0, minute).await.unwrap(), None, "just sent: the queue has them");
 }

@@ -41,7 +41,7 @@ fn build_dev_server() -> PathBuf {
     profile_dir.join("aitasks-dev-server")
 }
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())

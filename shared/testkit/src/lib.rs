@@ -8,6 +8,7 @@
 mod app_env;
 mod db;
 mod dev_server;
+mod private_sqs;
 mod queues;
 mod random;
 pub mod runtime_api;
@@ -20,7 +21,8 @@ use std::path::PathBuf;
 pub use app_env::app_env;
 pub use db::*;
 pub use dev_server::{Answer, Api, DevServer, Stack, STUB_API_KEY};
-pub use queues::TestQueues;
+pub use private_sqs::PrivateSqs;
+pub use queues::{sqs_at, TestQueues};
 pub use random::Xorshift;
 pub use stats::percentile;
 pub use stub_provider::{Reply, StubProvider};

@@ -16,26 +16,51 @@ pub struct TestQueues {
     pub tasks: String,
     pub dlq: String,
     pub events: String,
+    prefix: String,
+    max_receive: u32,
+    visibility_seconds: u32,
 }
 
 /// An SQS client for the local server (`AWS_ENDPOINT_URL_SQS`), dummy credentials.
 pub async fn local_sqs() -> (aws_sdk_sqs::Client, String) {
     let endpoint = local_env("AWS_ENDPOINT_URL_SQS");
+    (sqs_at(&endpoint).await, endpoint)
+}
+
+/// An SQS client for the SQS-compatible server at `endpoint`, dummy credentials.
+pub async fn sqs_at(endpoint: &str) -> aws_sdk_sqs::Client {
     let config = aws_config::defaults(aws_config::BehaviorVersion::latest())
         .http_client(aitasks_runtime::aws::https_client())
         .region(Region::new("us-east-1"))
-        .endpoint_url(&endpoint)
+        .endpoint_url(endpoint)
         .credentials_provider(Credentials::new("test", "test", None, None, "testkit"))
         .load()
         .await;
-    (aws_sdk_sqs::Client::new(&config), endpoint)
+    aws_sdk_sqs::Client::new(&config)
 }
 
 impl TestQueues {
     /// New queues with a unique prefix. The DLQ takes a message after `max_receive` receives.
     pub async fn create(max_receive: u32, visibility_seconds: u32) -> TestQueues {
-        let (sqs, endpoint) = local_sqs().await;
+        let (_, endpoint) = local_sqs().await;
+        TestQueues::create_at(&endpoint, max_receive, visibility_seconds).await
+    }
+
+    /// [`TestQueues::create`] on the server at `endpoint`.
+    pub async fn create_at(endpoint: &str, max_receive: u32, visibility_seconds: u32) -> TestQueues {
         let prefix = format!("t{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+        TestQueues::create_named(endpoint, prefix, max_receive, visibility_seconds).await
+    }
+
+    /// The same queues again (same names, so the same URLs), on a server that lost them.
+    pub async fn recreate(&self) -> TestQueues {
+        TestQueues::create_named(&self.endpoint, self.prefix.clone(), self.max_receive, self.visibility_seconds)
+            .await
+    }
+
+    async fn create_named(endpoint: &str, prefix: String, max_receive: u32, visibility_seconds: u32) -> TestQueues {
+        let sqs = sqs_at(endpoint).await;
+        let endpoint = endpoint.to_owned();
         let dlq = sqs.create_queue().queue_name(format!("{prefix}-dlq")).send().await.expect("create DLQ");
         let dlq = dlq.queue_url().expect("DLQ url").to_owned();
         let arn = sqs
@@ -70,6 +95,9 @@ impl TestQueues {
             tasks: tasks.queue_url().expect("task queue url").to_owned(),
             dlq,
             events: events.queue_url().expect("events url").to_owned(),
+            prefix,
+            max_receive,
+            visibility_seconds,
         }
     }
 

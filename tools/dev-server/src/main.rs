@@ -66,6 +66,25 @@ async fn main() -> Result<(), Failure> {
         .parse()
         .map_err(|_| "AITASK_LOCAL_POLL_WAIT_S must be a number")?;
 
+    // A local SQS-compatible server keeps its messages in memory: if it restarted, every
+    // queued task's message is gone. Send them again now, before taking work, rather than after
+    // AITASK_RESEND_AFTER_MS.
+    match aitasks_runtime::redelivery::restore_lost_messages(
+        &app,
+        Duration::ZERO,
+        app.settings.runtime.sweep_batch,
+    )
+    .await
+    {
+        Ok(restored) if restored.resent > 0 => {
+            tracing::info!(?restored, "re-sent the messages the queue lost")
+        }
+        Ok(_) => {}
+        Err(error) => {
+            tracing::warn!(error = %aitasks_runtime::error_chain(&error), "could not look for lost messages")
+        }
+    }
+
     let mut background = tokio::task::JoinSet::new();
     for _ in 0..pollers.max(1) {
         let poller =
@@ -73,15 +92,25 @@ async fn main() -> Result<(), Failure> {
         background.spawn(poller.run());
     }
     let sweep_app = app.clone();
+    // The tasks a killed dev server left running are the sweeper's once their heartbeat is
+    // stale: one sweep then, not a whole interval later. Then the EventBridge-like schedule.
+    let first_sweep = app.settings.runtime.stale_running + Duration::from_secs(1);
     background.spawn(async move {
-        let mut every = tokio::time::interval_at(tokio::time::Instant::now() + sweep_every, sweep_every);
-        loop {
-            every.tick().await;
+        let sweep = || async {
             if let Err(error) =
                 sweeper::handle(&sweep_app, LambdaEvent::new(serde_json::json!({}), Context::default())).await
             {
                 tracing::warn!(error = %aitasks_runtime::error_chain(error.as_ref()), "sweep failed");
             }
+        };
+        if first_sweep < sweep_every {
+            tokio::time::sleep(first_sweep).await;
+            sweep().await;
+        }
+        let mut every = tokio::time::interval_at(tokio::time::Instant::now() + sweep_every, sweep_every);
+        loop {
+            every.tick().await;
+            sweep().await;
         }
     });
 

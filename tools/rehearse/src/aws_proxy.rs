@@ -30,6 +30,9 @@ pub struct Call {
     pub action: String,
     pub resource: String,
     pub decision: Decision,
+    /// The message group of each message sent (`SendMessage`, `SendMessageBatch`; `None` for a
+    /// message without one).
+    pub message_groups: Vec<Option<String>>,
 }
 
 /// Who holds a set of credentials.
@@ -189,6 +192,12 @@ async fn handle(State(shared): State<Shared>, headers: HeaderMap, body: Bytes) -
         }
     };
     let parsed: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let group = |message: &Value| message["MessageGroupId"].as_str().map(str::to_owned);
+    let message_groups = match operation {
+        "SendMessage" => vec![group(&parsed)],
+        "SendMessageBatch" => parsed["Entries"].as_array().map(|e| e.iter().map(group).collect()).unwrap_or_default(),
+        _ => Vec::new(),
+    };
     let action = iam_action(service, operation);
     let resource = resource_of(&shared, service, &parsed);
     let key = access_key(&headers).unwrap_or_default();
@@ -210,6 +219,7 @@ async fn handle(State(shared): State<Shared>, headers: HeaderMap, body: Bytes) -
             action: action.clone(),
             resource: resource.clone(),
             decision: decision.clone(),
+            message_groups,
         });
         (function, role_arn, decision)
     };

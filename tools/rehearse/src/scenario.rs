@@ -67,6 +67,7 @@ pub async fn run(rehearsal: &Rehearsal) -> Report {
         scenario.check_events(ids).await;
     }
     scenario.check_provider_key();
+    scenario.check_message_groups();
     // A function the script could not reach (an earlier step failed) still gets its cold start.
     for logical_id in rehearsal.deployment.functions.keys() {
         scenario.process(logical_id).await;
@@ -494,6 +495,28 @@ impl Scenario<'_> {
                 "completion events",
                 Err(format!("missing {missing:?}; got {settled:?}")),
             );
+        }
+    }
+
+    /// Every task message is sent in its application's message group: on a standard queue that
+    /// is what SQS fair queues need to keep one tenant's backlog from delaying the others.
+    fn check_message_groups(&mut self) {
+        let task_queue = self.rehearsal.queues.get("TaskQueue").map(|queue| queue.arn.clone());
+        let sends: Vec<_> = self
+            .rehearsal
+            .proxy
+            .calls()
+            .into_iter()
+            .filter(|call| call.action == "sqs:SendMessage" && Some(&call.resource) == task_queue.as_ref())
+            .flat_map(|call| call.message_groups)
+            .collect();
+        let expected = aitasks_runtime::queue::message_group(TENANT);
+        if sends.is_empty() {
+            self.step("TaskQueue", "message groups", Err("no task message was sent".into()));
+        } else if sends.iter().all(|group| group.as_deref() == Some(expected.as_str())) {
+            self.step("TaskQueue", "message groups", Ok(format!("{} message(s), each in group {expected}", sends.len())));
+        } else {
+            self.step("TaskQueue", "message groups", Err(format!("expected every message in group {expected}: {sends:?}")));
         }
     }
 

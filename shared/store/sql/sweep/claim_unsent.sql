@@ -10,4 +10,4 @@ UPDATE tasks SET message_sent_at = now() WHERE id IN (
            OR message_sent_at < now() - :resend_after_ms::bigint * interval '1 millisecond')
     ORDER BY message_sent_at NULLS FIRST, id LIMIT :batch
     FOR UPDATE SKIP LOCKED)
-RETURNING id
+RETURNING id, app_id

@@ -253,7 +253,11 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
     operation!("sweeper: re-send owed messages", |_i| {
         let owed =
             store::claim_unsent(&client, Duration::from_secs(5), Duration::from_secs(300), 100).await?;
-        store::mark_unsent(&client, &owed).await?;
+        let ids: Vec<Uuid> = owed.iter().map(|message| message.task_id).collect();
+        store::mark_unsent(&client, &ids).await?;
+    });
+    operation!("sweeper: look for lost messages", |_i| {
+        store::owed_beyond(&client, 1_000, Duration::from_secs(60)).await?;
     });
     operation!("sender: mark a message sent", |i| {
         store::mark_sent(&client, run_tasks[i]).await?;
