@@ -54,11 +54,21 @@ impl TestQueues {
 
     /// The same queues again (same names, so the same URLs), on a server that lost them.
     pub async fn recreate(&self) -> TestQueues {
-        TestQueues::create_named(&self.endpoint, self.prefix.clone(), self.max_receive, self.visibility_seconds)
-            .await
+        TestQueues::create_named(
+            &self.endpoint,
+            self.prefix.clone(),
+            self.max_receive,
+            self.visibility_seconds,
+        )
+        .await
     }
 
-    async fn create_named(endpoint: &str, prefix: String, max_receive: u32, visibility_seconds: u32) -> TestQueues {
+    async fn create_named(
+        endpoint: &str,
+        prefix: String,
+        max_receive: u32,
+        visibility_seconds: u32,
+    ) -> TestQueues {
         let sqs = sqs_at(endpoint).await;
         let endpoint = endpoint.to_owned();
         let dlq = sqs.create_queue().queue_name(format!("{prefix}-dlq")).send().await.expect("create DLQ");

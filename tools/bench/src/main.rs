@@ -6,6 +6,7 @@ mod admission;
 mod cpu;
 mod db;
 mod e2e;
+mod fairness;
 mod footprint;
 mod graphile;
 mod growth;
@@ -231,9 +232,19 @@ async fn main() -> Result<(), Failure> {
 
     // Not part of `make bench`: `make simulate` asks for it alone, and keeps its own file.
     if only.as_ref().is_some_and(|list| list.iter().any(|n| n == "simulate")) {
-        let figures = simulate::section(&base, quick).await?;
+        let figures = json!({
+            "scopes": simulate::section(&base, quick).await?,
+            "fairness": fairness::section(&base, quick).await?,
+        });
         std::fs::write(out.join("simulate.json"), serde_json::to_string_pretty(&figures)?)?;
         println!("\nwritten to {}", out.join("simulate.json").display());
+        return Ok(());
+    }
+
+    // The fairness half of `make simulate` alone (BENCH_ONLY=fairness).
+    if only.as_ref().is_some_and(|list| list.iter().any(|n| n == "fairness")) {
+        let figures = fairness::section(&base, quick).await?;
+        std::fs::write(out.join("fairness.json"), serde_json::to_string_pretty(&figures)?)?;
         return Ok(());
     }
 

@@ -195,7 +195,9 @@ async fn handle(State(shared): State<Shared>, headers: HeaderMap, body: Bytes) -
     let group = |message: &Value| message["MessageGroupId"].as_str().map(str::to_owned);
     let message_groups = match operation {
         "SendMessage" => vec![group(&parsed)],
-        "SendMessageBatch" => parsed["Entries"].as_array().map(|e| e.iter().map(group).collect()).unwrap_or_default(),
+        "SendMessageBatch" => {
+            parsed["Entries"].as_array().map(|e| e.iter().map(group).collect()).unwrap_or_default()
+        }
         _ => Vec::new(),
     };
     let action = iam_action(service, operation);

@@ -514,9 +514,17 @@ impl Scenario<'_> {
         if sends.is_empty() {
             self.step("TaskQueue", "message groups", Err("no task message was sent".into()));
         } else if sends.iter().all(|group| group.as_deref() == Some(expected.as_str())) {
-            self.step("TaskQueue", "message groups", Ok(format!("{} message(s), each in group {expected}", sends.len())));
+            self.step(
+                "TaskQueue",
+                "message groups",
+                Ok(format!("{} message(s), each in group {expected}", sends.len())),
+            );
         } else {
-            self.step("TaskQueue", "message groups", Err(format!("expected every message in group {expected}: {sends:?}")));
+            self.step(
+                "TaskQueue",
+                "message groups",
+                Err(format!("expected every message in group {expected}: {sends:?}")),
+            );
         }
     }
 
