@@ -238,7 +238,8 @@ fn the_template_holds_what_the_linters_miss() {
                 "sqs:SendMessage",
             ],
         ),
-        ("SweeperFunction", &["secretsmanager:GetSecretValue", "sqs:SendMessage"]),
+        // GetQueueAttributes: the task queue's counts, to find lost messages (docs/lifecycle.md).
+        ("SweeperFunction", &["secretsmanager:GetSecretValue", "sqs:GetQueueAttributes", "sqs:SendMessage"]),
         ("MigrateFunction", &["secretsmanager:GetSecretValue"]),
     ];
     // Migrations run as the schema owner; every other function only as the row-level role.
