@@ -5,8 +5,7 @@
 use std::time::Duration;
 
 use aitasks_contracts::AppId;
-use aitasks_providers::{ModelProfiles, OpenAiClient};
-use aitasks_runtime::{api, sweeper, App, Settings};
+use aitasks_runtime::{api, sweeper};
 use aitasks_store::TaskOwner;
 use aitasks_testkit::*;
 
@@ -15,16 +14,8 @@ async fn a_big_run_is_canceled_a_batch_per_request_and_the_sweeper_finishes_it()
     let db = TestDb::new().await;
     let queues = TestQueues::create(5, 30).await;
     let stub = StubProvider::start().await;
-    let variables =
-        app_env(&db, &queues, &stub, &[("AITASK_REQUEST_BATCH", "10"), ("AITASK_REQUEST_WORK_MS", "0")]);
-    let lookup = |name: &str| variables.get(name).cloned();
-    let app = App::new(
-        Settings::from_lookup(lookup).unwrap(),
-        ModelProfiles::from_lookup(lookup).unwrap(),
-        OpenAiClient::new(Duration::from_secs(5)).unwrap(),
-        queues.sqs.clone(),
-    )
-    .unwrap();
+    let app =
+        test_app(&db, &queues, &stub, &[("AITASK_REQUEST_BATCH", "10"), ("AITASK_REQUEST_WORK_MS", "0")]);
     let run = run(&db, APP).await;
     let client = db.client().await;
     for i in 0..35 {

@@ -4,8 +4,7 @@
 use std::time::{Duration, Instant};
 
 use aitasks_contracts::AppId;
-use aitasks_providers::{ModelProfiles, OpenAiClient};
-use aitasks_runtime::{api, App, Settings};
+use aitasks_runtime::api;
 use aitasks_store::Created;
 use aitasks_testkit::*;
 
@@ -14,15 +13,7 @@ async fn a_long_poll_leaves_the_pool_to_other_requests() {
     let db = TestDb::new().await;
     let queues = TestQueues::create(5, 30).await;
     let stub = StubProvider::start().await;
-    let variables = app_env(&db, &queues, &stub, &[("AITASK_DB_POOL_SIZE", "1")]);
-    let lookup = |name: &str| variables.get(name).cloned();
-    let app = App::new(
-        Settings::from_lookup(lookup).unwrap(),
-        ModelProfiles::from_lookup(lookup).unwrap(),
-        OpenAiClient::new(Duration::from_secs(5)).unwrap(),
-        queues.sqs.clone(),
-    )
-    .unwrap();
+    let app = test_app(&db, &queues, &stub, &[("AITASK_DB_POOL_SIZE", "1")]);
     let Created::New(task) =
         aitasks_store::create_task(&db.client().await, &new_task(APP, app_owner("s"), "waited"))
             .await

@@ -1,10 +1,6 @@
 //! Deleting a large scope works in bounded batches: each request deletes at most its share and
 //! says whether more is left (`{"deleted": n, "more": true}`); repeating it finishes the job.
 
-use std::time::Duration;
-
-use aitasks_providers::{ModelProfiles, OpenAiClient};
-use aitasks_runtime::{App, Settings};
 use aitasks_testkit::*;
 use aws_lambda_events::apigw::ApiGatewayV2httpRequest;
 use lambda_runtime::{Context, LambdaEvent};
@@ -30,16 +26,8 @@ async fn a_large_scope_goes_a_batch_per_request() {
     let db = TestDb::new().await;
     let queues = TestQueues::create(5, 30).await;
     let stub = StubProvider::start().await;
-    let variables =
-        app_env(&db, &queues, &stub, &[("AITASK_REQUEST_BATCH", "10"), ("AITASK_REQUEST_WORK_MS", "0")]);
-    let lookup = |name: &str| variables.get(name).cloned();
-    let app = App::new(
-        Settings::from_lookup(lookup).unwrap(),
-        ModelProfiles::from_lookup(lookup).unwrap(),
-        OpenAiClient::new(Duration::from_secs(5)).unwrap(),
-        queues.sqs.clone(),
-    )
-    .unwrap();
+    let app =
+        test_app(&db, &queues, &stub, &[("AITASK_REQUEST_BATCH", "10"), ("AITASK_REQUEST_WORK_MS", "0")]);
     let client = db.client().await;
     for i in 0..35 {
         aitasks_store::create_task(&client, &new_task(APP, app_owner("big"), &format!("t{i}")))

@@ -5,8 +5,6 @@
 
 use std::time::Duration;
 
-use aitasks_providers::{ModelProfiles, OpenAiClient};
-use aitasks_runtime::{App, Settings};
 use aitasks_testkit::*;
 use lambda_runtime::{Context, LambdaEvent};
 
@@ -15,15 +13,7 @@ async fn a_queue_that_lost_messages_gets_them_again_from_the_next_sweep() {
     let db = TestDb::new().await;
     let queues = TestQueues::create(5, 30).await;
     let stub = StubProvider::start().await;
-    let variables = app_env(&db, &queues, &stub, &[]);
-    let lookup = |name: &str| variables.get(name).cloned();
-    let app = App::new(
-        Settings::from_lookup(lookup).unwrap(),
-        ModelProfiles::from_lookup(lookup).unwrap(),
-        OpenAiClient::new(Duration::from_secs(5)).unwrap(),
-        queues.sqs.clone(),
-    )
-    .unwrap();
+    let app = test_app(&db, &queues, &stub, &[]);
     let client = db.client().await;
     let mut ids = Vec::new();
     for i in 0..12 {

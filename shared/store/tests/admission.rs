@@ -54,6 +54,44 @@ fn refusal(result: &Result<store::ScopedCreated, StoreError>) -> Option<Admissio
     }
 }
 
+/// Samples the active scoped tasks (every application's) while creators run.
+struct PeakMonitor {
+    running: Arc<AtomicBool>,
+    peak: Arc<AtomicI64>,
+    handle: tokio::task::JoinHandle<u64>,
+}
+
+impl PeakMonitor {
+    fn start(db: &Arc<TestDb>) -> PeakMonitor {
+        let (running, peak) = (Arc::new(AtomicBool::new(true)), Arc::new(AtomicI64::new(0)));
+        let handle = tokio::spawn({
+            let (db, running, peak) = (db.clone(), running.clone(), peak.clone());
+            async move {
+                let client = db.client().await;
+                let mut samples = 0;
+                while running.load(Ordering::Relaxed) {
+                    let active: i64 = client
+                        .query_one("SELECT count(*) FROM tasks WHERE status IN ('queued', 'running') AND cache_key IS NOT NULL", &[])
+                        .await
+                        .unwrap()
+                        .get(0);
+                    peak.fetch_max(active, Ordering::Relaxed);
+                    samples += 1;
+                }
+                samples
+            }
+        });
+        PeakMonitor { running, peak, handle }
+    }
+
+    /// The highest count seen, and how many samples.
+    async fn stop(self) -> (i64, u64) {
+        self.running.store(false, Ordering::Relaxed);
+        let samples = self.handle.await.unwrap();
+        (self.peak.load(Ordering::Relaxed), samples)
+    }
+}
+
 async fn complete(db: &TestDb, task_id: uuid::Uuid) {
     let client = db.client().await;
     let Claim::Claimed(task) = store::claim(&client, task_id).await.unwrap() else { panic!("claim") };
@@ -121,25 +159,7 @@ async fn a_scope_cap_of_four_holds_and_frees_a_slot_when_a_task_ends() {
 async fn a_global_cap_of_ten_is_never_exceeded_while_two_hundred_creators_run() {
     let db = Arc::new(TestDb::new().await);
     let budget = AdmissionBudget { global_concurrent: 10, ..ROOMY };
-    let running = Arc::new(AtomicBool::new(true));
-    let peak = Arc::new(AtomicI64::new(0));
-    let monitor = {
-        let (db, running, peak) = (db.clone(), running.clone(), peak.clone());
-        tokio::spawn(async move {
-            let client = db.client().await;
-            let mut samples = 0;
-            while running.load(Ordering::Relaxed) {
-                let active: i64 = client
-                    .query_one("SELECT count(*) FROM tasks WHERE status IN ('queued', 'running') AND cache_key IS NOT NULL", &[])
-                    .await
-                    .unwrap()
-                    .get(0);
-                peak.fetch_max(active, Ordering::Relaxed);
-                samples += 1;
-            }
-            samples
-        })
-    };
+    let monitor = PeakMonitor::start(&db);
     let creators = (0..200).map(|i| {
         let db = db.clone();
         async move {
@@ -155,9 +175,7 @@ async fn a_global_cap_of_ten_is_never_exceeded_while_two_hundred_creators_run() 
         }
     });
     let admitted = join_all(creators).await.into_iter().filter(|ok| *ok).count();
-    running.store(false, Ordering::Relaxed);
-    let samples = monitor.await.unwrap();
-    let peak = peak.load(Ordering::Relaxed);
+    let (peak, samples) = monitor.stop().await;
     println!("admitted {admitted} of 200, peak active {peak}, {samples} samples");
     assert!(peak <= 10, "peak active {peak} over the cap");
     assert!(admitted >= 10, "slots were reused: {admitted}");
@@ -169,18 +187,17 @@ async fn a_global_cap_of_ten_is_never_exceeded_while_two_hundred_creators_run() 
     );
 }
 
-/// A cap just above `max_connections`: the first admissions take the application lock shared,
-/// the rest exclusive, and the cap is met exactly across the switch.
-#[tokio::test]
-async fn an_app_cap_just_above_max_connections_is_met_exactly_across_both_lock_modes() {
-    let db = Arc::new(TestDb::new().await);
-    let max_connections = db.count("SELECT current_setting('max_connections')::bigint").await;
-    let cap = max_connections + 8;
-    let budget = AdmissionBudget { global_concurrent: cap, ..ROOMY };
+/// `cap + 24` admissions from 24 creators, each `(app, admission)` of its index: how many were
+/// admitted and how many refused for capacity. Any other refusal or error fails the test.
+async fn admit_past_a_cap(
+    db: &Arc<TestDb>,
+    cap: i64,
+    of: impl Fn(usize) -> (String, ScopedAdmission) + Clone,
+) -> (i64, usize) {
     let total = cap as usize + 24;
     let next = Arc::new(AtomicI64::new(0));
     let creators = (0..24).map(|_| {
-        let (db, next) = (db.clone(), next.clone());
+        let (db, next, of) = (db.clone(), next.clone(), of.clone());
         async move {
             let mut outcomes = Vec::new();
             loop {
@@ -188,10 +205,9 @@ async fn an_app_cap_just_above_max_connections_is_met_exactly_across_both_lock_m
                 if i >= total {
                     return outcomes;
                 }
+                let (app, admission) = of(i);
                 let scope = format!("scope-{}", i % 50);
-                let result =
-                    scoped(&db, &scope, &format!("k{i}"), &admission("src", &format!("s{i}"), budget)).await;
-                outcomes.push(match result {
+                outcomes.push(match scoped_as(&db, &app, &scope, &format!("k{i}"), &admission).await {
                     Ok(_) => None,
                     Err(StoreError::Admission(refusal)) => Some(refusal),
                     Err(other) => panic!("admission failed: {other}"),
@@ -202,7 +218,19 @@ async fn an_app_cap_just_above_max_connections_is_met_exactly_across_both_lock_m
     let outcomes: Vec<_> = join_all(creators).await.into_iter().flatten().collect();
     let admitted = outcomes.iter().filter(|o| o.is_none()).count() as i64;
     let capacity = outcomes.iter().filter(|o| **o == Some(AdmissionRefusal::Capacity)).count();
-    assert_eq!((admitted, capacity), (cap, 24), "exactly the cap admitted, the rest refused for capacity");
+    (admitted, capacity)
+}
+
+/// A cap just above `max_connections`: the first admissions take the application lock shared,
+/// the rest exclusive, and the cap is met exactly across the switch.
+#[tokio::test]
+async fn an_app_cap_just_above_max_connections_is_met_exactly_across_both_lock_modes() {
+    let db = Arc::new(TestDb::new().await);
+    let cap = db.count("SELECT current_setting('max_connections')::bigint").await + 8;
+    let budget = AdmissionBudget { global_concurrent: cap, ..ROOMY };
+    let outcome =
+        admit_past_a_cap(&db, cap, |i| (APP.to_owned(), admission("src", &format!("s{i}"), budget))).await;
+    assert_eq!(outcome, (cap, 24), "exactly the cap admitted, the rest refused for capacity");
     assert_eq!(db.count("SELECT count(*) FROM tasks WHERE status = 'queued'").await, cap);
     assert_eq!(db.count("SELECT sum(active)::bigint FROM app_concurrency").await, cap);
     assert!(db.count("SELECT count(*) FROM app_concurrency").await > 1, "spread over shards");
@@ -505,22 +533,7 @@ fn with_system_cap(source: &str, step: &str, cap: i64) -> ScopedAdmission {
 #[tokio::test]
 async fn a_system_cap_of_twelve_holds_across_three_applications_while_slots_are_reused() {
     let db = Arc::new(TestDb::new().await);
-    let running = Arc::new(AtomicBool::new(true));
-    let peak = Arc::new(AtomicI64::new(0));
-    let monitor = {
-        let (db, running, peak) = (db.clone(), running.clone(), peak.clone());
-        tokio::spawn(async move {
-            let client = db.client().await;
-            while running.load(Ordering::Relaxed) {
-                let active: i64 = client
-                    .query_one("SELECT count(*) FROM tasks WHERE status IN ('queued', 'running') AND cache_key IS NOT NULL", &[])
-                    .await
-                    .unwrap()
-                    .get(0);
-                peak.fetch_max(active, Ordering::Relaxed);
-            }
-        })
-    };
+    let monitor = PeakMonitor::start(&db);
     let creators = (0..180).map(|i| {
         let db = db.clone();
         async move {
@@ -541,9 +554,7 @@ async fn a_system_cap_of_twelve_holds_across_three_applications_while_slots_are_
         }
     });
     let admitted = join_all(creators).await.into_iter().filter(|ok| *ok).count();
-    running.store(false, Ordering::Relaxed);
-    monitor.await.unwrap();
-    let peak = peak.load(Ordering::Relaxed);
+    let (peak, _) = monitor.stop().await;
     assert!(peak <= 12, "peak active {peak} over the system-wide cap");
     assert!(admitted > 12, "slots were reused: {admitted}");
     assert_eq!(db.count("SELECT sum(active)::bigint FROM system_concurrency").await, 0, "back to zero");
@@ -555,38 +566,11 @@ async fn a_system_cap_of_twelve_holds_across_three_applications_while_slots_are_
 async fn a_system_cap_just_above_max_connections_is_met_exactly_across_both_lock_modes() {
     let db = Arc::new(TestDb::new().await);
     let cap = db.count("SELECT current_setting('max_connections')::bigint").await + 8;
-    let total = cap as usize + 24;
-    let next = Arc::new(AtomicI64::new(0));
-    let creators = (0..24).map(|_| {
-        let (db, next) = (db.clone(), next.clone());
-        async move {
-            let mut outcomes = Vec::new();
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed) as usize;
-                if i >= total {
-                    return outcomes;
-                }
-                let app = format!("app-{}", i % 4);
-                let result = scoped_as(
-                    &db,
-                    &app,
-                    &format!("scope-{}", i % 50),
-                    &format!("k{i}"),
-                    &with_system_cap("src", &format!("s{i}"), cap),
-                )
-                .await;
-                outcomes.push(match result {
-                    Ok(_) => None,
-                    Err(StoreError::Admission(refusal)) => Some(refusal),
-                    Err(other) => panic!("admission failed: {other}"),
-                });
-            }
-        }
-    });
-    let outcomes: Vec<_> = join_all(creators).await.into_iter().flatten().collect();
-    let admitted = outcomes.iter().filter(|o| o.is_none()).count() as i64;
-    let capacity = outcomes.iter().filter(|o| **o == Some(AdmissionRefusal::Capacity)).count();
-    assert_eq!((admitted, capacity), (cap, 24), "exactly the cap admitted, the rest refused for capacity");
+    let outcome = admit_past_a_cap(&db, cap, |i| {
+        (format!("app-{}", i % 4), with_system_cap("src", &format!("s{i}"), cap))
+    })
+    .await;
+    assert_eq!(outcome, (cap, 24), "exactly the cap admitted, the rest refused for capacity");
     assert_eq!(db.count("SELECT count(*) FROM tasks WHERE status = 'queued'").await, cap);
     assert_eq!(db.count("SELECT sum(active)::bigint FROM system_concurrency").await, cap);
     assert_eq!(db.count("SELECT sum(active)::bigint FROM app_concurrency").await, cap);

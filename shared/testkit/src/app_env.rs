@@ -27,3 +27,22 @@ pub fn app_env(
     variables.extend(overrides.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
     variables
 }
+
+/// A function's `App` on this test's parts, built in process as a cold start builds it (the
+/// OpenAI-compatible client against the stub provider).
+pub fn test_app(
+    db: &TestDb,
+    queues: &TestQueues,
+    stub: &StubProvider,
+    overrides: &[(&str, &str)],
+) -> aitasks_runtime::App {
+    let variables = app_env(db, queues, stub, overrides);
+    let lookup = |name: &str| variables.get(name).cloned();
+    aitasks_runtime::App::new(
+        aitasks_runtime::Settings::from_lookup(lookup).expect("settings"),
+        aitasks_providers::ModelProfiles::from_lookup(lookup).expect("model profiles"),
+        aitasks_providers::OpenAiClient::new(std::time::Duration::from_secs(5)).expect("provider client"),
+        queues.sqs.clone(),
+    )
+    .expect("app")
+}

@@ -18,7 +18,7 @@ mod tokens;
 
 use std::path::PathBuf;
 
-pub use app_env::app_env;
+pub use app_env::{app_env, test_app};
 pub use db::*;
 pub use dev_server::{Answer, Api, DevServer, Stack, STUB_API_KEY};
 pub use private_sqs::PrivateSqs;
