@@ -49,6 +49,7 @@ async fn route<P>(app: &App<P>, request: &HttpRequest<'_>) -> Result<ApiGatewayV
 }
 
 fn task_answer(status: u16, task: &Task) -> ApiGatewayV2httpResponse {
+    aitasks_lambda_kit::note_task(task.id);
     json_response(status, &TaskAnswer::from(task))
 }
 

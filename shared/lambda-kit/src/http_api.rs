@@ -9,6 +9,7 @@ use http::{HeaderMap, HeaderValue, Method};
 use percent_encoding::percent_decode_str;
 use serde::Serialize;
 use serde_json::json;
+use tracing::Instrument;
 
 /// A view of an API Gateway request with what the handlers need.
 pub struct HttpRequest<'a> {
@@ -63,6 +64,7 @@ impl<'a> HttpRequest<'a> {
             .and_then(|authorizer| authorizer.jwt.as_ref())
             .and_then(|jwt| jwt.claims.get(claim))
             .and_then(|tenant| AppId::parse(tenant))
+            .inspect(|tenant| crate::request_log::note_tenant(tenant.as_str()))
             .ok_or(ApiError::Unauthorized)
     }
 }
@@ -84,7 +86,34 @@ where
     F: FnOnce(HttpRequest<'a>) -> Fut,
     Fut: std::future::Future<Output = Result<ApiGatewayV2httpResponse, ApiError>>,
 {
-    route(HttpRequest::new(event)).await.unwrap_or_else(|error| error_response(&error))
+    let started = std::time::Instant::now();
+    let span = tracing::info_span!(
+        "request",
+        route = %crate::request_log::route_of(event),
+        api_request_id = event.request_context.request_id.as_deref().unwrap_or_default(),
+        tenant = tracing::field::Empty,
+        task_id = tracing::field::Empty,
+    );
+    let result = route(HttpRequest::new(event)).instrument(span.clone()).await;
+    let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let _entered = span.enter();
+    match result {
+        Ok(response) => {
+            tracing::info!(status = response.status_code, latency_ms, "request");
+            response
+        }
+        Err(error) => {
+            let (status, code) = (error.status(), error.code().as_str());
+            if status >= 500 {
+                // The cause, with every source (the store's SQLSTATE among them), stays here;
+                // the caller gets an opaque body.
+                tracing::error!(status, error_code = code, latency_ms, cause = %crate::error_chain(&error), "request");
+            } else {
+                tracing::info!(status, error_code = code, latency_ms, "request");
+            }
+            error_response(&error)
+        }
+    }
 }
 
 /// A JSON success answer.
@@ -99,9 +128,6 @@ pub fn json_response(status: u16, value: &impl Serialize) -> ApiGatewayV2httpRes
 /// `Retry-After` on rate limits, and an opaque body for 5xx (the cause goes to the log).
 pub fn error_response(error: &ApiError) -> ApiGatewayV2httpResponse {
     let status = error.status();
-    if status >= 500 {
-        tracing::error!(code = error.code().as_str(), cause = %crate::error_chain(error), "request failed");
-    }
     let mut body = json!({"code": error.code().as_str(), "message": error.public_message()});
     if let ApiError::Invalid(problems) = error {
         body["details"] = json!(problems);

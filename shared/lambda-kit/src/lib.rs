@@ -3,10 +3,12 @@
 //! an [`ApiError`] to HTTP.
 
 mod http_api;
+mod request_log;
 mod telemetry;
 
 pub use aitasks_runtime::error_chain;
 pub use http_api::{error_response, json_response, serve_http, HttpRequest};
+pub use request_log::{note_task, note_tenant, route_of};
 pub use telemetry::init_tracing;
 
 pub use aitasks_runtime::ApiError;

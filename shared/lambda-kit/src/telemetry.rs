@@ -1,6 +1,14 @@
-//! Tracing: JSON lines in Lambda (`AWS_LAMBDA_LOG_FORMAT=JSON`, or `AITASK_LOG_FORMAT=json`),
-//! plain text elsewhere. `RUST_LOG` (or `AWS_LAMBDA_LOG_LEVEL`) sets the level, `info` by default.
+//! Logging, as the Lambda runtime's own subscriber does it: `AWS_LAMBDA_LOG_LEVEL` (or
+//! `RUST_LOG`) picks the level, `AWS_LAMBDA_LOG_FORMAT=JSON` (or `AITASK_LOG_FORMAT=json`, for
+//! the dev server) picks JSON lines. Every line has a timestamp.
+//!
+//! In JSON, the event's fields and the fields of every span it is in are top-level members:
+//! the runtime's `requestId`, the request's `route`, `tenant` and `task_id`, the worker's
+//! `task_id` and `attempt`. CloudWatch Logs Insights filters on them directly
+//! (`filter tenant = "..." and task_id = "..."`).
 
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::EnvFilter;
 
 pub fn init_tracing() {
@@ -9,11 +17,21 @@ pub fn init_tracing() {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
     let json = std::env::var("AWS_LAMBDA_LOG_FORMAT").is_ok_and(|f| f.eq_ignore_ascii_case("json"))
         || std::env::var("AITASK_LOG_FORMAT").is_ok_and(|f| f.eq_ignore_ascii_case("json"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
     // A second init (tests, the dev server hosting every function) is harmless.
-    let _ = if json {
-        builder.json().flatten_event(true).with_current_span(true).without_time().try_init()
+    if json {
+        let mut layer = json_subscriber::JsonLayer::new(std::io::stderr);
+        layer
+            .with_timer("timestamp", tracing_subscriber::fmt::time::SystemTime)
+            .with_level("level")
+            .with_target("target")
+            .with_flattened_event()
+            .with_top_level_flattened_span_list();
+        let _ = tracing_subscriber::registry().with(filter).with(layer).try_init();
     } else {
-        builder.with_ansi(false).try_init()
-    };
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .with_ansi(false)
+            .try_init();
+    }
 }

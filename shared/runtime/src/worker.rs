@@ -5,7 +5,7 @@
 use std::panic::AssertUnwindSafe;
 use std::time::Duration;
 
-use aitasks_contracts::{AiRequest, ErrorCode, Path};
+use aitasks_contracts::{AiRequest, Path};
 use aitasks_providers::{CancellationToken, Provider};
 use aitasks_store::{self as store, Claim, Fenced, Lease, LeaseCheck, StoreError, Task};
 use futures::FutureExt;
@@ -65,11 +65,12 @@ pub async fn process<P: Provider>(
         tracing::Span::current().record("attempt", task.attempts);
         // A panic while working (a bug) ends this attempt as a runtime error, like any other
         // failure, instead of taking the whole batch down with it.
+        let started = Instant::now();
         let ending = AssertUnwindSafe(execute(app, &task, message.as_ref(), deadline))
             .catch_unwind()
             .await
             .unwrap_or_else(|panic| Ending::Unexpected(format!("panicked: {}", panic_text(panic.as_ref()))));
-        settle(app, &task, ending).await
+        settle(app, &task, ending, started.elapsed()).await
     };
     match tokio::time::timeout_at(answer_by, work).instrument(span.clone()).await {
         Ok(result) => result,
@@ -202,23 +203,23 @@ fn timed_out(what: &str) -> StoreError {
     )))
 }
 
-async fn settle<P>(app: &App<P>, task: &Task, ending: Ending) -> Result<Outcome, StoreError> {
+async fn settle<P>(
+    app: &App<P>,
+    task: &Task,
+    ending: Ending,
+    worked: Duration,
+) -> Result<Outcome, StoreError> {
     let lease = task.lease();
-    if let Ending::Finished(result) = &ending {
-        match result {
-            Ok(completion) => tracing::info!(
-                calls = completion.usage.calls,
-                latency_ms = completion.usage.latency_ms,
-                "attempt answered"
-            ),
-            Err(error) => {
-                tracing::info!(code = error.code().as_str(), retryable = error.is_retryable(), %error, "attempt failed")
-            }
-        }
-    }
-    if let Ending::Unexpected(detail) = &ending {
-        tracing::error!(code = ErrorCode::RuntimeError.as_str(), detail = %detail, "attempt failed unexpectedly");
-    }
+    // The provider's own words stay in the log (the task stores a stable sentence).
+    let cause = match &ending {
+        Ending::Finished(Err(error)) => Some(error.to_string()),
+        Ending::Unexpected(detail) => Some(detail.clone()),
+        _ => None,
+    };
+    let usage = match &ending {
+        Ending::Finished(Ok(completion)) => Some(&completion.usage),
+        _ => None,
+    };
     let decision = decide(&ending, task.attempts, task.max_attempts, &app.settings.runtime);
     let client = store::client(&app.pool).await?;
     let finished = match decision {
@@ -228,6 +229,16 @@ async fn settle<P>(app: &App<P>, task: &Task, ending: Ending) -> Result<Outcome,
         }
         Decision::Requeue { code, message, delay } => {
             if store::requeue_attempt(&client, lease, code, &message).await? {
+                tracing::info!(
+                    kind = %task.kind,
+                    model_id = %task.model_id,
+                    attempts = task.attempts,
+                    error_code = code.as_str(),
+                    cause = cause.as_deref(),
+                    retry_in_ms = delay.as_millis() as u64,
+                    worked_ms = worked.as_millis() as u64,
+                    "requeued"
+                );
                 return Ok(Outcome::Retry { delay });
             }
             Fenced::Lost
@@ -251,11 +262,33 @@ async fn settle<P>(app: &App<P>, task: &Task, ending: Ending) -> Result<Outcome,
     };
     drop(client);
     if let Some(event) = event {
-        tracing::info!(
-            status = event.payload["status"].as_str(),
-            error_code = event.payload["errorCode"].as_str(),
-            "settled"
-        );
+        // The one line per settlement: what ran, how it ended, what it cost.
+        let error_code = event.payload["errorCode"].as_str();
+        let level_error = matches!(ending, Ending::Unexpected(_));
+        macro_rules! settled {
+            ($level:ident) => {
+                tracing::$level!(
+                    kind = %task.kind,
+                    model_id = %task.model_id,
+                    status = event.payload["status"].as_str(),
+                    error_code,
+                    cause = cause.as_deref(),
+                    attempts = task.attempts,
+                    worked_ms = worked.as_millis() as u64,
+                    provider_ms = usage.map(|u| u.latency_ms),
+                    provider_calls = usage.map(|u| u.calls),
+                    model = usage.map(|u| u.model.as_str()),
+                    input_tokens = usage.map(|u| u.input_tokens),
+                    output_tokens = usage.map(|u| u.output_tokens),
+                    "settled"
+                )
+            };
+        }
+        if level_error {
+            settled!(error);
+        } else {
+            settled!(info);
+        }
         app.publish(vec![event]).await;
     }
     Ok(Outcome::Ack)

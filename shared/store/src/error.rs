@@ -14,8 +14,12 @@ pub enum StoreError {
     #[error("the request is larger than {max} bytes as stored", max = crate::REQUEST_MAX_BYTES)]
     RequestTooLarge,
     /// A row broke a constraint that input validation should have caught first.
-    #[error("the data breaks the constraint {constraint}")]
-    Constraint { constraint: String },
+    #[error("the data breaks the constraint {constraint} (SQLSTATE {})", sqlstate_code(.source))]
+    Constraint {
+        constraint: String,
+        #[source]
+        source: tokio_postgres::Error,
+    },
     /// Admission refused a scoped task; nothing was stored.
     #[error("admission refused: {0}")]
     Admission(#[from] crate::admission::AdmissionRefusal),
@@ -37,6 +41,10 @@ pub enum StoreError {
     Migration(#[source] refinery::Error),
 }
 
+fn sqlstate_code(error: &tokio_postgres::Error) -> &str {
+    error.code().map(|code| code.code()).unwrap_or("?")
+}
+
 impl StoreError {
     /// True when the failure says nothing about the data, only that Postgres was not there:
     /// the caller may answer 503 or retry later.
@@ -53,7 +61,7 @@ impl From<tokio_postgres::Error> for StoreError {
                 if constraint == "tasks_request_size_check" {
                     return StoreError::RequestTooLarge;
                 }
-                return StoreError::Constraint { constraint };
+                return StoreError::Constraint { constraint, source: error };
             }
             let class = &db.code().code()[..2];
             // 08: connection exception, 57P: operator intervention (shutdown, crash recovery),

@@ -15,6 +15,7 @@ use axum::extract::{Request, State};
 use axum::response::Response;
 use base64::Engine;
 use lambda_runtime::{Context, LambdaEvent};
+use tracing::Instrument;
 
 use crate::auth::DevAuthorizer;
 
@@ -43,11 +44,13 @@ pub async fn handle(State(gateway): State<Arc<Gateway>>, request: Request) -> Re
     let mut context = Context::default();
     context.request_id = uuid::Uuid::new_v4().to_string();
     let path = parts.uri.path();
+    // The span the Lambda runtime opens for every invocation: its requestId is on every line.
+    let span = tracing::info_span!("Lambda runtime invoke", requestId = %context.request_id);
     let invocation = LambdaEvent::new(event, context);
     let result = if is_release_delete_route(path) {
-        release_delete::handle(&gateway.app, invocation).await
+        release_delete::handle(&gateway.app, invocation).instrument(span).await
     } else {
-        create_task::handle(&gateway.app, invocation).await
+        create_task::handle(&gateway.app, invocation).instrument(span).await
     };
     match result {
         Ok(response) => into_response(response),

@@ -10,6 +10,7 @@ use aitasks_runtime::App;
 use aws_lambda_events::sqs::{SqsEvent, SqsMessage};
 use aws_sdk_sqs::types::{DeleteMessageBatchRequestEntry, MessageSystemAttributeName};
 use lambda_runtime::{Context, LambdaEvent};
+use tracing::Instrument;
 
 pub struct Poller {
     pub app: Arc<App>,
@@ -48,10 +49,12 @@ impl Poller {
             context.request_id = uuid::Uuid::new_v4().to_string();
             let now_ms = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_millis() as u64;
             context.deadline = now_ms + self.function_timeout.as_millis() as u64;
+            let span = tracing::info_span!("Lambda runtime invoke", requestId = %context.request_id);
             let failed: HashSet<String> = match process_task::handle(
                 &self.app,
                 LambdaEvent::new(event, context),
             )
+            .instrument(span)
             .await
             {
                 Ok(response) => response.batch_item_failures.into_iter().map(|f| f.item_identifier).collect(),
