@@ -1,6 +1,7 @@
 //! `sweeper`, on an EventBridge schedule: runs every duty once and logs a one-line JSON
 //! summary. The schedule's event carries nothing we need.
 
+use aitasks_runtime::metrics::{Document, Unit};
 use aitasks_runtime::{sweeper, App};
 use lambda_runtime::{Error, LambdaEvent};
 use serde_json::Value;
@@ -12,5 +13,23 @@ pub async fn handle<P>(app: &App<P>, _event: LambdaEvent<Value>) -> Result<sweep
     })?;
     // One JSON line per run, on stdout, whatever the log format.
     println!("{}", serde_json::json!({"sweep": summary}));
+    sweep_metrics(&summary).emit();
     Ok(summary)
+}
+
+/// The sweep's repairs and housekeeping, as metrics without dimensions (one series each).
+fn sweep_metrics(summary: &sweeper::SweepSummary) -> Document {
+    let count = |n: u64| n as f64;
+    Document::new(&[&[]])
+        .metric("QueueTimedOut", Unit::Count, count(summary.queue_timed_out))
+        .metric("StaleRequeued", Unit::Count, count(summary.stale_requeued))
+        .metric("StaleInterrupted", Unit::Count, count(summary.stale_interrupted))
+        .metric("StaleCanceled", Unit::Count, count(summary.stale_canceled))
+        .metric("MessagesResent", Unit::Count, count(summary.messages_sent))
+        .metric("MessagesRestored", Unit::Count, count(summary.messages_restored))
+        .metric("MessagesFailed", Unit::Count, count(summary.messages_failed))
+        .metric("EventsRedelivered", Unit::Count, count(summary.events_delivered))
+        .metric("RunTasksCanceled", Unit::Count, count(summary.run_tasks_canceled))
+        .metric("ReleasedDeleted", Unit::Count, count(summary.released_deleted))
+        .metric("SweepMs", Unit::Milliseconds, count(summary.elapsed_ms))
 }

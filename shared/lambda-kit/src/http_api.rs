@@ -1,6 +1,7 @@
 //! API Gateway HTTP API requests in, responses out.
 
 use aitasks_contracts::AppId;
+use aitasks_runtime::metrics::{Document, Unit};
 use aitasks_runtime::ApiError;
 use aws_lambda_events::apigw::{ApiGatewayV2httpRequest, ApiGatewayV2httpResponse};
 use aws_lambda_events::encodings::Body;
@@ -87,15 +88,26 @@ where
     Fut: std::future::Future<Output = Result<ApiGatewayV2httpResponse, ApiError>>,
 {
     let started = std::time::Instant::now();
+    let route_key = crate::request_log::route_of(event);
     let span = tracing::info_span!(
         "request",
-        route = %crate::request_log::route_of(event),
+        route = %route_key,
         api_request_id = event.request_context.request_id.as_deref().unwrap_or_default(),
         tenant = tracing::field::Empty,
         task_id = tracing::field::Empty,
     );
     let result = route(HttpRequest::new(event)).instrument(span.clone()).await;
     let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let outcome = match &result {
+        Ok(response) => response.status_code.to_string(),
+        Err(error) => error.code().as_str().to_owned(),
+    };
+    Document::new(&[&["Route"], &["Route", "Outcome"]])
+        .dimension("Route", &route_key)
+        .dimension("Outcome", &outcome)
+        .metric("Requests", Unit::Count, 1.0)
+        .metric("LatencyMs", Unit::Milliseconds, latency_ms)
+        .emit();
     let _entered = span.enter();
     match result {
         Ok(response) => {

@@ -20,6 +20,7 @@ pub mod aws;
 pub mod config;
 pub mod decision;
 mod errors;
+pub mod metrics;
 pub mod queue;
 pub mod quotas;
 pub mod redelivery;

@@ -15,6 +15,7 @@ use uuid::Uuid;
 
 use crate::app::App;
 use crate::decision::{decide, Decision, Ending};
+use crate::metrics::{Document, Unit};
 
 /// What to do with the SQS message of the task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -229,6 +230,11 @@ async fn settle<P>(
         }
         Decision::Requeue { code, message, delay } => {
             if store::requeue_attempt(&client, lease, code, &message).await? {
+                Document::new(&[&["ErrorCode"]])
+                    .dimension("ErrorCode", code.as_str())
+                    .metric("Retries", Unit::Count, 1.0)
+                    .metric("WorkedMs", Unit::Milliseconds, worked.as_secs_f64() * 1000.0)
+                    .emit();
                 tracing::info!(
                     kind = %task.kind,
                     model_id = %task.model_id,
@@ -289,6 +295,18 @@ async fn settle<P>(
         } else {
             settled!(info);
         }
+        let millis = |ms: u64| ms as f64;
+        Document::new(&[&["Outcome"], &["Outcome", "ErrorCode"], &["ModelId"]])
+            .dimension("Outcome", event.payload["status"].as_str().unwrap_or("unknown"))
+            .dimension("ErrorCode", error_code.unwrap_or("none"))
+            .dimension("ModelId", &task.model_id)
+            .metric("Settlements", Unit::Count, 1.0)
+            .metric("Attempts", Unit::Count, f64::from(task.attempts))
+            .metric("WorkedMs", Unit::Milliseconds, worked.as_secs_f64() * 1000.0)
+            .metric_opt("ProviderLatencyMs", Unit::Milliseconds, usage.map(|u| millis(u.latency_ms)))
+            .metric_opt("InputTokens", Unit::Count, usage.map(|u| u.input_tokens as f64))
+            .metric_opt("OutputTokens", Unit::Count, usage.map(|u| u.output_tokens as f64))
+            .emit();
         app.publish(vec![event]).await;
     }
     Ok(Outcome::Ack)
