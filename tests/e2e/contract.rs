@@ -223,6 +223,23 @@ fn the_template_holds_what_the_linters_miss() {
         "CloudFormation stops waiting soon after the function's own timeout"
     );
 
+    // The dashboard reads the metrics the functions write, in the namespace they are told.
+    assert!(globals["Environment"]["Variables"]["AITASK_METRICS_NAMESPACE"].is_mapping(), "metrics namespace");
+    let dashboard = serde_yaml::to_string(&resources["Dashboard"]).expect("a dashboard");
+    for metric in [
+        "Requests",
+        "LatencyMs",
+        "Settlements",
+        "Retries",
+        "ProviderLatencyMs",
+        "InputTokens",
+        "OutputTokens",
+        "StaleRequeued",
+        "MessagesRestored",
+    ] {
+        assert!(dashboard.contains(metric), "the dashboard shows {metric}");
+    }
+
     // Least privilege: each function gets exactly the actions its code uses.
     let expected: [(&str, &[&str]); 5] = [
         ("CreateTaskFunction", &["secretsmanager:GetSecretValue", "sqs:SendMessage"]),
