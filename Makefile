@@ -6,7 +6,7 @@ LOAD_ENV := source scripts/env.sh && load_local_env;
 TOOLS = $(shell scripts/tools.sh)
 
 
-.PHONY: help up down serve demo bench simulate growth chaos load test check fmt lint build unit template-lint lambda-smoke rehearse rehearse-fast
+.PHONY: help up down serve stats demo bench simulate growth chaos load test check fmt lint build unit template-lint lambda-smoke rehearse rehearse-fast
 
 help:
 	@echo "make demo      the whole system on a local model: one task of each kind, live progress, results"
@@ -16,6 +16,7 @@ help:
 	@echo "make down      stop them and delete their data"
 	@echo "make serve     up, then every function behind one local dev server (foreground)"
 	@echo "make rehearse  the stack as sam deploy configures it, locally: every function, its secrets and IAM policy"
+	@echo "make stats     the local stack's live figures: tasks by status, queue depth, provider latency, tokens"
 	@echo "make bench     the benchmarks, side by side with their comparisons (BENCH_QUICK=1: short)"
 	@echo "make simulate  10,000 skewed scopes, growing concurrency: limits exact, no starvation, p99"
 	@echo "make growth    100 million tasks (about 1 h, 55 GB): the plan of every hot statement, to docs/growth"
@@ -39,6 +40,11 @@ serve: up
 
 demo:
 	@scripts/demo.sh
+
+# The live figures of the local stack (tasks by status, queue depth, provider latency, tokens).
+stats:
+	@cargo build -q -p aitasks-dev-server
+	@$(LOAD_ENV) "$$(source scripts/lib.sh && target_dir)/debug/aitasks-dev-server" stats
 
 bench:
 	@scripts/bench.sh

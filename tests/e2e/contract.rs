@@ -224,7 +224,10 @@ fn the_template_holds_what_the_linters_miss() {
     );
 
     // The dashboard reads the metrics the functions write, in the namespace they are told.
-    assert!(globals["Environment"]["Variables"]["AITASK_METRICS_NAMESPACE"].is_mapping(), "metrics namespace");
+    assert!(
+        globals["Environment"]["Variables"]["AITASK_METRICS_NAMESPACE"].is_mapping(),
+        "metrics namespace"
+    );
     let dashboard = serde_yaml::to_string(&resources["Dashboard"]).expect("a dashboard");
     for metric in [
         "Requests",

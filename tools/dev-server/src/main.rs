@@ -8,12 +8,14 @@
 //! - The sweeper runs every `AITASK_SWEEP_INTERVAL_MS` (60000).
 //!
 //! Migrations are applied at start, as `AITASK_MIGRATE_DATABASE_URL` (the schema owner) when
-//! set, else as `DATABASE_URL`. `aitasks-dev-server migrate` only migrates.
+//! set, else as `DATABASE_URL`. `aitasks-dev-server migrate` only migrates;
+//! `aitasks-dev-server stats` prints the live figures (`make stats`).
 
 mod auth;
 mod exposure;
 mod gateway;
 mod poller;
+mod stats;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -37,6 +39,10 @@ fn millis(name: &str, default: u64) -> Result<Duration, Failure> {
 #[tokio::main]
 async fn main() -> Result<(), Failure> {
     aitasks_lambda_kit::init_tracing();
+    if std::env::args().nth(1).as_deref() == Some("stats") {
+        // A look at a running stack: no migration, no listening.
+        return stats::print(&*App::from_env().await?).await;
+    }
     let address = env_or("AITASK_LOCAL_ADDR", "127.0.0.1:9000");
     let secret = env_or("AITASK_DEV_JWT_SECRET", exposure::DEFAULT_SECRET);
     let migrate_only = std::env::args().nth(1).as_deref() == Some("migrate");
