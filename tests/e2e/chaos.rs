@@ -101,28 +101,6 @@ async fn post_until_answered(api: &Api, path: &str, body: &Value) -> Answer {
     }
 }
 
-fn restart_postgres() {
-    let status = std::process::Command::new("bash")
-        .arg(workspace_root().join("scripts/postgres.sh"))
-        .arg("restart")
-        .status()
-        .expect("run scripts/postgres.sh restart");
-    assert!(status.success(), "Postgres restarted");
-}
-
-/// A count that survives connections broken by the Postgres restart.
-async fn count(db: &TestDb, query: &str) -> i64 {
-    for _ in 0..50 {
-        if let Ok(client) = db.pool.get().await {
-            if let Ok(row) = client.query_one(query, &[]).await {
-                return row.get(0);
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    panic!("Postgres did not come back for {query}");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn chaos_loses_nothing_and_settles_everything_once() {
     let total = task_count();
@@ -261,8 +239,11 @@ async fn chaos_loses_nothing_and_settles_everything_once() {
     // Quiescence: nothing queued or running, every completion event delivered.
     let until = Instant::now() + Duration::from_secs(240);
     loop {
-        let open = count(&db, "SELECT count(*) FROM tasks WHERE status IN ('queued', 'running')").await;
-        let undelivered = count(&db, "SELECT count(*) FROM task_events WHERE delivered_at IS NULL").await;
+        let open = db
+            .count_surviving_restart("SELECT count(*) FROM tasks WHERE status IN ('queued', 'running')")
+            .await;
+        let undelivered =
+            db.count_surviving_restart("SELECT count(*) FROM task_events WHERE delivered_at IS NULL").await;
         if open == 0 && undelivered == 0 {
             break;
         }
@@ -332,12 +313,12 @@ async fn chaos_loses_nothing_and_settles_everything_once() {
         }
         *by_outcome.entry((status, code.unwrap_or_else(|| "-".into()))).or_default() += 1;
     }
-    let non_terminal_with_event = count(
-        &db,
-        "SELECT count(*) FROM task_events e JOIN tasks t ON t.id = e.task_id \
+    let non_terminal_with_event = db
+        .count_surviving_restart(
+            "SELECT count(*) FROM task_events e JOIN tasks t ON t.id = e.task_id \
          WHERE t.status NOT IN ('succeeded', 'failed', 'canceled')",
-    )
-    .await;
+        )
+        .await;
     assert_eq!(non_terminal_with_event, 0, "no event for a task that is not terminal");
     println!(
         "chaos: checks passed: {} of {total} tasks terminal, each with exactly 1 completion event; \

@@ -59,7 +59,7 @@ async fn killing_the_whole_local_stack_mid_run_loses_no_task_and_stalls_none() {
     server.restart().await;
 
     loop {
-        let succeeded = survive(&db, &count("succeeded")).await;
+        let succeeded = db.count_surviving_restart(&count("succeeded")).await;
         if succeeded == TASKS as i64 {
             break;
         }
@@ -70,30 +70,12 @@ async fn killing_the_whole_local_stack_mid_run_loses_no_task_and_stalls_none() {
         );
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
-    assert_eq!(survive(&db, "SELECT count(*) FROM task_events").await, TASKS as i64, "one settlement each");
+    assert_eq!(
+        db.count_surviving_restart("SELECT count(*) FROM task_events").await,
+        TASKS as i64,
+        "one settlement each"
+    );
     let logs = server.logs();
     assert!(logs.contains("re-sent the messages the queue lost"), "the start said what it did:\n{logs}");
     server.kill().await;
-}
-
-fn restart_postgres() {
-    let status = std::process::Command::new("bash")
-        .arg(workspace_root().join("scripts/postgres.sh"))
-        .arg("restart")
-        .status()
-        .expect("run scripts/postgres.sh restart");
-    assert!(status.success(), "Postgres restarted");
-}
-
-/// A count that outlives the pool's connections broken by the restart.
-async fn survive(db: &TestDb, query: &str) -> i64 {
-    for _ in 0..50 {
-        if let Ok(client) = db.pool.get().await {
-            if let Ok(row) = client.query_one(query, &[]).await {
-                return row.get(0);
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    panic!("Postgres did not come back for {query}");
 }

@@ -143,6 +143,20 @@ impl TestDb {
         self.client().await.batch_execute(statement).await.expect("test SQL");
     }
 
+    /// [`TestDb::count`] across a Postgres restart: the pool's broken connections are retried
+    /// for up to 10 s.
+    pub async fn count_surviving_restart(&self, query: &str) -> i64 {
+        for _ in 0..50 {
+            if let Ok(client) = self.pool.get().await {
+                if let Ok(row) = client.query_one(query, &[]).await {
+                    return row.get(0);
+                }
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+        panic!("Postgres did not come back for {query}");
+    }
+
     pub async fn count(&self, query: &str) -> i64 {
         self.client().await.query_one(query, &[]).await.expect("count query").get(0)
     }
@@ -219,4 +233,16 @@ pub async fn run(db: &TestDb, app_id: &str) -> Run {
     )
     .await
     .expect("create run")
+}
+
+/// Restart the local Postgres (`scripts/postgres.sh restart`, a fast shutdown): every open
+/// connection breaks. Only for test binaries that run alone (cargo runs test binaries one at a
+/// time).
+pub fn restart_postgres() {
+    let status = std::process::Command::new("bash")
+        .arg(crate::workspace_root().join("scripts/postgres.sh"))
+        .arg("restart")
+        .status()
+        .expect("run scripts/postgres.sh restart");
+    assert!(status.success(), "Postgres restarted");
 }
