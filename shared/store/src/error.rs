@@ -64,6 +64,16 @@ impl From<tokio_postgres::Error> for StoreError {
                 return StoreError::Constraint { constraint, source: error };
             }
             let class = &db.code().code()[..2];
+            // 28: the login was refused (wrong user or password: 28P01, 28000); 3D000: no such
+            // database. Nothing a retry can mend: the DATABASE_URL or its secret is wrong.
+            if class == "28" || *db.code() == SqlState::INVALID_CATALOG_NAME {
+                return StoreError::Config(format!(
+                    "the database refused the connection: {} (SQLSTATE {}); check DATABASE_URL or the \
+                     database secret",
+                    db.message(),
+                    db.code().code()
+                ));
+            }
             // 08: connection exception, 57P: operator intervention (shutdown, crash recovery),
             // 57014: the statement timeout (migrations/V9) ended a statement that waited too long.
             if class == "08" || db.code().code().starts_with("57P") || *db.code() == SqlState::QUERY_CANCELED

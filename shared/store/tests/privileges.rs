@@ -57,3 +57,27 @@ async fn the_functions_role_has_statement_and_idle_timeouts() {
         assert_eq!(value, expected, "{setting}");
     }
 }
+
+/// A wrong password or a database that does not exist is the configuration's fault, said as
+/// such: not an outage to answer 503 to and retry.
+#[tokio::test]
+async fn a_refused_login_is_a_configuration_error_that_says_what_to_check() {
+    let url = app_base_url();
+    let (credentials, rest) = url.split_once('@').expect("DATABASE_URL has credentials");
+    let (user, _) = credentials.rsplit_once(':').expect("DATABASE_URL has a password");
+    let wrong_password = format!("{user}:not-the-password@{rest}");
+    let no_database = with_database(&url, "no_such_database_here");
+    for (url, sqlstate) in [(wrong_password, "28P01"), (no_database, "3D000")] {
+        let mut settings = aitasks_store::PoolSettings::new(url);
+        settings.ca_file = ca_file();
+        let pool = aitasks_store::connect(&settings).unwrap();
+        let Err(error) = aitasks_store::client(&pool).await else {
+            panic!("{sqlstate}: the login is accepted")
+        };
+        assert!(matches!(error, aitasks_store::StoreError::Config(_)), "{sqlstate}: {error:?}");
+        assert!(!error.is_unavailable(), "nothing to retry");
+        let text = error.to_string();
+        assert!(text.contains(sqlstate) && text.contains("DATABASE_URL"), "{text}");
+        assert!(!text.contains("not-the-password"), "no password in the message: {text}");
+    }
+}
