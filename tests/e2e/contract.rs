@@ -181,8 +181,20 @@ fn the_template_holds_what_the_linters_miss() {
         "ProcessTaskThrottlesAlarm",
         "SweeperErrorsAlarm",
         "SweeperThrottlesAlarm",
+        "FailedTasksAlarm",
+        "OldestQueuedTaskAlarm",
     ] {
         assert_eq!(resources[alarm]["Type"].as_str(), Some("AWS::CloudWatch::Alarm"), "{alarm}");
+    }
+    // The alarms on the functions' own metrics name a metric and dimension set the code writes
+    // (worker.rs: Settlements by Outcome; the sweeper's backlog: no dimensions).
+    for (alarm, metric, dimensions) in
+        [("FailedTasksAlarm", "Settlements", 1), ("OldestQueuedTaskAlarm", "OldestQueuedAgeMs", 0)]
+    {
+        let properties = &resources[alarm]["Properties"];
+        assert_eq!(properties["MetricName"].as_str(), Some(metric), "{alarm}");
+        let named = properties["Dimensions"].as_sequence().map(Vec::len).unwrap_or(0);
+        assert_eq!(named, dimensions, "{alarm}: the dimension set the metric is written with");
     }
     // Only process-task may read the provider key, so only it is told where the key is.
     assert!(!environment.contains_key("AITASK_PROVIDER_KEY_SECRET_ARN"), "the provider key is not global");
@@ -239,6 +251,13 @@ fn the_template_holds_what_the_linters_miss() {
         "OutputTokens",
         "StaleRequeued",
         "MessagesRestored",
+        "EstimatedCostUSD",
+        "QueuedTasks",
+        "RunningTasks",
+        "TaskQueueMessages",
+        "OldestQueuedAgeMs",
+        "OldestRunningAgeMs",
+        "{aitasks/${AWS::StackName},Result}",
     ] {
         assert!(dashboard.contains(metric), "the dashboard shows {metric}");
     }

@@ -12,14 +12,21 @@ use aitasks_testkit::*;
 use serde_json::{json, Value};
 
 const APP: &str = "app-metrics";
+/// Prices that make the estimate easy to check: a dollar per input token, two per output token.
+const MODELS: &str = r#"{"default": {"model": "stub-model", "prices": {"inputPerMillion": 1000000, "outputPerMillion": 2000000}}}"#;
 
 fn create(key: &str, burst: Option<u64>) -> Value {
+    scoped_create(key, key, "s", burst)
+}
+
+/// A create of `text`'s classification; scoped (source `key`) when `burst` is given.
+fn scoped_create(key: &str, text: &str, scope: &str, burst: Option<u64>) -> Value {
     let mut body = json!({
-        "owner": {"scopeId": "s"}, "stepKey": "classify", "effectKey": key, "modelId": "default",
-        "request": {"kind": "classify", "prompt": "Sentiment?", "input": {"text": key}, "choices": ["pos", "neg"]},
+        "owner": {"scopeId": scope}, "stepKey": "classify", "effectKey": key, "modelId": "default",
+        "request": {"kind": "classify", "prompt": "Sentiment?", "input": {"text": text}, "choices": ["pos", "neg"]},
     });
     if let Some(burst) = burst {
-        body["scope"] = json!({"sourceId": key, "sourceRevision": "r1",
+        body["scope"] = json!({"sourceId": text, "sourceRevision": "r1",
             "budget": {"burst": burst, "tasksPerMinute": 1, "maxStepsPerSource": 10, "sourcesPer24Hours": 10,
                        "scopeConcurrent": 10, "globalConcurrent": 10}});
     }
@@ -46,14 +53,20 @@ fn check_emf(document: &Value) {
     assert!(!metrics.is_empty() && metrics.len() <= 100, "{document}");
     for metric in metrics {
         let name = metric["Name"].as_str().expect("a metric is named");
-        assert!(["Count", "Milliseconds"].contains(&metric["Unit"].as_str().unwrap_or("")), "{metric}");
+        assert!(
+            ["Count", "Milliseconds", "None"].contains(&metric["Unit"].as_str().unwrap_or("")),
+            "{metric}"
+        );
         assert!(document[name].is_number(), "metric {name} has a numeric value: {document}");
     }
 }
 
 #[tokio::test]
 async fn every_emf_document_is_well_formed_and_the_counts_match_the_run() {
-    let stack = Stack::start_with(&[("AITASK_MAX_ATTEMPTS", "1")]).await;
+    let (_, server) = via(&app_base_url(), "-");
+    let proxy = TcpProxy::start(&server).await;
+    let stack =
+        Stack::start_through(&[("AITASK_MAX_ATTEMPTS", "1"), ("AITASK_MODELS", MODELS)], &proxy).await;
     let api = stack.api(APP);
     let (_, ok) = api.post("/v1/tasks", &create("fine", None)).await;
     let ok_id = ok["id"].as_str().unwrap().to_owned();
@@ -72,6 +85,12 @@ async fn every_emf_document_is_well_formed_and_the_counts_match_the_run() {
         }
     };
     wait(ok_id.clone()).await;
+    // A scoped result, then the same request for the same source under another key: a cache hit.
+    let (_, first) = api.post("/v1/tasks", &scoped_create("cached-1", "same text", "s-cache", Some(5))).await;
+    wait(first["id"].as_str().unwrap().to_owned()).await;
+    let (status, hit) =
+        api.post("/v1/tasks", &scoped_create("cached-2", "same text", "s-cache", Some(5))).await;
+    assert_eq!((status, hit["status"].as_str()), (201, Some("succeeded")), "a cache hit: {hit}");
     stack.stub.set_default(Reply::status(500));
     let (_, doomed) = api.post("/v1/tasks", &create("doomed", None)).await;
     wait(doomed["id"].as_str().unwrap().to_owned()).await;
@@ -92,7 +111,31 @@ async fn every_emf_document_is_well_formed_and_the_counts_match_the_run() {
         assert!(Instant::now() < until, "tasks left unsettled");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // A database outage: the functions' connections are cut, the create is answered 503.
+    proxy.cut();
+    let outage = api
+        .send(
+            reqwest::Method::POST,
+            "/v1/tasks",
+            Some(create("during-outage", None).to_string().into_bytes()),
+        )
+        .await;
+    assert_eq!(
+        (outage.status, outage.body["error"]["code"].as_str()),
+        (503, Some("UNAVAILABLE")),
+        "{}",
+        outage.body
+    );
+    proxy.restore();
+    // A sweep after the outage samples the backlog.
+    let swept_after = Instant::now() + Duration::from_secs(15);
+    let backlog_documents =
+        || stack.server.logs().lines().filter(|line| line.contains("\"OldestQueuedAgeMs\"")).count();
+    let before = backlog_documents();
+    while backlog_documents() == before {
+        assert!(Instant::now() < swept_after, "no backlog sampled after the outage");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 
     let logs = stack.server.logs();
     let documents: Vec<Value> = logs
@@ -114,7 +157,8 @@ async fn every_emf_document_is_well_formed_and_the_counts_match_the_run() {
         *requests.entry(key).or_default() += document["Requests"].as_f64().unwrap_or(0.0) as u64;
     }
     let post = |outcome: &str| requests.get(&("POST /v1/tasks".to_owned(), outcome.to_owned())).copied();
-    assert_eq!(post("201"), Some(3), "{requests:?}");
+    assert_eq!(post("201"), Some(5), "{requests:?}");
+    assert_eq!(post("UNAVAILABLE"), Some(1), "the outage by its code: {requests:?}");
     assert_eq!(post("200"), Some(1), "{requests:?}");
     assert_eq!(post("WORKFLOW_AI_RATE_LIMIT"), Some(1), "an admission refusal by its code: {requests:?}");
 
@@ -127,16 +171,37 @@ async fn every_emf_document_is_well_formed_and_the_counts_match_the_run() {
         );
         *settlements.entry(key).or_default() += 1;
     }
-    assert_eq!(settlements.get(&("succeeded".into(), "none".into())), Some(&1), "{settlements:?}");
+    assert_eq!(settlements.get(&("succeeded".into(), "none".into())), Some(&2), "{settlements:?}");
     assert_eq!(
         settlements.get(&("failed".into(), "WORKFLOW_AI_PROVIDER_ERROR".into())),
         Some(&2),
         "{settlements:?}"
     );
-    let success = named("Settlements").find(|d| d["Outcome"] == "succeeded").unwrap();
-    for metric in ["ProviderLatencyMs", "InputTokens", "OutputTokens"] {
-        assert!(success[metric].is_number(), "{metric} on the success: {success}");
+    for success in named("Settlements").filter(|d| d["Outcome"] == "succeeded") {
+        for metric in ["ProviderLatencyMs", "InputTokens", "OutputTokens", "EstimatedCostUSD"] {
+            assert!(success[metric].is_number(), "{metric} on the success: {success}");
+        }
+        let tokens = |name: &str| success[name].as_f64().unwrap();
+        let expected = tokens("InputTokens") + 2.0 * tokens("OutputTokens");
+        assert!(
+            expected > 0.0 && (tokens("EstimatedCostUSD") - expected).abs() < 1e-6,
+            "the profile's prices: {success}"
+        );
     }
+
+    let mut created: BTreeMap<String, u64> = BTreeMap::new();
+    for document in named("Tasks") {
+        *created.entry(document["Result"].as_str().unwrap().to_owned()).or_default() += 1;
+    }
+    let expected: BTreeMap<String, u64> =
+        [("new".to_owned(), 4), ("cacheHit".to_owned(), 1), ("existing".to_owned(), 1)].into();
+    assert_eq!(created, expected, "tasks created, cache hits, existing keys");
+
+    let backlog = named("OldestQueuedAgeMs").next_back().expect("a backlog sample");
+    for metric in ["QueuedTasks", "RunningTasks", "OldestRunningAgeMs", "TaskQueueMessages"] {
+        assert!(backlog[metric].is_number(), "{metric} sampled: {backlog}");
+    }
+    assert_eq!(backlog["QueuedTasks"], 0.0, "nothing is left queued: {backlog}");
     assert!(
         documents.iter().all(|d| d.get("TaskId").is_none() && d.get("tenant").is_none()),
         "no ids as metrics"

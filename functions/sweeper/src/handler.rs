@@ -14,7 +14,25 @@ pub async fn handle<P>(app: &App<P>, _event: LambdaEvent<Value>) -> Result<sweep
     // One JSON line per run, on stdout, whatever the log format.
     println!("{}", serde_json::json!({"sweep": summary}));
     sweep_metrics(&summary).emit();
+    // The backlog's figures are worth a sweep's while, not its failure.
+    match sweeper::sample_backlog(app).await {
+        Ok(sample) => backlog_metrics(&sample).emit(),
+        Err(error) => {
+            tracing::warn!(error = %aitasks_runtime::error_chain(&error), "could not sample the backlog")
+        }
+    }
     Ok(summary)
+}
+
+/// The work waiting and in flight, sampled once a sweep (one series each, no dimensions).
+fn backlog_metrics(sample: &sweeper::BacklogSample) -> Document {
+    let store = &sample.store;
+    Document::new(&[&[]])
+        .metric("QueuedTasks", Unit::Count, store.queued as f64)
+        .metric("RunningTasks", Unit::Count, store.running as f64)
+        .metric("OldestQueuedAgeMs", Unit::Milliseconds, store.oldest_queued_ms.unwrap_or(0.0))
+        .metric("OldestRunningAgeMs", Unit::Milliseconds, store.oldest_running_ms.unwrap_or(0.0))
+        .metric_opt("TaskQueueMessages", Unit::Count, sample.queue_messages.map(|n| n as f64))
 }
 
 /// The sweep's repairs and housekeeping, as metrics without dimensions (one series each).

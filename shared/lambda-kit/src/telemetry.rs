@@ -7,9 +7,10 @@
 //! `task_id` and `attempt`. CloudWatch Logs Insights filters on them directly
 //! (`filter tenant = "..." and task_id = "..."`).
 
+use tracing_subscriber::filter::filter_fn;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::{EnvFilter, Layer};
 
 pub fn init_tracing() {
     let level =
@@ -17,6 +18,10 @@ pub fn init_tracing() {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
     let json = std::env::var("AWS_LAMBDA_LOG_FORMAT").is_ok_and(|f| f.eq_ignore_ascii_case("json"))
         || std::env::var("AITASK_LOG_FORMAT").is_ok_and(|f| f.eq_ignore_ascii_case("json"));
+    // Traces go to the X-Ray daemon when Lambda runs one (`Tracing: Active`), whatever the log
+    // level: the spans they need are chosen by name, so no other callsite is enabled for them.
+    let xray = aitasks_runtime::xray::XrayLayer::from_env()
+        .map(|layer| layer.with_filter(filter_fn(aitasks_runtime::xray::XrayLayer::wants)));
     // A second init (tests, the dev server hosting every function) is harmless.
     if json {
         let mut layer = json_subscriber::JsonLayer::new(std::io::stderr);
@@ -26,12 +31,9 @@ pub fn init_tracing() {
             .with_target("target")
             .with_flattened_event()
             .with_top_level_flattened_span_list();
-        let _ = tracing_subscriber::registry().with(filter).with(layer).try_init();
+        let _ = tracing_subscriber::registry().with(xray).with(layer.with_filter(filter)).try_init();
     } else {
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_writer(std::io::stderr)
-            .with_ansi(false)
-            .try_init();
+        let layer = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(false);
+        let _ = tracing_subscriber::registry().with(xray).with(layer.with_filter(filter)).try_init();
     }
 }

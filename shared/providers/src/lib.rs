@@ -17,5 +17,7 @@ mod profiles;
 
 pub use client::{Completion, OpenAiClient, Provider, Usage, MAX_REPAIR_TURNS};
 pub use error::ProviderError;
-pub use profiles::{ApiKey, ModelProfile, ModelProfiles, ProfileError, DEFAULT_BASE_URL, DEFAULT_MODEL};
+pub use profiles::{
+    ApiKey, ModelProfile, ModelProfiles, Prices, ProfileError, DEFAULT_BASE_URL, DEFAULT_MODEL,
+};
 pub use tokio_util::sync::CancellationToken;

@@ -51,6 +51,25 @@ pub struct ModelProfile {
     pub api_key: Option<ApiKey>,
     /// Other settings from `AITASK_MODELS`, part of the configuration hash.
     pub settings: Map<String, Value>,
+    /// What the model costs, when the profile says (`"prices"`): for the estimated-cost
+    /// metric only, so not part of the configuration hash (a price changes no answer).
+    pub prices: Option<Prices>,
+}
+
+/// A model's list prices, in US dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Prices {
+    pub input_per_million: f64,
+    pub output_per_million: f64,
+}
+
+impl Prices {
+    /// The estimated cost of a call, in US dollars.
+    pub fn cost(&self, input_tokens: u64, output_tokens: u64) -> f64 {
+        (input_tokens as f64 * self.input_per_million + output_tokens as f64 * self.output_per_million)
+            / 1_000_000.0
+    }
 }
 
 impl ModelProfile {
@@ -126,6 +145,7 @@ impl ModelProfiles {
                     settings: lookup("AITASK_SCHEMA_DIALECT")
                         .map(|dialect| Map::from_iter([("schemaDialect".to_owned(), Value::String(dialect))]))
                         .unwrap_or_default(),
+                    prices: None,
                 },
             );
         }
@@ -171,7 +191,22 @@ fn profile_from_json(
     let base_url =
         text("baseUrl")?.or_else(|| lookup("OPENAI_BASE_URL")).unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
     let key_env = text("apiKeyEnv")?.unwrap_or_else(|| DEFAULT_KEY_ENV.to_owned());
+    let prices = match fields.remove("prices") {
+        None | Some(Value::Null) => None,
+        Some(value) => {
+            let prices: Prices = serde_json::from_value(value).map_err(|e| {
+                ProfileError(format!(
+                    "profile {id:?}: prices must be {{inputPerMillion, outputPerMillion}}: {e}"
+                ))
+            })?;
+            if !(prices.input_per_million >= 0.0 && prices.output_per_million >= 0.0) {
+                return Err(ProfileError(format!("profile {id:?}: prices must not be negative")));
+            }
+            Some(prices)
+        }
+    };
     Ok(ModelProfile {
+        prices,
         id: id.to_owned(),
         provider,
         model,
@@ -237,10 +272,30 @@ mod tests {
     }
 
     #[test]
+    fn prices_give_the_estimated_cost_and_are_not_configuration() {
+        let priced =
+            r#"{"m": {"model": "m1", "prices": {"inputPerMillion": 0.15, "outputPerMillion": 0.6}}}"#;
+        let plain = r#"{"m": {"model": "m1"}}"#;
+        let priced = ModelProfiles::from_lookup(env(&[("AITASK_MODELS", priced)])).unwrap();
+        let plain = ModelProfiles::from_lookup(env(&[("AITASK_MODELS", plain)])).unwrap();
+        let (priced, plain) = (priced.resolve("m").unwrap(), plain.resolve("m").unwrap());
+        let prices = priced.prices.expect("prices read");
+        assert!((prices.cost(1_000_000, 2_000_000) - 1.35).abs() < 1e-9);
+        assert!(priced.settings.is_empty(), "prices are not a provider setting");
+        assert_eq!(priced.config_hash(), plain.config_hash(), "a price changes no answer");
+        assert_eq!(plain.prices, None);
+    }
+
+    #[test]
     fn bad_profiles_are_refused() {
-        for models in
-            [r#"[1]"#, r#"{"x": {"provider": "anthropic", "model": "m"}}"#, r#"{"x": {}}"#, "not json"]
-        {
+        for models in [
+            r#"[1]"#,
+            r#"{"x": {"provider": "anthropic", "model": "m"}}"#,
+            r#"{"x": {}}"#,
+            "not json",
+            r#"{"x": {"model": "m", "prices": {"inputPerMillion": -1, "outputPerMillion": 0}}}"#,
+            r#"{"x": {"model": "m", "prices": {"input": 1}}}"#,
+        ] {
             assert!(ModelProfiles::from_lookup(env(&[("AITASK_MODELS", models)])).is_err(), "{models}");
         }
     }

@@ -19,6 +19,7 @@ fn profile(server: &MockServer) -> ModelProfile {
         base_url: format!("{}/v1", server.uri()),
         api_key: Some(ApiKey::new(KEY)),
         settings: Map::new(),
+        prices: None,
     }
 }
 

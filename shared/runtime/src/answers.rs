@@ -156,6 +156,7 @@ mod tests {
             started_at: Some(now),
             completed_at: Some(now),
             updated_at: now,
+            trace_header: None,
         }
     }
 

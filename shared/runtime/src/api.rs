@@ -10,9 +10,11 @@ use aitasks_contracts::{
 };
 use aitasks_store::{self as store, Created, NewRun, NewTask, Run, SourceRef, Task, TaskOwner};
 use serde_json::json;
+use tracing::Instrument;
 
 use crate::api_error::ApiError;
 use crate::app::App;
+use crate::metrics::{Document, Unit};
 
 /// A long poll looks again after 100 ms, then backs off to one look a second.
 const WAIT_FIRST_POLL: Duration = Duration::from_millis(100);
@@ -114,27 +116,35 @@ pub async fn create_task<P>(app: &App<P>, tenant: &AppId, body: &[u8]) -> Result
         model_ref: Some(profile.model_ref()),
         model_config_hash: Some(profile.config_hash()),
         max_attempts: app.settings.runtime.max_attempts,
+        trace_header: crate::xray::current_header(),
     };
-    let mut client = client(app).await?;
+    let store_span = tracing::info_span!("store create");
+    let mut client = client(app).instrument(store_span.clone()).await?;
     let limits = app.settings.limits_for(tenant.as_str());
-    let created = match &parsed.scope {
-        None => match limits.tenant_tasks_per_day {
-            None => store::create_task(&client, &new_task).await?,
-            Some(limit) => store::create_task_within_quota(&mut client, &new_task, limit).await?,
-        },
-        Some(scope) => {
-            let scoped = crate::admission::create_scoped(&mut client, &new_task, scope, limits).await?;
-            if let Some(event) = scoped.event {
-                app.publish(vec![event]).await;
+    let created = async {
+        Ok::<_, ApiError>(match &parsed.scope {
+            None => match limits.tenant_tasks_per_day {
+                None => store::create_task(&client, &new_task).await?,
+                Some(limit) => store::create_task_within_quota(&mut client, &new_task, limit).await?,
+            },
+            Some(scope) => {
+                let scoped = crate::admission::create_scoped(&mut client, &new_task, scope, limits).await?;
+                if let Some(event) = scoped.event {
+                    app.publish(vec![event]).await;
+                }
+                scoped.created
             }
-            scoped.created
-        }
-    };
+        })
+    }
+    .instrument(store_span)
+    .await?;
+    created_metric(&created, parsed.scope.is_some()).emit();
     if let Created::New(task) = &created {
         if task.status == store::TaskStatus::Queued {
             // After the commit: if this send is lost, the task stays unsent and the sweeper
             // sends it. Consumers tolerate the duplicate that a late mark can cause.
-            match app.queues.send_task(task.id, &task.app_id).await {
+            let send = app.queues.send_task(task.id, &task.app_id);
+            match send.instrument(tracing::info_span!("send task message")).await {
                 Ok(()) => {
                     if let Err(error) = store::mark_sent(&client, task.id).await {
                         tracing::warn!(task_id = %task.id, error = %crate::error_chain(&error), "sent, but could not record it");
@@ -147,6 +157,21 @@ pub async fn create_task<P>(app: &App<P>, tenant: &AppId, body: &[u8]) -> Result
         }
     }
     Ok(created)
+}
+
+/// One document per accepted create: `Tasks` by `Result` (`new`, `cacheHit`: stored already
+/// succeeded from the result cache, `existing`: the effect key's task) and by `Scoped`.
+/// Refusals are counted by the request metric, by their code.
+fn created_metric(created: &Created, scoped: bool) -> Document {
+    let result = match created {
+        Created::New(task) if task.status == store::TaskStatus::Succeeded => "cacheHit",
+        Created::New(_) => "new",
+        Created::Existing(_) => "existing",
+    };
+    Document::new(&[&["Result"], &["Result", "Scoped"]])
+        .dimension("Result", result)
+        .dimension("Scoped", if scoped { "true" } else { "false" })
+        .metric("Tasks", Unit::Count, 1.0)
 }
 
 /// `GET /v1/tasks/{taskId}?wait=S`: holds until the task is terminal or `wait` has passed.

@@ -27,6 +27,7 @@ pub mod redelivery;
 pub mod secrets;
 pub mod sweeper;
 pub mod worker;
+pub mod xray;
 
 pub use api_error::ApiError;
 pub use app::{App, StartupError};

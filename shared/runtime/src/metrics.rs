@@ -20,6 +20,8 @@ use serde_json::{json, Map, Value};
 pub enum Unit {
     Count,
     Milliseconds,
+    /// A plain number (an amount of money, say).
+    None,
 }
 
 impl Unit {
@@ -27,6 +29,7 @@ impl Unit {
         match self {
             Unit::Count => "Count",
             Unit::Milliseconds => "Milliseconds",
+            Unit::None => "None",
         }
     }
 }
@@ -97,13 +100,22 @@ impl Document {
         Value::Object(document)
     }
 
-    /// Write it as one line to stdout.
+    /// Write it as one line to stdout (nothing when `AITASK_METRICS=off`).
     pub fn emit(self) {
+        if !enabled() {
+            return;
+        }
         let line = self.to_value().to_string();
         let mut stdout = std::io::stdout().lock();
         // A metric that cannot be written is not worth failing the work it measures.
         let _ = writeln!(stdout, "{line}");
     }
+}
+
+/// `AITASK_METRICS=off` turns the documents off (the benchmark's uninstrumented side).
+fn enabled() -> bool {
+    static ENABLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ENABLED.get_or_init(|| !std::env::var("AITASK_METRICS").is_ok_and(|v| v.eq_ignore_ascii_case("off")))
 }
 
 fn namespace() -> String {

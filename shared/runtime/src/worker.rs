@@ -40,13 +40,28 @@ pub async fn process<P: Provider>(
     message: Option<MessageLease<'_>>,
     deadline: Instant,
 ) -> Result<Outcome, StoreError> {
-    let span = tracing::info_span!("task", task_id = %task_id, attempt = tracing::field::Empty);
+    let span = tracing::info_span!(
+        "task",
+        task_id = %task_id,
+        attempt = tracing::field::Empty,
+        trace_header = tracing::field::Empty
+    );
     // Whatever the database does, the invocation answers before its deadline: what was not
     // written by then is the sweeper's (a claimed task's heartbeat goes stale).
     let answer_by = deadline.checked_sub(ANSWER_MARGIN).unwrap_or_else(Instant::now);
     let work = async move {
-        let client = store::client(&app.pool).await?;
-        let task = match store::claim(&client, task_id).await? {
+        let claim_span = tracing::info_span!("claim");
+        let client = store::client(&app.pool).instrument(claim_span.clone()).await?;
+        let claimed = store::claim(&client, task_id).instrument(claim_span.clone()).await?;
+        if let Claim::Claimed(task) = &claimed {
+            // The trace the create started goes on here (crate::xray), before the claim's span
+            // closes, so the claim is part of it too.
+            if let Some(header) = &task.trace_header {
+                tracing::Span::current().record("trace_header", header.as_str());
+            }
+        }
+        drop(claim_span);
+        let task = match claimed {
             Claim::Claimed(task) => task,
             Claim::Canceled(settled) => {
                 drop(client);
@@ -71,7 +86,7 @@ pub async fn process<P: Provider>(
             .catch_unwind()
             .await
             .unwrap_or_else(|panic| Ending::Unexpected(format!("panicked: {}", panic_text(panic.as_ref()))));
-        settle(app, &task, ending, started.elapsed()).await
+        settle(app, &task, ending, started.elapsed()).instrument(tracing::info_span!("settle")).await
     };
     match tokio::time::timeout_at(answer_by, work).instrument(span.clone()).await {
         Ok(result) => result,
@@ -105,7 +120,11 @@ async fn execute<P: Provider>(
     };
     let config = &app.settings.runtime;
     let cancel = CancellationToken::new();
-    let call = app.provider.run(profile, &request, &cancel);
+    let call = app.provider.run(profile, &request, &cancel).instrument(tracing::info_span!(
+        "provider call",
+        kind = %task.kind,
+        model_id = %task.model_id
+    ));
     let stop_at = deadline.checked_sub(config.deadline_margin).unwrap_or_else(Instant::now);
     // The three run side by side: a check that cannot finish (a dead connection, a lock) delays
     // only the next check, never the call's answer or the deadline.
@@ -306,8 +325,15 @@ async fn settle<P>(
             .metric_opt("ProviderLatencyMs", Unit::Milliseconds, usage.map(|u| millis(u.latency_ms)))
             .metric_opt("InputTokens", Unit::Count, usage.map(|u| u.input_tokens as f64))
             .metric_opt("OutputTokens", Unit::Count, usage.map(|u| u.output_tokens as f64))
+            .metric_opt("EstimatedCostUSD", Unit::None, estimated_cost(app, &task.model_id, usage))
             .emit();
         app.publish(vec![event]).await;
     }
     Ok(Outcome::Ack)
+}
+
+/// The call's cost at the profile's list prices (`prices` in `AITASK_MODELS`), when it has them.
+fn estimated_cost<P>(app: &App<P>, model_id: &str, usage: Option<&aitasks_providers::Usage>) -> Option<f64> {
+    let prices = app.profiles.resolve(model_id).ok()?.prices?;
+    usage.map(|u| prices.cost(u.input_tokens, u.output_tokens))
 }

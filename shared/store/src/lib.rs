@@ -73,7 +73,7 @@ pub use runs::{
     RunTasksCanceled,
 };
 pub use settle::{complete_attempt, end_canceled, fail_attempt};
-pub use stats::{overview, Overview};
+pub use stats::{backlog, overview, Backlog, Overview};
 pub use sweep::{
     claim_lost, claim_unsent, expire_queued, expire_running, mark_sent, mark_unsent, owed_beyond,
     prune_admissions, ExpiredRunning, OwedMessage,

@@ -46,6 +46,8 @@ pub struct Task {
     pub started_at: Option<DateTime<Utc>>,
     pub completed_at: Option<DateTime<Utc>>,
     pub updated_at: DateTime<Utc>,
+    /// The trace the task's create started (`aitasks_runtime::xray`), when it was traced.
+    pub trace_header: Option<String>,
 }
 
 impl Task {
@@ -88,6 +90,7 @@ impl Task {
             started_at: None,
             completed_at: None,
             updated_at: row.try_get("updated_at")?,
+            trace_header: new.trace_header.clone(),
         })
     }
 
@@ -123,6 +126,7 @@ impl Task {
             started_at: row.try_get("started_at")?,
             completed_at: row.try_get("completed_at")?,
             updated_at: row.try_get("updated_at")?,
+            trace_header: row.try_get("trace_header")?,
         })
     }
 
@@ -204,11 +208,13 @@ pub struct NewTask {
     pub model_ref: Option<Value>,
     pub model_config_hash: Option<String>,
     pub max_attempts: i32,
+    /// The X-Ray trace header of the create, for the worker to continue (migrations/V13).
+    pub trace_header: Option<String>,
 }
 
 impl NewTask {
     /// The columns every task insert binds the same way, by their parameter names.
-    pub(crate) fn request_values(&self) -> [crate::statement::Param<'_>; 9] {
+    pub(crate) fn request_values(&self) -> [crate::statement::Param<'_>; 10] {
         [
             ("step_key", &self.step_key),
             ("effect_key", &self.effect_key),
@@ -219,6 +225,7 @@ impl NewTask {
             ("model_ref", &self.model_ref),
             ("model_config_hash", &self.model_config_hash),
             ("max_attempts", &self.max_attempts),
+            ("trace_header", &self.trace_header),
         ]
     }
 }

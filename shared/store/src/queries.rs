@@ -62,6 +62,7 @@ pub(crate) static PRUNE_USAGE: Sql =
     Sql::new("quota/prune_usage", include_str!("../sql/quota/prune_usage.sql"));
 pub(crate) static SPEND_TASK: Sql = Sql::new("quota/spend_task", include_str!("../sql/quota/spend_task.sql"));
 pub(crate) static OVERVIEW: Sql = Sql::new("stats/overview", include_str!("../sql/stats/overview.sql"));
+pub(crate) static BACKLOG: Sql = Sql::new("stats/backlog", include_str!("../sql/stats/backlog.sql"));
 pub(crate) static COMPLETE: Sql = Sql::new("settle/complete", include_str!("../sql/settle/complete.sql"));
 pub(crate) static COMPLETE_UNSCOPED: Sql =
     Sql::new("settle/complete_unscoped", include_str!("../sql/settle/complete_unscoped.sql"));
@@ -96,7 +97,7 @@ pub(crate) static SELECT_TASK_BY_EFFECT_KEY: Sql =
     Sql::new("tasks/select_task_by_effect_key", include_str!("../sql/tasks/select_task_by_effect_key.sql"));
 
 /// All of them (the snapshot test prints each).
-pub(crate) static ALL: [&Sql; 50] = [
+pub(crate) static ALL: [&Sql; 51] = [
     &ADMIT,
     &INSERT_CACHED,
     &LOCK_APP_EXCLUSIVE,
@@ -127,6 +128,7 @@ pub(crate) static ALL: [&Sql; 50] = [
     &PENDING_RUN_CANCELS,
     &PRUNE_USAGE,
     &OVERVIEW,
+    &BACKLOG,
     &SPEND_TASK,
     &SELECT_RUN,
     &COMPLETE,

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::pool::GenericClient;
-use crate::queries::OVERVIEW;
+use crate::queries::{BACKLOG, OVERVIEW};
 use crate::sql::millis;
 use crate::StoreResult;
 
@@ -34,5 +34,30 @@ pub async fn overview(client: &impl GenericClient, window: Duration) -> StoreRes
         latency_p99_ms: row.try_get("latency_p99_ms")?,
         input_tokens: row.try_get("input_tokens")?,
         output_tokens: row.try_get("output_tokens")?,
+    })
+}
+
+/// The work in flight, as the sweeper samples it for the backlog metrics (`sql/stats/backlog.sql`).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Backlog {
+    /// Queued tasks, counted up to the cap.
+    pub queued: i64,
+    /// Running tasks, counted up to the cap.
+    pub running: i64,
+    pub oldest_queued_ms: Option<f64>,
+    pub oldest_running_ms: Option<f64>,
+}
+
+/// Sample the backlog; each count stops at `cap`.
+pub async fn backlog(client: &impl GenericClient, cap: usize) -> StoreResult<Backlog> {
+    let statement = client.prepare_cached(BACKLOG.text()).await?;
+    let cap = crate::sql::limit(cap);
+    let row = client.query_one(&statement, &BACKLOG.bind(&[("cap", &cap)])?).await?;
+    Ok(Backlog {
+        queued: row.try_get("queued")?,
+        running: row.try_get("running")?,
+        oldest_queued_ms: row.try_get("oldest_queued_ms")?,
+        oldest_running_ms: row.try_get("oldest_running_ms")?,
     })
 }

@@ -211,6 +211,7 @@ pub fn new_task(app_id: &str, owner: TaskOwner, effect_key: &str) -> NewTask {
         model_ref: Some(json!({"provider": "openai", "model": "test-model"})),
         model_config_hash: Some(hash_of(&json!("model-config"))),
         max_attempts: 3,
+        trace_header: None,
     }
 }
 

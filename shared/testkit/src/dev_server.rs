@@ -116,6 +116,11 @@ impl DevServer {
         self.start().await;
     }
 
+    /// The running process's id.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().and_then(Child::id)
+    }
+
     /// Everything the dev server logged so far.
     pub fn logs(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
@@ -146,10 +151,29 @@ impl Stack {
     /// [`Stack::start_with`] on a task queue with this visibility timeout (a message handed to
     /// a worker that dies, or left for retry, comes back after it).
     pub async fn start_with_visibility(overrides: &[(&str, &str)], visibility_seconds: u32) -> Stack {
+        Stack::start_custom(overrides, visibility_seconds, None).await
+    }
+
+    /// [`Stack::start_with`] whose functions reach Postgres through `proxy` (a test cuts it for
+    /// an outage); migrations still go straight to the server.
+    pub async fn start_through(overrides: &[(&str, &str)], proxy: &crate::TcpProxy) -> Stack {
+        Stack::start_custom(overrides, 30, Some(&proxy.address)).await
+    }
+
+    async fn start_custom(
+        overrides: &[(&str, &str)],
+        visibility_seconds: u32,
+        db_via: Option<&str>,
+    ) -> Stack {
         let db = TestDb::new().await;
         let queues = TestQueues::create(3, visibility_seconds).await;
         let stub = StubProvider::start().await;
-        let env = Stack::env(&db, &queues, &stub, overrides);
+        let mut env = Stack::env(&db, &queues, &stub, overrides);
+        if let Some(address) = db_via {
+            let (url, _) = crate::via(&db.app_url, address);
+            env.retain(|(k, _)| k != "DATABASE_URL");
+            env.push(("DATABASE_URL".into(), url));
+        }
         let server = DevServer::spawn(env).await;
         Stack { db, queues, stub, server }
     }

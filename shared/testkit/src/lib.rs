@@ -14,6 +14,7 @@ mod random;
 pub mod runtime_api;
 mod stats;
 mod stub_provider;
+mod tcp_proxy;
 mod tokens;
 
 use std::path::PathBuf;
@@ -26,6 +27,7 @@ pub use queues::{sqs_at, TestQueues};
 pub use random::Xorshift;
 pub use stats::percentile;
 pub use stub_provider::{Reply, StubProvider};
+pub use tcp_proxy::{via, TcpProxy};
 pub use tokens::{dev_token, token_with, DEV_SECRET};
 
 /// The repository root.

@@ -30,6 +30,7 @@ fn task(app: &str, scope: &str, effect_key: String) -> NewTask {
         model_ref: None,
         model_config_hash: Some("0".repeat(64)),
         max_attempts: 3,
+        trace_header: None,
     }
 }
 

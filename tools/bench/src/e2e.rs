@@ -3,6 +3,11 @@
 //! settled in Postgres; each measured from the start of its create call to the arrival of its
 //! completion event on the events queue. Also the processing overhead per task: the time a
 //! worker held the task minus the provider call.
+//!
+//! Run twice, side by side: uninstrumented (warn-level logs, `AITASK_METRICS=off`, no traces)
+//! and as deployed (JSON info logs with a request and a settled line each, the EMF documents,
+//! X-Ray segments to a daemon socket on loopback). The difference is the instrumentation's cost,
+//! per task in end-to-end latency and in the dev server's CPU time.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -17,13 +22,76 @@ const CREATORS: usize = 32;
 
 pub async fn section(quick: bool) -> Result<Value, Failure> {
     let total: usize = if quick { 300 } else { 1000 };
-    let stack = Stack::start_with(&[
+    // A socket that takes the segments, as the daemon would, and drops them.
+    let daemon = std::net::UdpSocket::bind("127.0.0.1:0")?;
+    let daemon_address = daemon.local_addr()?.to_string();
+    let sink = std::thread::spawn(move || {
+        let mut buffer = vec![0u8; 65_536];
+        let mut received = 0u64;
+        daemon.set_read_timeout(Some(Duration::from_secs(5))).ok();
+        while daemon.recv(&mut buffer).is_ok() {
+            received += 1;
+        }
+        received
+    });
+    let plain = [("RUST_LOG", "warn"), ("AITASK_METRICS", "off")];
+    let instrumented = [
+        ("RUST_LOG", "info"),
+        ("AITASK_LOG_FORMAT", "json"),
+        ("AWS_XRAY_DAEMON_ADDRESS", daemon_address.as_str()),
+    ];
+    let off = run(total, &plain).await?;
+    let on = run(total, &instrumented).await?;
+    let segments = sink.join().unwrap_or_default();
+
+    println!(
+        "\nend to end: {total} tasks, {CREATORS} HTTP creators, dev server (release) + SQS-compatible server + Postgres + stub provider"
+    );
+    row("instrumentation", &["off".into(), "on".into()]);
+    let both = |key: &str, decimals: usize| {
+        [&off, &on].map(|r| format!("{:.*}", decimals, r[key].as_f64().unwrap_or(f64::NAN))).to_vec()
+    };
+    row("tasks/s (create to completion event)", &both("tasksPerSecond", 0));
+    row("latency p50 ms", &both("p50Ms", 1));
+    row("latency p99 ms", &both("p99Ms", 1));
+    row("worker overhead per task, provider call excluded ms", &both("workerOverheadMs", 2));
+    row("dev server CPU per task ms", &both("serverCpuMsPerTask", 3));
+    row("provider call (stub) ms", &both("providerMs", 2));
+    row("log bytes per task", &both("logBytesPerTask", 0));
+    row("X-Ray segments received", &["0".into(), segments.to_string()]);
+    let cost = |key: &str| on[key].as_f64().unwrap_or(0.0) - off[key].as_f64().unwrap_or(0.0);
+    row(
+        "instrumentation cost per task: CPU ms / p50 ms",
+        &[format!("{:.3}", cost("serverCpuMsPerTask")), format!("{:.2}", cost("p50Ms"))],
+    );
+    let mut report = on.clone();
+    report["instrumentation"] = json!({"off": off, "on": on, "segments": segments,
+        "cpuMsPerTask": cost("serverCpuMsPerTask"), "p50Ms": cost("p50Ms")});
+    Ok(report)
+}
+
+/// The dev server's user + system CPU time so far, in milliseconds (`/proc/<pid>/stat`, in
+/// clock ticks of 10 ms: USER_HZ is 100 on Linux).
+fn cpu_ms(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command name (which may hold spaces) are split by whitespace.
+    let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or_default();
+    let fields: Vec<f64> = after.split_whitespace().map(|f| f.parse().unwrap_or(0.0)).collect();
+    // utime and stime are the 14th and 15th fields, the 12th and 13th after the name.
+    (fields.get(11).copied().unwrap_or(0.0) + fields.get(12).copied().unwrap_or(0.0)) * 10.0
+}
+
+/// One run of `total` tasks with these variables; its figures.
+async fn run(total: usize, telemetry: &[(&str, &str)]) -> Result<Value, Failure> {
+    let mut env = vec![
         ("AITASK_LOCAL_POLLERS", "4"),
         ("AITASK_DB_POOL_SIZE", "32"),
         ("AITASK_SWEEP_INTERVAL_MS", "60000"),
-        ("RUST_LOG", "warn"),
-    ])
-    .await;
+    ];
+    env.extend_from_slice(telemetry);
+    let stack = Stack::start_with(&env).await;
+    let pid = stack.server.pid().ok_or("the dev server has no pid")?;
+    let cpu_before = cpu_ms(pid);
     let api = stack.api("bench-app");
     let started_at: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
     let arrived: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
@@ -130,17 +198,8 @@ pub async fn section(quick: bool) -> Result<Value, Failure> {
         .await?
         .get(0);
 
-    println!(
-        "\nend to end: {total} tasks, {CREATORS} HTTP creators, dev server (release) + SQS-compatible server + Postgres + stub provider"
-    );
-    row("tasks/s (create to completion event)", &[format!("{:.0}", latencies.len() as f64 / span)]);
-    row(
-        "latency p50 / p99 ms",
-        &[format!("{:.1}", percentile(&latencies, 0.5)), format!("{:.1}", percentile(&latencies, 0.99))],
-    );
-    row("worker overhead per task, provider call excluded ms", &[format!("{overhead:.2}")]);
-    row("provider call (stub) ms", &[format!("{provider_ms:.2}")]);
-    row("events received", &[format!("{} of {total}", latencies.len())]);
+    let server_cpu_ms = cpu_ms(pid) - cpu_before;
+    let log_bytes = std::fs::metadata(&stack.server.log).map(|m| m.len()).unwrap_or(0);
     if latencies.len() < total {
         return Err(format!(
             "only {} of {total} completion events arrived (elapsed {elapsed:?})",
@@ -150,5 +209,7 @@ pub async fn section(quick: bool) -> Result<Value, Failure> {
     }
     Ok(json!({"tasks": total, "tasksPerSecond": latencies.len() as f64 / span,
               "p50Ms": percentile(&latencies, 0.5), "p99Ms": percentile(&latencies, 0.99),
-              "workerOverheadMs": overhead, "providerMs": provider_ms}))
+              "workerOverheadMs": overhead, "providerMs": provider_ms,
+              "serverCpuMsPerTask": server_cpu_ms / total as f64,
+              "logBytesPerTask": log_bytes as f64 / total as f64}))
 }

@@ -23,6 +23,7 @@ pub fn new_task(app: &str, effect_key: String) -> NewTask {
         model_ref: None,
         model_config_hash: None,
         max_attempts: 3,
+        trace_header: None,
     }
 }
 

@@ -42,10 +42,8 @@ pub async fn handle(State(gateway): State<Arc<Gateway>>, request: Request) -> Re
     };
     let event = api_gateway_event(&parts, &bytes, claims);
     let mut context = Context::default();
-    context.request_id = uuid::Uuid::new_v4().to_string();
+    let span = crate::invocation::start(&mut context);
     let path = parts.uri.path();
-    // The span the Lambda runtime opens for every invocation: its requestId is on every line.
-    let span = tracing::info_span!("Lambda runtime invoke", requestId = %context.request_id);
     let invocation = LambdaEvent::new(event, context);
     let result = if is_release_delete_route(path) {
         release_delete::handle(&gateway.app, invocation).instrument(span).await

@@ -14,6 +14,7 @@
 mod auth;
 mod exposure;
 mod gateway;
+mod invocation;
 mod poller;
 mod stats;
 

@@ -46,10 +46,9 @@ impl Poller {
             let mut event = SqsEvent::default();
             event.records = messages.iter().map(to_record).collect();
             let mut context = Context::default();
-            context.request_id = uuid::Uuid::new_v4().to_string();
+            let span = crate::invocation::start(&mut context);
             let now_ms = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_millis() as u64;
             context.deadline = now_ms + self.function_timeout.as_millis() as u64;
-            let span = tracing::info_span!("Lambda runtime invoke", requestId = %context.request_id);
             let failed: HashSet<String> = match process_task::handle(
                 &self.app,
                 LambdaEvent::new(event, context),

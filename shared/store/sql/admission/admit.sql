@@ -38,10 +38,10 @@ bucket AS (
 inserted AS (
     INSERT INTO tasks (id, app_id, run_id, scope_id, usage_subject, usage_user_id, source_id,
         cache_key, step_key, effect_key, kind, request, input_hash, model_id, model_ref,
-        model_config_hash, max_attempts)
+        model_config_hash, max_attempts, trace_header)
     SELECT :id, :app_id, :run_id, :scope_id, :usage_subject, :usage_user_id, :source_id,
         :cache_key, :step_key, :effect_key, :kind, :request, :input_hash, :model_id, :model_ref,
-        :model_config_hash, :max_attempts
+        :model_config_hash, :max_attempts, :trace_header
     FROM admitted
     ON CONFLICT (app_id, effect_key) DO NOTHING
     -- Only what the database fills in: the rest of the task is what was inserted.

@@ -10,9 +10,9 @@ WITH run AS (
 ),
 inserted AS (
     INSERT INTO tasks (id, app_id, run_id, scope_id, usage_user_id, step_key, effect_key, kind,
-        request, input_hash, model_id, model_ref, model_config_hash, max_attempts)
+        request, input_hash, model_id, model_ref, model_config_hash, max_attempts, trace_header)
     SELECT :id, :app_id, owner_run_id, run_scope_id, run_user_id, :step_key, :effect_key, :kind,
-        :request, :input_hash, :model_id, :model_ref, :model_config_hash, :max_attempts
+        :request, :input_hash, :model_id, :model_ref, :model_config_hash, :max_attempts, :trace_header
     FROM run WHERE run_state = 'running'
     ON CONFLICT (app_id, effect_key) DO NOTHING
     RETURNING id, scope_id, source_id, cache_key, usage_user_id, status, attempts, created_at, updated_at

@@ -31,6 +31,7 @@ fn new_task(owner: TaskOwner, effect_key: String) -> NewTask {
         model_ref: None,
         model_config_hash: Some(format!("{:064x}", 9)),
         max_attempts: 3,
+        trace_header: None,
     }
 }
 
