@@ -50,8 +50,9 @@ pub struct RuntimeConfig {
 }
 
 impl RuntimeConfig {
-    /// The first retry waits 1 s, then 2 s, 4 s, ... up to a minute.
-    pub fn backoff(&self, attempt: i32) -> Duration {
+    /// The most a retry after `attempt` waits: 1 s doubling to a minute. The worker waits a
+    /// random part of it (`decision::decide`).
+    pub fn backoff_cap(&self, attempt: i32) -> Duration {
         let exponent = u32::try_from(attempt.saturating_sub(1)).unwrap_or(0).min(6);
         Duration::from_secs(1u64 << exponent).min(Duration::from_secs(60))
     }
@@ -203,7 +204,7 @@ mod tests {
     #[test]
     fn backoff_doubles_up_to_a_minute() {
         let config = RuntimeConfig::default();
-        let waits: Vec<u64> = (1..=9).map(|a| config.backoff(a).as_secs()).collect();
+        let waits: Vec<u64> = (1..=9).map(|a| config.backoff_cap(a).as_secs()).collect();
         assert_eq!(waits, vec![1, 2, 4, 8, 16, 32, 60, 60, 60]);
     }
 }

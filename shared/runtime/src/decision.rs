@@ -46,21 +46,25 @@ pub enum Decision<'a> {
 }
 
 /// Decide what an ended attempt writes. `attempt` is the attempt just made (1-based) and
-/// `max_attempts` the task's budget.
+/// `max_attempts` the task's budget. `jitter` (0 to 1, random in the worker) picks the retry's
+/// delay between zero and the backoff's cap ("full jitter"), so tasks that failed together (one
+/// 429 for many) do not come back together.
 pub fn decide<'a>(
     ending: &'a Ending,
     attempt: i32,
     max_attempts: i32,
     config: &RuntimeConfig,
+    jitter: f64,
 ) -> Decision<'a> {
     let attempts_left = attempt < max_attempts;
+    let backoff = config.backoff_cap(attempt).mul_f64(jitter.clamp(0.0, 1.0));
     match ending {
         Ending::Finished(Ok(completion)) => Decision::Complete(completion),
         Ending::Finished(Err(error)) if error.is_retryable() && attempts_left => Decision::Requeue {
             code: error.code(),
             message: error.public_message(),
             // The provider's Retry-After wins when it asks for longer than the backoff.
-            delay: config.backoff(attempt).max(error.retry_after().unwrap_or_default()),
+            delay: backoff.max(error.retry_after().unwrap_or_default()),
         },
         Ending::Finished(Err(error)) => {
             Decision::Fail { code: error.code(), message: error.public_message() }
@@ -69,7 +73,7 @@ pub fn decide<'a>(
         Ending::Unexpected(_) if attempts_left => Decision::Requeue {
             code: ErrorCode::RuntimeError,
             message: UNEXPECTED_MESSAGE.to_owned(),
-            delay: config.backoff(attempt),
+            delay: backoff,
         },
         Ending::Unexpected(_) => {
             Decision::Fail { code: ErrorCode::RuntimeError, message: UNEXPECTED_MESSAGE.to_owned() }
@@ -201,8 +205,30 @@ mod tests {
             ("a lost lease writes nothing", Ending::LeaseLost, 2, 3, Decision::Abandon),
         ];
         for (name, ending, attempt, budget, expected) in cases {
-            assert_eq!(decide(&ending, attempt, budget, &config), expected, "{name}");
+            // At the top of the jitter, the delay is the cap.
+            assert_eq!(decide(&ending, attempt, budget, &config, 1.0), expected, "{name}");
         }
+    }
+
+    #[test]
+    fn the_delay_is_jittered_below_the_cap_and_never_below_retry_after() {
+        let config = RuntimeConfig::default();
+        let delay = |error: ProviderError, jitter: f64| match decide(
+            &Ending::Finished(Err(error)),
+            3,
+            5,
+            &config,
+            jitter,
+        ) {
+            Decision::Requeue { delay, .. } => delay,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(delay(server_error(), 0.0), Duration::ZERO);
+        assert_eq!(delay(server_error(), 0.25), Duration::from_secs(1), "a quarter of the 4 s cap");
+        assert_eq!(delay(server_error(), 7.0), Duration::from_secs(4), "clamped to the cap");
+        let asked =
+            ProviderError::RateLimited { retry_after: Some(Duration::from_secs(3)), message: String::new() };
+        assert_eq!(delay(asked, 0.0), Duration::from_secs(3), "the provider's Retry-After is a floor");
     }
 
     /// What a task stores is what its tenant reads: never the provider's URL or body.
@@ -222,7 +248,7 @@ mod tests {
         for error in errors {
             for attempt in [1, 3] {
                 let ending = Ending::Finished(Err(error.clone()));
-                let message = match decide(&ending, attempt, 3, &config) {
+                let message = match decide(&ending, attempt, 3, &config, 0.5) {
                     Decision::Requeue { message, .. } | Decision::Fail { message, .. } => message,
                     other => panic!("{other:?}"),
                 };

@@ -240,7 +240,8 @@ async fn settle<P>(
         Ending::Finished(Ok(completion)) => Some(&completion.usage),
         _ => None,
     };
-    let decision = decide(&ending, task.attempts, task.max_attempts, &app.settings.runtime);
+    let decision =
+        decide(&ending, task.attempts, task.max_attempts, &app.settings.runtime, random_fraction());
     let client = store::client(&app.pool).await?;
     let finished = match decision {
         Decision::Complete(completion) => {
@@ -336,4 +337,11 @@ async fn settle<P>(
 fn estimated_cost<P>(app: &App<P>, model_id: &str, usage: Option<&aitasks_providers::Usage>) -> Option<f64> {
     let prices = app.profiles.resolve(model_id).ok()?.prices?;
     usage.map(|u| prices.cost(u.input_tokens, u.output_tokens))
+}
+
+/// A uniformly random number in [0, 1), for the retry's jitter: the low 53 bits of a v4 UUID
+/// (all random; its version and variant bits are higher up).
+fn random_fraction() -> f64 {
+    const BITS: u64 = (1 << 53) - 1;
+    (Uuid::new_v4().as_u128() as u64 & BITS) as f64 / (BITS + 1) as f64
 }

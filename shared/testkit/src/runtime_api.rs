@@ -178,10 +178,8 @@ async fn next(State(shared): State<Shared>) -> (HeaderMap, String) {
                 set("lambda-runtime-aws-request-id", pending.id.clone());
                 set("lambda-runtime-deadline-ms", deadline.as_millis().to_string());
                 set("lambda-runtime-invoked-function-arn", shared.function_arn.to_string());
-                set(
-                    "lambda-runtime-trace-id",
-                    format!("Root=1-{}-{}", "00000000", pending.id.replace('-', "")),
-                );
+                // A sampled trace per invocation, as Lambda gives a function with active tracing.
+                set("lambda-runtime-trace-id", aitasks_runtime::xray::TraceContext::new_root().header());
                 return (headers, pending.event.to_string());
             }
         }

@@ -23,6 +23,7 @@ pub mod iam;
 pub mod local_aws;
 pub mod report;
 pub mod scenario;
+pub mod xray_daemon;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -106,6 +107,8 @@ pub struct Rehearsal {
     pub bucket: ResponseBucket,
     pub database: String,
     pub stack_id: String,
+    /// Where functions with active tracing send their segments.
+    pub xray: xray_daemon::XrayDaemon,
     credentials: BTreeMap<String, RoleCredentials>,
 }
 
@@ -226,6 +229,7 @@ impl Rehearsal {
             bucket,
             database,
             stack_id,
+            xray: xray_daemon::XrayDaemon::start()?,
             credentials,
         })
     }
@@ -255,11 +259,16 @@ impl Rehearsal {
     ) -> Result<FunctionProcess, Failure> {
         let function = self.function(logical_id)?;
         let binary = self.options.lambda_dir.join(&function.binary).join("bootstrap");
-        let endpoints: BTreeMap<String, String> = [
+        let mut endpoints: BTreeMap<String, String> = [
             ("AWS_ENDPOINT_URL_SQS".to_owned(), self.proxy.endpoint.clone()),
             ("AWS_ENDPOINT_URL_SECRETS_MANAGER".to_owned(), self.proxy.endpoint.clone()),
         ]
         .into();
+        // Lambda runs the X-Ray daemon for a function with active tracing; here it listens on a
+        // loopback port of the rehearsal's own.
+        if function.tracing.as_deref() == Some("Active") {
+            endpoints.insert("AWS_XRAY_DAEMON_ADDRESS".to_owned(), self.xray.address.clone());
+        }
         let mut environment = function.environment.clone();
         for (name, value) in changes {
             match value {

@@ -68,6 +68,9 @@ pub async fn run(rehearsal: &Rehearsal) -> Report {
     }
     scenario.check_provider_key();
     scenario.check_message_groups();
+    if let Some(ids) = &ids {
+        scenario.check_traces(ids).await;
+    }
     // A function the script could not reach (an earlier step failed) still gets its cold start.
     for logical_id in rehearsal.deployment.functions.keys() {
         scenario.process(logical_id).await;
@@ -526,6 +529,39 @@ impl Scenario<'_> {
                 Err(format!("expected every message in group {expected}: {sends:?}")),
             );
         }
+    }
+
+    /// The functions with active tracing sent their segments to the daemon, and the scoped task
+    /// is one trace: the create's request subsegment and the worker's segment downstream of it
+    /// (from another function, after a retried delivery).
+    async fn check_traces(&mut self, ids: &Ids) {
+        // Segments are sent as spans close; the last ones may still be in flight.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let (documents, malformed) = self.rehearsal.xray.received();
+        let task = ids.scoped_task.as_str();
+        let of_task = |d: &&Value| d["annotations"]["task_id"] == task;
+        let create = documents.iter().filter(of_task).find(|d| d["name"] == "POST /v1/tasks");
+        let workers: Vec<_> = documents.iter().filter(of_task).filter(|d| d.get("type").is_none()).collect();
+        let outcome = match (create, workers.as_slice()) {
+            _ if malformed > 0 => Err(format!("{malformed} datagram(s) were not segment documents")),
+            (None, _) => {
+                Err(format!("no create subsegment for task {task} in {} document(s)", documents.len()))
+            }
+            (Some(_), []) => Err(format!("no worker segment for task {task}")),
+            (Some(create), workers) => {
+                let trace = &create["trace_id"];
+                if workers.iter().all(|w| &w["trace_id"] == trace) {
+                    Ok(format!(
+                        "{} segment document(s); the scoped task's create and its {} worker attempt(s) in one trace",
+                        documents.len(),
+                        workers.len()
+                    ))
+                } else {
+                    Err(format!("the worker left the create's trace {trace}: {workers:?}"))
+                }
+            }
+        };
+        self.step("X-Ray", "one trace per task", outcome);
     }
 
     fn check_provider_key(&mut self) {
