@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use aitasks_providers::{ModelProfiles, OpenAiClient};
+use aitasks_providers::{HttpProvider, ModelProfiles};
 use aitasks_runtime::{App, Settings};
 use aitasks_testkit::*;
 use aws_lambda_events::sqs::{SqsEvent, SqsMessage};
@@ -25,7 +25,7 @@ async fn every_record_comes_back_for_retry_when_postgres_is_down() {
     let lookup = |name: &str| variables.get(name).cloned();
     let settings = Settings::from_lookup(lookup).unwrap();
     let profiles = ModelProfiles::from_lookup(lookup).unwrap();
-    let provider = OpenAiClient::new(Duration::from_secs(5)).unwrap();
+    let provider = HttpProvider::new(Duration::from_secs(5)).unwrap();
     let app = App::new(settings, profiles, provider, queues.sqs.clone()).unwrap();
 
     let records: Vec<SqsMessage> = (0..3)

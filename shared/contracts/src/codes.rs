@@ -99,10 +99,13 @@ pub enum ErrorCode {
     LoopFailed,
     RuntimeError,
     ProviderAuth,
+    ModelRefused,
+    OutputTruncated,
+    ModelConfigChanged,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 20] = [
+    pub const ALL: [ErrorCode; 23] = [
         ErrorCode::InvalidRequest,
         ErrorCode::ModelUnknown,
         ErrorCode::Unauthorized,
@@ -123,6 +126,9 @@ impl ErrorCode {
         ErrorCode::LoopFailed,
         ErrorCode::RuntimeError,
         ErrorCode::ProviderAuth,
+        ErrorCode::ModelRefused,
+        ErrorCode::OutputTruncated,
+        ErrorCode::ModelConfigChanged,
     ];
 
     /// The code as callers see it.
@@ -148,6 +154,9 @@ impl ErrorCode {
             ErrorCode::LoopFailed => "WORKFLOW_AI_LOOP_FAILED",
             ErrorCode::RuntimeError => "WORKFLOW_AI_RUNTIME_ERROR",
             ErrorCode::ProviderAuth => "AI_PROVIDER_AUTH",
+            ErrorCode::ModelRefused => "AI_MODEL_REFUSED",
+            ErrorCode::OutputTruncated => "AI_OUTPUT_TRUNCATED",
+            ErrorCode::ModelConfigChanged => "AI_MODEL_CONFIG_CHANGED",
         }
     }
 

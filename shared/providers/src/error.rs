@@ -34,6 +34,18 @@ pub enum ProviderError {
     /// Any other 4xx: the request itself is wrong. Not retryable.
     #[error("the provider rejected the request with HTTP {status}: {message}")]
     Rejected { status: u16, message: String },
+    /// The model declined to answer (OpenAI's `refusal`, a `content_filter` stop, Anthropic's
+    /// `refusal` stop). Not retryable: asking again asks the same thing.
+    #[error("the model refused: {0}")]
+    Refused(String),
+    /// The answer stopped at the output-token limit (`finish_reason: length`, `max_tokens`).
+    /// Not retryable: the same request hits the same limit; no repair turn is spent on it.
+    #[error("the answer was cut off at the output-token limit ({limit} tokens)")]
+    Truncated { limit: u64 },
+    /// The task's model profile changed between its create and its run (`AITASK_MODELS`): its
+    /// configuration hash is not the one the task was created with. Not retryable.
+    #[error("the model profile {0:?} changed since the task was created")]
+    ConfigChanged(String),
     /// The cancellation handle fired; the call was abandoned.
     #[error("the call was canceled")]
     Canceled,
@@ -47,6 +59,9 @@ impl ProviderError {
             ProviderError::Auth { .. } => ErrorCode::ProviderAuth,
             ProviderError::ModelUnknown(_) => ErrorCode::ModelUnknown,
             ProviderError::Canceled => ErrorCode::Canceled,
+            ProviderError::Refused(_) => ErrorCode::ModelRefused,
+            ProviderError::Truncated { .. } => ErrorCode::OutputTruncated,
+            ProviderError::ConfigChanged(_) => ErrorCode::ModelConfigChanged,
             ProviderError::RateLimited { .. }
             | ProviderError::Timeout(_)
             | ProviderError::Connection(_)
@@ -89,6 +104,13 @@ impl ProviderError {
                 format!("The provider rejected the request with HTTP {status}.")
             }
             ProviderError::Canceled => "The task was canceled.".to_owned(),
+            ProviderError::Refused(_) => "The model refused to answer.".to_owned(),
+            ProviderError::Truncated { limit } => {
+                format!("The answer was cut off at the output-token limit ({limit} tokens).")
+            }
+            ProviderError::ConfigChanged(profile) => format!(
+                "The model profile {profile:?} changed between the task's create and its run; create the task again."
+            ),
         }
     }
 

@@ -4,20 +4,28 @@
 //!   `default` profile falling back to `OPENAI_BASE_URL` / `OPENAI_API_KEY` /
 //!   `AITASK_DEFAULT_MODEL`); a profile gives the model reference stored on a task and its
 //!   configuration hash (secrets excluded).
-//! - [`Provider`]: one attempt of a task, cancellable; [`OpenAiClient`] implements it for any
-//!   OpenAI-compatible endpoint with `response_format: json_schema` in strict mode, temperature
-//!   0 and a per-kind token cap. An answer that fails the contract checker gets at most
-//!   [`MAX_REPAIR_TURNS`] repair turns, then [`ProviderError::LoopFailed`].
+//! - [`Provider`]: one attempt of a task, cancellable; [`HttpProvider`] implements it for any
+//!   OpenAI-compatible endpoint (`response_format: json_schema`, strict) and for Anthropic's
+//!   Messages API (a forced tool call whose input schema is the answer's), with the profile's
+//!   settings (temperature, token field and cap, seed, reasoning effort, headers, timeout). An
+//!   answer that fails the contract checker gets at most [`MAX_REPAIR_TURNS`] repair turns,
+//!   then [`ProviderError::LoopFailed`]; a refusal or a truncated answer is its own error.
 //! - [`ProviderError`]: retryable or not, and the task error code, as a type. The client makes
 //!   no retries of its own: every other retry is an attempt, counted on the task.
 
+mod anthropic;
 mod client;
 mod error;
+mod openai;
 mod profiles;
+mod settings;
+mod wire;
 
-pub use client::{Completion, OpenAiClient, Provider, Usage, MAX_REPAIR_TURNS};
+pub use anthropic::ANTHROPIC_VERSION;
+pub use client::{Completion, HttpProvider, Provider, Usage, MAX_REPAIR_TURNS};
 pub use error::ProviderError;
 pub use profiles::{
-    ApiKey, ModelProfile, ModelProfiles, Prices, ProfileError, DEFAULT_BASE_URL, DEFAULT_MODEL,
+    ApiKey, CallSettings, ModelProfile, ModelProfiles, Prices, ProfileError, TokenLimitField,
+    ANTHROPIC_BASE_URL, DEFAULT_BASE_URL, DEFAULT_MODEL,
 };
 pub use tokio_util::sync::CancellationToken;

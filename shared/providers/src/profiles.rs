@@ -5,13 +5,16 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::time::Duration;
 
 use aitasks_contracts::canonical_hash;
 use serde_json::{json, Map, Value};
 
 use crate::error::ProviderError;
+pub use crate::settings::{CallSettings, TokenLimitField};
 
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com/v1";
 pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
 const DEFAULT_KEY_ENV: &str = "OPENAI_API_KEY";
 
@@ -54,6 +57,12 @@ pub struct ModelProfile {
     /// What the model costs, when the profile says (`"prices"`): for the estimated-cost
     /// metric only, so not part of the configuration hash (a price changes no answer).
     pub prices: Option<Prices>,
+    /// What every call sends besides the request (temperature, token field, seed, ...): read
+    /// from `settings`, which the configuration hash covers.
+    pub call: CallSettings,
+    /// How long one call may take (`timeoutMs`); the client's default when `None`. Not part of
+    /// the hash: it changes whether an answer comes, not which.
+    pub timeout: Option<Duration>,
 }
 
 /// A model's list prices, in US dollars per million tokens.
@@ -103,7 +112,7 @@ impl ModelProfile {
 /// Why the profiles could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid AITASK_MODELS: {0}")]
-pub struct ProfileError(String);
+pub struct ProfileError(pub(crate) String);
 
 /// Every configured model, by id.
 #[derive(Debug, Clone, PartialEq)]
@@ -146,6 +155,8 @@ impl ModelProfiles {
                         .map(|dialect| Map::from_iter([("schemaDialect".to_owned(), Value::String(dialect))]))
                         .unwrap_or_default(),
                     prices: None,
+                    call: CallSettings::default(),
+                    timeout: None,
                 },
             );
         }
@@ -182,15 +193,26 @@ fn profile_from_json(
         }
     };
     let provider = text("provider")?.unwrap_or_else(|| "openai".to_owned());
-    if provider != "openai" {
-        return Err(ProfileError(format!(
-            "profile {id:?}: provider {provider:?} is not supported (use \"openai\" for any OpenAI-compatible endpoint)"
-        )));
-    }
+    let (default_base, default_key_env) = match provider.as_str() {
+        "openai" => (lookup("OPENAI_BASE_URL").unwrap_or_else(|| DEFAULT_BASE_URL.to_owned()), DEFAULT_KEY_ENV),
+        "anthropic" => (ANTHROPIC_BASE_URL.to_owned(), "ANTHROPIC_API_KEY"),
+        _ => {
+            return Err(ProfileError(format!(
+                "profile {id:?}: provider {provider:?} is not supported (\"openai\" for any OpenAI-compatible endpoint, or \"anthropic\")"
+            )))
+        }
+    };
     let model = text("model")?.ok_or_else(|| ProfileError(format!("profile {id:?}: model is required")))?;
-    let base_url =
-        text("baseUrl")?.or_else(|| lookup("OPENAI_BASE_URL")).unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
-    let key_env = text("apiKeyEnv")?.unwrap_or_else(|| DEFAULT_KEY_ENV.to_owned());
+    let base_url = text("baseUrl")?.unwrap_or(default_base);
+    let key_env = text("apiKeyEnv")?.unwrap_or_else(|| default_key_env.to_owned());
+    let timeout = match fields.remove("timeoutMs") {
+        None | Some(Value::Null) => None,
+        Some(value) => {
+            Some(Duration::from_millis(value.as_u64().filter(|ms| *ms > 0).ok_or_else(|| {
+                ProfileError(format!("profile {id:?}: timeoutMs must be a positive integer"))
+            })?))
+        }
+    };
     let prices = match fields.remove("prices") {
         None | Some(Value::Null) => None,
         Some(value) => {
@@ -205,8 +227,11 @@ fn profile_from_json(
             Some(prices)
         }
     };
+    let call = CallSettings::parse(id, &fields)?;
     Ok(ModelProfile {
         prices,
+        call,
+        timeout,
         id: id.to_owned(),
         provider,
         model,
@@ -290,7 +315,7 @@ mod tests {
     fn bad_profiles_are_refused() {
         for models in [
             r#"[1]"#,
-            r#"{"x": {"provider": "anthropic", "model": "m"}}"#,
+            r#"{"x": {"provider": "cohere", "model": "m"}}"#,
             r#"{"x": {}}"#,
             "not json",
             r#"{"x": {"model": "m", "prices": {"inputPerMillion": -1, "outputPerMillion": 0}}}"#,

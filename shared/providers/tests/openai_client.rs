@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use aitasks_contracts::{AiRequest, Path};
-use aitasks_providers::{ApiKey, CancellationToken, ModelProfile, OpenAiClient, Provider, ProviderError};
+use aitasks_providers::{ApiKey, CancellationToken, HttpProvider, ModelProfile, Provider, ProviderError};
 use serde_json::{json, Map, Value};
 use wiremock::matchers::{body_partial_json, header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -20,6 +20,8 @@ fn profile(server: &MockServer) -> ModelProfile {
         api_key: Some(ApiKey::new(KEY)),
         settings: Map::new(),
         prices: None,
+        call: Default::default(),
+        timeout: None,
     }
 }
 
@@ -48,7 +50,7 @@ async fn run(
     server: &MockServer,
     request: &AiRequest,
 ) -> Result<aitasks_providers::Completion, ProviderError> {
-    let client = OpenAiClient::new(Duration::from_millis(500)).unwrap();
+    let client = HttpProvider::new(Duration::from_millis(500)).unwrap();
     client.run(&profile(server), request, &CancellationToken::new()).await
 }
 
@@ -89,7 +91,7 @@ async fn each_kind_succeeds_with_a_strict_structured_output_call() {
             .and(header("authorization", format!("Bearer {KEY}").as_str()))
             .and(body_partial_json(json!({
                 "model": "test-model",
-                "temperature": 0,
+                "temperature": 0.0,
                 "response_format": {"type": "json_schema", "json_schema": {"name": schema_name, "strict": true}},
             })))
             .respond_with(completion(answer))
@@ -243,7 +245,7 @@ async fn other_4xx_are_not_retryable_and_never_echo_the_key() {
 async fn a_connection_error_is_retryable() {
     let server = MockServer::start().await;
     let profile = ModelProfile { base_url: "http://127.0.0.1:9/v1".into(), ..profile(&server) };
-    let client = OpenAiClient::new(Duration::from_millis(500)).unwrap();
+    let client = HttpProvider::new(Duration::from_millis(500)).unwrap();
     let error = client.run(&profile, &classify(), &CancellationToken::new()).await.unwrap_err();
     assert!(matches!(error, ProviderError::Connection(_) | ProviderError::Timeout(_)), "{error:?}");
     assert!(error.is_retryable());
@@ -257,7 +259,7 @@ async fn cancel_during_a_slow_answer_ends_the_call_within_200_ms() {
         .expect(1)
         .mount(&server)
         .await;
-    let client = OpenAiClient::new(Duration::from_secs(30)).unwrap();
+    let client = HttpProvider::new(Duration::from_secs(30)).unwrap();
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
     let profile = profile(&server);
@@ -273,4 +275,101 @@ async fn cancel_during_a_slow_answer_ends_the_call_within_200_ms() {
     let took = canceled_at.elapsed();
     assert_eq!(result.unwrap_err(), ProviderError::Canceled);
     assert!(took < Duration::from_millis(200), "the call ended {took:?} after the cancel");
+}
+
+/// A profile as `AITASK_MODELS` gives it, pointed at `server`.
+fn profile_from(server: &MockServer, entry: Value) -> ModelProfile {
+    let mut entry = entry;
+    entry["baseUrl"] = json!(format!("{}/v1", server.uri()));
+    let models = json!({"p": entry}).to_string();
+    let profiles = aitasks_providers::ModelProfiles::from_lookup(|name| match name {
+        "AITASK_MODELS" => Some(models.clone()),
+        "OPENAI_API_KEY" => Some(KEY.to_owned()),
+        _ => None,
+    })
+    .expect("profiles");
+    profiles.resolve("p").unwrap().clone()
+}
+
+#[tokio::test]
+async fn a_profile_s_settings_are_sent_with_every_call() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(header("openai-organization", "org-7"))
+        .respond_with(completion(json!({"choice": "pos"})))
+        .expect(1)
+        .mount(&server)
+        .await;
+    // A reasoning model: no temperature, the cap in max_completion_tokens.
+    let profile = profile_from(
+        &server,
+        json!({"model": "o-mini", "temperature": null, "maxTokensField": "max_completion_tokens", "seed": 42,
+               "reasoningEffort": "low", "maxOutputTokens": 150, "headers": {"OpenAI-Organization": "org-7"}}),
+    );
+    let client = HttpProvider::new(Duration::from_secs(5)).unwrap();
+    client.run(&profile, &classify(), &CancellationToken::new()).await.expect("success");
+    let sent: Value = server.received_requests().await.unwrap()[0].body_json().unwrap();
+    assert_eq!(sent["model"], "o-mini");
+    assert!(sent.get("temperature").is_none() && sent.get("max_tokens").is_none(), "{sent}");
+    assert_eq!(sent["max_completion_tokens"], 150, "the profile's cap under the kind's 200");
+    assert_eq!((sent["seed"].as_i64(), sent["reasoning_effort"].as_str()), (Some(42), Some("low")));
+
+    // The defaults: temperature 0 and max_tokens.
+    let plain = MockServer::start().await;
+    Mock::given(method("POST")).respond_with(completion(json!({"choice": "pos"}))).mount(&plain).await;
+    client
+        .run(&profile_from(&plain, json!({"model": "m"})), &classify(), &CancellationToken::new())
+        .await
+        .unwrap();
+    let sent: Value = plain.received_requests().await.unwrap()[0].body_json().unwrap();
+    assert_eq!((sent["temperature"].as_f64(), sent["max_tokens"].as_u64()), (Some(0.0), Some(200)));
+    assert!(sent.get("seed").is_none() && sent.get("max_completion_tokens").is_none());
+}
+
+#[tokio::test]
+async fn a_profile_s_timeout_overrides_the_client_s() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(completion(json!({"choice": "pos"})).set_delay(Duration::from_secs(2)))
+        .mount(&server)
+        .await;
+    let profile = profile_from(&server, json!({"model": "m", "timeoutMs": 200}));
+    let client = HttpProvider::new(Duration::from_secs(30)).unwrap();
+    let started = Instant::now();
+    let error = client.run(&profile, &classify(), &CancellationToken::new()).await.unwrap_err();
+    assert_eq!(error, ProviderError::Timeout(Duration::from_millis(200)));
+    assert!(started.elapsed() < Duration::from_secs(1));
+}
+
+#[tokio::test]
+async fn a_refusal_and_a_truncated_answer_are_their_own_errors_with_no_repair_turn() {
+    let cases = [
+        (
+            json!({"index": 0, "message": {"role": "assistant", "content": null, "refusal": "I can't help with that."}, "finish_reason": "stop"}),
+            "AI_MODEL_REFUSED",
+        ),
+        (
+            json!({"index": 0, "message": {"role": "assistant", "content": ""}, "finish_reason": "content_filter"}),
+            "AI_MODEL_REFUSED",
+        ),
+        (
+            json!({"index": 0, "message": {"role": "assistant", "content": "{\"choi"}, "finish_reason": "length"}),
+            "AI_OUTPUT_TRUNCATED",
+        ),
+    ];
+    for (choice, code) in cases {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+                "model": "m", "choices": [choice], "usage": {"prompt_tokens": 5, "completion_tokens": 200}})))
+            .expect(1)
+            .mount(&server)
+            .await;
+        let error = run(&server, &classify()).await.unwrap_err();
+        assert_eq!(error.code().as_str(), code, "{error:?}");
+        assert!(!error.is_retryable(), "{code} is not retried");
+        if code == "AI_OUTPUT_TRUNCATED" {
+            assert_eq!(error, ProviderError::Truncated { limit: 200 });
+        }
+    }
 }

@@ -2,14 +2,14 @@
 
 use std::sync::Arc;
 
-use aitasks_providers::{ModelProfiles, OpenAiClient};
+use aitasks_providers::{HttpProvider, ModelProfiles};
 use aitasks_store::{PoolSettings, StorePool};
 
 use crate::config::{ConfigError, Settings};
 use crate::queue::Queues;
 
 /// The pool, the queues, the model profiles and the provider client.
-pub struct App<P = OpenAiClient> {
+pub struct App<P = HttpProvider> {
     pub settings: Settings,
     pub pool: StorePool,
     pub queues: Queues,
@@ -30,7 +30,7 @@ pub enum StartupError {
     Provider(#[from] aitasks_providers::ProviderError),
 }
 
-impl App<OpenAiClient> {
+impl App<HttpProvider> {
     /// Read the environment and build everything. No connection is opened yet.
     pub async fn from_env() -> Result<Arc<App>, StartupError> {
         let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
@@ -38,7 +38,7 @@ impl App<OpenAiClient> {
         let lookup = |name: &str| env(name).or_else(|| secrets.get(name));
         let settings = Settings::from_lookup(lookup)?;
         let profiles = ModelProfiles::from_lookup(lookup)?;
-        let provider = OpenAiClient::new(settings.runtime.provider_timeout)?;
+        let provider = HttpProvider::new(settings.runtime.provider_timeout)?;
         let sqs = Queues::client_from_env().await;
         Ok(Arc::new(App::new(settings, profiles, provider, sqs)?))
     }

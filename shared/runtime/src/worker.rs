@@ -118,6 +118,12 @@ async fn execute<P: Provider>(
         Ok(profile) => profile,
         Err(error) => return Ending::Finished(Err(error)),
     };
+    // The configuration the task was created with is the one its answer is cached under: if
+    // `AITASK_MODELS` changed since, running this profile would store another model's answer
+    // under that key.
+    if task.model_config_hash.as_ref().is_some_and(|stored| *stored != profile.config_hash()) {
+        return Ending::Finished(Err(aitasks_providers::ProviderError::ConfigChanged(task.model_id.clone())));
+    }
     let config = &app.settings.runtime;
     let cancel = CancellationToken::new();
     let call = app.provider.run(profile, &request, &cancel).instrument(tracing::info_span!(

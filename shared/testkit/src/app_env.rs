@@ -41,7 +41,7 @@ pub fn test_app(
     aitasks_runtime::App::new(
         aitasks_runtime::Settings::from_lookup(lookup).expect("settings"),
         aitasks_providers::ModelProfiles::from_lookup(lookup).expect("model profiles"),
-        aitasks_providers::OpenAiClient::new(std::time::Duration::from_secs(5)).expect("provider client"),
+        aitasks_providers::HttpProvider::new(std::time::Duration::from_secs(5)).expect("provider client"),
         queues.sqs.clone(),
     )
     .expect("app")

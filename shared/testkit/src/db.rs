@@ -209,7 +209,7 @@ pub fn new_task(app_id: &str, owner: TaskOwner, effect_key: &str) -> NewTask {
         request,
         model_id: "default".to_owned(),
         model_ref: Some(json!({"provider": "openai", "model": "test-model"})),
-        model_config_hash: Some(hash_of(&json!("model-config"))),
+        model_config_hash: None,
         max_attempts: 3,
         trace_header: None,
     }

@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use aitasks_contracts::AiRequest;
 use aitasks_providers::{
-    CancellationToken, Completion, ModelProfile, ModelProfiles, OpenAiClient, Provider, ProviderError,
+    CancellationToken, Completion, HttpProvider, ModelProfile, ModelProfiles, Provider, ProviderError,
 };
 use aitasks_runtime::{App, Settings};
 use aitasks_store::{Created, Task};
@@ -16,7 +16,7 @@ use lambda_runtime::{Context, LambdaEvent};
 
 /// The real client, except that a prompt saying "panic" panics: a bug in our code, which no
 /// HTTP answer can provoke, so it is simulated at the trait.
-pub struct PanicsOnRequest(OpenAiClient);
+pub struct PanicsOnRequest(HttpProvider);
 
 impl Provider for PanicsOnRequest {
     async fn run(
@@ -42,7 +42,7 @@ pub async fn app(
     let lookup = |name: &str| variables.get(name).cloned();
     let settings = Settings::from_lookup(lookup).unwrap();
     let profiles = ModelProfiles::from_lookup(lookup).unwrap();
-    let provider = PanicsOnRequest(OpenAiClient::new(Duration::from_secs(5)).unwrap());
+    let provider = PanicsOnRequest(HttpProvider::new(Duration::from_secs(5)).unwrap());
     App::new(settings, profiles, provider, queues.sqs.clone()).unwrap()
 }
 

@@ -1,0 +1,95 @@
+//! Anthropic's Messages API, natively: `POST {baseUrl}/messages` with `x-api-key` and
+//! `anthropic-version`, the answer schema as the input schema of the one tool the model must
+//! call (`tool_choice`), and the answer in that `tool_use` block's `input`. A repair turn
+//! returns the problems as the tool's error result. `stop_reason: max_tokens` is
+//! [`ProviderError::Truncated`], `refusal` is [`ProviderError::Refused`]; 429 (with its
+//! `retry-after`) and 529 `overloaded_error` are retryable like every 5xx.
+
+use aitasks_contracts::{max_output_tokens, schema_name, system_prompt, user_message, AiRequest};
+use serde_json::{json, Value};
+
+use crate::error::ProviderError;
+use crate::wire::{malformed, send, Call, Turn, Wire};
+
+/// The API version every request names.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+pub struct Anthropic;
+
+impl Wire for Anthropic {
+    fn start(&self, request: &AiRequest) -> Vec<Value> {
+        vec![json!({"role": "user", "content": user_message(request)})]
+    }
+
+    async fn turn(
+        &self,
+        call: &Call<'_>,
+        request: &AiRequest,
+        schema: &Value,
+        conversation: &[Value],
+    ) -> Result<Turn, ProviderError> {
+        let (profile, settings) = (call.profile, &call.profile.call);
+        let limit = settings.token_cap(max_output_tokens(request));
+        let tool = schema_name(request);
+        let mut body = json!({
+            "model": profile.model,
+            "max_tokens": limit,
+            "system": system_prompt(request),
+            "messages": conversation,
+            "tools": [{"name": tool, "description": "Record the answer.", "input_schema": schema}],
+            "tool_choice": {"type": "tool", "name": tool},
+        });
+        if let Some(temperature) = settings.temperature {
+            // Anthropic's range is 0 to 1.
+            body["temperature"] = json!(temperature.min(1.0));
+        }
+        let mut http = call
+            .http
+            .post(format!("{}/messages", profile.base_url))
+            .header("anthropic-version", ANTHROPIC_VERSION)
+            .json(&body);
+        if let Some(key) = &profile.api_key {
+            http = http.header("x-api-key", key.expose());
+        }
+        let body = send(call, http).await?;
+        match body.get("stop_reason").and_then(Value::as_str) {
+            Some("max_tokens") => return Err(ProviderError::Truncated { limit: u64::from(limit) }),
+            Some("refusal") => {
+                return Err(ProviderError::Refused("the model declined (stop_reason: refusal)".into()))
+            }
+            _ => {}
+        }
+        let content =
+            body.get("content").and_then(Value::as_array).ok_or_else(|| malformed(call, "content", &body))?;
+        let tool_use = content.iter().find(|block| block["type"] == "tool_use" && block["name"] == tool);
+        let answer = match tool_use {
+            Some(block) if block["input"].is_object() => Ok(block["input"].clone()),
+            Some(_) => Err("the tool's input was not an object".to_owned()),
+            None => Err(format!("the answer did not call the {tool} tool")),
+        };
+        Ok(Turn {
+            answer,
+            reply: json!({"role": "assistant", "content": content}),
+            input_tokens: body.pointer("/usage/input_tokens").and_then(Value::as_u64).unwrap_or(0),
+            output_tokens: body.pointer("/usage/output_tokens").and_then(Value::as_u64).unwrap_or(0),
+            model: body.get("model").and_then(Value::as_str).map(str::to_owned),
+        })
+    }
+
+    fn repair(&self, conversation: &mut Vec<Value>, turn: Turn, problems: &str) {
+        let tool_use_id = turn.reply["content"]
+            .as_array()
+            .and_then(|blocks| blocks.iter().find(|b| b["type"] == "tool_use"))
+            .and_then(|block| block["id"].as_str())
+            .map(str::to_owned);
+        conversation.push(turn.reply);
+        let correction =
+            format!("That answer was not valid: {problems}. Call the tool again with a valid answer.");
+        conversation.push(match tool_use_id {
+            // A tool call must be answered by its result.
+            Some(id) => json!({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": id, "is_error": true, "content": correction}]}),
+            None => json!({"role": "user", "content": correction}),
+        });
+    }
+}

@@ -1,0 +1,142 @@
+//! What every provider's wire format shares: one call's inputs, one turn's answer, the HTTP
+//! status classes, `Retry-After`, and keeping keys out of messages.
+
+use std::future::Future;
+use std::time::Duration;
+
+use aitasks_contracts::AiRequest;
+use serde_json::Value;
+
+use crate::error::ProviderError;
+use crate::profiles::ModelProfile;
+
+/// The parts of one provider call that do not change between turns.
+pub struct Call<'a> {
+    pub http: &'a reqwest::Client,
+    pub profile: &'a ModelProfile,
+    pub timeout: Duration,
+}
+
+/// One turn's parsed answer: the answer object, or why there is none to check.
+pub struct Turn {
+    pub answer: Result<Value, String>,
+    /// What the model said, as the provider's format replays it in a repair turn.
+    pub reply: Value,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub model: Option<String>,
+}
+
+/// A provider's wire format.
+pub trait Wire: Sync {
+    /// The conversation's first messages.
+    fn start(&self, request: &AiRequest) -> Vec<Value>;
+    /// One call; an answer that says it refused or was cut off is an error, not a turn.
+    fn turn(
+        &self,
+        call: &Call<'_>,
+        request: &AiRequest,
+        schema: &Value,
+        conversation: &[Value],
+    ) -> impl Future<Output = Result<Turn, ProviderError>> + Send;
+    /// Append the model's reply and the checker's problems for the next turn.
+    fn repair(&self, conversation: &mut Vec<Value>, turn: Turn, problems: &str);
+}
+
+/// Send a request and read its body: the shared HTTP error classes, with `overloaded` statuses
+/// (Anthropic's 529) among the 5xx.
+pub async fn send(call: &Call<'_>, request: reqwest::RequestBuilder) -> Result<Value, ProviderError> {
+    let mut request = request.timeout(call.timeout);
+    for (name, value) in &call.profile.call.headers {
+        request = request.header(name, value);
+    }
+    let response = request.send().await.map_err(|e| transport_error(e, call))?;
+    let status = response.status();
+    let retry_after = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(parse_retry_after);
+    let text = response.text().await.map_err(|e| transport_error(e, call))?;
+    let scrub = |text: String| scrub_secret(text, call.profile);
+    if !status.is_success() {
+        let message = scrub(snippet(&text));
+        return Err(match status.as_u16() {
+            429 => ProviderError::RateLimited { retry_after, message },
+            401 | 403 => ProviderError::Auth { status: status.as_u16() },
+            404 => ProviderError::ModelUnknown(format!("{} ({message})", call.profile.model)),
+            408 => ProviderError::Server { status: 408, message },
+            code if status.is_server_error() => ProviderError::Server { status: code, message },
+            code => ProviderError::Rejected { status: code, message },
+        });
+    }
+    serde_json::from_str(&text)
+        .map_err(|_| ProviderError::Malformed(scrub(format!("not JSON: {}", snippet(&text)))))
+}
+
+/// A 2xx body without the part the format promises.
+pub fn malformed(call: &Call<'_>, what: &str, body: &Value) -> ProviderError {
+    ProviderError::Malformed(scrub_secret(
+        format!("no {what} in {}", snippet(&body.to_string())),
+        call.profile,
+    ))
+}
+
+/// The answer text of a turn, parsed: a JSON object to check, or why not.
+pub fn parse_answer(text: Option<&str>) -> Result<Value, String> {
+    match text.map(serde_json::from_str::<Value>) {
+        Some(Ok(answer)) => Ok(answer),
+        Some(Err(e)) => Err(format!("the answer is not valid JSON ({e})")),
+        None => Err("the answer was empty".to_owned()),
+    }
+}
+
+fn transport_error(error: reqwest::Error, call: &Call<'_>) -> ProviderError {
+    if error.is_timeout() {
+        ProviderError::Timeout(call.timeout)
+    } else if error.is_connect() || error.is_request() {
+        // reqwest errors name the URL, never the headers; scrub anyway.
+        ProviderError::Connection(scrub_secret(error.to_string(), call.profile))
+    } else {
+        ProviderError::Malformed(scrub_secret(error.to_string(), call.profile))
+    }
+}
+
+/// At most 300 characters of a provider's body, for error messages.
+fn snippet(text: &str) -> String {
+    let mut out: String = text.chars().take(300).collect();
+    if out.len() < text.len() {
+        out.push('…');
+    }
+    out
+}
+
+/// Providers sometimes echo the key they were given; never pass it on.
+fn scrub_secret(text: String, profile: &ModelProfile) -> String {
+    match &profile.api_key {
+        Some(key) if !key.expose().is_empty() => text.replace(key.expose(), "***"),
+        _ => text,
+    }
+}
+
+/// `Retry-After`: whole seconds, or an HTTP date.
+fn parse_retry_after(value: &str) -> Option<Duration> {
+    if let Ok(seconds) = value.trim().parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let date = chrono::DateTime::parse_from_rfc2822(value.trim()).ok()?;
+    let wait = date.with_timezone(&chrono::Utc) - chrono::Utc::now();
+    Some(wait.to_std().unwrap_or(Duration::ZERO))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_reads_seconds_and_dates() {
+        assert_eq!(parse_retry_after("7"), Some(Duration::from_secs(7)));
+        assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT"), Some(Duration::ZERO));
+        assert_eq!(parse_retry_after("soon"), None);
+    }
+}
