@@ -35,6 +35,9 @@ pub struct Usage {
     pub latency_ms: u64,
     /// Provider calls made, repair turns included.
     pub calls: u32,
+    /// The profile that answered: the task's own, or one of its fallbacks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
 }
 
 /// Something that turns an [`AiRequest`] into a checked output.
@@ -90,6 +93,29 @@ impl Provider for HttpProvider {
     }
 }
 
+/// One attempt over a profile and its fallbacks: each is tried in order while the one before
+/// failed with a retryable error (a 429, a 5xx, a timeout, answers that kept failing the
+/// schema); a non-retryable error (a refusal, bad credentials) ends the attempt at once, as it
+/// would on the fallback too. The completion's `usage.profile` says which one answered.
+pub async fn run_with_fallbacks<P: Provider>(
+    provider: &P,
+    chain: &[&ModelProfile],
+    request: &AiRequest,
+    cancel: &CancellationToken,
+) -> Result<Completion, ProviderError> {
+    let mut profiles = chain.iter().peekable();
+    while let Some(profile) = profiles.next() {
+        match provider.run(profile, request, cancel).await {
+            Err(error) if error.is_retryable() && profiles.peek().is_some() => {
+                let next = profiles.peek().map(|p| p.id.as_str()).unwrap_or_default();
+                tracing::warn!(profile = %profile.id, fallback = next, error = %error, "the profile failed; trying its fallback");
+            }
+            result => return result,
+        }
+    }
+    Err(ProviderError::ModelUnknown("an empty profile chain".into()))
+}
+
 /// Ask, check the answer, and ask again with the problems stated, up to [`MAX_REPAIR_TURNS`].
 async fn run_turns<W: Wire>(
     wire: &W,
@@ -104,6 +130,7 @@ async fn run_turns<W: Wire>(
         model: call.profile.model.clone(),
         latency_ms: 0,
         calls: 0,
+        profile: Some(call.profile.id.clone()),
     };
     loop {
         let started = Instant::now();

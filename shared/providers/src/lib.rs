@@ -22,7 +22,7 @@ mod settings;
 mod wire;
 
 pub use anthropic::ANTHROPIC_VERSION;
-pub use client::{Completion, HttpProvider, Provider, Usage, MAX_REPAIR_TURNS};
+pub use client::{run_with_fallbacks, Completion, HttpProvider, Provider, Usage, MAX_REPAIR_TURNS};
 pub use error::ProviderError;
 pub use profiles::{
     ApiKey, CallSettings, ModelProfile, ModelProfiles, Prices, ProfileError, TokenLimitField,

@@ -139,6 +139,16 @@ impl ModelProfiles {
                 profiles.insert(id.clone(), profile_from_json(&id, entry, &lookup)?);
             }
         }
+        for profile in profiles.values() {
+            if let Some(missing) =
+                profile.call.fallbacks.iter().find(|f| !profiles.contains_key(*f) && *f != "default")
+            {
+                return Err(ProfileError(format!(
+                    "profile {:?}: fallback {missing:?} is not a profile",
+                    profile.id
+                )));
+            }
+        }
         if !profiles.contains_key("default") {
             profiles.insert(
                 "default".to_owned(),
@@ -166,6 +176,16 @@ impl ModelProfiles {
     /// The profile of a model id, or [`ProviderError::ModelUnknown`] (`AI_MODEL_UNKNOWN`).
     pub fn resolve(&self, model_id: &str) -> Result<&ModelProfile, ProviderError> {
         self.profiles.get(model_id).ok_or_else(|| ProviderError::ModelUnknown(model_id.to_owned()))
+    }
+
+    /// The profile of `model_id`, then its fallbacks in order: what one attempt may try.
+    pub fn chain(&self, model_id: &str) -> Result<Vec<&ModelProfile>, ProviderError> {
+        let first = self.resolve(model_id)?;
+        let mut chain = vec![first];
+        for fallback in &first.call.fallbacks {
+            chain.push(self.resolve(fallback)?);
+        }
+        Ok(chain)
     }
 
     pub fn ids(&self) -> impl Iterator<Item = &str> {

@@ -38,6 +38,9 @@ pub struct CallSettings {
     pub reasoning_effort: Option<String>,
     /// Extra HTTP headers (a beta flag, an organization).
     pub headers: Vec<(String, String)>,
+    /// Profiles tried in order, within the same attempt, when this one fails with a retryable
+    /// error (`ModelProfiles` checks that each exists).
+    pub fallbacks: Vec<String>,
 }
 
 impl Default for CallSettings {
@@ -49,6 +52,7 @@ impl Default for CallSettings {
             seed: None,
             reasoning_effort: None,
             headers: Vec::new(),
+            fallbacks: Vec::new(),
         }
     }
 }
@@ -61,6 +65,7 @@ const KNOWN: &[&str] = &[
     "seed",
     "reasoningEffort",
     "headers",
+    "fallbacks",
 ];
 
 impl CallSettings {
@@ -116,6 +121,16 @@ impl CallSettings {
                 call.headers.push((name.clone(), value.as_str().unwrap_or_default().to_owned()));
             }
         }
+        if let Some(value) = settings.get("fallbacks") {
+            let names = value.as_array().ok_or_else(|| bad("fallbacks", "a list of profile ids"))?;
+            for name in names {
+                let name = name.as_str().filter(|n| !n.is_empty() && *n != id);
+                let name = name.ok_or_else(|| bad("fallbacks", "a list of other profiles' ids"))?;
+                if !call.fallbacks.iter().any(|seen| seen == name) {
+                    call.fallbacks.push(name.to_owned());
+                }
+            }
+        }
         Ok(call)
     }
 
@@ -159,6 +174,9 @@ mod tests {
             json!({"headers": {"bad header": "x"}}),
             json!({"headers": {"x-a": 1}}),
             json!({"schemaDialect": "loose"}),
+            json!({"fallbacks": "b"}),
+            json!({"fallbacks": ["p"]}),
+            json!({"fallbacks": [1]}),
         ] {
             assert!(parse(settings.clone()).is_err(), "{settings}");
         }

@@ -100,7 +100,14 @@ mod tests {
     fn completion() -> Completion {
         Completion {
             output: json!("positive"),
-            usage: Usage { input_tokens: 1, output_tokens: 1, model: "m".into(), latency_ms: 1, calls: 1 },
+            usage: Usage {
+                input_tokens: 1,
+                output_tokens: 1,
+                model: "m".into(),
+                latency_ms: 1,
+                calls: 1,
+                profile: None,
+            },
         }
     }
 

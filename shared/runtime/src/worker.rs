@@ -114,10 +114,11 @@ async fn execute<P: Provider>(
             return Ending::Unexpected(format!("the stored request no longer parses: {problems}"))
         }
     };
-    let profile = match app.profiles.resolve(&task.model_id) {
-        Ok(profile) => profile,
+    let chain = match app.profiles.chain(&task.model_id) {
+        Ok(chain) => chain,
         Err(error) => return Ending::Finished(Err(error)),
     };
+    let profile = chain[0];
     // The configuration the task was created with is the one its answer is cached under: if
     // `AITASK_MODELS` changed since, running this profile would store another model's answer
     // under that key.
@@ -126,11 +127,13 @@ async fn execute<P: Provider>(
     }
     let config = &app.settings.runtime;
     let cancel = CancellationToken::new();
-    let call = app.provider.run(profile, &request, &cancel).instrument(tracing::info_span!(
-        "provider call",
-        kind = %task.kind,
-        model_id = %task.model_id
-    ));
+    let call = aitasks_providers::run_with_fallbacks(&app.provider, &chain, &request, &cancel).instrument(
+        tracing::info_span!(
+            "provider call",
+            kind = %task.kind,
+            model_id = %task.model_id
+        ),
+    );
     let stop_at = deadline.checked_sub(config.deadline_margin).unwrap_or_else(Instant::now);
     // The three run side by side: a check that cannot finish (a dead connection, a lock) delays
     // only the next check, never the call's answer or the deadline.
@@ -310,6 +313,7 @@ async fn settle<P>(
                     provider_ms = usage.map(|u| u.latency_ms),
                     provider_calls = usage.map(|u| u.calls),
                     model = usage.map(|u| u.model.as_str()),
+                    answered_by = usage.and_then(|u| u.profile.as_deref()),
                     input_tokens = usage.map(|u| u.input_tokens),
                     output_tokens = usage.map(|u| u.output_tokens),
                     "settled"
