@@ -257,6 +257,7 @@ fn the_template_holds_what_the_linters_miss() {
         "TaskQueueMessages",
         "OldestQueuedAgeMs",
         "OldestRunningAgeMs",
+        "ProviderThrottled",
         "{aitasks/${AWS::StackName},Result}",
     ] {
         assert!(dashboard.contains(metric), "the dashboard shows {metric}");

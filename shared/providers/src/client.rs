@@ -93,29 +93,6 @@ impl Provider for HttpProvider {
     }
 }
 
-/// One attempt over a profile and its fallbacks: each is tried in order while the one before
-/// failed with a retryable error (a 429, a 5xx, a timeout, answers that kept failing the
-/// schema); a non-retryable error (a refusal, bad credentials) ends the attempt at once, as it
-/// would on the fallback too. The completion's `usage.profile` says which one answered.
-pub async fn run_with_fallbacks<P: Provider>(
-    provider: &P,
-    chain: &[&ModelProfile],
-    request: &AiRequest,
-    cancel: &CancellationToken,
-) -> Result<Completion, ProviderError> {
-    let mut profiles = chain.iter().peekable();
-    while let Some(profile) = profiles.next() {
-        match provider.run(profile, request, cancel).await {
-            Err(error) if error.is_retryable() && profiles.peek().is_some() => {
-                let next = profiles.peek().map(|p| p.id.as_str()).unwrap_or_default();
-                tracing::warn!(profile = %profile.id, fallback = next, error = %error, "the profile failed; trying its fallback");
-            }
-            result => return result,
-        }
-    }
-    Err(ProviderError::ModelUnknown("an empty profile chain".into()))
-}
-
 /// Ask, check the answer, and ask again with the problems stated, up to [`MAX_REPAIR_TURNS`].
 async fn run_turns<W: Wire>(
     wire: &W,

@@ -22,10 +22,10 @@ mod settings;
 mod wire;
 
 pub use anthropic::ANTHROPIC_VERSION;
-pub use client::{run_with_fallbacks, Completion, HttpProvider, Provider, Usage, MAX_REPAIR_TURNS};
+pub use client::{Completion, HttpProvider, Provider, Usage, MAX_REPAIR_TURNS};
 pub use error::ProviderError;
 pub use profiles::{
-    ApiKey, CallSettings, ModelProfile, ModelProfiles, Prices, ProfileError, TokenLimitField,
+    ApiKey, CallLimits, CallSettings, ModelProfile, ModelProfiles, Prices, ProfileError, TokenLimitField,
     ANTHROPIC_BASE_URL, DEFAULT_BASE_URL, DEFAULT_MODEL,
 };
 pub use tokio_util::sync::CancellationToken;

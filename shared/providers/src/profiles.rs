@@ -63,6 +63,19 @@ pub struct ModelProfile {
     /// How long one call may take (`timeoutMs`); the client's default when `None`. Not part of
     /// the hash: it changes whether an answer comes, not which.
     pub timeout: Option<Duration>,
+    /// Limits every worker instance respects together (`limits`), held in Postgres. Not part of
+    /// the hash either.
+    pub limits: Option<CallLimits>,
+}
+
+/// A profile's provider-side limits: calls started and tokens used per UTC minute, calls in
+/// flight at once. Each is optional.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CallLimits {
+    pub requests_per_minute: Option<u32>,
+    pub tokens_per_minute: Option<u64>,
+    pub concurrent: Option<u32>,
 }
 
 /// A model's list prices, in US dollars per million tokens.
@@ -167,6 +180,7 @@ impl ModelProfiles {
                     prices: None,
                     call: CallSettings::default(),
                     timeout: None,
+                    limits: None,
                 },
             );
         }
@@ -247,11 +261,36 @@ fn profile_from_json(
             Some(prices)
         }
     };
+    let limits = match fields.remove("limits") {
+        None | Some(Value::Null) => None,
+        Some(value) => {
+            let limits: CallLimits = serde_json::from_value(value).map_err(|e| {
+                ProfileError(format!(
+                    "profile {id:?}: limits must be {{requestsPerMinute?, tokensPerMinute?, concurrent?}} of positive integers: {e}"
+                ))
+            })?;
+            let zero = [
+                limits.requests_per_minute.map(u64::from),
+                limits.tokens_per_minute,
+                limits.concurrent.map(u64::from),
+            ]
+            .contains(&Some(0));
+            if zero
+                || i32::try_from(limits.requests_per_minute.unwrap_or(0)).is_err()
+                || i32::try_from(limits.concurrent.unwrap_or(0)).is_err()
+                || i64::try_from(limits.tokens_per_minute.unwrap_or(0)).is_err()
+            {
+                return Err(ProfileError(format!("profile {id:?}: limits must be positive integers")));
+            }
+            Some(limits)
+        }
+    };
     let call = CallSettings::parse(id, &fields)?;
     Ok(ModelProfile {
         prices,
         call,
         timeout,
+        limits,
         id: id.to_owned(),
         provider,
         model,

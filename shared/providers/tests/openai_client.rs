@@ -22,6 +22,7 @@ fn profile(server: &MockServer) -> ModelProfile {
         prices: None,
         call: Default::default(),
         timeout: None,
+        limits: None,
     }
 }
 

@@ -22,6 +22,9 @@ pub enum Ending {
     /// Something that should not happen did (a panic, a stored request that no longer parses).
     /// The detail is for the log; the task stores [`UNEXPECTED_MESSAGE`].
     Unexpected(String),
+    /// Every profile the attempt could use was at its provider-side limit: no call was made.
+    /// The task goes back unworked, its attempt uncounted, for another try after the delay.
+    Throttled(Duration),
 }
 
 /// The message stored when a deadline stops an attempt (with [`ErrorCode::Interrupted`]).
@@ -43,6 +46,8 @@ pub enum Decision<'a> {
     SettleCancel,
     /// Write nothing: another worker or the sweeper owns the task now.
     Abandon,
+    /// Give the claim back unworked (attempt uncounted); the message comes back after `delay`.
+    Release { delay: Duration },
 }
 
 /// Decide what an ended attempt writes. `attempt` is the attempt just made (1-based) and
@@ -88,6 +93,8 @@ pub fn decide<'a>(
         }
         Ending::CancelRequested => Decision::SettleCancel,
         Ending::LeaseLost => Decision::Abandon,
+        // Whatever the attempt number: nothing was spent.
+        Ending::Throttled(delay) => Decision::Release { delay: *delay },
     }
 }
 
@@ -210,6 +217,13 @@ mod tests {
             ),
             ("a requested cancel ends canceled", Ending::CancelRequested, 1, 3, Decision::SettleCancel),
             ("a lost lease writes nothing", Ending::LeaseLost, 2, 3, Decision::Abandon),
+            (
+                "a provider limit gives the claim back, even on the last attempt",
+                Ending::Throttled(Duration::from_secs(7)),
+                3,
+                3,
+                Decision::Release { delay: Duration::from_secs(7) },
+            ),
         ];
         for (name, ending, attempt, budget, expected) in cases {
             // At the top of the jitter, the delay is the cap.

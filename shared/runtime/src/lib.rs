@@ -17,6 +17,7 @@ pub mod api;
 mod api_error;
 mod app;
 pub mod aws;
+mod calls;
 pub mod config;
 pub mod decision;
 mod errors;

@@ -37,6 +37,8 @@ pub struct SweepSummary {
     pub events_pruned: u64,
     pub released_deleted: u64,
     pub quota_days_pruned: u64,
+    /// Per-minute provider counts older than an hour (`limits` in `AITASK_MODELS`).
+    pub provider_minutes_pruned: u64,
     /// Tasks a run's cancel reached here because the cancel request ran out of time.
     pub run_tasks_canceled: u64,
     pub run_cancels_finished: u64,
@@ -152,6 +154,14 @@ pub async fn sweep<P>(app: &App<P>) -> Result<SweepSummary, StoreError> {
     for _ in 0..max_batches {
         let n = store::prune_usage(&client, batch).await?;
         summary.quota_days_pruned += n;
+        if n < batch as u64 {
+            break;
+        }
+    }
+
+    for _ in 0..max_batches {
+        let n = store::prune_provider_usage(&client, batch).await?;
+        summary.provider_minutes_pruned += n;
         if n < batch as u64 {
             break;
         }

@@ -127,18 +127,19 @@ async fn execute<P: Provider>(
     }
     let config = &app.settings.runtime;
     let cancel = CancellationToken::new();
-    let call = aitasks_providers::run_with_fallbacks(&app.provider, &chain, &request, &cancel).instrument(
-        tracing::info_span!(
-            "provider call",
-            kind = %task.kind,
-            model_id = %task.model_id
-        ),
-    );
+    let call = crate::calls::run(app, &chain, &request, &cancel).instrument(tracing::info_span!(
+        "provider call",
+        kind = %task.kind,
+        model_id = %task.model_id
+    ));
     let stop_at = deadline.checked_sub(config.deadline_margin).unwrap_or_else(Instant::now);
     // The three run side by side: a check that cannot finish (a dead connection, a lock) delays
     // only the next check, never the call's answer or the deadline.
     let ending = tokio::select! {
-        result = call => Ending::Finished(result),
+        calls = call => match calls {
+            crate::calls::Calls::Done(result) => Ending::Finished(result),
+            crate::calls::Calls::Throttled(wait) => Ending::Throttled(wait),
+        },
         _ = tokio::time::sleep_until(stop_at) => Ending::Deadline,
         ending = watch(app, task.lease(), message) => ending,
     };
@@ -281,6 +282,21 @@ async fn settle<P>(
         Decision::Fail { code, message } => store::fail_attempt(&client, lease, code, &message).await?,
         // Nothing to write for the attempt itself: the cancel is settled below.
         Decision::SettleCancel => Fenced::Lost,
+        Decision::Release { delay } => {
+            if store::release_claim(&client, lease).await? {
+                Document::new(&[&["ModelId"]])
+                    .dimension("ModelId", &task.model_id)
+                    .metric("ProviderThrottled", Unit::Count, 1.0)
+                    .emit();
+                tracing::info!(
+                    model_id = %task.model_id,
+                    retry_in_ms = delay.as_millis() as u64,
+                    "released: every profile is at its provider limit; the attempt is not counted"
+                );
+                return Ok(Outcome::Retry { delay });
+            }
+            Fenced::Lost
+        }
         Decision::Abandon => {
             tracing::info!("lease lost (requeued, settled or deleted elsewhere); writing nothing");
             return Ok(Outcome::Ack);
@@ -351,7 +367,7 @@ fn estimated_cost<P>(app: &App<P>, model_id: &str, usage: Option<&aitasks_provid
 
 /// A uniformly random number in [0, 1), for the retry's jitter: the low 53 bits of a v4 UUID
 /// (all random; its version and variant bits are higher up).
-fn random_fraction() -> f64 {
+pub(crate) fn random_fraction() -> f64 {
     const BITS: u64 = (1 << 53) - 1;
     (Uuid::new_v4().as_u128() as u64 & BITS) as f64 / (BITS + 1) as f64
 }

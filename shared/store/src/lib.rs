@@ -35,6 +35,7 @@ mod admission;
 mod error;
 mod events;
 mod lease;
+mod limits;
 mod model;
 mod owned;
 mod pool;
@@ -55,6 +56,9 @@ pub use admission::{
 pub use error::{StoreError, StoreResult};
 pub use events::{lease_pending_events, mark_delivered, prune_delivered_events};
 pub use lease::{check, claim, heartbeat, requeue_attempt};
+pub use limits::{
+    add_tokens, free_slot, minute_of, prune_provider_usage, release_claim, start_call, take_slot,
+};
 pub use model::{
     Claim, Created, Fenced, Lease, LeaseCheck, NewRun, NewTask, PendingEvent, Run, RunState, Settled, Task,
     TaskOwner, TaskStatus,

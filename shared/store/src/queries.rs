@@ -63,6 +63,18 @@ pub(crate) static PRUNE_USAGE: Sql =
 pub(crate) static SPEND_TASK: Sql = Sql::new("quota/spend_task", include_str!("../sql/quota/spend_task.sql"));
 pub(crate) static OVERVIEW: Sql = Sql::new("stats/overview", include_str!("../sql/stats/overview.sql"));
 pub(crate) static BACKLOG: Sql = Sql::new("stats/backlog", include_str!("../sql/stats/backlog.sql"));
+pub(crate) static START_CALL: Sql =
+    Sql::new("limits/start_call", include_str!("../sql/limits/start_call.sql"));
+pub(crate) static ADD_TOKENS: Sql =
+    Sql::new("limits/add_tokens", include_str!("../sql/limits/add_tokens.sql"));
+pub(crate) static ENSURE_SLOTS: Sql =
+    Sql::new("limits/ensure_slots", include_str!("../sql/limits/ensure_slots.sql"));
+pub(crate) static TAKE_SLOT: Sql = Sql::new("limits/take_slot", include_str!("../sql/limits/take_slot.sql"));
+pub(crate) static FREE_SLOT: Sql = Sql::new("limits/free_slot", include_str!("../sql/limits/free_slot.sql"));
+pub(crate) static LIMITS_PRUNE_USAGE: Sql =
+    Sql::new("limits/prune_usage", include_str!("../sql/limits/prune_usage.sql"));
+pub(crate) static RELEASE_CLAIM: Sql =
+    Sql::new("lease/release_claim", include_str!("../sql/lease/release_claim.sql"));
 pub(crate) static COMPLETE: Sql = Sql::new("settle/complete", include_str!("../sql/settle/complete.sql"));
 pub(crate) static COMPLETE_UNSCOPED: Sql =
     Sql::new("settle/complete_unscoped", include_str!("../sql/settle/complete_unscoped.sql"));
@@ -97,7 +109,7 @@ pub(crate) static SELECT_TASK_BY_EFFECT_KEY: Sql =
     Sql::new("tasks/select_task_by_effect_key", include_str!("../sql/tasks/select_task_by_effect_key.sql"));
 
 /// All of them (the snapshot test prints each).
-pub(crate) static ALL: [&Sql; 51] = [
+pub(crate) static ALL: [&Sql; 58] = [
     &ADMIT,
     &INSERT_CACHED,
     &LOCK_APP_EXCLUSIVE,
@@ -129,6 +141,13 @@ pub(crate) static ALL: [&Sql; 51] = [
     &PRUNE_USAGE,
     &OVERVIEW,
     &BACKLOG,
+    &START_CALL,
+    &ADD_TOKENS,
+    &ENSURE_SLOTS,
+    &TAKE_SLOT,
+    &FREE_SLOT,
+    &LIMITS_PRUNE_USAGE,
+    &RELEASE_CLAIM,
     &SPEND_TASK,
     &SELECT_RUN,
     &COMPLETE,

@@ -57,6 +57,9 @@ struct State {
     authorizations: Vec<Option<String>>,
     aborted: usize,
     completed: usize,
+    /// Requests being answered now, and the most there ever were at once.
+    in_flight: usize,
+    peak_in_flight: usize,
 }
 
 /// The stub server. Dropping it stops accepting connections.
@@ -123,6 +126,11 @@ impl StubProvider {
         self.state.lock().expect("stub state").aborted
     }
 
+    /// The most requests the stub was answering at the same time.
+    pub fn peak_in_flight(&self) -> usize {
+        self.state.lock().expect("stub state").peak_in_flight
+    }
+
     /// Answers fully written.
     pub fn completed(&self) -> usize {
         self.state.lock().expect("stub state").completed
@@ -148,11 +156,15 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
             let mut state = state.lock().expect("stub state");
             state.requests.push(body.clone());
             state.authorizations.push(authorization);
+            state.in_flight += 1;
+            state.peak_in_flight = state.peak_in_flight.max(state.in_flight);
             let default = state.default.clone().unwrap_or(Reply::Auto);
             let reply = state.script.pop_front().unwrap_or(default);
             let random = state.random.get_or_insert_with(|| crate::Xorshift::new(7));
             pick(reply, random)
         };
+        // However the request ends, it is no longer in flight.
+        let _in_flight = InFlight(state.clone());
         let (delay, reply) = unwrap_delay(reply);
         if !delay.is_zero() {
             // Wait for the delay, or notice the client hanging up.
@@ -181,6 +193,15 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
             return;
         }
         state.lock().expect("stub state").completed += 1;
+    }
+}
+
+struct InFlight(Arc<Mutex<State>>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let mut state = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        state.in_flight = state.in_flight.saturating_sub(1);
     }
 }
 
