@@ -270,6 +270,7 @@ fn the_template_holds_what_the_linters_miss() {
         (
             "ProcessTaskFunction",
             &[
+                "bedrock:InvokeModel",
                 "secretsmanager:GetSecretValue",
                 "sqs:ChangeMessageVisibility",
                 "sqs:DeleteMessage",
@@ -293,6 +294,14 @@ fn the_template_holds_what_the_linters_miss() {
         let policies = serde_yaml::to_string(&resources[function]["Properties"]["Policies"]).expect("yaml");
         assert!(!policies.contains("DatabaseOwnerSecretArn"), "{function} must not read the owner's secret");
     }
+    // Bedrock: only the models the deployment names (BedrockModelArns), nothing by default.
+    let process_policies =
+        serde_yaml::to_string(&resources["ProcessTaskFunction"]["Properties"]["Policies"]).unwrap();
+    assert!(
+        process_policies.contains("BedrockModelArns")
+            && process_policies.contains("foundation-model/none-configured"),
+        "bedrock:InvokeModel is scoped to the configured models"
+    );
     for (function, allowed) in expected {
         let found = actions(&resources[function]);
         let allowed: BTreeSet<String> = allowed.iter().map(|a| (*a).to_owned()).collect();

@@ -51,12 +51,14 @@ pub trait Provider: Send + Sync {
     ) -> impl Future<Output = Result<Completion, ProviderError>> + Send;
 }
 
-/// The HTTP providers: OpenAI-compatible chat completions (`"provider": "openai"`) and
-/// Anthropic's Messages API (`"anthropic"`), chosen by the profile.
+/// The providers: OpenAI-compatible chat completions (`"provider": "openai"`), Anthropic's
+/// Messages API (`"anthropic"`) and Amazon Bedrock's Converse API (`"bedrock"`), chosen by the
+/// profile.
 #[derive(Debug, Clone)]
 pub struct HttpProvider {
     http: reqwest::Client,
     timeout: Duration,
+    bedrock: Option<aws_sdk_bedrockruntime::Client>,
 }
 
 impl HttpProvider {
@@ -67,7 +69,14 @@ impl HttpProvider {
             .pool_idle_timeout(Duration::from_secs(60))
             .build()
             .map_err(|e| ProviderError::Connection(format!("cannot build the HTTP client: {e}")))?;
-        Ok(HttpProvider { http, timeout })
+        Ok(HttpProvider { http, timeout, bedrock: None })
+    }
+
+    /// Call Amazon Bedrock through this client (`"provider": "bedrock"`). Build it with the SDK's
+    /// retries off: a retry is an attempt of ours, counted on the task.
+    pub fn with_bedrock(mut self, client: aws_sdk_bedrockruntime::Client) -> HttpProvider {
+        self.bedrock = Some(client);
+        self
     }
 }
 
@@ -78,10 +87,16 @@ impl Provider for HttpProvider {
         request: &AiRequest,
         cancel: &CancellationToken,
     ) -> Result<Completion, ProviderError> {
-        let call = Call { http: &self.http, profile, timeout: profile.timeout.unwrap_or(self.timeout) };
+        let call = Call {
+            http: &self.http,
+            bedrock: self.bedrock.as_ref(),
+            profile,
+            timeout: profile.timeout.unwrap_or(self.timeout),
+        };
         let turns = async {
             match profile.provider.as_str() {
                 "anthropic" => run_turns(&crate::anthropic::Anthropic, &call, request).await,
+                "bedrock" => run_turns(&crate::bedrock::Bedrock, &call, request).await,
                 _ => run_turns(&crate::openai::OpenAi, &call, request).await,
             }
         };

@@ -14,6 +14,7 @@
 //!   no retries of its own: every other retry is an attempt, counted on the task.
 
 mod anthropic;
+mod bedrock;
 mod client;
 mod error;
 mod openai;

@@ -202,6 +202,11 @@ impl ModelProfiles {
         Ok(chain)
     }
 
+    /// Whether any profile calls `provider` (`"bedrock"`: the worker then needs a Bedrock client).
+    pub fn uses_provider(&self, provider: &str) -> bool {
+        self.profiles.values().any(|p| p.provider == provider)
+    }
+
     pub fn ids(&self) -> impl Iterator<Item = &str> {
         self.profiles.keys().map(String::as_str)
     }
@@ -230,9 +235,12 @@ fn profile_from_json(
     let (default_base, default_key_env) = match provider.as_str() {
         "openai" => (lookup("OPENAI_BASE_URL").unwrap_or_else(|| DEFAULT_BASE_URL.to_owned()), DEFAULT_KEY_ENV),
         "anthropic" => (ANTHROPIC_BASE_URL.to_owned(), "ANTHROPIC_API_KEY"),
+        // The SDK's own endpoint for the function's region (AWS_ENDPOINT_URL_BEDROCK_RUNTIME
+        // overrides it); credentials come from the role, never a key.
+        "bedrock" => ("bedrock-runtime".to_owned(), ""),
         _ => {
             return Err(ProfileError(format!(
-                "profile {id:?}: provider {provider:?} is not supported (\"openai\" for any OpenAI-compatible endpoint, or \"anthropic\")"
+                "profile {id:?}: provider {provider:?} is not supported (\"openai\" for any OpenAI-compatible endpoint, \"anthropic\" or \"bedrock\")"
             )))
         }
     };

@@ -13,6 +13,8 @@ use crate::profiles::ModelProfile;
 /// The parts of one provider call that do not change between turns.
 pub struct Call<'a> {
     pub http: &'a reqwest::Client,
+    /// The Bedrock Runtime client, when the worker has AWS configuration.
+    pub bedrock: Option<&'a aws_sdk_bedrockruntime::Client>,
     pub profile: &'a ModelProfile,
     pub timeout: Duration,
 }

@@ -38,8 +38,17 @@ impl App<HttpProvider> {
         let lookup = |name: &str| env(name).or_else(|| secrets.get(name));
         let settings = Settings::from_lookup(lookup)?;
         let profiles = ModelProfiles::from_lookup(lookup)?;
-        let provider = HttpProvider::new(settings.runtime.provider_timeout)?;
-        let sqs = Queues::client_from_env().await;
+        let aws = crate::aws::sdk_config().await;
+        let mut provider = HttpProvider::new(settings.runtime.provider_timeout)?;
+        if profiles.uses_provider("bedrock") {
+            // The role's credentials, the function's region (or AWS_ENDPOINT_URL_BEDROCK_RUNTIME);
+            // the SDK's own retries off: every retry is an attempt, counted on the task.
+            let config = aws_sdk_bedrockruntime::config::Builder::from(&aws)
+                .retry_config(aws_sdk_bedrockruntime::config::retry::RetryConfig::disabled())
+                .build();
+            provider = provider.with_bedrock(aws_sdk_bedrockruntime::Client::from_conf(config));
+        }
+        let sqs = aws_sdk_sqs::Client::new(&aws);
         Ok(Arc::new(App::new(settings, profiles, provider, sqs)?))
     }
 }
