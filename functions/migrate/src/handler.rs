@@ -47,7 +47,7 @@ impl Migrator {
                     return Err("neither DATABASE_URL nor AITASK_DATABASE_SECRET_ARN is set".to_owned());
                 }
                 let secrets =
-                    aitasks_runtime::secrets::Secrets::load(env).await.map_err(|e| e.to_string())?;
+                    aitasks_runtime::secrets::Secrets::load(env, false).await.map_err(|e| e.to_string())?;
                 secrets.get("DATABASE_URL").ok_or_else(|| "the database secret gave no URL".to_owned())
             })
             .await

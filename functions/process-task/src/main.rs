@@ -6,7 +6,7 @@ use lambda_runtime::{service_fn, Error, LambdaEvent};
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     aitasks_lambda_kit::init_tracing();
-    let app = aitasks_runtime::App::from_env().await?;
+    let app = aitasks_runtime::App::worker_from_env().await?;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<_>| {
         let app = app.clone();
         async move { process_task::handle(&app, event).await }

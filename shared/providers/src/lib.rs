@@ -26,7 +26,7 @@ pub use anthropic::ANTHROPIC_VERSION;
 pub use client::{Completion, HttpProvider, Provider, Usage, MAX_REPAIR_TURNS};
 pub use error::ProviderError;
 pub use profiles::{
-    ApiKey, CallLimits, CallSettings, ModelProfile, ModelProfiles, Prices, ProfileError, TokenLimitField,
-    ANTHROPIC_BASE_URL, DEFAULT_BASE_URL, DEFAULT_MODEL,
+    profile_key_secrets, profile_key_variable, ApiKey, CallLimits, CallSettings, ModelProfile, ModelProfiles,
+    Prices, ProfileError, TokenLimitField, ANTHROPIC_BASE_URL, DEFAULT_BASE_URL, DEFAULT_MODEL,
 };
 pub use tokio_util::sync::CancellationToken;

@@ -52,6 +52,8 @@ pub struct ModelProfile {
     pub model: String,
     pub base_url: String,
     pub api_key: Option<ApiKey>,
+    /// `apiKeySecretArn`: the Secrets Manager secret holding this profile's key.
+    pub key_secret_arn: Option<String>,
     /// Other settings from `AITASK_MODELS`, part of the configuration hash.
     pub settings: Map<String, Value>,
     /// What the model costs, when the profile says (`"prices"`): for the estimated-cost
@@ -173,6 +175,7 @@ impl ModelProfiles {
                         lookup("OPENAI_BASE_URL").unwrap_or_else(|| DEFAULT_BASE_URL.to_owned()),
                     ),
                     api_key: lookup(DEFAULT_KEY_ENV).map(ApiKey),
+                    key_secret_arn: None,
                     // AITASK_SCHEMA_DIALECT=full: the default endpoint enforces full JSON Schema.
                     settings: lookup("AITASK_SCHEMA_DIALECT")
                         .map(|dialect| Map::from_iter([("schemaDialect".to_owned(), Value::String(dialect))]))
@@ -212,6 +215,21 @@ impl ModelProfiles {
     }
 }
 
+/// The variable a profile's key read from its own secret (`apiKeySecretArn`) is looked up by.
+pub fn profile_key_variable(profile_id: &str) -> String {
+    format!("AITASK_PROFILE_KEY:{profile_id}")
+}
+
+/// The `apiKeySecretArn` of every profile in an `AITASK_MODELS` text, by profile id (nothing for
+/// text that does not parse: reading the profiles reports that).
+pub fn profile_key_secrets(models: &str) -> Vec<(String, String)> {
+    let Ok(Value::Object(entries)) = serde_json::from_str::<Value>(models) else { return Vec::new() };
+    entries
+        .iter()
+        .filter_map(|(id, entry)| entry["apiKeySecretArn"].as_str().map(|arn| (id.clone(), arn.to_owned())))
+        .collect()
+}
+
 fn trim_base(url: String) -> String {
     url.trim_end_matches('/').to_owned()
 }
@@ -247,6 +265,9 @@ fn profile_from_json(
     let model = text("model")?.ok_or_else(|| ProfileError(format!("profile {id:?}: model is required")))?;
     let base_url = text("baseUrl")?.unwrap_or(default_base);
     let key_env = text("apiKeyEnv")?.unwrap_or_else(|| default_key_env.to_owned());
+    // A key of its own in Secrets Manager: process-task reads it at cold start into
+    // `profile_key_variable(id)` (aitasks_runtime::secrets); the ARN is not configuration.
+    let key_secret = text("apiKeySecretArn")?;
     let timeout = match fields.remove("timeoutMs") {
         None | Some(Value::Null) => None,
         Some(value) => {
@@ -303,7 +324,11 @@ fn profile_from_json(
         provider,
         model,
         base_url: trim_base(base_url),
-        api_key: lookup(&key_env).map(ApiKey),
+        api_key: match &key_secret {
+            Some(_) => lookup(&profile_key_variable(id)).map(ApiKey),
+            None => lookup(&key_env).map(ApiKey),
+        },
+        key_secret_arn: key_secret,
         settings: fields,
     })
 }
@@ -376,6 +401,39 @@ mod tests {
         assert!(priced.settings.is_empty(), "prices are not a provider setting");
         assert_eq!(priced.config_hash(), plain.config_hash(), "a price changes no answer");
         assert_eq!(plain.prices, None);
+    }
+
+    #[test]
+    fn a_profile_s_own_key_secret_is_found_and_its_key_used() {
+        let models = r#"{"own": {"model": "m", "apiKeySecretArn": "arn:aws:secretsmanager:r:1:secret:k"}, "plain": {"model": "m"}}"#;
+        assert_eq!(
+            profile_key_secrets(models),
+            vec![("own".to_owned(), "arn:aws:secretsmanager:r:1:secret:k".to_owned())]
+        );
+        let variable = profile_key_variable("own");
+        let profiles = ModelProfiles::from_lookup(env(&[
+            ("AITASK_MODELS", models),
+            (variable.as_str(), "sk-own"),
+            ("OPENAI_API_KEY", "sk-shared"),
+        ]))
+        .unwrap();
+        let own = profiles.resolve("own").unwrap();
+        assert_eq!(
+            own.api_key.as_ref().map(ApiKey::expose),
+            Some("sk-own"),
+            "its secret's key, not the shared one"
+        );
+        assert_eq!(
+            profiles.resolve("plain").unwrap().api_key.as_ref().map(ApiKey::expose),
+            Some("sk-shared")
+        );
+        let without = models.replace(r#", "apiKeySecretArn": "arn:aws:secretsmanager:r:1:secret:k""#, "");
+        let other = ModelProfiles::from_lookup(env(&[("AITASK_MODELS", &without)])).unwrap();
+        assert_eq!(
+            other.resolve("own").unwrap().config_hash(),
+            own.config_hash(),
+            "the ARN is not configuration"
+        );
     }
 
     #[test]

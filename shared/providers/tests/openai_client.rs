@@ -18,6 +18,7 @@ fn profile(server: &MockServer) -> ModelProfile {
         model: "test-model".into(),
         base_url: format!("{}/v1", server.uri()),
         api_key: Some(ApiKey::new(KEY)),
+        key_secret_arn: None,
         settings: Map::new(),
         prices: None,
         call: Default::default(),

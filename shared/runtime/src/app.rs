@@ -33,11 +33,34 @@ pub enum StartupError {
 impl App<HttpProvider> {
     /// Read the environment and build everything. No connection is opened yet.
     pub async fn from_env() -> Result<Arc<App>, StartupError> {
+        App::build_from_env(false).await
+    }
+
+    /// [`App::from_env`] for process-task, the one function that calls providers (and whose
+    /// role may read the profiles' own key secrets): every profile's `apiKeySecretArn` is read.
+    pub async fn worker_from_env() -> Result<Arc<App>, StartupError> {
+        App::build_from_env(true).await
+    }
+
+    async fn build_from_env(worker: bool) -> Result<Arc<App>, StartupError> {
         let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-        let secrets = crate::secrets::Secrets::load(env).await?;
+        let secrets = crate::secrets::Secrets::load(env, worker).await?;
         let lookup = |name: &str| env(name).or_else(|| secrets.get(name));
         let settings = Settings::from_lookup(lookup)?;
         let profiles = ModelProfiles::from_lookup(lookup)?;
+        if worker {
+            // A key secret named but not read is a configuration mistake: say so at cold start,
+            // not as a 401 on every task.
+            for id in profiles.ids() {
+                if let Ok(profile) = profiles.resolve(id) {
+                    if let (Some(arn), None) = (&profile.key_secret_arn, &profile.api_key) {
+                        return Err(
+                            ConfigError(format!("profile {id:?}: its key secret {arn} gave no key")).into()
+                        );
+                    }
+                }
+            }
+        }
         let aws = crate::aws::sdk_config().await;
         let mut provider = HttpProvider::new(settings.runtime.provider_timeout)?;
         if profiles.uses_provider("bedrock") {

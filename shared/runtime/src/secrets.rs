@@ -2,7 +2,8 @@
 //! environment variables in AWS: `AITASK_DATABASE_SECRET_ARN` (an RDS-style JSON secret:
 //! username, password, host, port, dbname) becomes `DATABASE_URL`, and
 //! `AITASK_PROVIDER_KEY_SECRET_ARN` (a plain string, or JSON with `apiKey`) becomes
-//! `OPENAI_API_KEY`. Locally neither is set and the plain variables are used.
+//! `OPENAI_API_KEY`; for the worker, each profile's `apiKeySecretArn` becomes that profile's
+//! key. Locally none is set and the plain variables are used.
 
 use std::collections::HashMap;
 
@@ -20,11 +21,20 @@ impl Secrets {
         self.0.get(name).cloned()
     }
 
-    /// Fetch the secrets the environment names (none locally).
-    pub async fn load(lookup: impl Fn(&str) -> Option<String>) -> Result<Secrets, ConfigError> {
+    /// Fetch the secrets the environment names (none locally). With `profile_keys` (the
+    /// worker, whose role may read them), also every profile's own key secret
+    /// (`apiKeySecretArn` in `AITASK_MODELS`), under `profile_key_variable(id)`.
+    pub async fn load(
+        lookup: impl Fn(&str) -> Option<String>,
+        profile_keys: bool,
+    ) -> Result<Secrets, ConfigError> {
         let database = lookup("AITASK_DATABASE_SECRET_ARN");
         let provider = lookup("AITASK_PROVIDER_KEY_SECRET_ARN");
-        if database.is_none() && provider.is_none() {
+        let profiles = match (profile_keys, lookup("AITASK_MODELS")) {
+            (true, Some(models)) => aitasks_providers::profile_key_secrets(&models),
+            _ => Vec::new(),
+        };
+        if database.is_none() && provider.is_none() && profiles.is_empty() {
             return Ok(Secrets::default());
         }
         let config = crate::aws::sdk_config().await;
@@ -53,17 +63,24 @@ impl Secrets {
             values.insert("DATABASE_URL".to_owned(), database_url(&fetch(arn).await?)?);
         }
         if let Some(arn) = provider {
-            let text = fetch(arn).await?;
-            let key = match serde_json::from_str::<Value>(&text) {
-                Ok(Value::Object(map)) => {
-                    map.get("apiKey").and_then(Value::as_str).map(str::to_owned).unwrap_or(text)
-                }
-                _ => text,
-            };
-            values.insert("OPENAI_API_KEY".to_owned(), key.trim().to_owned());
+            values.insert("OPENAI_API_KEY".to_owned(), api_key(fetch(arn).await?));
+        }
+        for (profile, arn) in profiles {
+            values.insert(aitasks_providers::profile_key_variable(&profile), api_key(fetch(arn).await?));
         }
         Ok(Secrets(values))
     }
+}
+
+/// A provider key secret: a plain string, or JSON with `apiKey`.
+fn api_key(text: String) -> String {
+    let key = match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(map)) => {
+            map.get("apiKey").and_then(Value::as_str).map(str::to_owned).unwrap_or(text)
+        }
+        _ => text,
+    };
+    key.trim().to_owned()
 }
 
 /// A Postgres URL from an RDS-style secret.

@@ -92,6 +92,9 @@ pub struct LocalSecrets {
     pub owner_arn: String,
     pub provider_key_arn: String,
     pub provider_key: String,
+    /// The default profile's own key (`apiKeySecretArn` in ModelsJson): what the provider sees.
+    pub profile_key_arn: String,
+    pub profile_key: String,
 }
 
 /// A local stack, ready for the functions to run against.
@@ -131,6 +134,7 @@ impl Rehearsal {
             .batch_execute(&format!("CREATE DATABASE {database}"))
             .await?;
         let provider_key = format!("sk-rehearsal-{}", uuid::Uuid::new_v4().simple());
+        let profile_key = format!("sk-profile-{}", uuid::Uuid::new_v4().simple());
         let secrets = LocalSecrets {
             database_arn: secrets_manager
                 .create(&format!("aitasks/{run}/database"), &rds_secret(&app_url, &database)?)
@@ -142,6 +146,10 @@ impl Rehearsal {
                 .create(&format!("aitasks/{run}/provider-key"), &provider_key)
                 .await?,
             provider_key,
+            profile_key_arn: secrets_manager
+                .create(&format!("aitasks/{run}/profile-key"), &json!({"apiKey": profile_key}).to_string())
+                .await?,
+            profile_key,
         };
 
         let sqs_endpoint = aitasks_testkit::local_env("AWS_ENDPOINT_URL_SQS");
@@ -177,6 +185,15 @@ impl Rehearsal {
             ("DatabaseOwnerSecretArn", secrets.owner_arn.clone()),
             ("ProviderKeySecretArn", secrets.provider_key_arn.clone()),
             ("OpenAiBaseUrl", stub.base_url.clone()),
+            // The default profile reads its key from a secret of its own, which only
+            // process-task's policy (ProfileKeySecretArns) lets it read.
+            (
+                "ModelsJson",
+                json!({"default": {"model": "rehearsal-model", "baseUrl": stub.base_url,
+                                   "apiKeySecretArn": secrets.profile_key_arn}})
+                .to_string(),
+            ),
+            ("ProfileKeySecretArns", secrets.profile_key_arn.clone()),
             ("DefaultModel", "rehearsal-model".to_owned()),
             ("SubnetIds", "subnet-0rehearsal".to_owned()),
             ("SecurityGroupIds", "sg-0rehearsal".to_owned()),

@@ -565,7 +565,7 @@ impl Scenario<'_> {
     }
 
     fn check_provider_key(&mut self) {
-        let expected = format!("Bearer {}", self.rehearsal.secrets.provider_key);
+        let expected = format!("Bearer {}", self.rehearsal.secrets.profile_key);
         let seen = self.rehearsal.stub.authorizations();
         if seen.is_empty() {
             self.step("provider", "API key from the secret", Err("the provider was never called".into()));
@@ -573,7 +573,7 @@ impl Scenario<'_> {
             self.step(
                 "provider",
                 "API key from the secret",
-                Ok(format!("{} call(s), each with the secret's key", seen.len())),
+                Ok(format!("{} call(s), each with the key from the profile's own secret", seen.len())),
             );
         } else {
             self.step(

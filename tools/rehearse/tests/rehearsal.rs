@@ -51,9 +51,13 @@ async fn the_template_as_deployed_passes_with_every_call_allowed() {
     }
     let mut process_reads = reads("ProcessTaskFunction");
     process_reads.sort();
-    let mut expected = vec![secrets.database_arn.clone(), secrets.provider_key_arn.clone()];
+    let mut expected =
+        vec![secrets.database_arn.clone(), secrets.provider_key_arn.clone(), secrets.profile_key_arn.clone()];
     expected.sort();
-    assert_eq!(process_reads, expected, "process-task reads the database secret and the provider key");
+    assert_eq!(
+        process_reads, expected,
+        "process-task reads the database secret, the provider key and the profile's own key"
+    );
     assert_eq!(
         reads("MigrateFunction"),
         vec![secrets.owner_arn.clone()],
