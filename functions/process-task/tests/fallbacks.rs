@@ -69,3 +69,49 @@ async fn a_retryable_failure_moves_to_the_fallback_in_the_same_attempt() {
     assert_eq!((status.as_str(), usage.unwrap()["profile"].as_str()), ("succeeded", Some("default")));
     assert_eq!((primary.calls(), backup.calls()), (4, 2));
 }
+
+#[tokio::test]
+async fn an_anthropic_fallback_takes_over_from_a_failing_openai_profile() {
+    use wiremock::matchers::{header, method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+
+    let db = TestDb::new().await;
+    let queues = TestQueues::create(5, 30).await;
+    let primary = StubProvider::start().await;
+    primary.set_default(Reply::status(429));
+    let anthropic = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .and(header("x-api-key", "sk-ant-fallback"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-fallback-2026",
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "classification", "input": {"choice": "pos"}}],
+            "stop_reason": "tool_use", "usage": {"input_tokens": 20, "output_tokens": 5}})))
+        .expect(1)
+        .mount(&anthropic)
+        .await;
+    let models = json!({
+        "default": {"model": "primary-model", "baseUrl": primary.base_url, "fallbacks": ["claude"]},
+        "claude": {"provider": "anthropic", "model": "claude-x", "baseUrl": format!("{}/v1", anthropic.uri()),
+                   "apiKeyEnv": "FALLBACK_KEY"},
+    })
+    .to_string();
+    let app = app(
+        &db,
+        &queues,
+        &primary,
+        &[("AITASK_MODELS", &models), ("AITASK_MAX_ATTEMPTS", "1"), ("FALLBACK_KEY", "sk-ant-fallback")],
+    )
+    .await;
+    let rate_limited = task(&db, "rate-limited", "Sentiment?", 1).await;
+    process_task::handle(&app, event(&[&rate_limited], Duration::from_secs(60))).await.unwrap();
+    let (status, _, usage, model_id) = settled(&db, rate_limited.id).await;
+    let usage = usage.unwrap();
+    assert_eq!(status, "succeeded");
+    assert_eq!(
+        (usage["profile"].as_str(), usage["model"].as_str(), model_id.as_str()),
+        (Some("claude"), Some("claude-fallback-2026"), "default"),
+        "usage says what ran; modelId what was asked: {usage}"
+    );
+    assert_eq!(primary.calls(), 1);
+}
