@@ -24,25 +24,27 @@ async fn receive(socket: &UdpSocket, quiet: Duration) -> Vec<Value> {
     documents
 }
 
+/// Create a classification under `key` and wait for it to succeed; its id.
+async fn classify_to_the_end(api: &Api, key: &str) -> String {
+    let body = json!({
+        "owner": {"scopeId": "s"}, "stepKey": "classify", "effectKey": key, "modelId": "default",
+        "request": {"kind": "classify", "prompt": "Sentiment?", "input": {"text": "great"}, "choices": ["pos", "neg"]},
+    });
+    let (status, created) = api.post("/v1/tasks", &body).await;
+    assert_eq!(status, 201, "{created}");
+    let task_id = created["id"].as_str().unwrap().to_owned();
+    let task = api.wait_terminal(&task_id, Duration::from_secs(15)).await;
+    assert_eq!(task["status"], "succeeded", "{task}");
+    task_id
+}
+
 #[tokio::test]
 async fn a_task_is_one_trace_from_create_to_settlement() {
     let daemon = UdpSocket::bind("127.0.0.1:0").await.unwrap();
     let address = daemon.local_addr().unwrap().to_string();
     let stack = Stack::start_with(&[("AWS_XRAY_DAEMON_ADDRESS", &address)]).await;
     let api = stack.api("app-traces");
-    let (status, created) = api
-        .post(
-            "/v1/tasks",
-            &json!({
-                "owner": {"scopeId": "s"}, "stepKey": "classify", "effectKey": "traced", "modelId": "default",
-                "request": {"kind": "classify", "prompt": "Sentiment?", "input": {"text": "great"}, "choices": ["pos", "neg"]},
-            }),
-        )
-        .await;
-    assert_eq!(status, 201, "{created}");
-    let task_id = created["id"].as_str().unwrap().to_owned();
-    let task = api.wait_terminal(&task_id, Duration::from_secs(15)).await;
-    assert_eq!(task["status"], "succeeded", "{task}");
+    let task_id = classify_to_the_end(&api, "traced").await;
 
     let documents = receive(&daemon, Duration::from_secs(2)).await;
     let named = |name: &str| -> Vec<&Value> {
@@ -117,17 +119,6 @@ async fn a_task_is_one_trace_from_create_to_settlement() {
 async fn without_a_daemon_nothing_is_traced_or_stored() {
     let stack = Stack::start().await;
     let api = stack.api("app-untraced");
-    let (status, created) = api
-        .post(
-            "/v1/tasks",
-            &json!({
-                "owner": {"scopeId": "s"}, "stepKey": "classify", "effectKey": "plain", "modelId": "default",
-                "request": {"kind": "classify", "prompt": "Sentiment?", "input": {"text": "fine"}, "choices": ["pos", "neg"]},
-            }),
-        )
-        .await;
-    assert_eq!(status, 201);
-    let task = api.wait_terminal(created["id"].as_str().unwrap(), Duration::from_secs(15)).await;
-    assert_eq!(task["status"], "succeeded");
+    classify_to_the_end(&api, "plain").await;
     assert_eq!(stack.db.count("SELECT count(*) FROM tasks WHERE trace_header IS NOT NULL").await, 0);
 }
