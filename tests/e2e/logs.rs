@@ -61,11 +61,8 @@ async fn every_request_and_settlement_is_one_json_line_and_a_500_keeps_its_cause
 
     let logs = stack.server.logs();
     // Log lines; the Embedded Metric Format documents beside them are tests/e2e/metrics.rs's.
-    let lines: Vec<Value> = logs
-        .lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter(|line| line.get("_aws").is_none())
-        .collect();
+    let lines: Vec<Value> =
+        stack.server.json_lines().into_iter().filter(|line| line.get("_aws").is_none()).collect();
     assert!(lines.len() > 5, "JSON lines:\n{logs}");
     for line in &lines {
         assert!(line["timestamp"].is_string() && line["level"].is_string(), "every line has both: {line}");

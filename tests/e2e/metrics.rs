@@ -137,12 +137,8 @@ async fn every_emf_document_is_well_formed_and_the_counts_match_the_run() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 
-    let logs = stack.server.logs();
-    let documents: Vec<Value> = logs
-        .lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter(|line| line.get("_aws").is_some())
-        .collect();
+    let documents: Vec<Value> =
+        stack.server.json_lines().into_iter().filter(|line| line.get("_aws").is_some()).collect();
     for document in &documents {
         check_emf(document);
     }

@@ -72,13 +72,6 @@ impl Queues {
         Queues { sqs, task_queue_url, events_queue_url }
     }
 
-    /// An SQS client from the SDK's own configuration (`AWS_REGION`, `AWS_ENDPOINT_URL_SQS`,
-    /// credentials chain).
-    pub async fn client_from_env() -> aws_sdk_sqs::Client {
-        let config = crate::aws::sdk_config().await;
-        aws_sdk_sqs::Client::new(&config)
-    }
-
     pub fn sqs(&self) -> &aws_sdk_sqs::Client {
         &self.sqs
     }

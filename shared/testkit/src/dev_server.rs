@@ -125,6 +125,12 @@ impl DevServer {
     pub fn logs(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
+
+    /// The lines logged so far that are JSON objects: log lines and, beside them, the Embedded
+    /// Metric Format documents (those with an `_aws` member).
+    pub fn json_lines(&self) -> Vec<Value> {
+        self.logs().lines().filter_map(|line| serde_json::from_str::<Value>(line).ok()).collect()
+    }
 }
 
 /// A database, queues, a stub provider and a dev server wired together.
