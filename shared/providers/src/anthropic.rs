@@ -5,7 +5,7 @@
 //! [`ProviderError::Truncated`], `refusal` is [`ProviderError::Refused`]; 429 (with its
 //! `retry-after`) and 529 `overloaded_error` are retryable like every 5xx.
 
-use aitasks_contracts::{max_output_tokens, schema_name, system_prompt, user_message, AiRequest};
+use aitasks_contracts::{schema_name, system_prompt, user_message, AiRequest};
 use serde_json::{json, Value};
 
 use crate::error::ProviderError;
@@ -29,7 +29,7 @@ impl Wire for Anthropic {
         conversation: &[Value],
     ) -> Result<Turn, ProviderError> {
         let (profile, settings) = (call.profile, &call.profile.call);
-        let limit = settings.token_cap(max_output_tokens(request));
+        let limit = call.token_limit(request);
         let tool = schema_name(request);
         let mut body = json!({
             "model": profile.model,

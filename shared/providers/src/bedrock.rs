@@ -9,7 +9,7 @@
 //! `{"role": "assistant", "toolUse": {...}}`, `{"role": "user", "toolResult": {...}}`) and
 //! becomes the SDK's types for each call.
 
-use aitasks_contracts::{max_output_tokens, schema_name, system_prompt, user_message, AiRequest};
+use aitasks_contracts::{schema_name, system_prompt, user_message, AiRequest};
 use aws_sdk_bedrockruntime::config::http::HttpResponse;
 use aws_sdk_bedrockruntime::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_bedrockruntime::operation::converse::ConverseError;
@@ -44,7 +44,7 @@ impl Wire for Bedrock {
             )
         })?;
         let (profile, settings) = (call.profile, &call.profile.call);
-        let limit = settings.token_cap(max_output_tokens(request));
+        let limit = call.token_limit(request);
         let tool = schema_name(request);
         let malformed =
             |what: &str| ProviderError::Malformed(format!("could not build the Converse request: {what}"));

@@ -4,7 +4,7 @@
 //! or a `content_filter` stop is [`ProviderError::Refused`]; a `length` stop is
 //! [`ProviderError::Truncated`].
 
-use aitasks_contracts::{max_output_tokens, schema_name, system_prompt, user_message, AiRequest};
+use aitasks_contracts::{schema_name, system_prompt, user_message, AiRequest};
 use serde_json::{json, Value};
 
 use crate::error::ProviderError;
@@ -28,7 +28,7 @@ impl Wire for OpenAi {
         conversation: &[Value],
     ) -> Result<Turn, ProviderError> {
         let (profile, settings) = (call.profile, &call.profile.call);
-        let limit = settings.token_cap(max_output_tokens(request));
+        let limit = call.token_limit(request);
         let mut body = json!({
             "model": profile.model,
             "messages": conversation,

@@ -215,6 +215,21 @@ impl ModelProfiles {
     }
 }
 
+/// A profile field read into its own type (`prices`, `limits`), taken out of the settings.
+fn typed<T: serde::de::DeserializeOwned>(
+    fields: &mut Map<String, Value>,
+    id: &str,
+    key: &str,
+    shape: &str,
+) -> Result<Option<T>, ProfileError> {
+    match fields.remove(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => serde_json::from_value(value)
+            .map(Some)
+            .map_err(|e| ProfileError(format!("profile {id:?}: {key} must be {shape}: {e}"))),
+    }
+}
+
 /// The variable a profile's key read from its own secret (`apiKeySecretArn`) is looked up by.
 pub fn profile_key_variable(profile_id: &str) -> String {
     format!("AITASK_PROFILE_KEY:{profile_id}")
@@ -276,28 +291,19 @@ fn profile_from_json(
             })?))
         }
     };
-    let prices = match fields.remove("prices") {
-        None | Some(Value::Null) => None,
-        Some(value) => {
-            let prices: Prices = serde_json::from_value(value).map_err(|e| {
-                ProfileError(format!(
-                    "profile {id:?}: prices must be {{inputPerMillion, outputPerMillion}}: {e}"
-                ))
-            })?;
-            if !(prices.input_per_million >= 0.0 && prices.output_per_million >= 0.0) {
-                return Err(ProfileError(format!("profile {id:?}: prices must not be negative")));
-            }
-            Some(prices)
-        }
-    };
-    let limits = match fields.remove("limits") {
-        None | Some(Value::Null) => None,
-        Some(value) => {
-            let limits: CallLimits = serde_json::from_value(value).map_err(|e| {
-                ProfileError(format!(
-                    "profile {id:?}: limits must be {{requestsPerMinute?, tokensPerMinute?, concurrent?}} of positive integers: {e}"
-                ))
-            })?;
+    let prices: Option<Prices> = typed(&mut fields, id, "prices", "{inputPerMillion, outputPerMillion}")?;
+    if prices.is_some_and(|p| !(p.input_per_million >= 0.0 && p.output_per_million >= 0.0)) {
+        return Err(ProfileError(format!("profile {id:?}: prices must not be negative")));
+    }
+    let limits: Option<CallLimits> = typed(
+        &mut fields,
+        id,
+        "limits",
+        "{requestsPerMinute?, tokensPerMinute?, concurrent?} of positive integers",
+    )?;
+    let limits = match limits {
+        None => None,
+        Some(limits) => {
             let zero = [
                 limits.requests_per_minute.map(u64::from),
                 limits.tokens_per_minute,

@@ -19,6 +19,13 @@ pub struct Call<'a> {
     pub timeout: Duration,
 }
 
+impl Call<'_> {
+    /// The output-token cap of a call for `request`: the kind's, or the profile's when lower.
+    pub fn token_limit(&self, request: &AiRequest) -> u32 {
+        self.profile.call.token_cap(aitasks_contracts::max_output_tokens(request))
+    }
+}
+
 /// One turn's parsed answer: the answer object, or why there is none to check.
 pub struct Turn {
     pub answer: Result<Value, String>,
