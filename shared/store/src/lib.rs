@@ -32,10 +32,12 @@
 //! [`Fenced::Lost`], [`Fenced::Lost`] or [`LeaseCheck::Lost`].
 
 mod admission;
+mod batch;
 mod error;
 mod events;
 mod lease;
 mod limits;
+mod listing;
 mod model;
 mod owned;
 mod pool;
@@ -53,12 +55,14 @@ pub use admission::{
     create_scoped, create_scoped_with, AdmissionBudget, AdmissionRefusal, ScopedAdmission, ScopedCreated,
     Serialization, ServerLimits,
 };
+pub use batch::{create_tasks, mark_sent_many};
 pub use error::{StoreError, StoreResult};
 pub use events::{lease_pending_events, mark_delivered, prune_delivered_events};
 pub use lease::{check, claim, heartbeat, requeue_attempt};
 pub use limits::{
     add_tokens, free_slot, minute_of, prune_provider_usage, release_claim, start_call, take_slot,
 };
+pub use listing::list_tasks;
 pub use model::{
     Claim, Created, Fenced, Lease, LeaseCheck, NewRun, NewTask, PendingEvent, Run, RunState, Settled, Task,
     TaskOwner, TaskStatus,

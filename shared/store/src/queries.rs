@@ -29,6 +29,16 @@ pub(crate) static READ_STATE: Sql =
     Sql::new("admission/read_state", include_str!("../sql/admission/read_state.sql"));
 pub(crate) static RUN_FOR_SHARE: Sql =
     Sql::new("admission/run_for_share", include_str!("../sql/admission/run_for_share.sql"));
+pub(crate) static INSERT_TASKS: Sql =
+    Sql::new("batch/insert_tasks", include_str!("../sql/batch/insert_tasks.sql"));
+pub(crate) static MARK_SENT_MANY: Sql =
+    Sql::new("batch/mark_sent_many", include_str!("../sql/batch/mark_sent_many.sql"));
+pub(crate) static SELECT_BY_EFFECT_KEYS: Sql =
+    Sql::new("batch/select_by_effect_keys", include_str!("../sql/batch/select_by_effect_keys.sql"));
+pub(crate) static TASKS_OF_RUN: Sql =
+    Sql::new("listing/tasks_of_run", include_str!("../sql/listing/tasks_of_run.sql"));
+pub(crate) static TASKS_OF_SCOPE: Sql =
+    Sql::new("listing/tasks_of_scope", include_str!("../sql/listing/tasks_of_scope.sql"));
 pub(crate) static LEASE_PENDING: Sql =
     Sql::new("events/lease_pending", include_str!("../sql/events/lease_pending.sql"));
 pub(crate) static MARK_DELIVERED: Sql =
@@ -109,8 +119,13 @@ pub(crate) static SELECT_TASK_BY_EFFECT_KEY: Sql =
     Sql::new("tasks/select_task_by_effect_key", include_str!("../sql/tasks/select_task_by_effect_key.sql"));
 
 /// All of them (the snapshot test prints each).
-pub(crate) static ALL: [&Sql; 58] = [
+pub(crate) static ALL: [&Sql; 63] = [
     &ADMIT,
+    &INSERT_TASKS,
+    &MARK_SENT_MANY,
+    &SELECT_BY_EFFECT_KEYS,
+    &TASKS_OF_RUN,
+    &TASKS_OF_SCOPE,
     &INSERT_CACHED,
     &LOCK_APP_EXCLUSIVE,
     &LOCK_APP_SHARED,

@@ -1,0 +1,50 @@
+//! Keyset pages of a run's or a scope's tasks (`sql/listing/`).
+
+use uuid::Uuid;
+
+use aitasks_contracts::{TaskFilter, TaskStatus};
+
+use crate::model::Task;
+use crate::pool::GenericClient;
+use crate::queries::{TASKS_OF_RUN, TASKS_OF_SCOPE};
+use crate::StoreResult;
+
+/// Up to `limit` tasks of this application, run or scope, in id (creation) order after `after`,
+/// optionally of one status. One round trip.
+pub async fn list_tasks(
+    client: &impl GenericClient,
+    app_id: &str,
+    filter: &TaskFilter,
+    status: Option<TaskStatus>,
+    after: Option<Uuid>,
+    limit: usize,
+) -> StoreResult<Vec<Task>> {
+    let after = after.unwrap_or(Uuid::nil());
+    let status = status.map(TaskStatus::as_str);
+    let limit = limit as i64;
+    let rows = match filter {
+        TaskFilter::Run(run_id) => {
+            let statement = client.prepare_cached(TASKS_OF_RUN.text()).await?;
+            let params = TASKS_OF_RUN.bind(&[
+                ("run_id", run_id),
+                ("app_id", &app_id),
+                ("after", &after),
+                ("status", &status),
+                ("limit", &limit),
+            ])?;
+            client.query(&statement, &params).await?
+        }
+        TaskFilter::Scope(scope_id) => {
+            let statement = client.prepare_cached(TASKS_OF_SCOPE.text()).await?;
+            let params = TASKS_OF_SCOPE.bind(&[
+                ("app_id", &app_id),
+                ("scope_id", scope_id),
+                ("after", &after),
+                ("status", &status),
+                ("limit", &limit),
+            ])?;
+            client.query(&statement, &params).await?
+        }
+    };
+    rows.iter().map(Task::from_row).collect()
+}
