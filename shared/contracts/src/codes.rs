@@ -102,10 +102,11 @@ pub enum ErrorCode {
     ModelRefused,
     OutputTruncated,
     ModelConfigChanged,
+    MethodNotAllowed,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 23] = [
+    pub const ALL: [ErrorCode; 24] = [
         ErrorCode::InvalidRequest,
         ErrorCode::ModelUnknown,
         ErrorCode::Unauthorized,
@@ -129,6 +130,7 @@ impl ErrorCode {
         ErrorCode::ModelRefused,
         ErrorCode::OutputTruncated,
         ErrorCode::ModelConfigChanged,
+        ErrorCode::MethodNotAllowed,
     ];
 
     /// The code as callers see it.
@@ -157,6 +159,7 @@ impl ErrorCode {
             ErrorCode::ModelRefused => "AI_MODEL_REFUSED",
             ErrorCode::OutputTruncated => "AI_OUTPUT_TRUNCATED",
             ErrorCode::ModelConfigChanged => "AI_MODEL_CONFIG_CHANGED",
+            ErrorCode::MethodNotAllowed => "METHOD_NOT_ALLOWED",
         }
     }
 

@@ -14,12 +14,14 @@
 //! Parsing never panics, whatever the input (property-tested).
 
 mod answer;
+mod batch;
 mod bodies;
 mod codes;
 mod fields;
 mod hash;
 mod ids;
 pub mod limits;
+mod listing;
 mod problems;
 mod prompt;
 mod request;
@@ -27,11 +29,13 @@ mod schema;
 mod stored_size;
 
 pub use answer::check_answer;
+pub use batch::CreateBatch;
 pub use bodies::{parse_json, Budget, CreateRun, CreateTask, Owner, Release, Scope, UsageSubject};
 pub use codes::{ErrorCode, RunState, TaskStatus};
 pub use hash::{canonical_hash, canonical_json};
 pub use ids::{AppId, EffectKey, RunId, TaskId, APP_ID_MAX_CHARS};
 pub use limits::*;
+pub use listing::{ListQuery, ListTasks, TaskFilter};
 pub use problems::{Path, Problem, Problems};
 pub use prompt::{max_output_tokens, system_prompt, user_message};
 pub use request::{AiRequest, Classify, ClassifyMany, ExtractData, FieldSpec, FieldType, GenerateText, Kind};

@@ -39,3 +39,13 @@ pub const FIELD_NAME_MAX_CHARS: usize = 64;
 pub const FIELD_DESCRIPTION_MAX_CHARS: usize = 1_000;
 /// `maxLength` of a text field: at most, and by default.
 pub const TEXT_FIELD_MAX_LENGTH: i64 = 20_000;
+/// Creates in one `POST /v1/tasks/batch`.
+pub const BATCH_MAX_TASKS: usize = 1_000;
+/// The largest batch body: Lambda's synchronous invocation payload limit (6 MB) less room for
+/// the rest of the API Gateway event. Larger is a 413 for the whole request.
+pub const MAX_BATCH_BODY_BYTES: usize = 6_000_000;
+/// Tasks per page of `GET /v1/tasks?runId=` / `?scopeId=`: at most, and by default.
+pub const TASK_PAGE_MAX: usize = 100;
+/// A page of tasks stops early once its requests and outputs pass this many bytes, so the
+/// answer stays under Lambda's 6 MB response limit.
+pub const TASK_PAGE_MAX_BYTES: usize = 4_000_000;

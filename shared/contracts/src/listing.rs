@@ -1,0 +1,148 @@
+//! `GET /v1/tasks?runId=…|scopeId=…&status=…&after=…&limit=…`: the query of a task listing,
+//! parsed strictly. Pages are keyset pages on the task id (UUIDv7, so creation order).
+
+use uuid::Uuid;
+
+use crate::codes::TaskStatus;
+use crate::limits::{ID_MAX_CHARS, TASK_PAGE_MAX};
+use crate::problems::{Path, Problems};
+
+/// Whose tasks to list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TaskFilter {
+    Run(Uuid),
+    Scope(String),
+}
+
+/// A parsed listing query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListTasks {
+    pub filter: TaskFilter,
+    pub status: Option<TaskStatus>,
+    /// The `next` of the previous page: tasks after this id.
+    pub after: Option<Uuid>,
+    pub limit: usize,
+}
+
+/// The raw query parameters of a listing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ListQuery<'a> {
+    pub run_id: Option<&'a str>,
+    pub scope_id: Option<&'a str>,
+    pub status: Option<&'a str>,
+    pub after: Option<&'a str>,
+    pub limit: Option<&'a str>,
+}
+
+impl ListTasks {
+    pub fn parse(query: ListQuery<'_>) -> Result<ListTasks, Problems> {
+        let root = Path::root();
+        let mut problems = Problems::new();
+        let filter = match (query.run_id, query.scope_id) {
+            (Some(_), Some(_)) => {
+                problems.add(&root, "must have exactly one of runId and scopeId, not both");
+                None
+            }
+            (None, None) => {
+                problems.add(&root, "must have one of effectKey, runId and scopeId");
+                None
+            }
+            (Some(run_id), None) => match Uuid::parse_str(run_id) {
+                Ok(id) => Some(TaskFilter::Run(id)),
+                Err(_) => {
+                    problems.add(&root.key("runId"), "must be a UUID");
+                    None
+                }
+            },
+            (None, Some(scope_id)) => {
+                let length = scope_id.chars().count();
+                if length == 0 || length > ID_MAX_CHARS || scope_id.contains('\0') {
+                    problems.add(
+                        &root.key("scopeId"),
+                        format!("must be 1 to {ID_MAX_CHARS} characters without NUL"),
+                    );
+                    None
+                } else {
+                    Some(TaskFilter::Scope(scope_id.to_owned()))
+                }
+            }
+        };
+        let status = query.status.and_then(|text| {
+            let status = TaskStatus::parse(text);
+            if status.is_none() {
+                problems
+                    .add(&root.key("status"), "must be one of queued, running, succeeded, failed, canceled");
+            }
+            status
+        });
+        let after = query.after.and_then(|text| {
+            let after = Uuid::parse_str(text).ok();
+            if after.is_none() {
+                problems.add(&root.key("after"), "must be a task id (the page's next)");
+            }
+            after
+        });
+        let limit = match query.limit {
+            None => Some(TASK_PAGE_MAX),
+            Some(text) => match text.parse::<usize>() {
+                Ok(limit) if (1..=TASK_PAGE_MAX).contains(&limit) => Some(limit),
+                _ => {
+                    problems.add(&root.key("limit"), format!("must be an integer from 1 to {TASK_PAGE_MAX}"));
+                    None
+                }
+            },
+        };
+        match (filter, limit) {
+            (Some(filter), Some(limit)) if problems.is_empty() => {
+                Ok(ListTasks { filter, status, after, limit })
+            }
+            _ => Err(problems),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(query: ListQuery<'_>) -> Result<ListTasks, Vec<String>> {
+        ListTasks::parse(query).map_err(|p| p.paths().into_iter().map(str::to_owned).collect())
+    }
+
+    #[test]
+    fn one_owner_a_known_status_a_task_id_and_a_bounded_limit() {
+        let run = Uuid::now_v7().to_string();
+        let listed = parse(ListQuery {
+            run_id: Some(&run),
+            status: Some("queued"),
+            limit: Some("5"),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(listed.filter, TaskFilter::Run(run.parse().unwrap()));
+        assert_eq!((listed.status, listed.limit), (Some(TaskStatus::Queued), 5));
+        let scoped = parse(ListQuery { scope_id: Some("s"), ..Default::default() }).unwrap();
+        assert_eq!(
+            (scoped.filter, scoped.limit, scoped.after),
+            (TaskFilter::Scope("s".into()), TASK_PAGE_MAX, None)
+        );
+
+        assert!(parse(ListQuery::default()).is_err(), "an owner is required");
+        assert!(parse(ListQuery { run_id: Some(&run), scope_id: Some("s"), ..Default::default() }).is_err());
+        assert_eq!(parse(ListQuery { run_id: Some("x"), ..Default::default() }).unwrap_err(), ["runId"]);
+        assert_eq!(parse(ListQuery { scope_id: Some(""), ..Default::default() }).unwrap_err(), ["scopeId"]);
+        assert_eq!(
+            parse(ListQuery { scope_id: Some("a\0"), ..Default::default() }).unwrap_err(),
+            ["scopeId"]
+        );
+        let bad = ListQuery {
+            scope_id: Some("s"),
+            status: Some("done"),
+            after: Some("1"),
+            limit: Some("0"),
+            ..Default::default()
+        };
+        assert_eq!(parse(bad).unwrap_err(), ["status", "after", "limit"]);
+        assert!(parse(ListQuery { scope_id: Some("s"), limit: Some("101"), ..Default::default() }).is_err());
+    }
+}
