@@ -1,12 +1,27 @@
 //! `create-task`, behind API Gateway: runs and tasks. Parses the event, calls the runtime,
 //! maps the result; nothing else.
 
-use aitasks_lambda_kit::{json_response, serve_http, ApiError, HttpRequest};
-use aitasks_runtime::answers::{RunAnswer, TaskAnswer};
+use aitasks_contracts::ListQuery;
+use aitasks_lambda_kit::{
+    check_method, error_body, json_response, retry_after_seconds, serve_http, ApiError, HttpRequest, Route,
+};
+use aitasks_runtime::answers::{RunAnswer, TaskAnswer, TaskSummary};
 use aitasks_runtime::{api, App};
-use aitasks_store::{Run, Task};
+use aitasks_store::{Created, Run, Task};
 use aws_lambda_events::apigw::{ApiGatewayV2httpRequest, ApiGatewayV2httpResponse};
 use lambda_runtime::{Error, LambdaEvent};
+use serde_json::{json, Value};
+
+/// The paths this function serves (template.yaml routes each, and `ANY` on each for the 405).
+const ROUTES: &[Route] = &[
+    Route { path: &["v1", "runs"], allow: &["POST"] },
+    Route { path: &["v1", "runs", "{}"], allow: &["GET"] },
+    Route { path: &["v1", "runs", "{}", "cancel"], allow: &["POST"] },
+    Route { path: &["v1", "tasks"], allow: &["GET", "POST"] },
+    Route { path: &["v1", "tasks", "batch"], allow: &["POST"] },
+    Route { path: &["v1", "tasks", "{}"], allow: &["GET"] },
+    Route { path: &["v1", "tasks", "{}", "cancel"], allow: &["POST"] },
+];
 
 /// Handle one API Gateway HTTP API request.
 pub async fn handle<P>(
@@ -21,6 +36,7 @@ async fn route<P>(app: &App<P>, request: &HttpRequest<'_>) -> Result<ApiGatewayV
     let segments = request.segments();
     let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
     let method = request.method().as_str();
+    check_method(ROUTES, method, &segments)?;
     match (method, segments.as_slice()) {
         ("POST", ["v1", "runs"]) => {
             Ok(run_answer(201, &api::create_run(app, &tenant, &request.body()?).await?))
@@ -33,10 +49,35 @@ async fn route<P>(app: &App<P>, request: &HttpRequest<'_>) -> Result<ApiGatewayV
             let created = api::create_task(app, &tenant, &request.body()?).await?;
             Ok(task_answer(if created.is_new() { 201 } else { 200 }, created.task()))
         }
-        ("GET", ["v1", "tasks"]) => Ok(task_answer(
-            200,
-            &api::get_task_by_effect_key(app, &tenant, request.query("effectKey")).await?,
-        )),
+        ("POST", ["v1", "tasks", "batch"]) => {
+            let answers = api::create_batch(app, &tenant, &request.body()?).await?;
+            let results: Vec<Value> = answers.iter().map(batch_item).collect();
+            Ok(json_response(200, &json!({"results": results})))
+        }
+        ("GET", ["v1", "tasks"]) => match request.query("effectKey") {
+            Some(_) if request.query("runId").is_some() || request.query("scopeId").is_some() => {
+                Err(ApiError::invalid("effectKey", "is not taken together with runId or scopeId"))
+            }
+            Some(effect_key) => {
+                Ok(task_answer(200, &api::get_task_by_effect_key(app, &tenant, Some(effect_key)).await?))
+            }
+            None => {
+                let query = ListQuery {
+                    run_id: request.query("runId"),
+                    scope_id: request.query("scopeId"),
+                    status: request.query("status"),
+                    after: request.query("after"),
+                    limit: request.query("limit"),
+                };
+                let page = api::list_tasks(app, &tenant, query).await?;
+                let tasks: Vec<TaskAnswer> = page.tasks.iter().map(TaskAnswer::from).collect();
+                let mut body = json!({"tasks": tasks});
+                if let Some(next) = page.next {
+                    body["next"] = json!(next);
+                }
+                Ok(json_response(200, &body))
+            }
+        },
         ("GET", ["v1", "tasks", task_id]) => {
             let wait = api::parse_wait(request.query("wait"))?;
             Ok(task_answer(200, &api::get_task(app, &tenant, task_id, wait).await?))
@@ -45,6 +86,23 @@ async fn route<P>(app: &App<P>, request: &HttpRequest<'_>) -> Result<ApiGatewayV
             Ok(task_answer(200, &api::cancel_task(app, &tenant, task_id).await?))
         }
         _ => Err(ApiError::NoRoute),
+    }
+}
+
+/// One item of a batch's answer: its own status, and the task or the error it would have had.
+fn batch_item(answer: &Result<Created, ApiError>) -> Value {
+    match answer {
+        Ok(created) => json!({
+            "status": if created.is_new() { 201 } else { 200 },
+            "task": TaskSummary::from(created.task()),
+        }),
+        Err(error) => {
+            let mut body = error_body(error);
+            if let Some(seconds) = retry_after_seconds(error) {
+                body["retryAfter"] = json!(seconds);
+            }
+            json!({"status": error.status(), "error": body})
+        }
     }
 }
 

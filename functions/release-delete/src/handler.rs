@@ -1,11 +1,18 @@
 //! `release-delete`, behind API Gateway: release by effect key, delete a scope's or a source's
 //! application tasks, and list unreleased sources. Parses, calls the runtime, maps the result.
 
-use aitasks_lambda_kit::{json_response, serve_http, ApiError, HttpRequest};
+use aitasks_lambda_kit::{check_method, json_response, serve_http, ApiError, HttpRequest, Route};
 use aitasks_runtime::{api, App};
 use aws_lambda_events::apigw::{ApiGatewayV2httpRequest, ApiGatewayV2httpResponse};
 use lambda_runtime::{Error, LambdaEvent};
 use serde_json::json;
+
+/// The paths this function serves (template.yaml routes each, and `ANY` on each for the 405).
+const ROUTES: &[Route] = &[
+    Route { path: &["v1", "tasks", "release"], allow: &["POST"] },
+    Route { path: &["v1", "scopes", "{}", "tasks"], allow: &["DELETE"] },
+    Route { path: &["v1", "unreleased-sources"], allow: &["GET"] },
+];
 
 /// Handle one API Gateway HTTP API request.
 pub async fn handle<P>(
@@ -19,6 +26,7 @@ async fn route<P>(app: &App<P>, request: &HttpRequest<'_>) -> Result<ApiGatewayV
     let tenant = request.tenant(&app.settings.app_claim)?;
     let segments = request.segments();
     let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
+    check_method(ROUTES, request.method().as_str(), &segments)?;
     match (request.method().as_str(), segments.as_slice()) {
         ("POST", ["v1", "tasks", "release"]) => {
             let released = api::release(app, &tenant, &request.body()?).await?;

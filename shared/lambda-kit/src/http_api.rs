@@ -139,19 +139,38 @@ pub fn json_response(status: u16, value: &impl Serialize) -> ApiGatewayV2httpRes
 /// The one mapping from [`ApiError`] to an HTTP answer: `{"error": {code, message, details?}}`,
 /// `Retry-After` on rate limits, and an opaque body for 5xx (the cause goes to the log).
 pub fn error_response(error: &ApiError) -> ApiGatewayV2httpResponse {
-    let status = error.status();
-    let mut body = json!({"code": error.code().as_str(), "message": error.public_message()});
-    if let ApiError::Invalid(problems) = error {
-        body["details"] = json!(problems);
-    }
     let mut headers = HeaderMap::new();
-    if let ApiError::Admission { retry_after: Some(wait), .. } = error {
-        let seconds = wait.as_secs().max(1) + u64::from(wait.subsec_nanos() > 0);
+    if let Some(seconds) = retry_after_seconds(error) {
         if let Ok(value) = HeaderValue::from_str(&seconds.to_string()) {
             headers.insert(http::header::RETRY_AFTER, value);
         }
     }
-    response(status, json!({"error": body}).to_string(), headers)
+    if let ApiError::MethodNotAllowed { allow } = error {
+        if let Ok(value) = HeaderValue::from_str(&allow.join(", ")) {
+            headers.insert(http::header::ALLOW, value);
+        }
+    }
+    response(error.status(), json!({"error": error_body(error)}).to_string(), headers)
+}
+
+/// The `error` object of an answer: `{code, message, details?}` (a batch item's `error` too,
+/// with `retryAfter` in seconds where a whole answer would send the header).
+pub fn error_body(error: &ApiError) -> serde_json::Value {
+    let mut body = json!({"code": error.code().as_str(), "message": error.public_message()});
+    if let ApiError::Invalid(problems) = error {
+        body["details"] = json!(problems);
+    }
+    body
+}
+
+/// Whole seconds to wait before trying a refused admission again, rounded up.
+pub fn retry_after_seconds(error: &ApiError) -> Option<u64> {
+    match error {
+        ApiError::Admission { retry_after: Some(wait), .. } => {
+            Some(wait.as_secs().max(1) + u64::from(wait.subsec_nanos() > 0))
+        }
+        _ => None,
+    }
 }
 
 #[cfg(test)]

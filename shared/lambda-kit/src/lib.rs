@@ -4,11 +4,13 @@
 
 mod http_api;
 mod request_log;
+mod routes;
 mod telemetry;
 
 pub use aitasks_runtime::error_chain;
-pub use http_api::{error_response, json_response, serve_http, HttpRequest};
+pub use http_api::{error_body, error_response, json_response, retry_after_seconds, serve_http, HttpRequest};
 pub use request_log::{note_task, note_tenant, route_of};
+pub use routes::{check_method, Route};
 pub use telemetry::init_tracing;
 
 pub use aitasks_runtime::ApiError;

@@ -75,6 +75,36 @@ impl<'a> From<&'a Task> for TaskAnswer<'a> {
     }
 }
 
+/// A task in a batch's answer: enough to follow it (by id, or by listing its run or scope)
+/// without echoing a thousand requests back. `output` is there for a task the result cache
+/// answered at once.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskSummary<'a> {
+    pub id: Uuid,
+    pub run_id: Option<Uuid>,
+    pub step_key: &'a str,
+    pub effect_key: &'a str,
+    pub status: TaskStatus,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<&'a Value>,
+    pub created_at: DateTime<Utc>,
+}
+
+impl<'a> From<&'a Task> for TaskSummary<'a> {
+    fn from(task: &'a Task) -> TaskSummary<'a> {
+        TaskSummary {
+            id: task.id,
+            run_id: task.run_id,
+            step_key: &task.step_key,
+            effect_key: &task.effect_key,
+            status: task.status,
+            output: task.output.as_ref(),
+            created_at: task.created_at,
+        }
+    }
+}
+
 /// The parts of a stored model reference a tenant may see.
 fn public_model_ref(stored: &Value) -> Value {
     let mut public = serde_json::Map::new();

@@ -5,16 +5,15 @@
 use std::time::{Duration, Instant};
 
 use aitasks_contracts::{
-    parse_json, request_hash, stored_size, AppId, CreateRun, CreateTask, EffectKey, Owner, Release, RunId,
-    TaskId, ID_MAX_CHARS, MAX_CREATE_BODY_BYTES, MAX_WAIT_SECONDS, REQUEST_MAX_BYTES,
+    parse_json, AppId, CreateRun, EffectKey, ListQuery, ListTasks, Release, RunId, TaskId, ID_MAX_CHARS,
+    MAX_WAIT_SECONDS, TASK_PAGE_MAX_BYTES,
 };
-use aitasks_store::{self as store, Created, NewRun, NewTask, Run, SourceRef, Task, TaskOwner};
+use aitasks_store::{self as store, NewRun, Run, SourceRef, Task};
 use serde_json::json;
-use tracing::Instrument;
 
 use crate::api_error::ApiError;
 use crate::app::App;
-use crate::metrics::{Document, Unit};
+pub use crate::create::{create_batch, create_task};
 
 /// A long poll looks again after 100 ms, then backs off to one look a second.
 const WAIT_FIRST_POLL: Duration = Duration::from_millis(100);
@@ -81,99 +80,6 @@ pub async fn cancel_run<P>(app: &App<P>, tenant: &AppId, run_id: &str) -> Result
     Ok(run)
 }
 
-/// `POST /v1/tasks`: 201 with a new task, 200 with the existing one for a used effect key.
-pub async fn create_task<P>(app: &App<P>, tenant: &AppId, body: &[u8]) -> Result<Created, ApiError> {
-    // A body this large cannot hold a request within the limit (whatever its whitespace), so
-    // it is refused before any parsing time or memory is spent on it.
-    if body.len() > MAX_CREATE_BODY_BYTES {
-        return Err(ApiError::TooLarge);
-    }
-    let parsed = parse_json(body).and_then(|v| CreateTask::parse(&v)).map_err(ApiError::Invalid)?;
-    let request = parsed.request.to_value();
-    if stored_size(&request) > REQUEST_MAX_BYTES {
-        return Err(ApiError::TooLarge);
-    }
-    let profile = app
-        .profiles
-        .resolve(&parsed.model_id)
-        .map_err(|_| ApiError::ModelUnknown(parsed.model_id.clone()))?;
-    let owner = match parsed.owner {
-        Owner::Run(run_id) => TaskOwner::Run(run_id),
-        Owner::Application { scope_id, usage_subject } => TaskOwner::Application {
-            scope_id,
-            usage_subject: usage_subject.map(|s| json!({"type": s.kind, "id": s.id})),
-        },
-    };
-    let new_task = NewTask {
-        app_id: tenant.as_str().to_owned(),
-        owner,
-        step_key: parsed.step_key,
-        effect_key: parsed.effect_key.into_string(),
-        kind: parsed.request.kind().as_str().to_owned(),
-        input_hash: request_hash(&parsed.request),
-        request,
-        model_id: parsed.model_id,
-        model_ref: Some(profile.model_ref()),
-        model_config_hash: Some(profile.config_hash()),
-        max_attempts: app.settings.runtime.max_attempts,
-        trace_header: crate::xray::current_header(),
-    };
-    let store_span = tracing::info_span!("store create");
-    let mut client = client(app).instrument(store_span.clone()).await?;
-    let limits = app.settings.limits_for(tenant.as_str());
-    let created = async {
-        Ok::<_, ApiError>(match &parsed.scope {
-            None => match limits.tenant_tasks_per_day {
-                None => store::create_task(&client, &new_task).await?,
-                Some(limit) => store::create_task_within_quota(&mut client, &new_task, limit).await?,
-            },
-            Some(scope) => {
-                let scoped = crate::admission::create_scoped(&mut client, &new_task, scope, limits).await?;
-                if let Some(event) = scoped.event {
-                    app.publish(vec![event]).await;
-                }
-                scoped.created
-            }
-        })
-    }
-    .instrument(store_span)
-    .await?;
-    created_metric(&created, parsed.scope.is_some()).emit();
-    if let Created::New(task) = &created {
-        if task.status == store::TaskStatus::Queued {
-            // After the commit: if this send is lost, the task stays unsent and the sweeper
-            // sends it. Consumers tolerate the duplicate that a late mark can cause.
-            let send = app.queues.send_task(task.id, &task.app_id);
-            match send.instrument(tracing::info_span!("send task message")).await {
-                Ok(()) => {
-                    if let Err(error) = store::mark_sent(&client, task.id).await {
-                        tracing::warn!(task_id = %task.id, error = %crate::error_chain(&error), "sent, but could not record it");
-                    }
-                }
-                Err(error) => {
-                    tracing::warn!(task_id = %task.id, error = %crate::error_chain(&error), "send failed; the sweeper will send it")
-                }
-            }
-        }
-    }
-    Ok(created)
-}
-
-/// One document per accepted create: `Tasks` by `Result` (`new`, `cacheHit`: stored already
-/// succeeded from the result cache, `existing`: the effect key's task) and by `Scoped`.
-/// Refusals are counted by the request metric, by their code.
-fn created_metric(created: &Created, scoped: bool) -> Document {
-    let result = match created {
-        Created::New(task) if task.status == store::TaskStatus::Succeeded => "cacheHit",
-        Created::New(_) => "new",
-        Created::Existing(_) => "existing",
-    };
-    Document::new(&[&["Result"], &["Result", "Scoped"]])
-        .dimension("Result", result)
-        .dimension("Scoped", if scoped { "true" } else { "false" })
-        .metric("Tasks", Unit::Count, 1.0)
-}
-
 /// `GET /v1/tasks/{taskId}?wait=S`: holds until the task is terminal or `wait` has passed.
 pub async fn get_task<P>(
     app: &App<P>,
@@ -225,6 +131,43 @@ pub async fn get_task_by_effect_key<P>(
     store::get_task_by_effect_key(&client, tenant.as_str(), effect_key.as_str())
         .await?
         .ok_or(ApiError::NotFound)
+}
+
+/// A page of tasks and where the next one starts (`None`: this was the last page).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskPage {
+    pub tasks: Vec<Task>,
+    pub next: Option<uuid::Uuid>,
+}
+
+/// `GET /v1/tasks?runId=…|scopeId=…&status=…&after=…&limit=…`: keyset pages in creation order.
+/// A page ends early once its requests and outputs pass [`TASK_PAGE_MAX_BYTES`], so an answer
+/// always fits Lambda's response limit; `next` then points past the last task it holds.
+pub async fn list_tasks<P>(app: &App<P>, tenant: &AppId, query: ListQuery<'_>) -> Result<TaskPage, ApiError> {
+    let listing = ListTasks::parse(query).map_err(ApiError::Invalid)?;
+    let client = client(app).await?;
+    let found = store::list_tasks(
+        &client,
+        tenant.as_str(),
+        &listing.filter,
+        listing.status,
+        listing.after,
+        listing.limit,
+    )
+    .await?;
+    let full = found.len() == listing.limit;
+    let (mut tasks, mut bytes) = (Vec::with_capacity(found.len()), 0);
+    for task in found {
+        bytes += aitasks_contracts::stored_size(&task.request)
+            + task.output.as_ref().map_or(0, aitasks_contracts::stored_size);
+        if bytes > TASK_PAGE_MAX_BYTES && !tasks.is_empty() {
+            let next = tasks.last().map(|last: &Task| last.id);
+            return Ok(TaskPage { tasks, next });
+        }
+        tasks.push(task);
+    }
+    let next = if full { tasks.last().map(|last| last.id) } else { None };
+    Ok(TaskPage { tasks, next })
 }
 
 /// `POST /v1/tasks/{taskId}/cancel`: a queued task ends `canceled`, a running one is aborted

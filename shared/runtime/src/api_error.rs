@@ -21,6 +21,9 @@ pub enum ApiError {
     /// No route matches the method and path (answered like API Gateway would: 404).
     #[error("no such route")]
     NoRoute,
+    /// A known path with a method it does not take: 405 with `Allow`.
+    #[error("this path takes {}", allow.join(", "))]
+    MethodNotAllowed { allow: &'static [&'static str] },
     #[error("the run is canceled")]
     RunUnavailable,
     #[error("admission refused: {code}")]
@@ -40,6 +43,7 @@ impl ApiError {
             ApiError::Invalid(_) | ApiError::ModelUnknown(_) => 400,
             ApiError::TooLarge => 413,
             ApiError::NotFound | ApiError::NoRoute => 404,
+            ApiError::MethodNotAllowed { .. } => 405,
             ApiError::RunUnavailable => 409,
             ApiError::Admission { .. } => 429,
             ApiError::Unavailable(_) => 503,
@@ -54,6 +58,7 @@ impl ApiError {
             ApiError::TooLarge => ErrorCode::InputTooLarge,
             ApiError::ModelUnknown(_) => ErrorCode::ModelUnknown,
             ApiError::NotFound | ApiError::NoRoute => ErrorCode::NotFound,
+            ApiError::MethodNotAllowed { .. } => ErrorCode::MethodNotAllowed,
             ApiError::RunUnavailable => ErrorCode::RunUnavailable,
             ApiError::Admission { code, .. } => *code,
             ApiError::Unavailable(_) => ErrorCode::Unavailable,

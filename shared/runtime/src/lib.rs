@@ -19,6 +19,7 @@ mod app;
 pub mod aws;
 mod calls;
 pub mod config;
+mod create;
 pub mod decision;
 mod errors;
 pub mod metrics;

@@ -1,0 +1,212 @@
+//! `POST /v1/tasks` and `POST /v1/tasks/batch`. Both check an item the same way, in the
+//! contract's order: body (400), size (413), model (400); then the store answers run (404/409),
+//! existing effect key (200) and admission (429). A batch's unscoped items without a tenant
+//! quota go to the store in one statement; the others keep their own transaction each, so
+//! scoped admission stays exact item by item.
+
+use std::collections::BTreeMap;
+
+use aitasks_contracts::{
+    parse_json, request_hash, stored_size, AppId, CreateBatch, CreateTask, Owner, Scope,
+    MAX_BATCH_BODY_BYTES, MAX_CREATE_BODY_BYTES, REQUEST_MAX_BYTES,
+};
+use aitasks_store::{self as store, Created, NewTask, OwedMessage, TaskOwner};
+use serde_json::{json, Value};
+use tracing::Instrument;
+
+use crate::api_error::ApiError;
+use crate::app::App;
+use crate::metrics::{Document, Unit};
+
+/// A create that passed every check the request alone can answer.
+struct Checked {
+    task: NewTask,
+    scope: Option<Scope>,
+}
+
+/// Check one create body (already JSON) against the contract and the configured models.
+fn check<P>(app: &App<P>, tenant: &AppId, body: &Value) -> Result<Checked, ApiError> {
+    let parsed = CreateTask::parse(body).map_err(ApiError::Invalid)?;
+    let request = parsed.request.to_value();
+    if stored_size(&request) > REQUEST_MAX_BYTES {
+        return Err(ApiError::TooLarge);
+    }
+    let profile = app
+        .profiles
+        .resolve(&parsed.model_id)
+        .map_err(|_| ApiError::ModelUnknown(parsed.model_id.clone()))?;
+    let owner = match parsed.owner {
+        Owner::Run(run_id) => TaskOwner::Run(run_id),
+        Owner::Application { scope_id, usage_subject } => TaskOwner::Application {
+            scope_id,
+            usage_subject: usage_subject.map(|s| json!({"type": s.kind, "id": s.id})),
+        },
+    };
+    let task = NewTask {
+        app_id: tenant.as_str().to_owned(),
+        owner,
+        step_key: parsed.step_key,
+        effect_key: parsed.effect_key.into_string(),
+        kind: parsed.request.kind().as_str().to_owned(),
+        input_hash: request_hash(&parsed.request),
+        request,
+        model_id: parsed.model_id,
+        model_ref: Some(profile.model_ref()),
+        model_config_hash: Some(profile.config_hash()),
+        max_attempts: app.settings.runtime.max_attempts,
+        trace_header: crate::xray::current_header(),
+    };
+    Ok(Checked { task, scope: parsed.scope })
+}
+
+/// One item through the store on its own: the tenant's quota or scoped admission, in a
+/// transaction of its own; a plain create in one statement.
+async fn store_one<P>(app: &App<P>, client: &mut store::Client, item: &Checked) -> Result<Created, ApiError> {
+    let limits = app.settings.limits_for(&item.task.app_id);
+    Ok(match &item.scope {
+        None => match limits.tenant_tasks_per_day {
+            None => store::create_task(&*client, &item.task).await?,
+            Some(limit) => store::create_task_within_quota(client, &item.task, limit).await?,
+        },
+        Some(scope) => {
+            let scoped = crate::admission::create_scoped(client, &item.task, scope, limits).await?;
+            if let Some(event) = scoped.event {
+                app.publish(vec![event]).await;
+            }
+            scoped.created
+        }
+    })
+}
+
+/// `POST /v1/tasks`: 201 with a new task, 200 with the existing one for a used effect key.
+pub async fn create_task<P>(app: &App<P>, tenant: &AppId, body: &[u8]) -> Result<Created, ApiError> {
+    // A body this large cannot hold a request within the limit (whatever its whitespace), so
+    // it is refused before any parsing time or memory is spent on it.
+    if body.len() > MAX_CREATE_BODY_BYTES {
+        return Err(ApiError::TooLarge);
+    }
+    let item = check(app, tenant, &parse_json(body).map_err(ApiError::Invalid)?)?;
+    let store_span = tracing::info_span!("store create");
+    let mut client = store::client(&app.pool).instrument(store_span.clone()).await?;
+    let created = store_one(app, &mut client, &item).instrument(store_span).await?;
+    count_created([(&Ok(created.clone()), item.scope.is_some())]);
+    if let Created::New(task) = &created {
+        if task.status == store::TaskStatus::Queued {
+            // After the commit: if this send is lost, the task stays unsent and the sweeper
+            // sends it. Consumers tolerate the duplicate that a late mark can cause.
+            let send = app.queues.send_task(task.id, &task.app_id);
+            match send.instrument(tracing::info_span!("send task message")).await {
+                Ok(()) => {
+                    if let Err(error) = store::mark_sent(&client, task.id).await {
+                        tracing::warn!(task_id = %task.id, error = %crate::error_chain(&error), "sent, but could not record it");
+                    }
+                }
+                Err(error) => {
+                    tracing::warn!(task_id = %task.id, error = %crate::error_chain(&error), "send failed; the sweeper will send it")
+                }
+            }
+        }
+    }
+    Ok(created)
+}
+
+/// `POST /v1/tasks/batch`: every item answered in order, each as its own create would be. A
+/// refusal of the whole request (401, a body that is not a batch, 413 past the body limit, 503)
+/// stores nothing.
+pub async fn create_batch<P>(
+    app: &App<P>,
+    tenant: &AppId,
+    body: &[u8],
+) -> Result<Vec<Result<Created, ApiError>>, ApiError> {
+    if body.len() > MAX_BATCH_BODY_BYTES {
+        return Err(ApiError::TooLarge);
+    }
+    let value = parse_json(body).map_err(ApiError::Invalid)?;
+    let batch = CreateBatch::parse(&value).map_err(ApiError::Invalid)?;
+    let checked: Vec<Result<Checked, ApiError>> =
+        batch.items.iter().map(|item| check(app, tenant, item)).collect();
+    let scoped: Vec<bool> =
+        checked.iter().map(|item| item.as_ref().is_ok_and(|item| item.scope.is_some())).collect();
+    let quota = app.settings.limits_for(tenant.as_str()).tenant_tasks_per_day;
+    let store_span = tracing::info_span!("store create", items = checked.len());
+    let mut client = store::client(&app.pool).instrument(store_span.clone()).await?;
+    let mut answers: Vec<Option<Result<Created, ApiError>>> = Vec::with_capacity(checked.len());
+    let (mut plain, mut plain_at) = (Vec::new(), Vec::new());
+    async {
+        for (i, item) in checked.into_iter().enumerate() {
+            match item {
+                Err(refusal) => answers.push(Some(Err(refusal))),
+                Ok(item) if item.scope.is_none() && quota.is_none() => {
+                    plain.push(item.task);
+                    plain_at.push(i);
+                    answers.push(None);
+                }
+                Ok(item) => match store_one(app, &mut client, &item).await {
+                    // The store failing refuses the whole request (503, 500): the caller sends
+                    // the batch again, and the items already stored answer 200.
+                    Err(error @ (ApiError::Unavailable(_) | ApiError::Internal(_))) => return Err(error),
+                    answer => answers.push(Some(answer)),
+                },
+            }
+        }
+        for (i, answer) in plain_at.iter().zip(store::create_tasks(&client, tenant.as_str(), &plain).await?) {
+            answers[*i] = Some(answer.map_err(ApiError::from));
+        }
+        Ok::<_, ApiError>(())
+    }
+    .instrument(store_span)
+    .await?;
+    let answers: Vec<Result<Created, ApiError>> = answers.into_iter().flatten().collect();
+    count_created(answers.iter().zip(scoped));
+    send_new(app, &client, &answers).await;
+    Ok(answers)
+}
+
+/// The messages of a batch's new queued tasks: `SendMessageBatch`, ten to a call, then one
+/// mark of every message SQS took. A message not taken stays owed, and the sweeper sends it.
+async fn send_new<P>(app: &App<P>, client: &store::Client, answers: &[Result<Created, ApiError>]) {
+    let owed: Vec<OwedMessage> = answers
+        .iter()
+        .filter_map(|answer| match answer {
+            Ok(Created::New(task)) if task.status == store::TaskStatus::Queued => {
+                Some(OwedMessage { task_id: task.id, app_id: task.app_id.clone() })
+            }
+            _ => None,
+        })
+        .collect();
+    if owed.is_empty() {
+        return;
+    }
+    let failed = app.queues.send_tasks(&owed).instrument(tracing::info_span!("send task message")).await;
+    if !failed.is_empty() {
+        tracing::warn!(unsent = failed.len(), "some sends failed; the sweeper will send them");
+    }
+    let sent: Vec<uuid::Uuid> =
+        owed.iter().map(|message| message.task_id).filter(|id| !failed.contains(id)).collect();
+    if let Err(error) = store::mark_sent_many(client, &sent).await {
+        tracing::warn!(error = %crate::error_chain(&error), "sent, but could not record it");
+    }
+}
+
+/// `Tasks` by `Result` (`new`, `cacheHit`: stored already succeeded from the result cache,
+/// `existing`: the effect key's task) and by `Scoped`: one document per result seen, its count
+/// the value. Refusals are counted by the request metric, by their code.
+fn count_created<'a>(answers: impl IntoIterator<Item = (&'a Result<Created, ApiError>, bool)>) {
+    let mut counts: BTreeMap<(&str, bool), u32> = BTreeMap::new();
+    for (answer, scoped) in answers {
+        let result = match answer {
+            Ok(Created::New(task)) if task.status == store::TaskStatus::Succeeded => "cacheHit",
+            Ok(Created::New(_)) => "new",
+            Ok(Created::Existing(_)) => "existing",
+            Err(_) => continue,
+        };
+        *counts.entry((result, scoped)).or_default() += 1;
+    }
+    for ((result, scoped), count) in counts {
+        Document::new(&[&["Result"], &["Result", "Scoped"]])
+            .dimension("Result", result)
+            .dimension("Scoped", if scoped { "true" } else { "false" })
+            .metric("Tasks", Unit::Count, f64::from(count))
+            .emit();
+    }
+}
