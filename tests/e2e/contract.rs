@@ -49,9 +49,16 @@ fn template_routes() -> BTreeSet<(String, String, String)> {
 #[tokio::test]
 async fn every_documented_operation_is_served_and_routed() {
     let operations = openapi_operations();
-    assert_eq!(operations.len(), 10, "the ten routes of docs/api.md");
-    let routed: BTreeSet<(String, String)> = template_routes().into_iter().map(|(m, p, _)| (m, p)).collect();
+    assert_eq!(operations.len(), 11, "the eleven routes of docs/api.md");
+    let routed: BTreeSet<(String, String)> =
+        template_routes().into_iter().filter(|(m, _, _)| m != "ANY").map(|(m, p, _)| (m, p)).collect();
     assert_eq!(routed, operations, "template.yaml routes exactly the documented operations");
+    // Each documented path also has an ANY route to the same function, so a wrong method is
+    // the function's 405 rather than API Gateway's 404.
+    let paths: BTreeSet<String> = operations.iter().map(|(_, path)| path.clone()).collect();
+    let any: BTreeSet<String> =
+        template_routes().into_iter().filter(|(m, _, _)| m == "ANY").map(|(_, p, _)| p).collect();
+    assert_eq!(any, paths, "an ANY route on every documented path, and on nothing else");
     for (method, path, function) in template_routes() {
         let release_delete = path == "/v1/tasks/release"
             || path.starts_with("/v1/scopes/")
@@ -79,10 +86,32 @@ async fn every_documented_operation_is_served_and_routed() {
             answer.body
         );
     }
+    // A documented path with a method it does not take is a 405 naming the ones it does; the
+    // methods named are exactly the documented ones.
+    let task = format!("/v1/tasks/{}", uuid::Uuid::new_v4());
+    for (method, path, template) in [
+        ("PUT", "/v1/tasks", "/v1/tasks"),
+        ("DELETE", "/v1/runs", "/v1/runs"),
+        ("GET", "/v1/tasks/batch", "/v1/tasks/batch"),
+        ("GET", "/v1/tasks/release", "/v1/tasks/release"),
+        ("PATCH", "/v1/scopes/s/tasks", "/v1/scopes/{scopeId}/tasks"),
+        ("DELETE", task.as_str(), "/v1/tasks/{taskId}"),
+        ("POST", "/v1/unreleased-sources", "/v1/unreleased-sources"),
+    ] {
+        let answer = api.send(method.parse().expect("method"), path, None).await;
+        assert_eq!(
+            (answer.status, answer.body["error"]["code"].as_str()),
+            (405, Some("METHOD_NOT_ALLOWED")),
+            "{method} {path}: {}",
+            answer.body
+        );
+        let mut documented: Vec<String> =
+            operations.iter().filter(|(_, p)| p == template).map(|(m, _)| m.clone()).collect();
+        documented.sort();
+        assert_eq!(answer.header("allow"), Some(documented.join(", ")), "{method} {path}");
+    }
     // And what is not documented is not served.
-    for (method, path) in
-        [("PUT", "/v1/tasks"), ("DELETE", "/v1/runs"), ("GET", "/v2/tasks"), ("PATCH", "/v1/scopes/s/tasks")]
-    {
+    for (method, path) in [("GET", "/v2/tasks"), ("GET", "/v1/tasks/a/b/c"), ("POST", "/v1")] {
         let answer = api.send(method.parse().expect("method"), path, None).await;
         assert_eq!(
             (answer.status, answer.body["error"]["message"].as_str()),

@@ -245,6 +245,13 @@ pub struct Answer {
     pub headers: reqwest::header::HeaderMap,
 }
 
+impl Answer {
+    /// A header's value as text.
+    pub fn header(&self, name: &str) -> Option<String> {
+        self.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned)
+    }
+}
+
 impl Api {
     pub fn new(address: &str, token: String) -> Api {
         Api { base: format!("http://{address}"), token: Some(token), http: reqwest::Client::new() }

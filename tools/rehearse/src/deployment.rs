@@ -337,8 +337,14 @@ fn read_routes(
                 .and_then(Value::as_object)
                 .and_then(|requirement| requirement.keys().next())
                 .and_then(|name| authorizers.get(name).cloned());
+            // SAM writes `Method: ANY` as API Gateway's own extension method.
+            let method = if method == "x-amazon-apigateway-any-method" {
+                "ANY".to_owned()
+            } else {
+                method.to_uppercase()
+            };
             routes.push(Route {
-                method: method.to_uppercase(),
+                method,
                 path: path.clone(),
                 function,
                 payload_format: text(&integration["payloadFormatVersion"]),

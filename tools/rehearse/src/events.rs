@@ -12,11 +12,13 @@ use crate::local_aws::REGION;
 
 pub const ACCOUNT: &str = "123456789012";
 
-/// An HTTP API request to `route`, with the concrete `path`, from tenant `tenant`. The claims
+/// An HTTP API request to `route`, with the concrete `method` (an `ANY` route's caller picks
+/// one) and `path`, from tenant `tenant`. The claims
 /// are what the JWT authorizer passes on once it has verified a token from the configured
 /// issuer for the configured audience.
 pub fn http_request(
     route: &Route,
+    method: &str,
     path: &str,
     query: &[(&str, &str)],
     body: Option<&Value>,
@@ -66,7 +68,7 @@ pub fn http_request(
             "authorizer": {"jwt": {"claims": claims, "scopes": null}},
             "domainName": "rehearsalapi.execute-api.us-east-1.amazonaws.com",
             "domainPrefix": "rehearsalapi",
-            "http": {"method": route.method, "path": path, "protocol": "HTTP/1.1",
+            "http": {"method": method, "path": path, "protocol": "HTTP/1.1",
                      "sourceIp": "127.0.0.1", "userAgent": "aitasks-rehearsal"},
             "requestId": uuid::Uuid::new_v4().to_string(),
             "routeKey": route_key,
