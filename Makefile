@@ -6,7 +6,7 @@ LOAD_ENV := source scripts/env.sh && load_local_env;
 TOOLS = $(shell scripts/tools.sh)
 
 
-.PHONY: help up down serve stats demo bench simulate growth chaos load test check fmt lint build unit template-lint lambda-smoke rehearse rehearse-fast
+.PHONY: help up down serve stats demo bench simulate growth chaos load fuzz test check fmt lint build unit template-lint lambda-smoke rehearse rehearse-fast
 
 help:
 	@echo "make demo      the whole system on a local model: one task of each kind, live progress, results"
@@ -21,6 +21,7 @@ help:
 	@echo "make simulate  10,000 skewed scopes, growing concurrency: limits exact, no starvation, p99"
 	@echo "make growth    100 million tasks (about 1 h, 55 GB): the plan of every hot statement, to docs/growth"
 	@echo "make chaos     2000 tasks through faults, kills and a Postgres restart; then long property runs"
+	@echo "make fuzz      schemathesis against openapi.yaml: 1000 cases an operation, a new seed (make test: 100, fixed)"
 	@echo "make load      64 HTTP clients for 60 s against the dev server: no 5xx, no lost task, latencies"
 	@echo "parts of make test: fmt lint build unit template-lint lambda-smoke rehearse-fast"
 
@@ -98,5 +99,10 @@ chaos: up
 load: up
 	@cargo build -p aitasks-dev-server
 	@$(LOAD_ENV) LOAD_SECONDS=$${LOAD_SECONDS:-60} cargo test -p aitasks-e2e --test load -- --nocapture
+
+# The OpenAPI fuzzer, longer than make test runs it and with a new seed each time.
+fuzz: up
+	@cargo build -p aitasks-dev-server
+	@$(LOAD_ENV) FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-1000} FUZZ_SEED=$${FUZZ_SEED-} cargo test -p aitasks-e2e --test fuzz -- --nocapture
 
 test: fmt lint unit template-lint lambda-smoke rehearse-fast

@@ -224,6 +224,7 @@ async fn a_thousand_items_land_and_pages_walk_the_run_and_the_scope_exactly_once
         "/v1/tasks".to_owned(),
         format!("/v1/tasks?runId={run}&scopeId=inbox"),
         format!("/v1/tasks?runId={run}&effectKey=k/0001"),
+        "/v1/tasks?effectKey=k/0001&status=queued".to_owned(),
         "/v1/tasks?runId=not-a-uuid".to_owned(),
         "/v1/tasks?scopeId=inbox&status=done".to_owned(),
         "/v1/tasks?scopeId=inbox&limit=0".to_owned(),

@@ -55,8 +55,14 @@ async fn route<P>(app: &App<P>, request: &HttpRequest<'_>) -> Result<ApiGatewayV
             Ok(json_response(200, &json!({"results": results})))
         }
         ("GET", ["v1", "tasks"]) => match request.query("effectKey") {
-            Some(_) if request.query("runId").is_some() || request.query("scopeId").is_some() => {
+            Some(_) if ["runId", "scopeId"].iter().any(|name| request.query(name).is_some()) => {
                 Err(ApiError::invalid("effectKey", "is not taken together with runId or scopeId"))
+            }
+            Some(_)
+                if let Some(name) =
+                    ["status", "after", "limit"].into_iter().find(|n| request.query(n).is_some()) =>
+            {
+                Err(ApiError::invalid(name, "pages a listing: it needs runId or scopeId, not effectKey"))
             }
             Some(effect_key) => {
                 Ok(task_answer(200, &api::get_task_by_effect_key(app, &tenant, Some(effect_key)).await?))

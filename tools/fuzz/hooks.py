@@ -1,0 +1,129 @@
+"""Schemathesis hooks for aitasks: the rules of openapi.yaml that tie fields together.
+
+JSON Schema cannot say "minChoices is at most the number of choices" or "exactly one of these
+query parameters", so openapi.yaml lists such rules as `x-aitasks-rules` beside the schema or
+operation they belong to. These hooks read that list and keep schemathesis's *valid* (positive)
+requests within it, so a request the document calls valid is one the server must accept. Invalid
+(negative) requests are left alone: the server must refuse every one of them.
+
+The document is read from AITASK_FUZZ_SCHEMA (the copy `run.py` writes for the server under test).
+"""
+
+import json
+import os
+
+import jsonschema_rs
+import schemathesis
+import yaml
+
+with open(os.environ["AITASK_FUZZ_SCHEMA"], encoding="utf-8") as handle:
+    DOCUMENT = yaml.safe_load(handle)
+
+
+def deref(node, seen=()):
+    """The document with every `$ref` replaced by what it points at (it has no cycles)."""
+    if isinstance(node, dict):
+        if "$ref" in node:
+            target = DOCUMENT
+            for part in node["$ref"].lstrip("#/").split("/"):
+                target = target[part]
+            return deref(target)
+        return {key: deref(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [deref(item) for item in node]
+    return node
+
+
+def depth(value):
+    if isinstance(value, dict):
+        return 1 + max((depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((depth(v) for v in value), default=0)
+    return 0
+
+
+def stored_bytes(value):
+    # Postgres prints jsonb with ", " and ": " separators, unescaped UTF-8.
+    return len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
+
+
+def broken_rule(rule, value):
+    """The rule's name when `value` breaks it."""
+    if not isinstance(value, dict):
+        return None
+    (name, spec), = rule.items()
+    if name == "maxStoredBytes":
+        # A margin for the defaults the server writes into the stored form.
+        return name if stored_bytes(value) > spec - 2_000 else None
+    if name == "maxDepth":
+        return name if depth(value.get(spec["property"])) >= spec["levels"] else None
+    if name == "atMostCountOf":
+        count, items = value.get(spec["property"]), value.get(spec["items"])
+        if isinstance(count, (int, float)) and isinstance(items, list) and count > len(items):
+            return name
+        return None
+    if name == "notBelow":
+        low, high = value.get(spec["bound"], 0), value.get(spec["property"])
+        if isinstance(low, (int, float)) and isinstance(high, (int, float)) and high < low:
+            return name
+        return None
+    if name == "uniqueBy":
+        keys = [item.get(spec["property"]) for item in value.get(spec["items"], []) if isinstance(item, dict)]
+        return name if len(keys) != len(set(map(json.dumps, keys))) else None
+    raise ValueError(f"openapi.yaml names a rule the fuzzer does not know: {name}")
+
+
+def broken_rules(value, schema):
+    """Every `x-aitasks-rules` entry that `value` breaks, anywhere under `schema`."""
+    broken = [b for rule in schema.get("x-aitasks-rules", []) if (b := broken_rule(rule, value))]
+    for branch in schema.get("oneOf", []):
+        if jsonschema_rs.Draft202012Validator(branch).is_valid(value):
+            broken += broken_rules(value, branch)
+    if isinstance(value, dict):
+        for key, sub in schema.get("properties", {}).items():
+            if key in value:
+                broken += broken_rules(value[key], sub)
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for item in value:
+            broken += broken_rules(item, schema["items"])
+    return broken
+
+
+def broken_query_rules(rules, query):
+    present = {name for name, value in (query or {}).items() if value is not None}
+    broken = []
+    for rule in rules:
+        (name, spec), = rule.items()
+        if name == "exactlyOneOf" and len(present & set(spec)) != 1:
+            broken.append(name)
+        elif name == "requires" and spec["parameter"] in present and spec["with"] not in present:
+            broken.append(name)
+        elif name == "onlyWith" and present & set(spec["parameters"]) and not present & set(spec["anyOf"]):
+            broken.append(name)
+        elif name not in ("exactlyOneOf", "requires", "onlyWith"):
+            raise ValueError(f"openapi.yaml names a rule the fuzzer does not know: {name}")
+    return broken
+
+
+BODIES = {}
+RULES = {}
+for path, item in DOCUMENT["paths"].items():
+    for method, operation in item.items():
+        key = (method.upper(), path)
+        RULES[key] = operation.get("x-aitasks-rules", [])
+        content = operation.get("requestBody", {}).get("content", {}).get("application/json")
+        if content:
+            BODIES[key] = deref(content["schema"])
+
+
+@schemathesis.hook
+def filter_case(context, case):
+    meta = case.meta
+    if meta is None or not meta.generation.mode.is_positive:
+        return True
+    key = (case.operation.method.upper(), case.operation.path)
+    if broken_query_rules(RULES.get(key, []), case.query):
+        return False
+    schema = BODIES.get(key)
+    body = case.body if not isinstance(case.body, type(None)) else None
+    return schema is None or not broken_rules(body, schema)
