@@ -332,7 +332,7 @@ async fn bad_requests_get_their_4xx_and_store_nothing() {
     assert!(body["error"]["details"].as_array().is_some_and(|d| !d.is_empty()), "details name the paths");
     assert_eq!(api.get("/v1/tasks/not-a-uuid").await.0, 404);
     assert_eq!(api.get("/v1/nowhere").await.0, 404);
-    assert_eq!(api.delete("/v1/tasks").await.0, 404, "wrong method");
+    assert_eq!(api.delete("/v1/tasks").await.0, 405, "wrong method on a known path");
     assert_eq!(stack.db.count("SELECT count(*) FROM tasks").await, 0, "nothing was stored");
     assert_eq!(api.post("/v1/tasks", &classify("fine")).await.0, 201, "and the server still serves");
 }

@@ -17,6 +17,7 @@ pub mod api;
 mod api_error;
 mod app;
 pub mod aws;
+mod batch_worker;
 mod calls;
 pub mod config;
 mod create;
@@ -29,6 +30,7 @@ pub mod redelivery;
 pub mod secrets;
 pub mod sweeper;
 pub mod worker;
+pub use batch_worker::process_batch;
 pub mod xray;
 
 pub use api_error::ApiError;

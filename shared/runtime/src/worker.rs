@@ -14,6 +14,7 @@ use tracing::Instrument;
 use uuid::Uuid;
 
 use crate::app::App;
+use crate::batch_worker::Settler;
 use crate::decision::{decide, Decision, Ending};
 use crate::metrics::{Document, Unit};
 
@@ -78,15 +79,7 @@ pub async fn process<P: Provider>(
             }
         };
         drop(client);
-        tracing::Span::current().record("attempt", task.attempts);
-        // A panic while working (a bug) ends this attempt as a runtime error, like any other
-        // failure, instead of taking the whole batch down with it.
-        let started = Instant::now();
-        let ending = AssertUnwindSafe(execute(app, &task, message.as_ref(), deadline))
-            .catch_unwind()
-            .await
-            .unwrap_or_else(|panic| Ending::Unexpected(format!("panicked: {}", panic_text(panic.as_ref()))));
-        settle(app, &task, ending, started.elapsed()).instrument(tracing::info_span!("settle")).await
+        run_claimed(app, task, message.as_ref(), deadline, None).await
     };
     match tokio::time::timeout_at(answer_by, work).instrument(span.clone()).await {
         Ok(result) => result,
@@ -99,8 +92,29 @@ pub async fn process<P: Provider>(
     }
 }
 
+/// The attempt after its claim: execute (the call, the cancel polls, the heartbeats, the
+/// deadline) and settle. With a [`Settler`], an unscoped success is completed together with the
+/// other attempts of the batch that finish at the same time.
+pub(crate) async fn run_claimed<P: Provider>(
+    app: &App<P>,
+    task: Task,
+    message: Option<&MessageLease<'_>>,
+    deadline: Instant,
+    settler: Option<&Settler>,
+) -> Result<Outcome, StoreError> {
+    tracing::Span::current().record("attempt", task.attempts);
+    // A panic while working (a bug) ends this attempt as a runtime error, like any other
+    // failure, instead of taking the whole batch down with it.
+    let started = Instant::now();
+    let ending = AssertUnwindSafe(execute(app, &task, message, deadline))
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|panic| Ending::Unexpected(format!("panicked: {}", panic_text(panic.as_ref()))));
+    settle(app, &task, ending, started.elapsed(), settler).instrument(tracing::info_span!("settle")).await
+}
+
 /// How long before the invocation's deadline a worker gives up on the store and answers.
-const ANSWER_MARGIN: Duration = Duration::from_millis(500);
+pub(crate) const ANSWER_MARGIN: Duration = Duration::from_millis(500);
 
 async fn execute<P: Provider>(
     app: &App<P>,
@@ -226,7 +240,7 @@ async fn within<T>(
     tokio::time::timeout(limit, future).await.unwrap_or_else(|_| Err(timed_out("the database")))
 }
 
-fn timed_out(what: &str) -> StoreError {
+pub(crate) fn timed_out(what: &str) -> StoreError {
     StoreError::Unavailable(Box::new(std::io::Error::new(
         std::io::ErrorKind::TimedOut,
         format!("{what} did not answer in time"),
@@ -238,6 +252,7 @@ async fn settle<P>(
     task: &Task,
     ending: Ending,
     worked: Duration,
+    settler: Option<&Settler>,
 ) -> Result<Outcome, StoreError> {
     let lease = task.lease();
     // The provider's own words stay in the log (the task stores a stable sentence).
@@ -246,12 +261,23 @@ async fn settle<P>(
         Ending::Unexpected(detail) => Some(detail.clone()),
         _ => None,
     };
-    let usage = match &ending {
-        Ending::Finished(Ok(completion)) => Some(&completion.usage),
-        _ => None,
-    };
     let decision =
         decide(&ending, task.attempts, task.max_attempts, &app.settings.runtime, random_fraction());
+    // A success the settler takes is written, and its event published, with the batch's.
+    let decision = match (decision, settler) {
+        (Decision::Complete(completion), Some(settler)) if !lease.scoped => {
+            let usage = serde_json::to_value(&completion.usage).ok();
+            match settler.complete(lease, completion.output.clone(), usage).await? {
+                Fenced::Written(event) => {
+                    record_settlement(app, task, &ending, worked, cause.as_deref(), &event);
+                    return Ok(Outcome::Ack);
+                }
+                // The fence failed: a cancel may be owed (settled below), or the task moved on.
+                Fenced::Lost => Decision::SettleCancel,
+            }
+        }
+        (decision, _) => decision,
+    };
     let client = store::client(&app.pool).await?;
     let finished = match decision {
         Decision::Complete(completion) => {
@@ -313,50 +339,66 @@ async fn settle<P>(
     };
     drop(client);
     if let Some(event) = event {
-        // The one line per settlement: what ran, how it ended, what it cost.
-        let error_code = event.payload["errorCode"].as_str();
-        let level_error = matches!(ending, Ending::Unexpected(_));
-        macro_rules! settled {
-            ($level:ident) => {
-                tracing::$level!(
-                    kind = %task.kind,
-                    model_id = %task.model_id,
-                    status = event.payload["status"].as_str(),
-                    error_code,
-                    cause = cause.as_deref(),
-                    attempts = task.attempts,
-                    worked_ms = worked.as_millis() as u64,
-                    provider_ms = usage.map(|u| u.latency_ms),
-                    provider_calls = usage.map(|u| u.calls),
-                    model = usage.map(|u| u.model.as_str()),
-                    answered_by = usage.and_then(|u| u.profile.as_deref()),
-                    input_tokens = usage.map(|u| u.input_tokens),
-                    output_tokens = usage.map(|u| u.output_tokens),
-                    "settled"
-                )
-            };
-        }
-        if level_error {
-            settled!(error);
-        } else {
-            settled!(info);
-        }
-        let millis = |ms: u64| ms as f64;
-        Document::new(&[&["Outcome"], &["Outcome", "ErrorCode"], &["ModelId"]])
-            .dimension("Outcome", event.payload["status"].as_str().unwrap_or("unknown"))
-            .dimension("ErrorCode", error_code.unwrap_or("none"))
-            .dimension("ModelId", &task.model_id)
-            .metric("Settlements", Unit::Count, 1.0)
-            .metric("Attempts", Unit::Count, f64::from(task.attempts))
-            .metric("WorkedMs", Unit::Milliseconds, worked.as_secs_f64() * 1000.0)
-            .metric_opt("ProviderLatencyMs", Unit::Milliseconds, usage.map(|u| millis(u.latency_ms)))
-            .metric_opt("InputTokens", Unit::Count, usage.map(|u| u.input_tokens as f64))
-            .metric_opt("OutputTokens", Unit::Count, usage.map(|u| u.output_tokens as f64))
-            .metric_opt("EstimatedCostUSD", Unit::None, estimated_cost(app, &task.model_id, usage))
-            .emit();
+        record_settlement(app, task, &ending, worked, cause.as_deref(), &event);
         app.publish(vec![event]).await;
     }
     Ok(Outcome::Ack)
+}
+
+/// The one log line and the metrics of a settlement.
+fn record_settlement<P>(
+    app: &App<P>,
+    task: &Task,
+    ending: &Ending,
+    worked: Duration,
+    cause: Option<&str>,
+    event: &store::PendingEvent,
+) {
+    let usage = match ending {
+        Ending::Finished(Ok(completion)) => Some(&completion.usage),
+        _ => None,
+    };
+    // The one line per settlement: what ran, how it ended, what it cost.
+    let error_code = event.payload["errorCode"].as_str();
+    let level_error = matches!(ending, Ending::Unexpected(_));
+    macro_rules! settled {
+        ($level:ident) => {
+            tracing::$level!(
+                kind = %task.kind,
+                model_id = %task.model_id,
+                status = event.payload["status"].as_str(),
+                error_code,
+                cause = cause.as_deref(),
+                attempts = task.attempts,
+                worked_ms = worked.as_millis() as u64,
+                provider_ms = usage.map(|u| u.latency_ms),
+                provider_calls = usage.map(|u| u.calls),
+                model = usage.map(|u| u.model.as_str()),
+                answered_by = usage.and_then(|u| u.profile.as_deref()),
+                input_tokens = usage.map(|u| u.input_tokens),
+                output_tokens = usage.map(|u| u.output_tokens),
+                "settled"
+            )
+        };
+    }
+    if level_error {
+        settled!(error);
+    } else {
+        settled!(info);
+    }
+    let millis = |ms: u64| ms as f64;
+    Document::new(&[&["Outcome"], &["Outcome", "ErrorCode"], &["ModelId"]])
+        .dimension("Outcome", event.payload["status"].as_str().unwrap_or("unknown"))
+        .dimension("ErrorCode", error_code.unwrap_or("none"))
+        .dimension("ModelId", &task.model_id)
+        .metric("Settlements", Unit::Count, 1.0)
+        .metric("Attempts", Unit::Count, f64::from(task.attempts))
+        .metric("WorkedMs", Unit::Milliseconds, worked.as_secs_f64() * 1000.0)
+        .metric_opt("ProviderLatencyMs", Unit::Milliseconds, usage.map(|u| millis(u.latency_ms)))
+        .metric_opt("InputTokens", Unit::Count, usage.map(|u| u.input_tokens as f64))
+        .metric_opt("OutputTokens", Unit::Count, usage.map(|u| u.output_tokens as f64))
+        .metric_opt("EstimatedCostUSD", Unit::None, estimated_cost(app, &task.model_id, usage))
+        .emit();
 }
 
 /// The call's cost at the profile's list prices (`prices` in `AITASK_MODELS`), when it has them.

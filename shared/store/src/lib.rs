@@ -33,6 +33,7 @@
 
 mod admission;
 mod batch;
+mod batch_lease;
 mod error;
 mod events;
 mod lease;
@@ -56,6 +57,7 @@ pub use admission::{
     Serialization, ServerLimits,
 };
 pub use batch::{create_tasks, mark_sent_many};
+pub use batch_lease::{claim_many, complete_many};
 pub use error::{StoreError, StoreResult};
 pub use events::{lease_pending_events, mark_delivered, prune_delivered_events};
 pub use lease::{check, claim, heartbeat, requeue_attempt};

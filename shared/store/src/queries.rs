@@ -29,6 +29,11 @@ pub(crate) static READ_STATE: Sql =
     Sql::new("admission/read_state", include_str!("../sql/admission/read_state.sql"));
 pub(crate) static RUN_FOR_SHARE: Sql =
     Sql::new("admission/run_for_share", include_str!("../sql/admission/run_for_share.sql"));
+pub(crate) static CLAIM_MANY: Sql = Sql::new("batch/claim_many", include_str!("../sql/batch/claim_many.sql"));
+pub(crate) static CLAIM_MISSES: Sql =
+    Sql::new("batch/claim_misses", include_str!("../sql/batch/claim_misses.sql"));
+pub(crate) static COMPLETE_MANY: Sql =
+    Sql::new("batch/complete_many", include_str!("../sql/batch/complete_many.sql"));
 pub(crate) static INSERT_TASKS: Sql =
     Sql::new("batch/insert_tasks", include_str!("../sql/batch/insert_tasks.sql"));
 pub(crate) static MARK_SENT_MANY: Sql =
@@ -119,8 +124,11 @@ pub(crate) static SELECT_TASK_BY_EFFECT_KEY: Sql =
     Sql::new("tasks/select_task_by_effect_key", include_str!("../sql/tasks/select_task_by_effect_key.sql"));
 
 /// All of them (the snapshot test prints each).
-pub(crate) static ALL: [&Sql; 63] = [
+pub(crate) static ALL: [&Sql; 66] = [
     &ADMIT,
+    &CLAIM_MANY,
+    &CLAIM_MISSES,
+    &COMPLETE_MANY,
     &INSERT_TASKS,
     &MARK_SENT_MANY,
     &SELECT_BY_EFFECT_KEYS,

@@ -92,3 +92,91 @@ async fn overlapping_batches_never_deadlock_and_store_each_key_once() {
     join_all(rounds).await;
     assert_eq!(db.count("SELECT count(*) FROM tasks").await, 8 * 200);
 }
+
+/// A batch's records claimed in one statement, and completed in one: each answer as the single
+/// statements would give it, and each write fenced the same way.
+#[tokio::test]
+async fn a_batch_is_claimed_and_completed_in_one_statement_each() {
+    let db = TestDb::new().await;
+    let client = db.client().await;
+    let created =
+        store::create_tasks(&client, APP, &(0..10).map(|i| app_owned(&format!("t{i}"))).collect::<Vec<_>>())
+            .await
+            .unwrap();
+    let ids: Vec<uuid::Uuid> = created.iter().map(|c| c.as_ref().unwrap().task().id).collect();
+    // Warm the statement cache on other tasks, then count.
+    let warm = store::create_tasks(&client, APP, &[app_owned("warm")]).await.unwrap();
+    let warm_id = warm[0].as_ref().unwrap().task().id;
+    let warmed = store::claim_many(&client, &[warm_id]).await.unwrap();
+    let store::Claim::Claimed(warm_task) = &warmed[0] else { panic!("claimed") };
+    store::complete_many(&client, &[(warm_task.lease(), &serde_json::json!("ham"), None)]).await.unwrap();
+
+    db.reset_statements().await;
+    let claims = store::claim_many(&client, &ids).await.unwrap();
+    assert_eq!(db.statements_seen().await, 1, "ten claims, one statement");
+    let tasks: Vec<store::Task> = claims
+        .into_iter()
+        .map(|claim| match claim {
+            store::Claim::Claimed(task) => task,
+            other => panic!("claimed: {other:?}"),
+        })
+        .collect();
+    assert!(tasks.iter().all(|t| t.status == TaskStatus::Running && t.attempts == 1));
+    assert_eq!(tasks.iter().map(|t| t.id).collect::<Vec<_>>(), ids, "answered in record order");
+
+    // One lease goes stale (the task was requeued and claimed again), one task's cancel is requested.
+    let output = serde_json::json!("spam");
+    store::requeue_attempt(&client, tasks[8].lease(), aitasks_contracts::ErrorCode::ProviderError, "blip")
+        .await
+        .unwrap();
+    store::request_cancel(&client, APP, tasks[9].id).await.unwrap();
+    let attempts: Vec<_> = tasks.iter().map(|t| (t.lease(), &output, None)).collect();
+    db.reset_statements().await;
+    let settled = store::complete_many(&client, &attempts).await.unwrap();
+    assert_eq!(db.statements_seen().await, 1, "ten settlements and their events, one statement");
+    let written = settled.iter().filter(|s| matches!(s, store::Fenced::Written(_))).count();
+    assert_eq!(written, 8);
+    assert!(matches!(settled[8], store::Fenced::Lost) && matches!(settled[9], store::Fenced::Lost));
+    assert_eq!(
+        db.count("SELECT count(*) FROM tasks WHERE status = 'succeeded' AND output = '\"spam\"'").await,
+        8
+    );
+    assert_eq!(db.count("SELECT count(*) FROM task_events").await, 9, "the warm one's and eight");
+}
+
+/// Duplicates, cancels, deletions and tasks already running, all in one batch.
+#[tokio::test]
+async fn every_record_that_is_not_claimed_says_why() {
+    let db = TestDb::new().await;
+    let client = db.client().await;
+    let keys = ["a", "b", "c", "d"];
+    let created = store::create_tasks(&client, APP, &keys.map(app_owned)).await.unwrap();
+    let [a, b, c, d]: [uuid::Uuid; 4] = std::array::from_fn(|i| created[i].as_ref().unwrap().task().id);
+    store::request_cancel(&client, APP, b).await.unwrap(); // queued: canceled at once
+    let running = store::claim(&client, c).await.unwrap();
+    assert!(matches!(running, store::Claim::Claimed(_)));
+    let b_flagged = store::get_task(&client, APP, b).await.unwrap().unwrap();
+    assert_eq!(b_flagged.status, TaskStatus::Canceled);
+    client.batch_execute(&format!("DELETE FROM tasks WHERE id = '{d}'")).await.unwrap();
+    let claims = store::claim_many(&client, &[a, a, b, c, d, d]).await.unwrap();
+    let shape: Vec<String> = claims
+        .iter()
+        .map(|claim| match claim {
+            store::Claim::Claimed(_) => "claimed".into(),
+            store::Claim::Canceled(_) => "canceled".into(),
+            store::Claim::NotClaimable(status) => format!("not claimable ({})", status.as_str()),
+            store::Claim::Missing => "missing".into(),
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            "claimed",
+            "not claimable (running)",
+            "not claimable (canceled)",
+            "not claimable (running)",
+            "missing",
+            "missing"
+        ]
+    );
+}

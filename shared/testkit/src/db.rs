@@ -175,6 +175,20 @@ impl TestDb {
             .get(0)
     }
 
+    /// Calls and rows of each statement since the last reset whose text contains `fragment`.
+    pub async fn statement_calls(&self, fragment: &str) -> (i64, i64) {
+        let admin_client = admin(&self.admin_url).await;
+        let row = admin_client
+            .query_one(
+                "SELECT COALESCE(sum(calls), 0)::bigint, COALESCE(sum(rows), 0)::bigint FROM pg_stat_statements s \
+                 JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1 AND strpos(s.query, $2) > 0",
+                &[&self.name, &fragment],
+            )
+            .await
+            .expect("pg_stat_statements (make up preloads it)");
+        (row.get(0), row.get(1))
+    }
+
     pub async fn reset_statements(&self) {
         let admin_client = admin(&self.admin_url).await;
         admin_client
