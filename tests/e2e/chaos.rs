@@ -7,7 +7,9 @@
 //! and prints what must hold: nothing lost, one terminal state each, budgets kept, outputs
 //! valid, one completion event each, provider calls bounded, and no secret in any log line.
 //!
-//! `make test` runs 200 tasks; `make chaos` runs 2000 (`CHAOS_TASKS`).
+//! Half the creates come in batches (`POST /v1/tasks/batch`), and every SQS batch is claimed and
+//! settled as one (process-task). `make test` runs 200 tasks; `make chaos` runs 2000
+//! (`CHAOS_TASKS`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -144,28 +146,50 @@ async fn chaos_loses_nothing_and_settles_everything_once() {
     let kills = Arc::new(AtomicUsize::new(0));
     let duplicates = Arc::new(AtomicUsize::new(0));
 
+    // Half the creators send one task at a time, half send batches of up to BATCH.
+    const BATCH: usize = 7;
     let creators: Vec<_> = (0..16)
-        .map(|_| {
+        .map(|creator| {
             let (api, run_id, accepted, next) = (api.clone(), run_id.clone(), accepted.clone(), next.clone());
+            let batched = creator % 2 == 1;
             tokio::spawn(async move {
                 loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= total {
+                    let first = next.fetch_add(if batched { BATCH } else { 1 }, Ordering::Relaxed);
+                    if first >= total {
                         return;
                     }
-                    let answer = post_until_answered(&api, "/v1/tasks", &create_body(i, &run_id)).await;
-                    assert!(
-                        matches!(answer.status, 200 | 201),
-                        "create {i}: {} {}",
-                        answer.status,
-                        answer.body
-                    );
-                    let id = answer.body["id"].as_str().expect("task id").to_owned();
-                    accepted.lock().expect("accepted").insert(i, id.clone());
-                    if i % 20 == 3 {
-                        let cancel =
-                            post_until_answered(&api, &format!("/v1/tasks/{id}/cancel"), &json!({})).await;
-                        assert_eq!(cancel.status, 200, "cancel {i}: {}", cancel.body);
+                    let indexes: Vec<usize> = (first..total.min(first + if batched { BATCH } else { 1 })).collect();
+                    let ids: Vec<String> = if batched {
+                        let body = json!({"tasks": indexes.iter().map(|&i| create_body(i, &run_id)).collect::<Vec<_>>()});
+                        let answer = post_until_answered(&api, "/v1/tasks/batch", &body).await;
+                        assert_eq!(answer.status, 200, "batch from {first}: {}", answer.body);
+                        let results = answer.body["results"].as_array().expect("results").clone();
+                        assert_eq!(results.len(), indexes.len());
+                        results
+                            .iter()
+                            .zip(&indexes)
+                            .map(|(result, i)| {
+                                assert!(matches!(result["status"].as_u64(), Some(200 | 201)), "item {i}: {result}");
+                                result["task"]["id"].as_str().expect("task id").to_owned()
+                            })
+                            .collect()
+                    } else {
+                        let answer = post_until_answered(&api, "/v1/tasks", &create_body(first, &run_id)).await;
+                        assert!(
+                            matches!(answer.status, 200 | 201),
+                            "create {first}: {} {}",
+                            answer.status,
+                            answer.body
+                        );
+                        vec![answer.body["id"].as_str().expect("task id").to_owned()]
+                    };
+                    for (i, id) in indexes.into_iter().zip(ids) {
+                        accepted.lock().expect("accepted").insert(i, id.clone());
+                        if i % 20 == 3 {
+                            let cancel =
+                                post_until_answered(&api, &format!("/v1/tasks/{id}/cancel"), &json!({})).await;
+                            assert_eq!(cancel.status, 200, "cancel {i}: {}", cancel.body);
+                        }
                     }
                 }
             })

@@ -30,20 +30,85 @@ fn fixture(name: &str) -> Result<Value, Failure> {
     Ok(serde_json::from_str(&text)?)
 }
 
+fn create_body(effect_key: &str) -> Value {
+    json!({"owner": {"scopeId": "s1"}, "stepKey": "bench", "effectKey": effect_key, "modelId": "default",
+           "request": {"kind": "classify", "prompt": "Sentiment?", "input": "great", "choices": ["pos", "neg"]}})
+}
+
+/// An API Gateway event for `POST path` with `body`.
+fn http_event(path: &str, body: &Value) -> Result<Value, Failure> {
+    let mut event = fixture("apigw-create-run.json")?;
+    event["rawPath"] = json!(path);
+    event["routeKey"] = json!(format!("POST {path}"));
+    event["requestContext"]["http"]["path"] = json!(path);
+    event["body"] = json!(body.to_string());
+    Ok(event)
+}
+
+/// A batch of `n` messages for new tasks, as the event source mapping delivers them.
+async fn task_batch(url: &str, n: usize, prefix: &str) -> Result<Value, Failure> {
+    let pool = aitasks_store::connect(&aitasks_store::PoolSettings::new(url))?;
+    let client = pool.get().await?;
+    let tasks: Vec<_> = (0..n).map(|i| lifecycle::new_task("fixture-app", format!("{prefix}-{i}"))).collect();
+    let mut records = Vec::new();
+    for (i, created) in
+        aitasks_store::create_tasks(&client, "fixture-app", &tasks).await?.into_iter().enumerate()
+    {
+        records.push(json!({"messageId": format!("m{i}"), "receiptHandle": format!("r{i}"),
+            "body": json!({"taskId": created?.task().id}).to_string(), "attributes": {},
+            "messageAttributes": {}, "md5OfBody": "", "eventSource": "aws:sqs",
+            "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:tasks", "awsRegion": "us-east-1"}));
+    }
+    Ok(json!({"Records": records}))
+}
+
+/// Warm invocations timed from the event handed over to the answer taken: what Lambda bills
+/// (its duration, rounded up to the millisecond), for the events a million tasks are made of.
+async fn warm_durations(
+    function: &str,
+    runtime: &RuntimeApi,
+    url: &str,
+) -> Result<Vec<(String, f64)>, Failure> {
+    const ROUNDS: usize = 20;
+    let mut kinds: Vec<(String, Vec<f64>)> = Vec::new();
+    for round in 0..ROUNDS {
+        let events: Vec<(String, Value)> = match function {
+            "create-task" => vec![
+                ("one create".into(), http_event("/v1/tasks", &create_body(&format!("warm-{round}")))?),
+                (
+                    "a batch of 100 creates".into(),
+                    http_event(
+                        "/v1/tasks/batch",
+                        &json!({"tasks": (0..100).map(|i| create_body(&format!("warm-{round}-{i}"))).collect::<Vec<_>>()}),
+                    )?,
+                ),
+            ],
+            "process-task" => vec![
+                ("a batch of 10 messages".into(), task_batch(url, 10, &format!("warm-{round}")).await?),
+                ("a batch of 1 message".into(), task_batch(url, 1, &format!("warm-one-{round}")).await?),
+            ],
+            _ => return Ok(Vec::new()),
+        };
+        for (label, event) in events {
+            let started = Instant::now();
+            let answer = runtime.invoke(event, Duration::from_secs(60)).await;
+            if !matches!(answer, Ok(Answer::Response(_))) {
+                return Err(format!("{function}: {label} failed: {answer:?}").into());
+            }
+            let ms = started.elapsed().as_secs_f64() * 1000.0;
+            match kinds.iter_mut().find(|(l, _)| *l == label) {
+                Some((_, list)) => list.push(ms),
+                None => kinds.push((label, vec![ms])),
+            }
+        }
+    }
+    Ok(kinds.into_iter().map(|(label, list)| (label, list.iter().sum::<f64>() / list.len() as f64)).collect())
+}
+
 /// The event each function handles once.
 async fn event_for(function: &str, url: &str, response_url: &str) -> Result<Value, Failure> {
     Ok(match function {
-        "create-task" => {
-            let mut event = fixture("apigw-create-run.json")?;
-            event["rawPath"] = json!("/v1/tasks");
-            event["routeKey"] = json!("POST /v1/tasks");
-            event["requestContext"]["http"]["path"] = json!("/v1/tasks");
-            event["body"] = json!(json!({"owner": {"scopeId": "s1"}, "stepKey": "bench", "effectKey": "footprint",
-                "modelId": "default", "request": {"kind": "classify", "prompt": "Sentiment?", "input": "great",
-                "choices": ["pos", "neg"]}})
-            .to_string());
-            event
-        }
+        "create-task" => http_event("/v1/tasks", &create_body("footprint"))?,
         "process-task" => {
             let pool = aitasks_store::connect(&aitasks_store::PoolSettings::new(url))?;
             let client = pool.get().await?;
@@ -82,6 +147,8 @@ pub struct Footprint {
     pub ready: Duration,
     pub peak_rss_kib: u64,
     pub handled: bool,
+    /// Mean warm invocation time, by event.
+    pub warm_ms: Vec<(String, f64)>,
 }
 
 pub async fn section(base: &str, bin_dir: &Path) -> Result<Value, Failure> {
@@ -124,6 +191,7 @@ pub async fn section(base: &str, bin_dir: &Path) -> Result<Value, Failure> {
             .spawn()?;
         let pid = child.id().ok_or("the function exited at once")?;
         let answer = runtime.invoke(event, Duration::from_secs(60)).await;
+        let warm_ms = warm_durations(function, &runtime, &url).await?;
         let peak = peak_rss_kib(pid).unwrap_or(0);
         let _ = child.kill().await;
         let ready = runtime.ready_at().map(|t| t - started).unwrap_or_default();
@@ -131,7 +199,7 @@ pub async fn section(base: &str, bin_dir: &Path) -> Result<Value, Failure> {
         if !handled {
             println!("  {function}: no successful answer: {answer:?}");
         }
-        results.push(Footprint { function, bytes, ready, peak_rss_kib: peak, handled });
+        results.push(Footprint { function, bytes, ready, peak_rss_kib: peak, handled, warm_ms });
     }
 
     println!("\nLambda footprint (release, stripped; targets: < 10 MB, < 30 ms to ready, < 40 MB peak RSS)");
@@ -147,12 +215,20 @@ pub async fn section(base: &str, bin_dir: &Path) -> Result<Value, Failure> {
             ],
         );
     }
+    println!("warm invocations (mean of 20, event in to answer out: the billed duration)");
+    for r in &results {
+        for (label, ms) in &r.warm_ms {
+            row(&format!("{}: {label}", r.function), &[format!("{ms:.1} ms")]);
+        }
+    }
     Ok(Value::Array(
         results
             .iter()
             .map(|r| {
+                let warm: serde_json::Map<String, Value> =
+                    r.warm_ms.iter().map(|(label, ms)| (label.clone(), json!(ms))).collect();
                 json!({"function": r.function, "bytes": r.bytes, "readyMs": r.ready.as_secs_f64() * 1000.0,
-                       "peakRssKiB": r.peak_rss_kib, "handled": r.handled})
+                       "peakRssKiB": r.peak_rss_kib, "handled": r.handled, "warmMs": warm})
             })
             .collect(),
     ))

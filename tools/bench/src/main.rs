@@ -3,6 +3,7 @@
 //! every run. What each benchmark measures is in its module and in BENCHMARKS.md.
 
 mod admission;
+mod batches;
 mod cpu;
 mod db;
 mod e2e;
@@ -261,6 +262,9 @@ async fn main() -> Result<(), Failure> {
     );
     if wanted("lifecycle") {
         report.insert("lifecycle".into(), lifecycle_section(&base, quick, &out).await?);
+    }
+    if wanted("batches") {
+        report.insert("batches".into(), batches::section(&base, quick, &out).await?);
     }
     if wanted("round_trips") {
         report.insert("roundTrips".into(), round_trips::section(&base, &out).await?);

@@ -93,16 +93,23 @@ async fn main() -> Result<(), Failure> {
             {"name": "deadline", "type": "date_time", "description": "Delivery deadline", "required": false}]}),
         ),
     ];
+    // The four in one call: a batch answers item by item, as four creates would.
+    let body = json!({"tasks": tasks.iter().map(|(kind, request)| task_body(&run_id, kind, request.clone())).collect::<Vec<_>>()});
+    let (status, answer) = client.call(reqwest::Method::POST, "/v1/tasks/batch", Some(&body)).await?;
+    let results = answer["results"].as_array().cloned().unwrap_or_default();
+    if status != 200 || results.len() != tasks.len() {
+        return Err(format!("the batch answered {status}: {answer}").into());
+    }
+    client.say(&format!("batch of {} created in one call", tasks.len()));
     let mut ids = Vec::new();
-    for (kind, request) in &tasks {
-        let (status, task) = client
-            .call(reqwest::Method::POST, "/v1/tasks", Some(&task_body(&run_id, kind, request.clone())))
-            .await?;
-        if status != 201 {
-            return Err(format!("creating {kind} answered {status}: {task}").into());
+    for ((kind, _), result) in tasks.iter().zip(&results) {
+        if result["status"] != 201 {
+            return Err(format!("creating {kind} answered {result}").into());
         }
+        let task = &result["task"];
         client.say(&format!(
-            "{kind:<14} created {} ({})",
+            "{kind:<14} HTTP {} {} ({})",
+            result["status"],
             task["id"].as_str().unwrap_or("?"),
             task["status"].as_str().unwrap_or("?")
         ));
@@ -188,6 +195,27 @@ async fn main() -> Result<(), Failure> {
         task["errorCode"].as_str().unwrap_or("-"),
         canceled_at.elapsed().as_secs_f64()
     ));
+
+    println!("\nThe run's tasks, listed (GET /v1/tasks?runId=…, keyset pages of 2):");
+    let mut after: Option<String> = None;
+    loop {
+        let mut path = format!("/v1/tasks?runId={run_id}&limit=2");
+        if let Some(after) = &after {
+            path.push_str(&format!("&after={after}"));
+        }
+        let (_, page) = client.call(reqwest::Method::GET, &path, None).await?;
+        for task in page["tasks"].as_array().into_iter().flatten() {
+            println!(
+                "  {:<14} {}",
+                task["stepKey"].as_str().unwrap_or("?"),
+                task["status"].as_str().unwrap_or("?")
+            );
+        }
+        match page["next"].as_str() {
+            Some(next) => after = Some(next.to_owned()),
+            None => break,
+        }
+    }
 
     println!("\n{succeeded} of {} kinds succeeded with the local model.", ids.len());
     if finished.len() < ids.len() {
