@@ -4,6 +4,7 @@
 
 mod admission;
 mod batches;
+mod cost;
 mod cpu;
 mod db;
 mod e2e;
@@ -288,6 +289,10 @@ async fn main() -> Result<(), Failure> {
             std::env::var("BENCH_BIN_DIR").unwrap_or_else(|_| "target/release".into()),
         );
         report.insert("footprint".into(), footprint::section(&base, &bin_dir).await?);
+    }
+    if wanted("footprint") {
+        let cost = cost::section(&report)?;
+        report.insert("costOfAMillionTasks".into(), cost);
     }
     std::fs::write(out.join("latest.json"), serde_json::to_string_pretty(&Value::Object(report))?)?;
     println!("\nwritten to {}", out.join("latest.json").display());
