@@ -277,5 +277,41 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
     operation!("sweeper: delete retained results", |_i| {
         store::delete_retained(&client, day, 100).await?;
     });
+    operation!("create: a batch of 100", |_i| {
+        let batch: Vec<NewTask> = (0..100).map(|_| new_task(TaskOwner::Run(run_id), key())).collect();
+        store::create_tasks(&client, APP, &batch).await?;
+    });
+    let mut batches = Vec::with_capacity(REPEATS);
+    for _ in 0..REPEATS {
+        let batch: Vec<NewTask> = (0..10).map(|_| new_task(owned(), key())).collect();
+        let created = store::create_tasks(&client, APP, &batch).await?;
+        batches.push(created.into_iter().map(|c| c.map(|c| c.task().id)).collect::<Result<Vec<_>, _>>()?);
+    }
+    let mut leases = Vec::with_capacity(REPEATS);
+    operation!("worker: claim a batch of 10", |i| {
+        let claims = store::claim_many(&client, &batches[i]).await?;
+        leases.push(
+            claims
+                .into_iter()
+                .filter_map(|claim| match claim {
+                    store::Claim::Claimed(task) => Some(task.lease()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>(),
+        );
+    });
+    operation!("worker: complete a batch of 10 with events", |i| {
+        let output = serde_json::json!("pos");
+        let attempts: Vec<_> = leases[i].iter().map(|lease| (*lease, &output, None)).collect();
+        store::complete_many(&client, &attempts).await?;
+    });
+    operation!("read: a page of a run's tasks", |_i| {
+        store::list_tasks(&client, APP, &aitasks_contracts::TaskFilter::Run(run_id), None, None, 100).await?;
+    });
+    operation!("read: a page of a scope's succeeded tasks", |_i| {
+        let scope = aitasks_contracts::TaskFilter::Scope(SCOPE.into());
+        let succeeded = Some(aitasks_contracts::TaskStatus::Succeeded);
+        store::list_tasks(&client, APP, &scope, succeeded, None, 100).await?;
+    });
     Ok(timings)
 }
