@@ -15,7 +15,7 @@ use tracing::Instrument;
 use uuid::Uuid;
 
 use crate::app::App;
-use crate::worker::{run_claimed, timed_out, MessageLease, Outcome, ANSWER_MARGIN};
+use crate::worker::{run_claimed, task_span, timed_out, MessageLease, Outcome, ANSWER_MARGIN};
 
 /// One success waiting for the batch's statement.
 struct Pending {
@@ -151,12 +151,7 @@ async fn after_claim<P: Provider>(
     deadline: Instant,
     settler: &Settler,
 ) -> Result<Outcome, StoreError> {
-    let span = tracing::info_span!(
-        "task",
-        task_id = %task_id,
-        attempt = tracing::field::Empty,
-        trace_header = tracing::field::Empty
-    );
+    let span = task_span(task_id);
     async move {
         match claim {
             Claim::Claimed(task) => {

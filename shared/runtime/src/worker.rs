@@ -41,12 +41,7 @@ pub async fn process<P: Provider>(
     message: Option<MessageLease<'_>>,
     deadline: Instant,
 ) -> Result<Outcome, StoreError> {
-    let span = tracing::info_span!(
-        "task",
-        task_id = %task_id,
-        attempt = tracing::field::Empty,
-        trace_header = tracing::field::Empty
-    );
+    let span = task_span(task_id);
     // Whatever the database does, the invocation answers before its deadline: what was not
     // written by then is the sweeper's (a claimed task's heartbeat goes stale).
     let answer_by = deadline.checked_sub(ANSWER_MARGIN).unwrap_or_else(Instant::now);
@@ -111,6 +106,17 @@ pub(crate) async fn run_claimed<P: Provider>(
         .await
         .unwrap_or_else(|panic| Ending::Unexpected(format!("panicked: {}", panic_text(panic.as_ref()))));
     settle(app, &task, ending, started.elapsed(), settler).instrument(tracing::info_span!("settle")).await
+}
+
+/// The span of one task's attempt: its trace (crate::xray) continues the create's once the claim
+/// has read the stored header.
+pub(crate) fn task_span(task_id: Uuid) -> tracing::Span {
+    tracing::info_span!(
+        "task",
+        task_id = %task_id,
+        attempt = tracing::field::Empty,
+        trace_header = tracing::field::Empty
+    )
 }
 
 /// How long before the invocation's deadline a worker gives up on the store and answers.

@@ -178,6 +178,9 @@ mod tests {
         // and 256 MB for 4 ms + 1 s + 4 ms (about $3.36), plus the database's share.
         assert!((total(0) - 6.37).abs() < 0.05, "{}", total(0));
         assert!(total(1) < total(0) / 5.0, "batches: {} against {}", total(1), total(0));
-        assert!((figures["lines"][2]["orchestration"].as_f64().unwrap() - 75.0).abs() < 1e-6, "3 transitions a task");
+        assert!(
+            (figures["lines"][2]["orchestration"].as_f64().unwrap() - 75.0).abs() < 1e-6,
+            "3 transitions a task"
+        );
     }
 }
