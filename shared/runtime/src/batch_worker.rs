@@ -94,9 +94,10 @@ async fn write_group<P>(app: &App<P>, group: &[Pending]) -> Result<Vec<Fenced<Pe
     store::complete_many(&client, &attempts).instrument(span).await
 }
 
-/// Work on the tasks of one batch of messages, answering message by message in order (as
-/// [`crate::worker::process`] answers for one). An `Err` means the store could not be reached
-/// for that message: it should be retried.
+/// Work on the tasks of one batch of messages, answering message by message in order. Each
+/// attempt's call is stopped `deadline_margin` before `deadline` (when the invocation must have
+/// returned) and its task requeued; whatever the database does, the answers come before the
+/// deadline. An `Err` means the store could not be reached for that message: retry it.
 pub async fn process_batch<P: Provider>(
     app: &App<P>,
     messages: &[(Uuid, Option<MessageLease<'_>>)],

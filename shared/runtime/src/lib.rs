@@ -3,10 +3,11 @@
 //!
 //! - [`api`]: the HTTP API's operations (create, read, wait, cancel, release, delete, list),
 //!   returning domain results or an [`ApiError`].
-//! - [`worker`]: one task attempt: claim → provider call with a cancellation poll every
-//!   `AITASK_CANCEL_POLL_MS`, a heartbeat (database row and SQS visibility) every
-//!   `AITASK_HEARTBEAT_MS`, and a stop before the Lambda deadline → fenced settle → completion
-//!   event.
+//! - [`process_batch`]: an SQS batch's tasks claimed in one statement, each attempt run by
+//!   [`worker`] (provider call with a cancellation poll every `AITASK_CANCEL_POLL_MS`, a
+//!   heartbeat of the row and the message every `AITASK_HEARTBEAT_MS`, a stop before the Lambda
+//!   deadline → fenced settle → completion event), the successes that finish together
+//!   completed together.
 //! - [`sweeper`]: expiry, re-sends, event re-delivery, pruning and retention, in bounded
 //!   batches.
 //! - [`App`]: the pool, queues, model profiles and provider, built once per cold start.

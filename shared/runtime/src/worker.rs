@@ -1,13 +1,14 @@
-//! One task attempt: claim → execute while watching for cancellation, heartbeating and the
-//! deadline → settle. Every write after the claim is fenced on the lease, so a worker that lost
-//! its task (requeued, canceled, deleted) writes nothing.
+//! One task attempt after its claim (`crate::batch_worker` claims a batch's tasks): execute
+//! while watching for cancellation, heartbeating and the deadline → settle. Every write after
+//! the claim is fenced on the lease, so a worker that lost its task (requeued, canceled,
+//! deleted) writes nothing.
 
 use std::panic::AssertUnwindSafe;
 use std::time::Duration;
 
 use aitasks_contracts::{AiRequest, Path};
 use aitasks_providers::{CancellationToken, Provider};
-use aitasks_store::{self as store, Claim, Fenced, Lease, LeaseCheck, StoreError, Task};
+use aitasks_store::{self as store, Fenced, Lease, LeaseCheck, StoreError, Task};
 use futures::FutureExt;
 use tokio::time::{Instant, MissedTickBehavior};
 use tracing::Instrument;
@@ -30,61 +31,6 @@ pub enum Outcome {
 /// The SQS message being worked on: its visibility is extended with each heartbeat.
 pub struct MessageLease<'a> {
     pub receipt_handle: &'a str,
-}
-
-/// Work on one task. `deadline` is when the invocation must have returned; the call is stopped
-/// `deadline_margin` before it and the task requeued. An `Err` means the store could not be
-/// reached: the message should be retried.
-pub async fn process<P: Provider>(
-    app: &App<P>,
-    task_id: Uuid,
-    message: Option<MessageLease<'_>>,
-    deadline: Instant,
-) -> Result<Outcome, StoreError> {
-    let span = task_span(task_id);
-    // Whatever the database does, the invocation answers before its deadline: what was not
-    // written by then is the sweeper's (a claimed task's heartbeat goes stale).
-    let answer_by = deadline.checked_sub(ANSWER_MARGIN).unwrap_or_else(Instant::now);
-    let work = async move {
-        let claim_span = tracing::info_span!("claim");
-        let client = store::client(&app.pool).instrument(claim_span.clone()).await?;
-        let claimed = store::claim(&client, task_id).instrument(claim_span.clone()).await?;
-        if let Claim::Claimed(task) = &claimed {
-            // The trace the create started goes on here (crate::xray), before the claim's span
-            // closes, so the claim is part of it too.
-            if let Some(header) = &task.trace_header {
-                tracing::Span::current().record("trace_header", header.as_str());
-            }
-        }
-        drop(claim_span);
-        let task = match claimed {
-            Claim::Claimed(task) => task,
-            Claim::Canceled(settled) => {
-                drop(client);
-                app.publish(vec![settled.event]).await;
-                return Ok(Outcome::Ack);
-            }
-            Claim::NotClaimable(status) => {
-                tracing::info!(status = status.as_str(), "duplicate delivery; nothing to do");
-                return Ok(Outcome::Ack);
-            }
-            Claim::Missing => {
-                tracing::info!("no such task (deleted); nothing to do");
-                return Ok(Outcome::Ack);
-            }
-        };
-        drop(client);
-        run_claimed(app, task, message.as_ref(), deadline, None).await
-    };
-    match tokio::time::timeout_at(answer_by, work).instrument(span.clone()).await {
-        Ok(result) => result,
-        Err(_) => {
-            span.in_scope(|| {
-                tracing::warn!("the store did not answer before the deadline; the message will be retried")
-            });
-            Err(timed_out("the database"))
-        }
-    }
 }
 
 /// The attempt after its claim: execute (the call, the cancel polls, the heartbeats, the
