@@ -82,6 +82,7 @@ fn create(name: &'static str, body: Vec<u8>, status: u16, code: &'static str) ->
 fn cases(run_id: &str) -> Vec<Case> {
     const BAD: &str = "INVALID_REQUEST";
     const MISSING: &str = "NOT_FOUND";
+    const WRONG_METHOD: &str = "METHOD_NOT_ALLOWED";
     let id = uuid::Uuid::new_v4();
     let mut on_run = valid();
     on_run.as_object_mut().expect("object").remove("owner");
@@ -245,7 +246,8 @@ fn cases(run_id: &str) -> Vec<Case> {
         case("run id SQL", Method::GET, "/v1/runs/x';DELETE%20FROM%20runs;--", None, 404, MISSING),
         case("cancel a task of nobody", Method::POST, &format!("/v1/tasks/{id}/cancel"), None, 404, MISSING),
         case("cancel a run not a UUID", Method::POST, "/v1/runs/..%2F..%2Fetc/cancel", None, 404, MISSING),
-        case("path traversal", Method::GET, "/v1/tasks/../runs", None, 404, MISSING),
+        // The client resolves the dot segments: this is GET /v1/runs, a path that takes POST.
+        case("path traversal", Method::GET, "/v1/tasks/../runs", None, 405, WRONG_METHOD),
         case("effect key SQL", Method::GET, "/v1/tasks?effectKey=%27%20OR%201%3D1%20--", None, 404, MISSING),
         case("effect key unicode", Method::GET, "/v1/tasks?effectKey=%F0%9F%9A%80", None, 404, MISSING),
         case("effect key missing", Method::GET, "/v1/tasks", None, 400, BAD),
@@ -253,10 +255,17 @@ fn cases(run_id: &str) -> Vec<Case> {
         case("wait NaN", Method::GET, &format!("/v1/tasks/{id}?wait=NaN"), None, 400, BAD),
         case("wait not a number", Method::GET, &format!("/v1/tasks/{id}?wait=soon"), None, 400, BAD),
         case("wait beyond f64", Method::GET, &format!("/v1/tasks/{id}?wait=1e999"), None, 400, BAD),
-        case("PUT on tasks", Method::PUT, "/v1/tasks", Some(valid().to_string().into_bytes()), 404, MISSING),
-        case("DELETE on tasks", Method::DELETE, "/v1/tasks", None, 404, MISSING),
-        case("PATCH on runs", Method::PATCH, "/v1/runs", Some(raw("{}")), 404, MISSING),
-        case("GET on cancel", Method::GET, &format!("/v1/tasks/{id}/cancel"), None, 404, MISSING),
+        case(
+            "PUT on tasks",
+            Method::PUT,
+            "/v1/tasks",
+            Some(valid().to_string().into_bytes()),
+            405,
+            WRONG_METHOD,
+        ),
+        case("DELETE on tasks", Method::DELETE, "/v1/tasks", None, 405, WRONG_METHOD),
+        case("PATCH on runs", Method::PATCH, "/v1/runs", Some(raw("{}")), 405, WRONG_METHOD),
+        case("GET on cancel", Method::GET, &format!("/v1/tasks/{id}/cancel"), None, 405, WRONG_METHOD),
         case("unknown route", Method::GET, "/v1/admin", None, 404, MISSING),
         case("run scopeId a number", Method::POST, "/v1/runs", Some(raw("{\"scopeId\": 5}")), 400, BAD),
         case("run invalid JSON", Method::POST, "/v1/runs", Some(raw("{scopeId}")), 400, BAD),
@@ -296,7 +305,7 @@ fn cases(run_id: &str) -> Vec<Case> {
         ),
         case("unreleased cursor NUL", Method::GET, "/v1/unreleased-sources?afterScope=%00", None, 400, BAD),
         case("unreleased step key NUL", Method::GET, "/v1/unreleased-sources?task=%00", None, 400, BAD),
-        case("wrong method on scopes", Method::POST, "/v1/scopes/s1/tasks", None, 404, MISSING),
+        case("wrong method on scopes", Method::POST, "/v1/scopes/s1/tasks", None, 405, WRONG_METHOD),
     ]
 }
 
