@@ -25,7 +25,9 @@ async fn the_server_agrees_with_its_openapi_document() {
     let base_url = format!("http://{}", stack.server.address);
     let mut command = Command::new(format!("{bin}/python"));
     command.arg(root.join("tools/fuzz/run.py")).args([&base_url, DEV_SECRET, "default"]);
-    command.args(["--max-examples", &examples, "--workers", "2"]);
+    // One worker: hypothesis parses lambdas with `ast.parse`, which CPython 3.11 (the machine's) does
+    // not make thread-safe ("AST constructor recursion depth mismatch" from two workers).
+    command.args(["--max-examples", &examples, "--workers", "1"]);
     if !seed.is_empty() {
         command.args(["--seed", &seed]);
     }
@@ -41,5 +43,13 @@ async fn the_server_agrees_with_its_openapi_document() {
         .and_then(|n| n.parse::<u64>().ok())
         .unwrap_or(0);
     assert!(generated >= 1000, "the fuzzer sent {generated} requests; at least 1000 expected");
-    assert!(text.contains("Stateful"), "the stateful phase ran");
+    // "API Links: 21 covered / 39 selected / 39 total (30 inferred)": the stateful phase followed
+    // links, the document's own (create → get, cancel, by effect key) among them.
+    let covered = text
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("API Links:"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse::<u64>().ok())
+        .unwrap_or(0);
+    assert!(covered >= 5, "the stateful phase followed {covered} links");
 }

@@ -42,6 +42,23 @@ def depth(value):
     return 0
 
 
+def plain(value):
+    """No NUL in a string or a key, and every number a finite double."""
+    if isinstance(value, str):
+        return "\x00" not in value
+    if isinstance(value, bool) or value is None:
+        return True
+    if isinstance(value, int):
+        return value.bit_length() < 1024  # beyond that, no double holds it
+    if isinstance(value, float):
+        return value == value and abs(value) != float("inf")
+    if isinstance(value, list):
+        return all(plain(item) for item in value)
+    if isinstance(value, dict):
+        return all("\x00" not in key and plain(item) for key, item in value.items())
+    return True
+
+
 def stored_bytes(value):
     # Postgres prints jsonb with ", " and ": " separators, unescaped UTF-8.
     return len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
@@ -57,6 +74,8 @@ def broken_rule(rule, value):
         return name if stored_bytes(value) > spec - 2_000 else None
     if name == "maxDepth":
         return name if depth(value.get(spec["property"])) >= spec["levels"] else None
+    if name == "plainJson":
+        return name if not plain(value.get(spec["property"])) else None
     if name == "atMostCountOf":
         count, items = value.get(spec["property"]), value.get(spec["items"])
         if isinstance(count, (int, float)) and isinstance(items, list) and count > len(items):
