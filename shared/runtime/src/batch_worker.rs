@@ -105,12 +105,16 @@ pub async fn process_batch<P: Provider>(
 ) -> Vec<Result<Outcome, StoreError>> {
     let answer_by = deadline.checked_sub(ANSWER_MARGIN).unwrap_or_else(Instant::now);
     let ids: Vec<Uuid> = messages.iter().map(|(id, _)| *id).collect();
-    let claim_span = tracing::info_span!("claim batch", records = ids.len());
+    // Each task's span, and under it a `claim` span for the one statement that claims them all:
+    // a claimed task's trace (crate::xray) is recorded before its claim span closes, so its claim
+    // is part of it, as for a task claimed alone.
+    let spans: Vec<tracing::Span> = ids.iter().map(|id| task_span(*id)).collect();
+    let mut claim_spans: Vec<Option<tracing::Span>> =
+        spans.iter().map(|span| Some(tracing::info_span!(parent: span, "claim"))).collect();
     let claimed = tokio::time::timeout_at(answer_by, async {
         let client = store::client(&app.pool).await?;
         store::claim_many(&client, &ids).await
     })
-    .instrument(claim_span)
     .await
     .unwrap_or_else(|_| Err(timed_out("the database")));
     let claims = match claimed {
@@ -121,14 +125,22 @@ pub async fn process_batch<P: Provider>(
             return ids.iter().map(|_| Err(StoreError::Unavailable(text.clone().into()))).collect();
         }
     };
+    for ((claim, span), claim_span) in claims.iter().zip(&spans).zip(claim_spans.iter_mut()) {
+        if let Claim::Claimed(task) = claim {
+            if let Some(header) = &task.trace_header {
+                span.record("trace_header", header.as_str());
+            }
+        }
+        drop(claim_span.take());
+    }
     let (settler, writing) = Settler::start(app);
     let attempts = async {
         let settler = settler;
         // Built first, so the stream holds futures and no closure (a closure over references
         // would make the whole future lose `Send` where the dev server spawns it).
         let mut work = Vec::with_capacity(claims.len());
-        for (claim, (task_id, message)) in claims.into_iter().zip(messages) {
-            let attempt = after_claim(app, *task_id, claim, message.as_ref(), deadline, &settler);
+        for ((claim, span), (_, message)) in claims.into_iter().zip(spans).zip(messages) {
+            let attempt = after_claim(app, span, claim, message.as_ref(), deadline, &settler);
             work.push(tokio::time::timeout_at(answer_by, attempt));
         }
         let outcomes: Vec<Result<Outcome, StoreError>> = stream::iter(work)
@@ -146,21 +158,15 @@ pub async fn process_batch<P: Provider>(
 
 async fn after_claim<P: Provider>(
     app: &App<P>,
-    task_id: Uuid,
+    span: tracing::Span,
     claim: Claim,
     message: Option<&MessageLease<'_>>,
     deadline: Instant,
     settler: &Settler,
 ) -> Result<Outcome, StoreError> {
-    let span = task_span(task_id);
     async move {
         match claim {
-            Claim::Claimed(task) => {
-                if let Some(header) = &task.trace_header {
-                    tracing::Span::current().record("trace_header", header.as_str());
-                }
-                run_claimed(app, task, message, deadline, Some(settler)).await
-            }
+            Claim::Claimed(task) => run_claimed(app, task, message, deadline, Some(settler)).await,
             Claim::Canceled(settled) => {
                 app.publish(vec![settled.event]).await;
                 Ok(Outcome::Ack)
