@@ -51,7 +51,9 @@ def main():
         *options,
     ]
     print(f"[fuzz] {' '.join(c if 'Bearer' not in c else 'Authorization: Bearer …' for c in command)}", flush=True)
-    sys.exit(subprocess.call(command, env=env))
+    # Run in the temporary folder: schemathesis keeps a cache of past failures in its working
+    # directory, which would otherwise land in the clone and replay one run's history in the next.
+    sys.exit(subprocess.call(command, env=env, cwd=folder))
 
 
 if __name__ == "__main__":
