@@ -4,13 +4,4 @@
 # bin folder.
 source "$(dirname "$0")/lib.sh"
 
-VENV="$AITASK_CACHE/fuzz-venv"
-STAMP="$VENV/.aitasks-fuzz-v1"
-if [ ! -f "$STAMP" ]; then
-  log "installing schemathesis into $VENV (once)"
-  python3 -m venv "$VENV"
-  "$VENV/bin/pip" install --quiet --upgrade pip >/dev/null
-  "$VENV/bin/pip" install --quiet "schemathesis==4.32.5" >&2
-  touch "$STAMP"
-fi
-echo "$VENV/bin"
+python_venv fuzz-venv .aitasks-fuzz-v1 "schemathesis==4.32.5"

@@ -55,3 +55,18 @@ target_dir() {
   (cd "$ROOT" && cargo metadata --format-version 1 --no-deps 2>/dev/null) \
     | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])'
 }
+
+# A virtualenv in the cache with these PyPI packages, installed once (again when STAMP changes);
+# prints its bin folder.  python_venv NAME STAMP PACKAGE...
+python_venv() {
+  local venv="$AITASK_CACHE/$1" stamp="$AITASK_CACHE/$1/$2"
+  shift 2
+  if [ ! -f "$stamp" ]; then
+    log "installing $* into $venv (once)"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --upgrade pip >/dev/null
+    "$venv/bin/pip" install --quiet "$@" >&2
+    touch "$stamp"
+  fi
+  echo "$venv/bin"
+}

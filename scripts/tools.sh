@@ -4,14 +4,5 @@
 # virtualenv in the cache outside the clone. Prints the venv's bin folder.
 source "$(dirname "$0")/lib.sh"
 
-VENV="$AITASK_CACHE/tools-venv"
-STAMP="$VENV/.aitasks-tools-v2"
-if [ ! -f "$STAMP" ]; then
-  log "installing cargo-lambda, cfn-lint, aws-sam-cli and moto into $VENV (once)"
-  python3 -m venv "$VENV"
-  "$VENV/bin/pip" install --quiet --upgrade pip >/dev/null
-  "$VENV/bin/pip" install --quiet "cargo-lambda>=1.8,<2" "cfn-lint>=1,<2" "aws-sam-cli>=1.130,<2" \
-    "moto[server]>=5.1,<6" >&2
-  touch "$STAMP"
-fi
-echo "$VENV/bin"
+python_venv tools-venv .aitasks-tools-v2 "cargo-lambda>=1.8,<2" "cfn-lint>=1,<2" "aws-sam-cli>=1.130,<2" \
+  "moto[server]>=5.1,<6"

@@ -109,8 +109,8 @@ pub async fn process_batch<P: Provider>(
     // a claimed task's trace (crate::xray) is recorded before its claim span closes, so its claim
     // is part of it, as for a task claimed alone.
     let spans: Vec<tracing::Span> = ids.iter().map(|id| task_span(*id)).collect();
-    let mut claim_spans: Vec<Option<tracing::Span>> =
-        spans.iter().map(|span| Some(tracing::info_span!(parent: span, "claim"))).collect();
+    let claim_spans: Vec<tracing::Span> =
+        spans.iter().map(|span| tracing::info_span!(parent: span, "claim")).collect();
     let claimed = tokio::time::timeout_at(answer_by, async {
         let client = store::client(&app.pool).await?;
         store::claim_many(&client, &ids).await
@@ -125,13 +125,13 @@ pub async fn process_batch<P: Provider>(
             return ids.iter().map(|_| Err(StoreError::Unavailable(text.clone().into()))).collect();
         }
     };
-    for ((claim, span), claim_span) in claims.iter().zip(&spans).zip(claim_spans.iter_mut()) {
+    for ((claim, span), claim_span) in claims.iter().zip(&spans).zip(claim_spans) {
         if let Claim::Claimed(task) = claim {
             if let Some(header) = &task.trace_header {
                 span.record("trace_header", header.as_str());
             }
         }
-        drop(claim_span.take());
+        drop(claim_span);
     }
     let (settler, writing) = Settler::start(app);
     let attempts = async {

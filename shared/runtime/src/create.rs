@@ -89,7 +89,7 @@ pub async fn create_task<P>(app: &App<P>, tenant: &AppId, body: &[u8]) -> Result
     let store_span = tracing::info_span!("store create");
     let mut client = store::client(&app.pool).instrument(store_span.clone()).await?;
     let created = store_one(app, &mut client, &item).instrument(store_span).await?;
-    count_created([(&Ok(created.clone()), item.scope.is_some())]);
+    count_created([(Some(&created), item.scope.is_some())]);
     if let Created::New(task) = &created {
         if task.status == store::TaskStatus::Queued {
             // After the commit: if this send is lost, the task stays unsent and the sweeper
@@ -157,7 +157,7 @@ pub async fn create_batch<P>(
     .instrument(store_span)
     .await?;
     let answers: Vec<Result<Created, ApiError>> = answers.into_iter().flatten().collect();
-    count_created(answers.iter().zip(scoped));
+    count_created(answers.iter().map(|answer| answer.as_ref().ok()).zip(scoped));
     send_new(app, &client, &answers).await;
     Ok(answers)
 }
@@ -191,14 +191,14 @@ async fn send_new<P>(app: &App<P>, client: &store::Client, answers: &[Result<Cre
 /// `Tasks` by `Result` (`new`, `cacheHit`: stored already succeeded from the result cache,
 /// `existing`: the effect key's task) and by `Scoped`: one document per result seen, its count
 /// the value. Refusals are counted by the request metric, by their code.
-fn count_created<'a>(answers: impl IntoIterator<Item = (&'a Result<Created, ApiError>, bool)>) {
+fn count_created<'a>(answers: impl IntoIterator<Item = (Option<&'a Created>, bool)>) {
     let mut counts: BTreeMap<(&str, bool), u32> = BTreeMap::new();
     for (answer, scoped) in answers {
         let result = match answer {
-            Ok(Created::New(task)) if task.status == store::TaskStatus::Succeeded => "cacheHit",
-            Ok(Created::New(_)) => "new",
-            Ok(Created::Existing(_)) => "existing",
-            Err(_) => continue,
+            Some(Created::New(task)) if task.status == store::TaskStatus::Succeeded => "cacheHit",
+            Some(Created::New(_)) => "new",
+            Some(Created::Existing(_)) => "existing",
+            None => continue,
         };
         *counts.entry((result, scoped)).or_default() += 1;
     }

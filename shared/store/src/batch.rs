@@ -47,14 +47,11 @@ pub async fn create_tasks(
     }
     if !taken.is_empty() {
         let keys: Vec<&str> = taken.iter().map(|&i| tasks[i].effect_key.as_str()).collect();
-        let mut existing = existing_by_key(client, app_id, &keys).await?;
+        let existing = existing_by_key(client, app_id, &keys).await?;
         for i in taken {
-            answers[i] = Some(match existing.remove(&tasks[i].effect_key) {
-                // A key given twice in the batch: the later item finds the earlier one's task.
-                Some(task) => {
-                    existing.insert(task.effect_key.clone(), task.clone());
-                    Ok(Created::Existing(task))
-                }
+            // A key given twice in the batch: the later item finds the earlier one's task too.
+            answers[i] = Some(match existing.get(&tasks[i].effect_key) {
+                Some(task) => Ok(Created::Existing(task.clone())),
                 // Deleted between the insert and the read: the single path tries again.
                 None => create_task(client, &tasks[i]).await,
             });
