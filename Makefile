@@ -6,7 +6,7 @@ LOAD_ENV := source scripts/env.sh && load_local_env;
 TOOLS = $(shell scripts/tools.sh)
 
 
-.PHONY: help up down serve stats demo bench simulate growth chaos load fuzz test check fmt lint build unit template-lint lambda-smoke rehearse rehearse-fast
+.PHONY: help up down serve stats demo bench simulate growth chaos load fuzz test check fmt lint build unit template-lint lambda-smoke rehearse rehearse-fast script-tests
 
 help:
 	@echo "make demo      the whole system on a local model: one task of each kind, live progress, results"
@@ -23,7 +23,7 @@ help:
 	@echo "make chaos     2000 tasks through faults, kills and a Postgres restart; then long property runs"
 	@echo "make fuzz      schemathesis against openapi.yaml: 1000 cases an operation, a new seed (make test: 100, fixed)"
 	@echo "make load      64 HTTP clients for 60 s against the dev server: no 5xx, no lost task, latencies"
-	@echo "parts of make test: fmt lint build unit template-lint lambda-smoke rehearse-fast"
+	@echo "parts of make test: fmt lint script-tests build unit template-lint lambda-smoke rehearse-fast"
 
 up:
 	@scripts/postgres.sh up
@@ -67,6 +67,10 @@ check: fmt lint
 lint:
 	cargo clippy --workspace --all-targets -- -D warnings
 
+# The scripts' own tests (no service, seconds): scripts/tests/*.sh.
+script-tests:
+	@for t in scripts/tests/*.sh; do bash "$$t" || exit 1; done
+
 build:
 	cargo build --workspace --all-targets
 
@@ -105,4 +109,4 @@ fuzz: up
 	@cargo build -p aitasks-dev-server
 	@$(LOAD_ENV) FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-1000} FUZZ_SEED=$${FUZZ_SEED-} cargo test -p aitasks-e2e --test fuzz -- --nocapture
 
-test: fmt lint unit template-lint lambda-smoke rehearse-fast
+test: fmt lint script-tests unit template-lint lambda-smoke rehearse-fast
