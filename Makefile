@@ -97,16 +97,16 @@ rehearse-fast: up
 # The long versions of what `make test` runs small (200 tasks; 400 cases; 5 s).
 chaos: up
 	@cargo build -p aitasks-dev-server
-	@$(LOAD_ENV) CHAOS_TASKS=$${CHAOS_TASKS:-2000} cargo test -p aitasks-e2e --test chaos -- --nocapture
-	@PROPTEST_CASES=$${PROPTEST_CASES:-100000} cargo test -p aitasks-contracts --test properties
+	@$(LOAD_ENV) CHAOS_TASKS=$${CHAOS_TASKS:-2000} cargo test -p aitasks-e2e --test outages chaos:: -- --nocapture
+	@PROPTEST_CASES=$${PROPTEST_CASES:-100000} cargo test -p aitasks-contracts --test contracts properties::
 
 load: up
 	@cargo build -p aitasks-dev-server
-	@$(LOAD_ENV) LOAD_SECONDS=$${LOAD_SECONDS:-60} cargo test -p aitasks-e2e --test load -- --nocapture
+	@$(LOAD_ENV) LOAD_SECONDS=$${LOAD_SECONDS:-60} cargo test -p aitasks-e2e --test e2e load:: -- --nocapture
 
 # The OpenAPI fuzzer, longer than make test runs it and with a new seed each time.
 fuzz: up
 	@cargo build -p aitasks-dev-server
-	@$(LOAD_ENV) FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-1000} FUZZ_SEED=$${FUZZ_SEED-} cargo test -p aitasks-e2e --test fuzz -- --nocapture
+	@$(LOAD_ENV) FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-1000} FUZZ_SEED=$${FUZZ_SEED-} cargo test -p aitasks-e2e --test e2e fuzz:: -- --nocapture
 
 test: fmt lint script-tests unit template-lint lambda-smoke rehearse-fast

@@ -2,6 +2,8 @@
 //! in `fixtures/`. Run them with `make test`, or after `make up`:
 //! `cargo build -p aitasks-dev-server && cargo test -p aitasks-e2e`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use aitasks_contracts::AiRequest;
 use serde_json::{json, Value};
 

@@ -4,13 +4,10 @@
 //!
 //! CloudFormation waits for that answer, so every path answers: a database secret that cannot
 //! be read, a database that cannot be reached, a migration that fails and a deadline about to
-//! pass all answer `FAILED` with the reason, and a panic answers `FAILED` from the panic hook
-//! ([`install_panic_answer`]). Nothing fallible runs before the runtime loop: a function that
+//! pass all answer `FAILED` with the reason, and a panic answers `FAILED` from lambda-kit's panic
+//! hook (`aitasks_lambda_kit::install_panic_answer`). Nothing fallible runs before the runtime loop: a function that
 //! fails at start-up is never invoked, and CloudFormation would wait out the resource's
 //! `ServiceTimeout` instead of hearing why.
-
-mod custom_resource;
-mod panic_answer;
 
 use std::time::{Duration, SystemTime};
 
@@ -18,8 +15,7 @@ use lambda_runtime::{Error, LambdaEvent};
 use serde_json::{json, Value};
 use tokio::sync::OnceCell;
 
-pub use custom_resource::{CustomResourceRequest, ResponseStatus};
-pub use panic_answer::{arm_panic_answer, install_panic_answer};
+use aitasks_lambda_kit::{arm_panic_answer, CustomResourceRequest, ResponseStatus};
 
 /// Time kept back from the Lambda deadline to send the answer.
 const ANSWER_MARGIN: Duration = Duration::from_secs(10);

@@ -13,7 +13,7 @@ use serde_json::Value;
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     aitasks_lambda_kit::init_tracing();
-    migrate::install_panic_answer();
+    aitasks_lambda_kit::install_panic_answer();
     let migrator = Arc::new(migrate::Migrator::new());
     lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| {
         let migrator = migrator.clone();

@@ -1,6 +1,6 @@
 //! `process-task`, on the SQS task queue with `ReportBatchItemFailures`: the records of a batch
 //! are claimed in one statement and worked side by side (bounded), each in its own span, and
-//! the successes that finish together are settled together (`aitasks_runtime::process_batch`).
+//! the successes that finish together are settled together (`aitasks_runtime::worker`).
 //! Records to retry come back in `batchItemFailures`, and nothing is deleted here (the event
 //! source mapping does that).
 
@@ -8,8 +8,8 @@ use std::panic::AssertUnwindSafe;
 use std::time::SystemTime;
 
 use aitasks_providers::Provider;
-use aitasks_runtime::worker::{self, MessageLease, Outcome};
-use aitasks_runtime::{process_batch, App, TaskMessage};
+use aitasks_runtime::worker::{process_batch, Delivery, Outcome};
+use aitasks_runtime::{App, TaskMessage};
 use aws_lambda_events::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent, SqsMessage};
 use futures::FutureExt;
 use lambda_runtime::{Error, LambdaEvent};
@@ -24,10 +24,14 @@ pub async fn handle<P: Provider>(
     let deadline = Instant::now() + remaining;
     let records = event.payload.records;
     let mut failures: Vec<BatchItemFailure> = Vec::new();
-    let mut work: Vec<(&SqsMessage, _)> = Vec::with_capacity(records.len());
+    let mut work: Vec<&SqsMessage> = Vec::with_capacity(records.len());
+    let mut deliveries: Vec<Delivery<'_>> = Vec::with_capacity(records.len());
     for record in &records {
         match record.body.as_deref().and_then(TaskMessage::parse) {
-            Some(message) => work.push((record, message.task_id)),
+            Some(message) => {
+                work.push(record);
+                deliveries.push(Delivery { task_id: message.task_id, receipt: receipt(record) });
+            }
             None => {
                 // Not a task reference: fail it at once so the redrive policy moves it to the DLQ.
                 tracing::warn!(
@@ -39,15 +43,11 @@ pub async fn handle<P: Provider>(
             }
         }
     }
-    let messages: Vec<(_, Option<MessageLease<'_>>)> = work
-        .iter()
-        .map(|(record, task_id)| (*task_id, Some(MessageLease { receipt_handle: receipt(record) })))
-        .collect();
     // A panic outside an attempt (which the worker catches itself) retries the whole batch.
-    let outcomes = AssertUnwindSafe(process_batch(app, &messages, deadline)).catch_unwind().await;
+    let outcomes = AssertUnwindSafe(process_batch(app, &deliveries, deadline)).catch_unwind().await;
     match outcomes {
         Ok(outcomes) => {
-            for ((record, _), outcome) in work.iter().zip(outcomes) {
+            for (record, outcome) in work.iter().zip(outcomes) {
                 if let Some(failed) = answer(app, record, outcome).await {
                     failures.push(failed);
                 }
@@ -55,10 +55,10 @@ pub async fn handle<P: Provider>(
         }
         Err(panic) => {
             tracing::error!(
-                panic = worker::panic_text(panic.as_ref()),
+                panic = aitasks_runtime::panic_text(panic.as_ref()),
                 "the batch panicked; its records will be delivered again"
             );
-            failures.extend(work.iter().map(|(record, _)| failure(record)));
+            failures.extend(work.iter().map(|record| failure(record)));
         }
     }
     let mut response = SqsBatchResponse::default();

@@ -1,5 +1,7 @@
 //! `sweeper`, on an EventBridge schedule: runs every duty once and logs a one-line JSON
-//! summary. The schedule's event carries nothing we need.
+//! summary. The schedule's event carries nothing we need. A duty that failed (each is logged
+//! and counted by the runtime, and the others still ran) makes the invocation an error, so the
+//! stack's `SweeperErrorsAlarm` sees it.
 
 use aitasks_runtime::metrics::{Document, Unit};
 use aitasks_runtime::{sweeper, App};
@@ -8,9 +10,7 @@ use serde_json::Value;
 
 /// Sweep once; the summary is also the invocation's result.
 pub async fn handle<P>(app: &App<P>, _event: LambdaEvent<Value>) -> Result<sweeper::SweepSummary, Error> {
-    let summary = sweeper::sweep(app).await.inspect_err(|error| {
-        tracing::error!(error = %aitasks_runtime::error_chain(error), "the sweep stopped");
-    })?;
+    let summary = sweeper::sweep(app).await;
     // One JSON line per run, on stdout, whatever the log format.
     println!("{}", serde_json::json!({"sweep": summary}));
     sweep_metrics(&summary).emit();
@@ -20,6 +20,9 @@ pub async fn handle<P>(app: &App<P>, _event: LambdaEvent<Value>) -> Result<sweep
         Err(error) => {
             tracing::warn!(error = %aitasks_runtime::error_chain(&error), "could not sample the backlog")
         }
+    }
+    if !summary.failed_duties.is_empty() {
+        return Err(format!("sweep duties failed: {}", summary.failed_duties.join(", ")).into());
     }
     Ok(summary)
 }

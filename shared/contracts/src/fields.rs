@@ -6,14 +6,14 @@ use serde_json::{Map, Value};
 use crate::problems::{Path, Problems};
 
 /// A JSON object being read field by field.
-pub struct Fields<'a> {
+pub(crate) struct Fields<'a> {
     map: &'a Map<String, Value>,
     path: Path,
 }
 
 impl<'a> Fields<'a> {
     /// Read `value` as an object whose keys must all be in `allowed`.
-    pub fn object(
+    pub(crate) fn object(
         value: &'a Value,
         path: &Path,
         allowed: &[&str],
@@ -31,21 +31,21 @@ impl<'a> Fields<'a> {
         Some(Fields { map, path: path.clone() })
     }
 
-    pub fn path(&self, key: &str) -> Path {
+    pub(crate) fn path(&self, key: &str) -> Path {
         self.path.key(key)
     }
 
-    pub fn has(&self, key: &str) -> bool {
+    pub(crate) fn has(&self, key: &str) -> bool {
         self.map.get(key).is_some_and(|v| !v.is_null())
     }
 
     /// The raw value of an optional field (`null` counts as absent).
-    pub fn value(&self, key: &str) -> Option<&'a Value> {
+    pub(crate) fn value(&self, key: &str) -> Option<&'a Value> {
         self.map.get(key).filter(|v| !v.is_null())
     }
 
     /// A value that must be present, where `null` counts as a present value.
-    pub fn required_any(&self, key: &str, problems: &mut Problems) -> Option<&'a Value> {
+    pub(crate) fn required_any(&self, key: &str, problems: &mut Problems) -> Option<&'a Value> {
         let value = self.map.get(key);
         if value.is_none() {
             problems.add(&self.path(key), "is required");
@@ -54,7 +54,7 @@ impl<'a> Fields<'a> {
     }
 
     /// A value that must be present.
-    pub fn required(&self, key: &str, problems: &mut Problems) -> Option<&'a Value> {
+    pub(crate) fn required(&self, key: &str, problems: &mut Problems) -> Option<&'a Value> {
         let value = self.value(key);
         if value.is_none() {
             problems.add(&self.path(key), "is required");
@@ -63,30 +63,36 @@ impl<'a> Fields<'a> {
     }
 
     /// A required string of `min..=max` characters.
-    pub fn string(&self, key: &str, min: usize, max: usize, problems: &mut Problems) -> Option<String> {
+    pub(crate) fn string(
+        &self,
+        key: &str,
+        min: usize,
+        max: usize,
+        problems: &mut Problems,
+    ) -> Option<String> {
         let value = self.required(key, problems)?;
         string_value(value, &self.path(key), min, max, problems)
     }
 
     /// A required integer in `min..=max`.
-    pub fn integer(&self, key: &str, min: i64, max: i64, problems: &mut Problems) -> Option<i64> {
+    pub(crate) fn integer(&self, key: &str, min: i64, max: i64, problems: &mut Problems) -> Option<i64> {
         let value = self.required(key, problems)?;
         integer_value(value, &self.path(key), min, max, problems)
     }
 
     /// An optional integer in `min..=max`.
-    pub fn opt_integer(&self, key: &str, min: i64, max: i64, problems: &mut Problems) -> Option<i64> {
+    pub(crate) fn opt_integer(&self, key: &str, min: i64, max: i64, problems: &mut Problems) -> Option<i64> {
         integer_value(self.value(key)?, &self.path(key), min, max, problems)
     }
 
     /// A required boolean.
-    pub fn boolean(&self, key: &str, problems: &mut Problems) -> Option<bool> {
+    pub(crate) fn boolean(&self, key: &str, problems: &mut Problems) -> Option<bool> {
         let value = self.required(key, problems)?;
         boolean_value(value, &self.path(key), problems)
     }
 
     /// An optional boolean.
-    pub fn opt_boolean(&self, key: &str, problems: &mut Problems) -> Option<bool> {
+    pub(crate) fn opt_boolean(&self, key: &str, problems: &mut Problems) -> Option<bool> {
         boolean_value(self.value(key)?, &self.path(key), problems)
     }
 }
@@ -99,7 +105,7 @@ fn boolean_value(value: &Value, path: &Path, problems: &mut Problems) -> Option<
     flag
 }
 
-pub fn string_value(
+pub(crate) fn string_value(
     value: &Value,
     path: &Path,
     min: usize,
@@ -144,7 +150,13 @@ fn as_integer(value: &Value) -> Option<i64> {
     })
 }
 
-pub fn integer_value(value: &Value, path: &Path, min: i64, max: i64, problems: &mut Problems) -> Option<i64> {
+pub(crate) fn integer_value(
+    value: &Value,
+    path: &Path,
+    min: i64,
+    max: i64,
+    problems: &mut Problems,
+) -> Option<i64> {
     let Some(number) = as_integer(value) else {
         let what = if value.is_number() { "a whole number in range" } else { "an integer" };
         problems.add(path, format!("must be {what}, between {min} and {max}"));
@@ -158,7 +170,7 @@ pub fn integer_value(value: &Value, path: &Path, min: i64, max: i64, problems: &
 }
 
 /// A list of `min..=max` distinct strings of `item_min..=item_max` characters each.
-pub fn distinct_strings(
+pub(crate) fn distinct_strings(
     value: &Value,
     path: &Path,
     (min, max): (usize, usize),
@@ -186,7 +198,7 @@ pub fn distinct_strings(
     (problems.len() == before).then_some(out)
 }
 
-pub fn type_name(value: &Value) -> &'static str {
+pub(crate) fn type_name(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -200,7 +212,7 @@ pub fn type_name(value: &Value) -> &'static str {
 /// Walk a whole document: no string (key or value) may contain NUL, which Postgres cannot
 /// store, and nothing may nest deeper than `max_depth` (reported once, at `path`). Reports at
 /// most a handful of offenders.
-pub fn check_document(value: &Value, path: &Path, max_depth: usize, problems: &mut Problems) {
+pub(crate) fn check_document(value: &Value, path: &Path, max_depth: usize, problems: &mut Problems) {
     struct Walk<'p> {
         root: &'p Path,
         max_depth: usize,

@@ -14,7 +14,7 @@ use crate::wire::{malformed, send, Call, Turn, Wire};
 /// The API version every request names.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
-pub struct Anthropic;
+pub(crate) struct Anthropic;
 
 impl Wire for Anthropic {
     fn start(&self, request: &AiRequest) -> Vec<Value> {

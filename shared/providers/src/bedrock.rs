@@ -24,7 +24,7 @@ use serde_json::{json, Map, Value};
 use crate::error::ProviderError;
 use crate::wire::{Call, Turn, Wire};
 
-pub struct Bedrock;
+pub(crate) struct Bedrock;
 
 impl Wire for Bedrock {
     fn start(&self, request: &AiRequest) -> Vec<Value> {

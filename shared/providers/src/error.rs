@@ -122,3 +122,8 @@ impl ProviderError {
         }
     }
 }
+
+/// Why the profiles could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid AITASK_MODELS: {0}")]
+pub struct ProfileError(pub(crate) String);

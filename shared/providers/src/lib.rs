@@ -24,9 +24,9 @@ mod wire;
 
 pub use anthropic::ANTHROPIC_VERSION;
 pub use client::{Completion, HttpProvider, Provider, Usage, MAX_REPAIR_TURNS};
-pub use error::ProviderError;
+pub use error::{ProfileError, ProviderError};
 pub use profiles::{
     profile_key_secrets, profile_key_variable, ApiKey, CallLimits, CallSettings, ModelProfile, ModelProfiles,
-    Prices, ProfileError, TokenLimitField, ANTHROPIC_BASE_URL, DEFAULT_BASE_URL, DEFAULT_MODEL,
+    Prices, TokenLimitField, ANTHROPIC_BASE_URL, DEFAULT_BASE_URL, DEFAULT_MODEL,
 };
 pub use tokio_util::sync::CancellationToken;

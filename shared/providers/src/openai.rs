@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use crate::error::ProviderError;
 use crate::wire::{malformed, parse_answer, send, Call, Turn, Wire};
 
-pub struct OpenAi;
+pub(crate) struct OpenAi;
 
 impl Wire for OpenAi {
     fn start(&self, request: &AiRequest) -> Vec<Value> {

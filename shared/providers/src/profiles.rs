@@ -10,7 +10,7 @@ use std::time::Duration;
 use aitasks_contracts::canonical_hash;
 use serde_json::{json, Map, Value};
 
-use crate::error::ProviderError;
+use crate::error::{ProfileError, ProviderError};
 pub use crate::settings::{CallSettings, TokenLimitField};
 
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -124,11 +124,6 @@ impl ModelProfile {
     }
 }
 
-/// Why the profiles could not be read.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid AITASK_MODELS: {0}")]
-pub struct ProfileError(pub(crate) String);
-
 /// Every configured model, by id.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelProfiles {
@@ -136,11 +131,6 @@ pub struct ModelProfiles {
 }
 
 impl ModelProfiles {
-    /// Read the process environment.
-    pub fn from_env() -> Result<ModelProfiles, ProfileError> {
-        ModelProfiles::from_lookup(|name| std::env::var(name).ok().filter(|v| !v.is_empty()))
-    }
-
     /// Read profiles through `lookup` (the environment, or a map in tests).
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<ModelProfiles, ProfileError> {
         let mut profiles = BTreeMap::new();

@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::profiles::ProfileError;
+use crate::error::ProfileError;
 
 /// Which body field carries the output-token cap. OpenAI's reasoning models refuse
 /// `max_tokens` (and `temperature`) and take `max_completion_tokens`.

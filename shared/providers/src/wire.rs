@@ -11,7 +11,7 @@ use crate::error::ProviderError;
 use crate::profiles::ModelProfile;
 
 /// The parts of one provider call that do not change between turns.
-pub struct Call<'a> {
+pub(crate) struct Call<'a> {
     pub http: &'a reqwest::Client,
     /// The Bedrock Runtime client, when the worker has AWS configuration.
     pub bedrock: Option<&'a aws_sdk_bedrockruntime::Client>,
@@ -21,13 +21,13 @@ pub struct Call<'a> {
 
 impl Call<'_> {
     /// The output-token cap of a call for `request`: the kind's, or the profile's when lower.
-    pub fn token_limit(&self, request: &AiRequest) -> u32 {
+    pub(crate) fn token_limit(&self, request: &AiRequest) -> u32 {
         self.profile.call.token_cap(aitasks_contracts::max_output_tokens(request))
     }
 }
 
 /// One turn's parsed answer: the answer object, or why there is none to check.
-pub struct Turn {
+pub(crate) struct Turn {
     pub answer: Result<Value, String>,
     /// What the model said, as the provider's format replays it in a repair turn.
     pub reply: Value,
@@ -37,7 +37,7 @@ pub struct Turn {
 }
 
 /// A provider's wire format.
-pub trait Wire: Sync {
+pub(crate) trait Wire: Sync {
     /// The conversation's first messages.
     fn start(&self, request: &AiRequest) -> Vec<Value>;
     /// One call; an answer that says it refused or was cut off is an error, not a turn.
@@ -54,7 +54,7 @@ pub trait Wire: Sync {
 
 /// Send a request and read its body: the shared HTTP error classes, with `overloaded` statuses
 /// (Anthropic's 529) among the 5xx.
-pub async fn send(call: &Call<'_>, request: reqwest::RequestBuilder) -> Result<Value, ProviderError> {
+pub(crate) async fn send(call: &Call<'_>, request: reqwest::RequestBuilder) -> Result<Value, ProviderError> {
     let mut request = request.timeout(call.timeout);
     for (name, value) in &call.profile.call.headers {
         request = request.header(name, value);
@@ -84,7 +84,7 @@ pub async fn send(call: &Call<'_>, request: reqwest::RequestBuilder) -> Result<V
 }
 
 /// A 2xx body without the part the format promises.
-pub fn malformed(call: &Call<'_>, what: &str, body: &Value) -> ProviderError {
+pub(crate) fn malformed(call: &Call<'_>, what: &str, body: &Value) -> ProviderError {
     ProviderError::Malformed(scrub_secret(
         format!("no {what} in {}", snippet(&body.to_string())),
         call.profile,
@@ -92,7 +92,7 @@ pub fn malformed(call: &Call<'_>, what: &str, body: &Value) -> ProviderError {
 }
 
 /// The answer text of a turn, parsed: a JSON object to check, or why not.
-pub fn parse_answer(text: Option<&str>) -> Result<Value, String> {
+pub(crate) fn parse_answer(text: Option<&str>) -> Result<Value, String> {
     match text.map(serde_json::from_str::<Value>) {
         Some(Ok(answer)) => Ok(answer),
         Some(Err(e)) => Err(format!("the answer is not valid JSON ({e})")),

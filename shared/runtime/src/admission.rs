@@ -8,7 +8,7 @@ use serde_json::json;
 
 /// The cache key: source, its revision, the normalized request, the model configuration hash
 /// and, for application-owned tasks, the owner (scope and usage subject), canonically hashed.
-pub fn cache_key(task: &NewTask, scope: &Scope) -> String {
+pub(crate) fn cache_key(task: &NewTask, scope: &Scope) -> String {
     let owner = match &task.owner {
         TaskOwner::Run(_) => serde_json::Value::Null,
         TaskOwner::Application { scope_id, usage_subject } => {
@@ -25,7 +25,7 @@ pub fn cache_key(task: &NewTask, scope: &Scope) -> String {
 }
 
 /// Create a scoped task through the cache and admission.
-pub async fn create_scoped(
+pub(crate) async fn create_scoped(
     client: &mut store::Client,
     task: &NewTask,
     scope: &Scope,

@@ -56,7 +56,7 @@ pub async fn get_run<P>(app: &App<P>, tenant: &AppId, run_id: &str) -> Result<Ru
 }
 
 /// `POST /v1/runs/{runId}/cancel`: queued tasks end `canceled`, running ones are aborted. The
-/// run is canceled before the answer; its tasks are reached in bounded batches for at most
+/// run is canceled before the answer; its tasks are reached in bounded pages for at most
 /// `request_work`, and the sweeper finishes a run bigger than that.
 pub async fn cancel_run<P>(app: &App<P>, tenant: &AppId, run_id: &str) -> Result<Run, ApiError> {
     let run_id = path_id(run_id, RunId::parse)?;
@@ -65,9 +65,9 @@ pub async fn cancel_run<P>(app: &App<P>, tenant: &AppId, run_id: &str) -> Result
     let run = store::cancel_run(&client, tenant.as_str(), run_id.uuid()).await?.ok_or(ApiError::NotFound)?;
     let config = &app.settings.runtime;
     loop {
-        let batch = store::cancel_run_tasks(&client, run.id, config.request_batch).await?;
-        let done = batch.touched() < config.request_batch;
-        app.publish(batch.ended).await;
+        let page = store::cancel_run_tasks(&client, run.id, config.request_page).await?;
+        let done = page.touched() < config.request_page;
+        app.publish(page.ended).await;
         if done {
             store::finish_run_cancel(&client, run.id).await?;
             break;
@@ -202,7 +202,7 @@ pub struct Deleted {
     pub more: bool,
 }
 
-/// `DELETE /v1/scopes/{scopeId}/tasks?sourceId=S`: in bounded batches, each serialized with the
+/// `DELETE /v1/scopes/{scopeId}/tasks?sourceId=S`: in bounded pages, each serialized with the
 /// scope's creates, for at most `request_work`.
 pub async fn delete_scope_tasks<P>(
     app: &App<P>,
@@ -219,16 +219,11 @@ pub async fn delete_scope_tasks<P>(
     let mut client = client(app).await?;
     let mut deleted = 0;
     loop {
-        let n = store::delete_owned_batch(
-            &mut client,
-            tenant.as_str(),
-            scope_id,
-            source_id,
-            config.request_batch,
-        )
-        .await?;
+        let n =
+            store::delete_owned_page(&mut client, tenant.as_str(), scope_id, source_id, config.request_page)
+                .await?;
         deleted += n;
-        if n < config.request_batch as u64 {
+        if n < config.request_page as u64 {
             return Ok(Deleted { deleted, more: false });
         }
         if started.elapsed() >= config.request_work {

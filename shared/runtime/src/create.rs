@@ -4,8 +4,6 @@
 //! quota go to the store in one statement; the others keep their own transaction each, so
 //! scoped admission stays exact item by item.
 
-use std::collections::BTreeMap;
-
 use aitasks_contracts::{
     parse_json, request_hash, stored_size, AppId, CreateBatch, CreateTask, Owner, Scope,
     MAX_BATCH_BODY_BYTES, MAX_CREATE_BODY_BYTES, REQUEST_MAX_BYTES,
@@ -16,7 +14,7 @@ use tracing::Instrument;
 
 use crate::api_error::ApiError;
 use crate::app::App;
-use crate::metrics::{Document, Unit};
+use crate::metrics::count_created;
 
 /// A create that passed every check the request alone can answer.
 struct Checked {
@@ -185,28 +183,5 @@ async fn send_new<P>(app: &App<P>, client: &store::Client, answers: &[Result<Cre
         owed.iter().map(|message| message.task_id).filter(|id| !failed.contains(id)).collect();
     if let Err(error) = store::mark_sent_many(client, &sent).await {
         tracing::warn!(error = %crate::error_chain(&error), "sent, but could not record it");
-    }
-}
-
-/// `Tasks` by `Result` (`new`, `cacheHit`: stored already succeeded from the result cache,
-/// `existing`: the effect key's task) and by `Scoped`: one document per result seen, its count
-/// the value. Refusals are counted by the request metric, by their code.
-fn count_created<'a>(answers: impl IntoIterator<Item = (Option<&'a Created>, bool)>) {
-    let mut counts: BTreeMap<(&str, bool), u32> = BTreeMap::new();
-    for (answer, scoped) in answers {
-        let result = match answer {
-            Some(Created::New(task)) if task.status == store::TaskStatus::Succeeded => "cacheHit",
-            Some(Created::New(_)) => "new",
-            Some(Created::Existing(_)) => "existing",
-            None => continue,
-        };
-        *counts.entry((result, scoped)).or_default() += 1;
-    }
-    for ((result, scoped), count) in counts {
-        Document::new(&[&["Result"], &["Result", "Scoped"]])
-            .dimension("Result", result)
-            .dimension("Scoped", if scoped { "true" } else { "false" })
-            .metric("Tasks", Unit::Count, f64::from(count))
-            .emit();
     }
 }

@@ -1,6 +1,6 @@
 //! The one way an error and its causes become text, for a log line or an operator-facing message
 //! (the edge's error logs, the migrate function's answer to CloudFormation, the worker's
-//! warnings).
+//! warnings), and a panic's payload too.
 
 /// An error and every cause under it: `migration failed: error asserting migrations table:
 /// db error: ERROR: permission denied for schema public`. Passwords in connection strings are
@@ -18,6 +18,15 @@ pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
         source = cause.source();
     }
     aitasks_store::redact(&text)
+}
+
+/// The message of a panic payload (`panic!` gives a `&str` or a `String`).
+pub fn panic_text(payload: &(dyn std::any::Any + Send)) -> &str {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a panic without a message")
 }
 
 #[cfg(test)]

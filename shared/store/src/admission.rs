@@ -34,107 +34,18 @@ use std::time::Duration;
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::model::{new_id, settled_from_row, Created, NewTask, PendingEvent, RunState, Task, TaskOwner};
+use crate::error::{StoreError, StoreResult};
+use crate::model::{
+    new_id, AdmissionRefusal, Created, NewTask, RunState, ScopedAdmission, ScopedCreated, Task, TaskOwner,
+};
 use crate::pool::Client;
 use crate::queries::{
-    ADMIT, INSERT_CACHED, LOCK_APP_EXCLUSIVE, LOCK_APP_SHARED, LOCK_GLOBAL, LOCK_SCOPE,
-    LOCK_SYSTEM_EXCLUSIVE, LOCK_SYSTEM_SHARED, READ_STATE, RUN_FOR_SHARE,
+    ADMIT, INSERT_CACHED, LOCK_APP_EXCLUSIVE, LOCK_APP_SHARED, LOCK_SCOPE, LOCK_SYSTEM_EXCLUSIVE,
+    LOCK_SYSTEM_SHARED, READ_STATE, RUN_FOR_SHARE,
 };
+use crate::read::get_task_by_effect_key;
+use crate::rows::settled_from_row;
 use crate::statement::Param;
-use crate::tasks::get_task_by_effect_key;
-use crate::{StoreError, StoreResult};
-
-/// The limits one create brings (each a positive safe integer).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AdmissionBudget {
-    pub burst: i64,
-    pub tasks_per_minute: i64,
-    pub max_steps_per_source: i64,
-    pub sources_per_24_hours: i64,
-    pub scope_concurrent: i64,
-    pub global_concurrent: i64,
-}
-
-/// The scope block of a create, resolved.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ScopedAdmission {
-    pub source_id: String,
-    /// Hash of source, revision, request, model configuration and owner.
-    pub cache_key: String,
-    /// Skip the cache; the logical step is then the task itself.
-    pub recompute: bool,
-    pub budget: AdmissionBudget,
-    /// What the operator configured, whatever the caller's budget says.
-    pub limits: ServerLimits,
-}
-
-/// Limits from configuration, never from a caller.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ServerLimits {
-    /// The system-wide cap on active scoped tasks across every application
-    /// (`AITASK_SYSTEM_ACTIVE_CAP`).
-    pub system_cap: Option<i64>,
-    /// New tasks this tenant may create per UTC day (`AITASK_TENANT_QUOTAS`).
-    pub tenant_tasks_per_day: Option<i64>,
-}
-
-/// Why admission refused a create.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum AdmissionRefusal {
-    #[error("the scope's token bucket is empty")]
-    RateLimited { retry_after: Duration },
-    #[error("too many active scoped tasks")]
-    Capacity,
-    #[error("the source used up its steps for 24 hours")]
-    SourceBudget,
-    #[error("the scope used up its sources for 24 hours")]
-    DailyBudget,
-    /// The tenant's server-side quota of new tasks for the UTC day is spent.
-    #[error("the application used up its tasks for today")]
-    TenantQuota { retry_after: Duration },
-}
-
-impl AdmissionRefusal {
-    pub fn code(&self) -> aitasks_contracts::ErrorCode {
-        use aitasks_contracts::ErrorCode;
-        match self {
-            AdmissionRefusal::RateLimited { .. } => ErrorCode::RateLimit,
-            AdmissionRefusal::Capacity => ErrorCode::Capacity,
-            AdmissionRefusal::SourceBudget => ErrorCode::SourceBudget,
-            AdmissionRefusal::DailyBudget => ErrorCode::DailyBudget,
-            AdmissionRefusal::TenantQuota { .. } => ErrorCode::TenantQuota,
-        }
-    }
-
-    /// When asking again may succeed, if the refusal knows.
-    pub fn retry_after(&self) -> Option<Duration> {
-        match self {
-            AdmissionRefusal::RateLimited { retry_after } | AdmissionRefusal::TenantQuota { retry_after } => {
-                Some(*retry_after)
-            }
-            _ => None,
-        }
-    }
-}
-
-/// How admissions are serialized.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Serialization {
-    /// Per `(app, scope)`: what the system uses.
-    #[default]
-    PerScope,
-    /// One advisory lock for every admission, as the reference implementation does. Kept only
-    /// as the baseline the admission benchmark compares against.
-    Global,
-}
-
-/// A scoped create's outcome: a cache hit is a new task already `succeeded`, with the
-/// completion event to publish.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ScopedCreated {
-    pub created: Created,
-    pub event: Option<PendingEvent>,
-}
 
 /// Create a scoped task: an existing effect key returns the existing task (spending nothing);
 /// a cache hit creates it already `succeeded` (spending nothing); otherwise admission runs in
@@ -144,22 +55,12 @@ pub async fn create_scoped(
     task: &NewTask,
     admission: &ScopedAdmission,
 ) -> StoreResult<ScopedCreated> {
-    create_scoped_with(client, task, admission, Serialization::PerScope).await
-}
-
-/// [`create_scoped`] with a choice of serialization (the benchmark's baseline uses `Global`).
-pub async fn create_scoped_with(
-    client: &mut Client,
-    task: &NewTask,
-    admission: &ScopedAdmission,
-    serialization: Serialization,
-) -> StoreResult<ScopedCreated> {
     let mut forced = Forced::default();
     // Far from a cap by the first read, but not by the check under its shared lock: once more,
     // holding that cap's lock alone (an exclusive attempt always decides). Two caps, so at most
     // two retries.
     for _ in 0..3 {
-        match attempt(client, task, admission, serialization, forced).await? {
+        match attempt(client, task, admission, forced).await? {
             Attempted::Decided(created) => return Ok(created),
             Attempted::Retry { app, system } => {
                 if app {
@@ -216,7 +117,6 @@ async fn attempt(
     client: &mut Client,
     task: &NewTask,
     admission: &ScopedAdmission,
-    serialization: Serialization,
     forced: Forced,
 ) -> StoreResult<Attempted> {
     let transaction = client.transaction().await?;
@@ -241,18 +141,11 @@ async fn attempt(
     };
 
     let budget = admission.budget;
-    let lock = match serialization {
-        Serialization::PerScope => &LOCK_SCOPE,
-        Serialization::Global => &LOCK_GLOBAL,
-    };
     let (lock_statement, read) = tokio::try_join!(
-        transaction.prepare_cached(lock.text()),
+        transaction.prepare_cached(LOCK_SCOPE.text()),
         transaction.prepare_cached(READ_STATE.text())
     )?;
-    let lock_params = match serialization {
-        Serialization::PerScope => LOCK_SCOPE.bind(&[("app_id", &task.app_id), ("scope_id", &scope_id)])?,
-        Serialization::Global => LOCK_GLOBAL.bind(&[])?,
-    };
+    let lock_params = LOCK_SCOPE.bind(&[("app_id", &task.app_id), ("scope_id", &scope_id)])?;
     let (burst, per_minute) = (budget.burst as f64, budget.tasks_per_minute as f64);
     let read_params = READ_STATE.bind(&[
         ("app_id", &task.app_id),
@@ -327,7 +220,7 @@ async fn attempt(
         return Err(StoreError::Admission(refusal));
     }
     if let Some(limit) = admission.limits.tenant_tasks_per_day {
-        if let Err(refusal) = crate::quota::spend_task(&transaction, &task.app_id, limit).await? {
+        if let Err(refusal) = crate::tenant_quota::spend_task(&transaction, &task.app_id, limit).await? {
             transaction.rollback().await?;
             return Err(StoreError::Admission(refusal));
         }

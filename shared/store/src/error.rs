@@ -22,7 +22,7 @@ pub enum StoreError {
     },
     /// Admission refused a scoped task; nothing was stored.
     #[error("admission refused: {0}")]
-    Admission(#[from] crate::admission::AdmissionRefusal),
+    Admission(#[from] crate::model::AdmissionRefusal),
     /// The database could not be reached (pool timeout, closed connection, refused connect).
     #[error("the database is unavailable")]
     Unavailable(#[source] Box<dyn std::error::Error + Send + Sync>),

@@ -4,32 +4,24 @@
 
 use std::time::Duration;
 
+use crate::error::StoreResult;
 use crate::model::PendingEvent;
+use crate::params::{limit, millis};
 use crate::pool::GenericClient;
-use crate::queries::{LEASE_PENDING, MARK_DELIVERED, PRUNE_DELIVERED};
-use crate::sql::{limit, millis};
-use crate::StoreResult;
+use crate::queries::{MARK_DELIVERED, PRUNE_DELIVERED, TAKE_UNDELIVERED};
+use crate::rows::event_from_row;
 
-/// Take a batch of undelivered events whose grace has passed, hiding them from other sweepers
-/// for `lease`. Events not marked delivered within the lease come back.
-pub async fn lease_pending_events(
+/// Take a page of undelivered events whose grace has passed, hiding them from other sweepers
+/// for `hold` (`sql/events/take_undelivered.sql`). Events not marked delivered by then come back.
+pub async fn take_undelivered_events(
     client: &impl GenericClient,
-    lease: Duration,
-    batch: usize,
+    hold: Duration,
+    page: usize,
 ) -> StoreResult<Vec<PendingEvent>> {
-    let statement = client.prepare_cached(LEASE_PENDING.text()).await?;
-    let (lease_ms, batch) = (millis(lease), limit(batch));
-    let rows =
-        client.query(&statement, &LEASE_PENDING.bind(&[("lease_ms", &lease_ms), ("batch", &batch)])?).await?;
-    rows.iter()
-        .map(|row| {
-            Ok(PendingEvent {
-                id: row.try_get("id")?,
-                task_id: row.try_get("task_id")?,
-                payload: row.try_get("payload")?,
-            })
-        })
-        .collect()
+    let statement = client.prepare_cached(TAKE_UNDELIVERED.text()).await?;
+    let (hold_ms, page) = (millis(hold), limit(page));
+    let params = TAKE_UNDELIVERED.bind(&[("hold_ms", &hold_ms), ("page", &page)])?;
+    client.query(&statement, &params).await?.iter().map(event_from_row).collect()
 }
 
 /// Mark events delivered (the events queue acknowledged them).
@@ -45,10 +37,10 @@ pub async fn mark_delivered(client: &impl GenericClient, event_ids: &[i64]) -> S
 pub async fn prune_delivered_events(
     client: &impl GenericClient,
     older_than: Duration,
-    batch: usize,
+    page: usize,
 ) -> StoreResult<u64> {
     let statement = client.prepare_cached(PRUNE_DELIVERED.text()).await?;
-    let (older_than_ms, batch) = (millis(older_than), limit(batch));
-    let params = PRUNE_DELIVERED.bind(&[("older_than_ms", &older_than_ms), ("batch", &batch)])?;
+    let (older_than_ms, page) = (millis(older_than), limit(page));
+    let params = PRUNE_DELIVERED.bind(&[("older_than_ms", &older_than_ms), ("page", &page)])?;
     Ok(client.execute(&statement, &params).await?)
 }

@@ -1,37 +1,69 @@
-//! A worker's side of a task (`sql/lease/`): claim an attempt, check in on it (cancellation,
-//! heartbeat), and give it back for a retry. Every statement after the claim is fenced on the [`Lease`].
+//! A worker's hold on its tasks (`sql/lease/`): claim an attempt (which hands out the [`Lease`]
+//! every later write is fenced on), and check in on it while it runs (cancellation, heartbeat).
+
+use std::collections::HashMap;
 
 use uuid::Uuid;
 
-use aitasks_contracts::ErrorCode;
-
-use crate::model::{Claim, Lease, LeaseCheck, Task, TaskStatus};
+use crate::error::StoreResult;
+use crate::model::{Claim, Fenced, Lease, LeaseCheck, Task, TaskStatus};
 use crate::pool::GenericClient;
-use crate::queries::{CHECK, CLAIM, CLAIM_MISS, HEARTBEAT, REQUEUE};
+use crate::queries::{CHECK, CLAIM, CLAIM_MISSES, HEARTBEAT};
+use crate::rows::task_status;
 use crate::settle::end_canceled;
-use crate::sql::truncate_message;
-use crate::{Fenced, StoreResult};
 
-/// Claim the next attempt of a queued task. One round trip when it succeeds. Only a `queued`
-/// task whose cancel was not requested and whose attempt budget is not spent can be claimed;
-/// a duplicate delivery of a running or terminal task claims nothing.
-pub async fn claim(client: &impl GenericClient, task_id: Uuid) -> StoreResult<Claim> {
+/// Claim the next attempt of the tasks an SQS batch's records name (one or many), answering
+/// record by record in order. Only a `queued` task whose cancel was not requested and whose
+/// attempt budget is not spent is claimed; a duplicate delivery of a running or terminal task
+/// claims nothing. One round trip when every task is claimed, two otherwise (plus one per task
+/// whose cancel was requested before it started: that claim settles it `canceled`). A task
+/// named twice is claimed for its first record; a later record of it is a duplicate delivery.
+pub async fn claim(client: &impl GenericClient, task_ids: &[Uuid]) -> StoreResult<Vec<Claim>> {
+    let mut distinct = task_ids.to_vec();
+    distinct.sort_unstable();
+    distinct.dedup();
     let statement = client.prepare_cached(CLAIM.text()).await?;
-    if let Some(row) = client.query_opt(&statement, &CLAIM.bind(&[("task_id", &task_id)])?).await? {
-        return Ok(Claim::Claimed(Task::from_row(&row)?));
+    let rows = client.query(&statement, &CLAIM.bind(&[("task_ids", &distinct)])?).await?;
+    let mut first: HashMap<Uuid, Claim> = HashMap::with_capacity(distinct.len());
+    for row in &rows {
+        let task = Task::from_row(row)?;
+        first.insert(task.id, Claim::Claimed(task));
     }
-    let statement = client.prepare_cached(CLAIM_MISS.text()).await?;
-    let Some(row) = client.query_opt(&statement, &CLAIM_MISS.bind(&[("task_id", &task_id)])?).await? else {
-        return Ok(Claim::Missing);
-    };
-    let status = crate::model::task_status(row.try_get("status")?)?;
-    let cancel_requested: bool = row.try_get("cancel_requested")?;
-    if status == TaskStatus::Queued && cancel_requested {
-        if let Fenced::Written(settled) = end_canceled(client, task_id).await? {
-            return Ok(Claim::Canceled(*settled));
+    let missed: Vec<Uuid> = distinct.iter().filter(|id| !first.contains_key(id)).copied().collect();
+    if !missed.is_empty() {
+        let statement = client.prepare_cached(CLAIM_MISSES.text()).await?;
+        for row in client.query(&statement, &CLAIM_MISSES.bind(&[("task_ids", &missed)])?).await? {
+            let id: Uuid = row.try_get("id")?;
+            let status = task_status(row.try_get("status")?)?;
+            let cancel_requested: bool = row.try_get("cancel_requested")?;
+            let mut claim = Claim::NotClaimable(status);
+            if status == TaskStatus::Queued && cancel_requested {
+                if let Fenced::Written(settled) = end_canceled(client, id).await? {
+                    claim = Claim::Canceled(*settled);
+                }
+            }
+            first.insert(id, claim);
         }
     }
-    Ok(Claim::NotClaimable(status))
+    let mut repeats: HashMap<Uuid, TaskStatus> = HashMap::new();
+    Ok(task_ids
+        .iter()
+        .map(|id| match first.remove(id) {
+            Some(claim) => {
+                let status = match &claim {
+                    Claim::Claimed(_) => Some(TaskStatus::Running),
+                    Claim::Canceled(_) => Some(TaskStatus::Canceled),
+                    Claim::NotClaimable(status) => Some(*status),
+                    Claim::Missing => None,
+                };
+                if let Some(status) = status {
+                    repeats.insert(*id, status);
+                }
+                claim
+            }
+            None => repeats.get(id).map_or(Claim::Missing, |status| Claim::NotClaimable(*status)),
+        })
+        .collect())
 }
 
 /// Check for cancellation (a read; run every cancel poll). One round trip.
@@ -58,25 +90,4 @@ fn lease_check(row: Option<tokio_postgres::Row>) -> StoreResult<LeaseCheck> {
         Some(row) if row.try_get::<_, bool>("cancel_requested")? => LeaseCheck::CancelRequested,
         Some(_) => LeaseCheck::Active,
     })
-}
-
-/// Put a running task back in the queue after a retryable failure, keeping the error for the
-/// record. Returns false when the lease was lost, a cancel was requested (settle it with
-/// [`end_canceled`]) or the attempt budget is spent (fail it instead).
-pub async fn requeue_attempt(
-    client: &impl GenericClient,
-    lease: Lease,
-    code: ErrorCode,
-    message: &str,
-) -> StoreResult<bool> {
-    let statement = client.prepare_cached(REQUEUE.text()).await?;
-    let (code, message) = (code.as_str(), truncate_message(message));
-    let params = REQUEUE.bind(&[
-        ("task_id", &lease.task_id),
-        ("attempt", &lease.attempt),
-        ("error_code", &code),
-        ("error_message", &message),
-    ])?;
-    let changed = client.execute(&statement, &params).await?;
-    Ok(changed == 1)
 }

@@ -4,8 +4,11 @@
 //! Every operation takes any [`GenericClient`] (a pooled client or a transaction), uses
 //! `prepare_cached` statements, and maps driver errors to [`StoreError`].
 //!
-//! Every statement is written out in full in its own file under `shared/store/sql/` (the SQL
-//! that completes a task is `sql/settle/complete.sql`), with named parameters bound by name;
+//! The modules follow a task's life: [`create`](create_task) (and scoped admission, and the
+//! tenant's daily quota), read, lease (claim and check in), settle, cancel, sweep, the events
+//! outbox, application-owned data, listing, provider-side limits. Every statement is written out
+//! in full in its own file under `shared/store/sql/`, in the folder of its step (the SQL that
+//! completes a task is `sql/settle/complete.sql`), with named parameters bound by name;
 //! `tests/snapshots/statements.snap` shows each exactly as Postgres gets it, and
 //! [`queries::statements`] lists them.
 //!
@@ -16,10 +19,11 @@
 //! | operation | round trips | why one is enough |
 //! | --- | --- | --- |
 //! | [`create_task`] | 1 | the run check (`FOR SHARE`), the insert and `ON CONFLICT` are one statement |
-//! | [`claim`] | 1 | a fenced `UPDATE ... RETURNING` |
+//! | [`claim`] (one task or a batch's ten) | 1 | a fenced `UPDATE ... RETURNING`, rows locked in id order |
 //! | [`heartbeat`] (with the cancel check) | 1 | `UPDATE ... RETURNING cancel_requested_at IS NOT NULL` |
 //! | [`check`] (cancel poll) | 1 | a primary-key read |
 //! | [`complete_attempt`] with its completion event | 1 | the event insert is a data-modifying CTE of the update |
+//! | [`complete_many`] (the successes that finish together) | 1 | the same, for every attempt at once |
 //!
 //! The test `round_trips` in `tests/round_trips.rs` counts the statements the server received
 //! for each operation (through `pg_stat_statements`) and holds these numbers.
@@ -32,63 +36,59 @@
 //! [`Fenced::Lost`], [`Fenced::Lost`] or [`LeaseCheck::Lost`].
 
 mod admission;
-mod batch;
-mod batch_lease;
+mod cancel;
+mod create;
 mod error;
 mod events;
 mod lease;
-mod limits;
 mod listing;
 mod model;
 mod owned;
+mod params;
 mod pool;
+mod provider_limits;
 pub mod queries;
-mod quota;
+mod read;
+mod rows;
 mod runs;
 mod settle;
-mod sql;
 mod statement;
 mod stats;
 mod sweep;
-mod tasks;
+mod tenant_quota;
 
-pub use admission::{
-    create_scoped, create_scoped_with, AdmissionBudget, AdmissionRefusal, ScopedAdmission, ScopedCreated,
-    Serialization, ServerLimits,
+pub use admission::create_scoped;
+pub use cancel::{
+    cancel_run, cancel_run_tasks, finish_run_cancel, pending_run_cancels, request_cancel, CancelRequest,
+    RunTasksCanceled,
 };
-pub use batch::{create_tasks, mark_sent_many};
-pub use batch_lease::{claim_many, complete_many};
+pub use create::{create_task, create_tasks, mark_sent, mark_sent_many};
 pub use error::{StoreError, StoreResult};
-pub use events::{lease_pending_events, mark_delivered, prune_delivered_events};
-pub use lease::{check, claim, heartbeat, requeue_attempt};
-pub use limits::{
-    add_tokens, free_slot, minute_of, prune_provider_usage, release_claim, start_call, take_slot,
-};
+pub use events::{mark_delivered, prune_delivered_events, take_undelivered_events};
+pub use lease::{check, claim, heartbeat};
 pub use listing::list_tasks;
 pub use model::{
-    Claim, Created, Fenced, Lease, LeaseCheck, NewRun, NewTask, PendingEvent, Run, RunState, Settled, Task,
-    TaskOwner, TaskStatus,
+    AdmissionBudget, AdmissionRefusal, Claim, Created, Fenced, Lease, LeaseCheck, NewRun, NewTask,
+    PendingEvent, Run, RunState, ScopedAdmission, ScopedCreated, ServerLimits, Settled, Task, TaskOwner,
+    TaskStatus,
 };
 pub use owned::{
-    delete_owned, delete_owned_batch, delete_retained, release, unreleased_sources, SourceRef,
-    UNRELEASED_PAGE,
+    delete_owned, delete_owned_page, delete_retained, release, unreleased_sources, SourceRef, UNRELEASED_PAGE,
 };
 pub use pool::{
     client, connect, migrate, migrate_with, redact, tls_connector, Client, GenericClient, PoolSettings,
     StorePool,
 };
-pub use quota::{create_task_within_quota, prune_usage};
-pub use runs::{
-    cancel_run, cancel_run_tasks, create_run, finish_run_cancel, get_run, pending_run_cancels,
-    RunTasksCanceled,
-};
-pub use settle::{complete_attempt, end_canceled, fail_attempt};
+pub use provider_limits::{add_tokens, free_slot, minute_of, prune_provider_minutes, start_call, take_slot};
+pub use read::{get_task, get_task_by_effect_key};
+pub use runs::{create_run, get_run};
+pub use settle::{complete_attempt, complete_many, end_canceled, fail_attempt, give_back, requeue_attempt};
 pub use stats::{backlog, overview, Backlog, Overview};
 pub use sweep::{
-    claim_lost, claim_unsent, expire_queued, expire_running, mark_sent, mark_unsent, owed_beyond,
-    prune_admissions, ExpiredRunning, OwedMessage,
+    claim_lost, claim_unsent, expire_queued, expire_running, mark_unsent, owed_beyond, prune_admissions,
+    ExpiredRunning, OwedMessage,
 };
-pub use tasks::{create_task, get_task, get_task_by_effect_key, request_cancel, CancelRequest};
+pub use tenant_quota::{create_task_within_quota, prune_quota_days};
 
 /// The limits the store enforces are the contract's (one owner: the contracts crate).
 pub use aitasks_contracts::{ERROR_MESSAGE_MAX_CHARS, REQUEST_MAX_BYTES};

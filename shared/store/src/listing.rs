@@ -4,10 +4,10 @@ use uuid::Uuid;
 
 use aitasks_contracts::{TaskFilter, TaskStatus};
 
+use crate::error::StoreResult;
 use crate::model::Task;
 use crate::pool::GenericClient;
 use crate::queries::{TASKS_OF_RUN, TASKS_OF_SCOPE};
-use crate::StoreResult;
 
 /// Up to `limit` tasks of this application, run or scope, in id (creation) order after `after`,
 /// optionally of one status. One round trip.

@@ -1,17 +1,13 @@
-//! The records the store reads and writes, and the outcomes of its operations.
+//! The store's vocabulary: the records it reads and writes, the outcomes of its operations, and
+//! the budgets and refusals of admission. Plain types only; how a row becomes one is in `rows.rs`.
+
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
-use tokio_postgres::Row;
 use uuid::Uuid;
 
-use crate::error::{StoreError, StoreResult};
-
 pub use aitasks_contracts::{RunState, TaskStatus};
-
-pub(crate) fn task_status(text: &str) -> StoreResult<TaskStatus> {
-    TaskStatus::parse(text).ok_or_else(|| StoreError::Corrupt(format!("task status {text:?}")))
-}
 
 /// A task as stored. Callers see `aitasks_runtime::answers::TaskAnswer`, built from it.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,85 +47,6 @@ pub struct Task {
 }
 
 impl Task {
-    /// A task just inserted from `new`, completed by the columns the database filled in (what
-    /// the inserts return). The request is not shipped back and parsed again: that was about a
-    /// twentieth of the lifecycle's throughput at 64 clients (BENCHMARKS.md).
-    pub(crate) fn inserted(new: &NewTask, row: &Row) -> StoreResult<Task> {
-        let (run_id, usage_subject) = match &new.owner {
-            TaskOwner::Run(run_id) => (Some(*run_id), None),
-            TaskOwner::Application { usage_subject, .. } => (None, usage_subject.clone()),
-        };
-        Ok(Task {
-            id: row.try_get("id")?,
-            app_id: new.app_id.clone(),
-            run_id,
-            usage_subject,
-            usage_user_id: row.try_get("usage_user_id")?,
-            scope_id: row.try_get("scope_id")?,
-            source_id: row.try_get("source_id")?,
-            cache_key: row.try_get("cache_key")?,
-            step_key: new.step_key.clone(),
-            effect_key: new.effect_key.clone(),
-            kind: new.kind.clone(),
-            request: new.request.clone(),
-            input_hash: new.input_hash.clone(),
-            model_id: new.model_id.clone(),
-            model_ref: new.model_ref.clone(),
-            model_config_hash: new.model_config_hash.clone(),
-            status: task_status(row.try_get("status")?)?,
-            output: None,
-            usage: None,
-            attempts: row.try_get("attempts")?,
-            max_attempts: new.max_attempts,
-            error_code: None,
-            error_message: None,
-            cancel_requested_at: None,
-            heartbeat_at: None,
-            released_at: None,
-            created_at: row.try_get("created_at")?,
-            started_at: None,
-            completed_at: None,
-            updated_at: row.try_get("updated_at")?,
-            trace_header: new.trace_header.clone(),
-        })
-    }
-
-    pub(crate) fn from_row(row: &Row) -> StoreResult<Task> {
-        Ok(Task {
-            id: row.try_get("id")?,
-            app_id: row.try_get("app_id")?,
-            run_id: row.try_get("run_id")?,
-            usage_subject: row.try_get("usage_subject")?,
-            usage_user_id: row.try_get("usage_user_id")?,
-            scope_id: row.try_get("scope_id")?,
-            source_id: row.try_get("source_id")?,
-            cache_key: row.try_get("cache_key")?,
-            step_key: row.try_get("step_key")?,
-            effect_key: row.try_get("effect_key")?,
-            kind: row.try_get("kind")?,
-            request: row.try_get("request")?,
-            input_hash: row.try_get("input_hash")?,
-            model_id: row.try_get("model_id")?,
-            model_ref: row.try_get("model_ref")?,
-            model_config_hash: row.try_get("model_config_hash")?,
-            status: task_status(row.try_get("status")?)?,
-            output: row.try_get("output")?,
-            usage: row.try_get("usage")?,
-            attempts: row.try_get("attempts")?,
-            max_attempts: row.try_get("max_attempts")?,
-            error_code: row.try_get("error_code")?,
-            error_message: row.try_get("error_message")?,
-            cancel_requested_at: row.try_get("cancel_requested_at")?,
-            heartbeat_at: row.try_get("heartbeat_at")?,
-            released_at: row.try_get("released_at")?,
-            created_at: row.try_get("created_at")?,
-            started_at: row.try_get("started_at")?,
-            completed_at: row.try_get("completed_at")?,
-            updated_at: row.try_get("updated_at")?,
-            trace_header: row.try_get("trace_header")?,
-        })
-    }
-
     /// The lease a worker holds after claiming this task: settling writes are fenced on it.
     pub fn lease(&self) -> Lease {
         Lease { task_id: self.id, attempt: self.attempts, scoped: self.cache_key.is_some() }
@@ -157,24 +74,6 @@ pub struct Run {
     pub cancel_requested_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
-}
-
-impl Run {
-    pub(crate) fn from_row(row: &Row) -> StoreResult<Run> {
-        let text: &str = row.try_get("state")?;
-        let state =
-            RunState::parse(text).ok_or_else(|| StoreError::Corrupt(format!("run state {text:?}")))?;
-        Ok(Run {
-            id: row.try_get("id")?,
-            app_id: row.try_get("app_id")?,
-            scope_id: row.try_get("scope_id")?,
-            state,
-            actor: row.try_get("actor")?,
-            cancel_requested_at: row.try_get("cancel_requested_at")?,
-            created_at: row.try_get("created_at")?,
-            updated_at: row.try_get("updated_at")?,
-        })
-    }
 }
 
 /// A run to create.
@@ -210,24 +109,6 @@ pub struct NewTask {
     pub max_attempts: i32,
     /// The X-Ray trace header of the create, for the worker to continue (migrations/V13).
     pub trace_header: Option<String>,
-}
-
-impl NewTask {
-    /// The columns every task insert binds the same way, by their parameter names.
-    pub(crate) fn request_values(&self) -> [crate::statement::Param<'_>; 10] {
-        [
-            ("step_key", &self.step_key),
-            ("effect_key", &self.effect_key),
-            ("kind", &self.kind),
-            ("request", &self.request),
-            ("input_hash", &self.input_hash),
-            ("model_id", &self.model_id),
-            ("model_ref", &self.model_ref),
-            ("model_config_hash", &self.model_config_hash),
-            ("max_attempts", &self.max_attempts),
-            ("trace_header", &self.trace_header),
-        ]
-    }
 }
 
 /// The outcome of a create.
@@ -308,17 +189,6 @@ pub enum LeaseCheck {
     Lost,
 }
 
-pub(crate) fn settled_from_row(row: &Row) -> StoreResult<Settled> {
-    Ok(Settled {
-        task: Task::from_row(row)?,
-        event: PendingEvent {
-            id: row.try_get("event_id")?,
-            task_id: row.try_get("id")?,
-            payload: row.try_get("event_payload")?,
-        },
-    })
-}
-
 /// A new task or run id: a UUIDv7, whose leading 48 bits are the creation time in
 /// milliseconds. Primary-key inserts land at the right edge of the index instead of on a random
 /// leaf of it, and an id range is a time range (the partitioning design in SCALING.md). The
@@ -326,4 +196,85 @@ pub(crate) fn settled_from_row(row: &Row) -> StoreResult<Settled> {
 /// cost, more waits on the right-edge page at 64 clients, was (BENCHMARKS.md).
 pub(crate) fn new_id() -> Uuid {
     Uuid::now_v7()
+}
+
+/// The limits one create brings (each a positive safe integer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AdmissionBudget {
+    pub burst: i64,
+    pub tasks_per_minute: i64,
+    pub max_steps_per_source: i64,
+    pub sources_per_24_hours: i64,
+    pub scope_concurrent: i64,
+    pub global_concurrent: i64,
+}
+
+/// The scope block of a create, resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScopedAdmission {
+    pub source_id: String,
+    /// Hash of source, revision, request, model configuration and owner.
+    pub cache_key: String,
+    /// Skip the cache; the logical step is then the task itself.
+    pub recompute: bool,
+    pub budget: AdmissionBudget,
+    /// What the operator configured, whatever the caller's budget says.
+    pub limits: ServerLimits,
+}
+
+/// Limits from configuration, never from a caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ServerLimits {
+    /// The system-wide cap on active scoped tasks across every application
+    /// (`AITASK_SYSTEM_ACTIVE_CAP`).
+    pub system_cap: Option<i64>,
+    /// New tasks this tenant may create per UTC day (`AITASK_TENANT_QUOTAS`).
+    pub tenant_tasks_per_day: Option<i64>,
+}
+
+/// Why admission refused a create.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum AdmissionRefusal {
+    #[error("the scope's token bucket is empty")]
+    RateLimited { retry_after: Duration },
+    #[error("too many active scoped tasks")]
+    Capacity,
+    #[error("the source used up its steps for 24 hours")]
+    SourceBudget,
+    #[error("the scope used up its sources for 24 hours")]
+    DailyBudget,
+    /// The tenant's server-side quota of new tasks for the UTC day is spent.
+    #[error("the application used up its tasks for today")]
+    TenantQuota { retry_after: Duration },
+}
+
+impl AdmissionRefusal {
+    pub fn code(&self) -> aitasks_contracts::ErrorCode {
+        use aitasks_contracts::ErrorCode;
+        match self {
+            AdmissionRefusal::RateLimited { .. } => ErrorCode::RateLimit,
+            AdmissionRefusal::Capacity => ErrorCode::Capacity,
+            AdmissionRefusal::SourceBudget => ErrorCode::SourceBudget,
+            AdmissionRefusal::DailyBudget => ErrorCode::DailyBudget,
+            AdmissionRefusal::TenantQuota { .. } => ErrorCode::TenantQuota,
+        }
+    }
+
+    /// When asking again may succeed, if the refusal knows.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            AdmissionRefusal::RateLimited { retry_after } | AdmissionRefusal::TenantQuota { retry_after } => {
+                Some(*retry_after)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A scoped create's outcome: a cache hit is a new task already `succeeded`, with the
+/// completion event to publish.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScopedCreated {
+    pub created: Created,
+    pub event: Option<PendingEvent>,
 }

@@ -3,12 +3,12 @@
 
 use std::time::Duration;
 
+use crate::error::StoreResult;
+use crate::params::{limit, millis};
 use crate::pool::{Client, GenericClient};
 use crate::queries::{
-    DELETE_BATCH, DELETE_RETAINED, LOCK_SCOPE, RELEASE, UNRELEASED_SOURCES, UNRELEASED_SOURCES_OF_STEP,
+    DELETE_PAGE, DELETE_RETAINED, LOCK_SCOPE, RELEASE, UNRELEASED_SOURCES, UNRELEASED_SOURCES_OF_STEP,
 };
-use crate::sql::{limit, millis};
-use crate::StoreResult;
 
 pub use aitasks_contracts::UNRELEASED_PAGE;
 
@@ -26,33 +26,33 @@ pub async fn release(
     Ok(!client.query(&statement, &params).await?.is_empty())
 }
 
-/// Delete up to `batch` of a scope's application-owned tasks (or one source's), in a transaction
+/// Delete up to `page` of a scope's application-owned tasks (or one source's), in a transaction
 /// of its own that holds the scope's admission lock: a create of the scope that already read a
 /// cached output finishes first (and its copy is deleted here), or starts after (and finds no
-/// cache). Returns how many went; fewer than `batch` means none are left.
+/// cache). Returns how many went; fewer than `page` means none are left.
 ///
 /// The admission history stays, so deleting cannot reset a budget; a running task whose row
 /// goes is aborted by its worker at its next check and never written back (every write is
 /// fenced on the row).
-pub async fn delete_owned_batch(
+pub async fn delete_owned_page(
     client: &mut Client,
     app_id: &str,
     scope_id: &str,
     source_id: Option<&str>,
-    batch: usize,
+    page: usize,
 ) -> StoreResult<u64> {
     let transaction = client.transaction().await?;
     let (lock, delete) = tokio::try_join!(
         transaction.prepare_cached(LOCK_SCOPE.text()),
-        transaction.prepare_cached(DELETE_BATCH.text())
+        transaction.prepare_cached(DELETE_PAGE.text())
     )?;
     let lock_params = LOCK_SCOPE.bind(&[("app_id", &app_id), ("scope_id", &scope_id)])?;
-    let batch = limit(batch);
-    let params = DELETE_BATCH.bind(&[
+    let page = limit(page);
+    let params = DELETE_PAGE.bind(&[
         ("app_id", &app_id),
         ("scope_id", &scope_id),
         ("source_id", &source_id),
-        ("batch", &batch),
+        ("page", &page),
     ])?;
     // Pipelined: the server takes the lock first; the delete's snapshot comes after it.
     let (_, row) =
@@ -61,19 +61,19 @@ pub async fn delete_owned_batch(
     Ok(row.try_get::<_, i64>(0)? as u64)
 }
 
-/// Delete all of a scope's application-owned tasks (or one source's), batch after batch.
+/// Delete all of a scope's application-owned tasks (or one source's), page after page.
 pub async fn delete_owned(
     client: &mut Client,
     app_id: &str,
     scope_id: &str,
     source_id: Option<&str>,
 ) -> StoreResult<u64> {
-    const BATCH: usize = 1_000;
+    const PAGE: usize = 1_000;
     let mut deleted = 0;
     loop {
-        let n = delete_owned_batch(client, app_id, scope_id, source_id, BATCH).await?;
+        let n = delete_owned_page(client, app_id, scope_id, source_id, PAGE).await?;
         deleted += n;
-        if n < BATCH as u64 {
+        if n < PAGE as u64 {
             return Ok(deleted);
         }
     }
@@ -134,10 +134,10 @@ pub async fn unreleased_sources(
 pub async fn delete_retained(
     client: &impl GenericClient,
     retention: Duration,
-    batch: usize,
+    page: usize,
 ) -> StoreResult<u64> {
     let statement = client.prepare_cached(DELETE_RETAINED.text()).await?;
-    let (retention_ms, batch) = (millis(retention), limit(batch));
-    let params = DELETE_RETAINED.bind(&[("retention_ms", &retention_ms), ("batch", &batch)])?;
+    let (retention_ms, page) = (millis(retention), limit(page));
+    let params = DELETE_RETAINED.bind(&[("retention_ms", &retention_ms), ("page", &page)])?;
     Ok(client.execute(&statement, &params).await?)
 }

@@ -74,7 +74,7 @@ pub fn tls_connector(ca_file: Option<&std::path::Path>) -> StoreResult<MakeRustl
 /// How every connection is opened: the URL, a connect timeout, and TCP keepalives, so that a
 /// peer that vanished (a failover, a dropped NAT mapping) is noticed within about 25 s instead
 /// of the kernel's two hours. Statement timeouts are the login's role settings (migrations/V9).
-pub fn connection_config(settings: &PoolSettings) -> StoreResult<tokio_postgres::Config> {
+pub(crate) fn connection_config(settings: &PoolSettings) -> StoreResult<tokio_postgres::Config> {
     let mut config = tokio_postgres::Config::from_str(&settings.url)
         .map_err(|e| StoreError::Config(format!("invalid DATABASE_URL: {}", redact(&e.to_string()))))?;
     config

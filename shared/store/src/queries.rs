@@ -1,8 +1,9 @@
 //! Every statement of the store. Each one's full text is `shared/store/sql/<name>.sql`: open the
-//! file to see exactly what runs and what it writes. Parameters are named (`:task_id`) and bound
-//! by name (`Sql::bind`); `tests/snapshots/statements.snap` shows every final statement as
+//! file to see exactly what runs and what it writes. The folders follow a task's life: `create`,
+//! `admission`, `read`, `lease`, `settle`, `cancel`, `sweep`, `events`, `owned`, `listing`,
+//! `provider_limits`, `tenant_quota`, `runs`, `stats`. Parameters are named (`:task_id`) and
+//! bound by name (`Sql::bind`); `tests/snapshots/statements.snap` shows every final statement as
 //! Postgres gets it.
-
 //!
 //! Error codes are bound as parameters (from `aitasks_contracts::ErrorCode`). Statuses stay
 //! literals in the SQL: the partial indexes (`WHERE status = 'queued'`, ...) are chosen only when
@@ -10,188 +11,94 @@
 
 use crate::statement::Sql;
 
-pub(crate) static ADMIT: Sql = Sql::new("admission/admit", include_str!("../sql/admission/admit.sql"));
-pub(crate) static INSERT_CACHED: Sql =
-    Sql::new("admission/insert_cached", include_str!("../sql/admission/insert_cached.sql"));
-pub(crate) static LOCK_APP_EXCLUSIVE: Sql =
-    Sql::new("admission/lock_app_exclusive", include_str!("../sql/admission/lock_app_exclusive.sql"));
-pub(crate) static LOCK_APP_SHARED: Sql =
-    Sql::new("admission/lock_app_shared", include_str!("../sql/admission/lock_app_shared.sql"));
-pub(crate) static LOCK_GLOBAL: Sql =
-    Sql::new("admission/lock_global", include_str!("../sql/admission/lock_global.sql"));
-pub(crate) static LOCK_SYSTEM_EXCLUSIVE: Sql =
-    Sql::new("admission/lock_system_exclusive", include_str!("../sql/admission/lock_system_exclusive.sql"));
-pub(crate) static LOCK_SYSTEM_SHARED: Sql =
-    Sql::new("admission/lock_system_shared", include_str!("../sql/admission/lock_system_shared.sql"));
-pub(crate) static LOCK_SCOPE: Sql =
-    Sql::new("admission/lock_scope", include_str!("../sql/admission/lock_scope.sql"));
-pub(crate) static READ_STATE: Sql =
-    Sql::new("admission/read_state", include_str!("../sql/admission/read_state.sql"));
-pub(crate) static RUN_FOR_SHARE: Sql =
-    Sql::new("admission/run_for_share", include_str!("../sql/admission/run_for_share.sql"));
-pub(crate) static CLAIM_MANY: Sql = Sql::new("batch/claim_many", include_str!("../sql/batch/claim_many.sql"));
-pub(crate) static CLAIM_MISSES: Sql =
-    Sql::new("batch/claim_misses", include_str!("../sql/batch/claim_misses.sql"));
-pub(crate) static COMPLETE_MANY: Sql =
-    Sql::new("batch/complete_many", include_str!("../sql/batch/complete_many.sql"));
-pub(crate) static INSERT_TASKS: Sql =
-    Sql::new("batch/insert_tasks", include_str!("../sql/batch/insert_tasks.sql"));
-pub(crate) static MARK_SENT_MANY: Sql =
-    Sql::new("batch/mark_sent_many", include_str!("../sql/batch/mark_sent_many.sql"));
-pub(crate) static SELECT_BY_EFFECT_KEYS: Sql =
-    Sql::new("batch/select_by_effect_keys", include_str!("../sql/batch/select_by_effect_keys.sql"));
-pub(crate) static TASKS_OF_RUN: Sql =
-    Sql::new("listing/tasks_of_run", include_str!("../sql/listing/tasks_of_run.sql"));
-pub(crate) static TASKS_OF_SCOPE: Sql =
-    Sql::new("listing/tasks_of_scope", include_str!("../sql/listing/tasks_of_scope.sql"));
-pub(crate) static LEASE_PENDING: Sql =
-    Sql::new("events/lease_pending", include_str!("../sql/events/lease_pending.sql"));
-pub(crate) static MARK_DELIVERED: Sql =
-    Sql::new("events/mark_delivered", include_str!("../sql/events/mark_delivered.sql"));
-pub(crate) static PRUNE_DELIVERED: Sql =
-    Sql::new("events/prune_delivered", include_str!("../sql/events/prune_delivered.sql"));
-pub(crate) static CHECK: Sql = Sql::new("lease/check", include_str!("../sql/lease/check.sql"));
-pub(crate) static CLAIM: Sql = Sql::new("lease/claim", include_str!("../sql/lease/claim.sql"));
-pub(crate) static CLAIM_MISS: Sql = Sql::new("lease/claim_miss", include_str!("../sql/lease/claim_miss.sql"));
-pub(crate) static HEARTBEAT: Sql = Sql::new("lease/heartbeat", include_str!("../sql/lease/heartbeat.sql"));
-pub(crate) static REQUEUE: Sql = Sql::new("lease/requeue", include_str!("../sql/lease/requeue.sql"));
-pub(crate) static DELETE_BATCH: Sql =
-    Sql::new("owned/delete_batch", include_str!("../sql/owned/delete_batch.sql"));
-pub(crate) static DELETE_RETAINED: Sql =
-    Sql::new("owned/delete_retained", include_str!("../sql/owned/delete_retained.sql"));
-pub(crate) static RELEASE: Sql = Sql::new("owned/release", include_str!("../sql/owned/release.sql"));
-pub(crate) static UNRELEASED_SOURCES: Sql =
-    Sql::new("owned/unreleased_sources", include_str!("../sql/owned/unreleased_sources.sql"));
-pub(crate) static UNRELEASED_SOURCES_OF_STEP: Sql =
-    Sql::new("owned/unreleased_sources_of_step", include_str!("../sql/owned/unreleased_sources_of_step.sql"));
-pub(crate) static CANCEL_RUN: Sql = Sql::new("runs/cancel_run", include_str!("../sql/runs/cancel_run.sql"));
-pub(crate) static CANCEL_RUN_TASKS: Sql =
-    Sql::new("runs/cancel_run_tasks", include_str!("../sql/runs/cancel_run_tasks.sql"));
-pub(crate) static FINISH_RUN_CANCEL: Sql =
-    Sql::new("runs/finish_run_cancel", include_str!("../sql/runs/finish_run_cancel.sql"));
-pub(crate) static INSERT_RUN: Sql = Sql::new("runs/insert_run", include_str!("../sql/runs/insert_run.sql"));
-pub(crate) static PENDING_RUN_CANCELS: Sql =
-    Sql::new("runs/pending_run_cancels", include_str!("../sql/runs/pending_run_cancels.sql"));
-pub(crate) static SELECT_RUN: Sql = Sql::new("runs/select_run", include_str!("../sql/runs/select_run.sql"));
-pub(crate) static PRUNE_USAGE: Sql =
-    Sql::new("quota/prune_usage", include_str!("../sql/quota/prune_usage.sql"));
-pub(crate) static SPEND_TASK: Sql = Sql::new("quota/spend_task", include_str!("../sql/quota/spend_task.sql"));
-pub(crate) static OVERVIEW: Sql = Sql::new("stats/overview", include_str!("../sql/stats/overview.sql"));
-pub(crate) static BACKLOG: Sql = Sql::new("stats/backlog", include_str!("../sql/stats/backlog.sql"));
-pub(crate) static START_CALL: Sql =
-    Sql::new("limits/start_call", include_str!("../sql/limits/start_call.sql"));
-pub(crate) static ADD_TOKENS: Sql =
-    Sql::new("limits/add_tokens", include_str!("../sql/limits/add_tokens.sql"));
-pub(crate) static ENSURE_SLOTS: Sql =
-    Sql::new("limits/ensure_slots", include_str!("../sql/limits/ensure_slots.sql"));
-pub(crate) static TAKE_SLOT: Sql = Sql::new("limits/take_slot", include_str!("../sql/limits/take_slot.sql"));
-pub(crate) static FREE_SLOT: Sql = Sql::new("limits/free_slot", include_str!("../sql/limits/free_slot.sql"));
-pub(crate) static LIMITS_PRUNE_USAGE: Sql =
-    Sql::new("limits/prune_usage", include_str!("../sql/limits/prune_usage.sql"));
-pub(crate) static RELEASE_CLAIM: Sql =
-    Sql::new("lease/release_claim", include_str!("../sql/lease/release_claim.sql"));
-pub(crate) static COMPLETE: Sql = Sql::new("settle/complete", include_str!("../sql/settle/complete.sql"));
-pub(crate) static COMPLETE_UNSCOPED: Sql =
-    Sql::new("settle/complete_unscoped", include_str!("../sql/settle/complete_unscoped.sql"));
-pub(crate) static FAIL: Sql = Sql::new("settle/fail", include_str!("../sql/settle/fail.sql"));
-pub(crate) static FAIL_UNSCOPED: Sql =
-    Sql::new("settle/fail_unscoped", include_str!("../sql/settle/fail_unscoped.sql"));
-pub(crate) static END_CANCELED: Sql =
-    Sql::new("settle/end_canceled", include_str!("../sql/settle/end_canceled.sql"));
-pub(crate) static CLAIM_LOST: Sql = Sql::new("sweep/claim_lost", include_str!("../sql/sweep/claim_lost.sql"));
-pub(crate) static OWED_BEYOND: Sql =
-    Sql::new("sweep/owed_beyond", include_str!("../sql/sweep/owed_beyond.sql"));
-pub(crate) static CLAIM_UNSENT: Sql =
-    Sql::new("sweep/claim_unsent", include_str!("../sql/sweep/claim_unsent.sql"));
-pub(crate) static EXPIRE_QUEUED: Sql =
-    Sql::new("sweep/expire_queued", include_str!("../sql/sweep/expire_queued.sql"));
-pub(crate) static EXPIRE_RUNNING: Sql =
-    Sql::new("sweep/expire_running", include_str!("../sql/sweep/expire_running.sql"));
-pub(crate) static MARK_SENT: Sql = Sql::new("sweep/mark_sent", include_str!("../sql/sweep/mark_sent.sql"));
-pub(crate) static MARK_UNSENT: Sql =
-    Sql::new("sweep/mark_unsent", include_str!("../sql/sweep/mark_unsent.sql"));
-pub(crate) static PRUNE_ADMISSIONS: Sql =
-    Sql::new("sweep/prune_admissions", include_str!("../sql/sweep/prune_admissions.sql"));
-pub(crate) static INSERT_APP_TASK: Sql =
-    Sql::new("tasks/insert_app_task", include_str!("../sql/tasks/insert_app_task.sql"));
-pub(crate) static INSERT_RUN_TASK: Sql =
-    Sql::new("tasks/insert_run_task", include_str!("../sql/tasks/insert_run_task.sql"));
-pub(crate) static REQUEST_CANCEL: Sql =
-    Sql::new("tasks/request_cancel", include_str!("../sql/tasks/request_cancel.sql"));
-pub(crate) static SELECT_TASK: Sql =
-    Sql::new("tasks/select_task", include_str!("../sql/tasks/select_task.sql"));
-pub(crate) static SELECT_TASK_BY_EFFECT_KEY: Sql =
-    Sql::new("tasks/select_task_by_effect_key", include_str!("../sql/tasks/select_task_by_effect_key.sql"));
+/// `NAME = "folder/file";` for each statement: a static `NAME` with the text of
+/// `sql/folder/file.sql`, and [`ALL`] listing every one.
+macro_rules! statements {
+    ($($name:ident = $path:literal;)*) => {
+        $(pub(crate) static $name: Sql = Sql::new($path, include_str!(concat!("../sql/", $path, ".sql")));)*
+        /// All of them (the snapshot test prints each).
+        pub(crate) static ALL: &[&Sql] = &[$(&$name),*];
+    };
+}
 
-/// All of them (the snapshot test prints each).
-pub(crate) static ALL: [&Sql; 66] = [
-    &ADMIT,
-    &CLAIM_MANY,
-    &CLAIM_MISSES,
-    &COMPLETE_MANY,
-    &INSERT_TASKS,
-    &MARK_SENT_MANY,
-    &SELECT_BY_EFFECT_KEYS,
-    &TASKS_OF_RUN,
-    &TASKS_OF_SCOPE,
-    &INSERT_CACHED,
-    &LOCK_APP_EXCLUSIVE,
-    &LOCK_APP_SHARED,
-    &LOCK_GLOBAL,
-    &LOCK_SYSTEM_EXCLUSIVE,
-    &LOCK_SYSTEM_SHARED,
-    &LOCK_SCOPE,
-    &READ_STATE,
-    &RUN_FOR_SHARE,
-    &LEASE_PENDING,
-    &MARK_DELIVERED,
-    &PRUNE_DELIVERED,
-    &CHECK,
-    &CLAIM,
-    &CLAIM_MISS,
-    &HEARTBEAT,
-    &REQUEUE,
-    &DELETE_BATCH,
-    &DELETE_RETAINED,
-    &RELEASE,
-    &UNRELEASED_SOURCES,
-    &UNRELEASED_SOURCES_OF_STEP,
-    &CANCEL_RUN,
-    &CANCEL_RUN_TASKS,
-    &FINISH_RUN_CANCEL,
-    &INSERT_RUN,
-    &PENDING_RUN_CANCELS,
-    &PRUNE_USAGE,
-    &OVERVIEW,
-    &BACKLOG,
-    &START_CALL,
-    &ADD_TOKENS,
-    &ENSURE_SLOTS,
-    &TAKE_SLOT,
-    &FREE_SLOT,
-    &LIMITS_PRUNE_USAGE,
-    &RELEASE_CLAIM,
-    &SPEND_TASK,
-    &SELECT_RUN,
-    &COMPLETE,
-    &COMPLETE_UNSCOPED,
-    &FAIL,
-    &FAIL_UNSCOPED,
-    &END_CANCELED,
-    &CLAIM_LOST,
-    &OWED_BEYOND,
-    &CLAIM_UNSENT,
-    &EXPIRE_QUEUED,
-    &EXPIRE_RUNNING,
-    &MARK_SENT,
-    &MARK_UNSENT,
-    &PRUNE_ADMISSIONS,
-    &INSERT_APP_TASK,
-    &INSERT_RUN_TASK,
-    &REQUEST_CANCEL,
-    &SELECT_TASK,
-    &SELECT_TASK_BY_EFFECT_KEY,
-];
+statements! {
+    ADMIT = "admission/admit";
+    INSERT_CACHED = "admission/insert_cached";
+    LOCK_APP_EXCLUSIVE = "admission/lock_app_exclusive";
+    LOCK_APP_SHARED = "admission/lock_app_shared";
+    LOCK_SCOPE = "admission/lock_scope";
+    LOCK_SYSTEM_EXCLUSIVE = "admission/lock_system_exclusive";
+    LOCK_SYSTEM_SHARED = "admission/lock_system_shared";
+    READ_STATE = "admission/read_state";
+    RUN_FOR_SHARE = "admission/run_for_share";
+
+    CANCEL_RUN = "cancel/cancel_run";
+    CANCEL_RUN_TASKS = "cancel/cancel_run_tasks";
+    FINISH_RUN_CANCEL = "cancel/finish_run_cancel";
+    PENDING_RUN_CANCELS = "cancel/pending_run_cancels";
+    REQUEST_CANCEL = "cancel/request_cancel";
+
+    INSERT_APP_TASK = "create/insert_app_task";
+    INSERT_RUN_TASK = "create/insert_run_task";
+    INSERT_TASKS = "create/insert_tasks";
+    MARK_SENT = "create/mark_sent";
+    MARK_SENT_MANY = "create/mark_sent_many";
+    SELECT_BY_EFFECT_KEYS = "create/select_by_effect_keys";
+
+    MARK_DELIVERED = "events/mark_delivered";
+    PRUNE_DELIVERED = "events/prune_delivered";
+    TAKE_UNDELIVERED = "events/take_undelivered";
+
+    CHECK = "lease/check";
+    CLAIM = "lease/claim";
+    CLAIM_MISSES = "lease/claim_misses";
+    HEARTBEAT = "lease/heartbeat";
+
+    TASKS_OF_RUN = "listing/tasks_of_run";
+    TASKS_OF_SCOPE = "listing/tasks_of_scope";
+
+    DELETE_PAGE = "owned/delete_page";
+    DELETE_RETAINED = "owned/delete_retained";
+    RELEASE = "owned/release";
+    UNRELEASED_SOURCES = "owned/unreleased_sources";
+    UNRELEASED_SOURCES_OF_STEP = "owned/unreleased_sources_of_step";
+
+    ADD_TOKENS = "provider_limits/add_tokens";
+    ENSURE_SLOTS = "provider_limits/ensure_slots";
+    FREE_SLOT = "provider_limits/free_slot";
+    PRUNE_MINUTES = "provider_limits/prune_minutes";
+    START_CALL = "provider_limits/start_call";
+    TAKE_SLOT = "provider_limits/take_slot";
+
+    SELECT_TASK = "read/select_task";
+    SELECT_TASK_BY_EFFECT_KEY = "read/select_task_by_effect_key";
+
+    INSERT_RUN = "runs/insert_run";
+    SELECT_RUN = "runs/select_run";
+
+    COMPLETE = "settle/complete";
+    COMPLETE_MANY = "settle/complete_many";
+    COMPLETE_UNSCOPED = "settle/complete_unscoped";
+    END_CANCELED = "settle/end_canceled";
+    FAIL = "settle/fail";
+    FAIL_UNSCOPED = "settle/fail_unscoped";
+    GIVE_BACK = "settle/give_back";
+    REQUEUE = "settle/requeue";
+
+    BACKLOG = "stats/backlog";
+    OVERVIEW = "stats/overview";
+
+    CLAIM_LOST = "sweep/claim_lost";
+    CLAIM_UNSENT = "sweep/claim_unsent";
+    EXPIRE_QUEUED = "sweep/expire_queued";
+    EXPIRE_RUNNING = "sweep/expire_running";
+    MARK_UNSENT = "sweep/mark_unsent";
+    OWED_BEYOND = "sweep/owed_beyond";
+    PRUNE_ADMISSIONS = "sweep/prune_admissions";
+
+    PRUNE_DAYS = "tenant_quota/prune_days";
+    SPEND_TASK = "tenant_quota/spend_task";
+}
 
 /// Every statement as `(name, text Postgres gets, parameter names in $n order)`.
 pub fn statements() -> impl Iterator<Item = (&'static str, &'static str, &'static [String])> {
@@ -255,6 +162,37 @@ mod tests {
         }
     }
 
+    /// The task's columns, as every statement that returns a whole task lists them (the order
+    /// `Task::from_row` reads them by name, so a column missing from one copy is a runtime error
+    /// on that path only).
+    #[test]
+    fn every_whole_task_is_returned_with_the_same_columns() {
+        const COLUMNS: &str = "id, app_id, run_id, usage_subject, usage_user_id, scope_id, source_id, \
+            cache_key, step_key, effect_key, kind, request, input_hash, model_id, model_ref, \
+            model_config_hash, status, output, usage, attempts, max_attempts, error_code, \
+            error_message, cancel_requested_at, heartbeat_at, released_at, created_at, started_at, \
+            completed_at, updated_at, trace_header";
+        let marker = "run_id, usage_subject, usage_user_id, scope_id";
+        let mut copies = 0;
+        for sql in ALL {
+            let text = sql.text();
+            let mut rest = text;
+            while let Some(at) = rest.find(marker) {
+                let start = rest[..at].rfind("id, app_id, ").unwrap_or(at);
+                let list = &rest[start..];
+                assert!(
+                    list.starts_with(COLUMNS),
+                    "{}: the task's columns differ from the other copies:\n{}",
+                    sql.name,
+                    &list[..list.len().min(COLUMNS.len() + 40)]
+                );
+                copies += 1;
+                rest = &rest[at + marker.len()..];
+            }
+        }
+        assert!(copies >= 8, "{copies} copies of the task's columns");
+    }
+
     #[test]
     fn names_are_unique_and_match_their_files() {
         let mut names: Vec<&str> = ALL.iter().map(|sql| sql.name).collect();
@@ -264,5 +202,29 @@ mod tests {
         for sql in ALL {
             assert!(!sql.text().contains(" :"), "{}: an unconverted parameter", sql.name);
         }
+    }
+
+    /// Every file under `sql/` is a statement the store runs: a statement nobody calls any more
+    /// is deleted with its caller, not left behind.
+    #[test]
+    fn every_sql_file_is_a_statement() {
+        fn files(dir: &std::path::Path, base: &std::path::Path, out: &mut Vec<String>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    files(&path, base, out);
+                } else if path.extension().is_some_and(|e| e == "sql") {
+                    let name = path.strip_prefix(base).unwrap().with_extension("");
+                    out.push(name.to_string_lossy().replace('\\', "/"));
+                }
+            }
+        }
+        let base = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sql");
+        let mut on_disk = Vec::new();
+        files(&base, &base, &mut on_disk);
+        on_disk.sort_unstable();
+        let mut listed: Vec<String> = ALL.iter().map(|sql| sql.name.to_owned()).collect();
+        listed.sort_unstable();
+        assert_eq!(on_disk, listed);
     }
 }

@@ -1,17 +1,24 @@
-//! Terminal transitions (`sql/settle/`). Each is one statement that also writes the completion
-//! event, and each is fenced: it changes nothing unless the task is still in the state (and
-//! attempt) the caller holds.
+//! How an attempt ends (`sql/settle/`): the terminal transitions (complete, one or many
+//! together; fail; a requested cancel), each one statement that also writes the completion
+//! event; and the ways back to the queue (a retry, a claim given back unworked). Every one is
+//! fenced: it changes nothing unless the task is still in the state (and attempt) the caller
+//! holds.
+
+use std::collections::HashMap;
 
 use serde_json::Value;
 use uuid::Uuid;
 
 use aitasks_contracts::ErrorCode;
 
-use crate::model::{settled_from_row, Fenced, Lease, PendingEvent, Settled};
+use crate::error::StoreResult;
+use crate::model::{Fenced, Lease, PendingEvent, Settled};
+use crate::params::{truncate_message, CANCELED_CODE};
 use crate::pool::GenericClient;
-use crate::queries::{COMPLETE, COMPLETE_UNSCOPED, END_CANCELED, FAIL, FAIL_UNSCOPED};
-use crate::sql::{truncate_message, CANCELED_CODE};
-use crate::StoreResult;
+use crate::queries::{
+    COMPLETE, COMPLETE_MANY, COMPLETE_UNSCOPED, END_CANCELED, FAIL, FAIL_UNSCOPED, GIVE_BACK, REQUEUE,
+};
+use crate::rows::{event_from_row, settled_from_row};
 
 /// Store a validated output. One round trip, event included; only the event comes back.
 /// [`Fenced::Lost`] when the lease is gone or a cancel was requested (then settle the cancel
@@ -64,13 +71,72 @@ pub async fn end_canceled(client: &impl GenericClient, task_id: Uuid) -> StoreRe
     written_task(row)
 }
 
+/// Complete attempts that finished together, each with its validated output and usage: one
+/// round trip for all of them, events included. Answers item by item in order, fenced as
+/// [`complete_attempt`] is; only unscoped attempts belong here (a scoped one is
+/// [`Fenced::Lost`], for the single statement and its admission bookkeeping).
+pub async fn complete_many(
+    client: &impl GenericClient,
+    attempts: &[(Lease, &Value, Option<&Value>)],
+) -> StoreResult<Vec<Fenced<PendingEvent>>> {
+    let given: Vec<&(Lease, &Value, Option<&Value>)> =
+        attempts.iter().filter(|(lease, _, _)| !lease.scoped).collect();
+    let task_ids: Vec<Uuid> = given.iter().map(|(lease, _, _)| lease.task_id).collect();
+    let numbers: Vec<i32> = given.iter().map(|(lease, _, _)| lease.attempt).collect();
+    let outputs: Vec<&Value> = given.iter().map(|(_, output, _)| *output).collect();
+    let usages: Vec<Option<&Value>> = given.iter().map(|(_, _, usage)| *usage).collect();
+    let mut events: HashMap<Uuid, PendingEvent> = HashMap::new();
+    if !given.is_empty() {
+        let statement = client.prepare_cached(COMPLETE_MANY.text()).await?;
+        let params = COMPLETE_MANY.bind(&[
+            ("task_ids", &task_ids),
+            ("attempts", &numbers),
+            ("outputs", &outputs),
+            ("usages", &usages),
+        ])?;
+        for row in client.query(&statement, &params).await? {
+            let event = event_from_row(&row)?;
+            events.insert(event.task_id, event);
+        }
+    }
+    Ok(attempts
+        .iter()
+        .map(|(lease, _, _)| events.remove(&lease.task_id).map_or(Fenced::Lost, Fenced::Written))
+        .collect())
+}
+
+/// Put a running task back in the queue after a retryable failure, keeping the error for the
+/// record. Returns false when the lease was lost, a cancel was requested (settle it with
+/// [`end_canceled`]) or the attempt budget is spent (fail it instead).
+pub async fn requeue_attempt(
+    client: &impl GenericClient,
+    lease: Lease,
+    code: ErrorCode,
+    message: &str,
+) -> StoreResult<bool> {
+    let statement = client.prepare_cached(REQUEUE.text()).await?;
+    let (code, message) = (code.as_str(), truncate_message(message));
+    let params = REQUEUE.bind(&[
+        ("task_id", &lease.task_id),
+        ("attempt", &lease.attempt),
+        ("error_code", &code),
+        ("error_message", &message),
+    ])?;
+    let changed = client.execute(&statement, &params).await?;
+    Ok(changed == 1)
+}
+
+/// Give a claimed task back unworked, its attempt uncounted. `false` when the lease is gone or
+/// a cancel was requested (settle that instead).
+pub async fn give_back(client: &impl GenericClient, lease: Lease) -> StoreResult<bool> {
+    let statement = client.prepare_cached(GIVE_BACK.text()).await?;
+    let params = GIVE_BACK.bind(&[("task_id", &lease.task_id), ("attempt", &lease.attempt)])?;
+    Ok(client.execute(&statement, &params).await? == 1)
+}
+
 fn written_event(row: Option<tokio_postgres::Row>) -> StoreResult<Fenced<PendingEvent>> {
     match row {
-        Some(row) => Ok(Fenced::Written(PendingEvent {
-            id: row.try_get("id")?,
-            task_id: row.try_get("task_id")?,
-            payload: row.try_get("payload")?,
-        })),
+        Some(row) => Ok(Fenced::Written(event_from_row(&row)?)),
         None => Ok(Fenced::Lost),
     }
 }

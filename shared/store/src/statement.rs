@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use tokio_postgres::types::ToSql;
 
-use crate::{StoreError, StoreResult};
+use crate::error::{StoreError, StoreResult};
 
 /// A value for a named parameter.
 pub(crate) type Param<'a> = (&'static str, &'a (dyn ToSql + Sync));

@@ -3,10 +3,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::error::{StoreError, StoreResult};
+use crate::params::{limit, millis};
 use crate::pool::GenericClient;
 use crate::queries::{BACKLOG, OVERVIEW};
-use crate::sql::millis;
-use crate::StoreResult;
 
 /// Tasks by status, and the provider figures of the tasks that succeeded recently.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -28,7 +28,7 @@ pub async fn overview(client: &impl GenericClient, window: Duration) -> StoreRes
     let by_status: serde_json::Value = row.try_get("by_status")?;
     Ok(Overview {
         by_status: serde_json::from_value(by_status)
-            .map_err(|e| crate::StoreError::Corrupt(format!("counts by status: {e}")))?,
+            .map_err(|e| StoreError::Corrupt(format!("counts by status: {e}")))?,
         recent: row.try_get("recent")?,
         latency_p50_ms: row.try_get("latency_p50_ms")?,
         latency_p99_ms: row.try_get("latency_p99_ms")?,
@@ -52,7 +52,7 @@ pub struct Backlog {
 /// Sample the backlog; each count stops at `cap`.
 pub async fn backlog(client: &impl GenericClient, cap: usize) -> StoreResult<Backlog> {
     let statement = client.prepare_cached(BACKLOG.text()).await?;
-    let cap = crate::sql::limit(cap);
+    let cap = limit(cap);
     let row = client.query_one(&statement, &BACKLOG.bind(&[("cap", &cap)])?).await?;
     Ok(Backlog {
         queued: row.try_get("queued")?,

@@ -1,4 +1,4 @@
-//! The sweeper's statements. Each works on a bounded batch chosen with `FOR UPDATE SKIP LOCKED`,
+//! The sweeper's statements (`sql/sweep/`). Each works on a bounded page chosen with `FOR UPDATE SKIP LOCKED`,
 //! so any number of concurrent sweepers (and workers) share the work without waiting on each
 //! other, and each sweep costs what it finds, not what the table holds.
 
@@ -7,27 +7,27 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use crate::model::Task;
+use crate::error::StoreResult;
+use crate::model::{Settled, Task};
+use crate::params::{limit, millis, CANCELED_CODE, INTERRUPTED_CODE, QUEUE_TIMEOUT_CODE};
 use crate::pool::GenericClient;
 use crate::queries::{
-    CLAIM_LOST, CLAIM_UNSENT, EXPIRE_QUEUED, EXPIRE_RUNNING, MARK_SENT, MARK_UNSENT, OWED_BEYOND,
-    PRUNE_ADMISSIONS,
+    CLAIM_LOST, CLAIM_UNSENT, EXPIRE_QUEUED, EXPIRE_RUNNING, MARK_UNSENT, OWED_BEYOND, PRUNE_ADMISSIONS,
 };
-use crate::sql::{limit, millis, split_settled, CANCELED_CODE, INTERRUPTED_CODE, QUEUE_TIMEOUT_CODE};
-use crate::{Settled, StoreResult};
+use crate::rows::split_settled;
 
 /// Queued tasks that waited longer than `queue_timeout` end `failed` with
 /// `WORKFLOW_AI_QUEUE_TIMEOUT` (or `canceled` where a cancel was requested).
 pub async fn expire_queued(
     client: &impl GenericClient,
     queue_timeout: Duration,
-    batch: usize,
+    page: usize,
 ) -> StoreResult<Vec<Settled>> {
     let statement = client.prepare_cached(EXPIRE_QUEUED.text()).await?;
-    let (queue_timeout_ms, batch) = (millis(queue_timeout), limit(batch));
+    let (queue_timeout_ms, page) = (millis(queue_timeout), limit(page));
     let params = EXPIRE_QUEUED.bind(&[
         ("queue_timeout_ms", &queue_timeout_ms),
-        ("batch", &batch),
+        ("page", &page),
         ("canceled_code", &CANCELED_CODE),
         ("queue_timeout_code", &QUEUE_TIMEOUT_CODE),
     ])?;
@@ -50,13 +50,13 @@ pub struct ExpiredRunning {
 pub async fn expire_running(
     client: &impl GenericClient,
     stale_after: Duration,
-    batch: usize,
+    page: usize,
 ) -> StoreResult<ExpiredRunning> {
     let statement = client.prepare_cached(EXPIRE_RUNNING.text()).await?;
-    let (stale_after_ms, batch) = (millis(stale_after), limit(batch));
+    let (stale_after_ms, page) = (millis(stale_after), limit(page));
     let params = EXPIRE_RUNNING.bind(&[
         ("stale_after_ms", &stale_after_ms),
-        ("batch", &batch),
+        ("page", &page),
         ("canceled_code", &CANCELED_CODE),
         ("interrupted_code", &INTERRUPTED_CODE),
     ])?;
@@ -68,20 +68,20 @@ pub async fn expire_running(
 /// Queued tasks whose message is owed: never sent (a new task only once it is older than
 /// `grace`, so a create whose send is in flight is left alone; a requeued one at once), or
 /// sent longer than `resend_after` ago (lost). They are
-/// marked sent in the same statement, so concurrent sweepers split the batch; if sending
+/// marked sent in the same statement, so concurrent sweepers split the page; if sending
 /// fails, give them back with [`mark_unsent`]. Consumers tolerate the odd duplicate.
 pub async fn claim_unsent(
     client: &impl GenericClient,
     grace: Duration,
     resend_after: Duration,
-    batch: usize,
+    page: usize,
 ) -> StoreResult<Vec<OwedMessage>> {
     let statement = client.prepare_cached(CLAIM_UNSENT.text()).await?;
-    let (grace_ms, resend_after_ms, batch) = (millis(grace), millis(resend_after), limit(batch));
+    let (grace_ms, resend_after_ms, page) = (millis(grace), millis(resend_after), limit(page));
     let params = CLAIM_UNSENT.bind(&[
         ("grace_ms", &grace_ms),
         ("resend_after_ms", &resend_after_ms),
-        ("batch", &batch),
+        ("page", &page),
     ])?;
     let rows = client.query(&statement, &params).await?;
     rows.iter().map(OwedMessage::from_row).collect()
@@ -117,24 +117,18 @@ pub async fn owed_beyond(
     Ok(if row.try_get("lost")? { row.try_get("cutoff")? } else { None })
 }
 
-/// Up to `batch` queued tasks whose message was sent before `cutoff`, marked sent now: their
+/// Up to `page` queued tasks whose message was sent before `cutoff`, marked sent now: their
 /// messages are to be sent again.
 pub async fn claim_lost(
     client: &impl GenericClient,
     cutoff: DateTime<Utc>,
-    batch: usize,
+    page: usize,
 ) -> StoreResult<Vec<OwedMessage>> {
     let statement = client.prepare_cached(CLAIM_LOST.text()).await?;
-    let batch = limit(batch);
-    let params = CLAIM_LOST.bind(&[("cutoff", &cutoff), ("batch", &batch)])?;
+    let page = limit(page);
+    let params = CLAIM_LOST.bind(&[("cutoff", &cutoff), ("page", &page)])?;
     let rows = client.query(&statement, &params).await?;
     rows.iter().map(OwedMessage::from_row).collect()
-}
-
-/// Record that a task's message was sent (after the create committed and the send succeeded).
-pub async fn mark_sent(client: &impl GenericClient, task_id: Uuid) -> StoreResult<bool> {
-    let statement = client.prepare_cached(MARK_SENT.text()).await?;
-    Ok(client.execute(&statement, &MARK_SENT.bind(&[("task_id", &task_id)])?).await? == 1)
 }
 
 /// Record that these tasks' messages are owed again (a send failed).
@@ -147,10 +141,10 @@ pub async fn mark_unsent(client: &impl GenericClient, task_ids: &[Uuid]) -> Stor
 pub async fn prune_admissions(
     client: &impl GenericClient,
     older_than: Duration,
-    batch: usize,
+    page: usize,
 ) -> StoreResult<u64> {
     let statement = client.prepare_cached(PRUNE_ADMISSIONS.text()).await?;
-    let (older_than_ms, batch) = (millis(older_than), limit(batch));
-    let params = PRUNE_ADMISSIONS.bind(&[("older_than_ms", &older_than_ms), ("batch", &batch)])?;
+    let (older_than_ms, page) = (millis(older_than), limit(page));
+    let params = PRUNE_ADMISSIONS.bind(&[("older_than_ms", &older_than_ms), ("page", &page)])?;
     Ok(client.execute(&statement, &params).await?)
 }

@@ -261,3 +261,13 @@ pub fn restart_postgres() {
         .expect("run scripts/postgres.sh restart");
     assert!(status.success(), "Postgres restarted");
 }
+
+/// Claim one task, as process-task claims a batch of one (`aitasks_store::claim`).
+pub async fn claim_one(
+    client: &impl aitasks_store::GenericClient,
+    task_id: uuid::Uuid,
+) -> aitasks_store::Claim {
+    let mut claims = aitasks_store::claim(client, &[task_id]).await.expect("claim");
+    assert_eq!(claims.len(), 1, "one answer for one record");
+    claims.remove(0)
+}

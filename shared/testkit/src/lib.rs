@@ -5,6 +5,8 @@
 //! Tests need `make up` to have run (Postgres and the SQS-compatible server); the locations
 //! are read from the environment or, failing that, from `.local/env`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod app_env;
 mod db;
 mod dev_server;

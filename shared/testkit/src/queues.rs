@@ -22,7 +22,7 @@ pub struct TestQueues {
 }
 
 /// An SQS client for the local server (`AWS_ENDPOINT_URL_SQS`), dummy credentials.
-pub async fn local_sqs() -> (aws_sdk_sqs::Client, String) {
+pub(crate) async fn local_sqs() -> (aws_sdk_sqs::Client, String) {
     let endpoint = local_env("AWS_ENDPOINT_URL_SQS");
     (sqs_at(&endpoint).await, endpoint)
 }

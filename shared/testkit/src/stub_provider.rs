@@ -303,7 +303,7 @@ fn render(reply: &Reply, request: &Value) -> (u16, String, String) {
 
 /// A valid answer for the request's answer schema: the first choice, one item, a date-time, a
 /// short text.
-pub fn auto_answer(request: &Value) -> Value {
+pub(crate) fn auto_answer(request: &Value) -> Value {
     let schema = &request["response_format"]["json_schema"]["schema"];
     let mut answer = serde_json::Map::new();
     if let Some(properties) = schema["properties"].as_object() {

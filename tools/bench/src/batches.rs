@@ -21,7 +21,7 @@ const CLIENTS: usize = 64;
 const CREATE_BATCH: usize = 100;
 const LIFECYCLE_BATCH: usize = 10;
 
-pub const CREATE_FLOOR: &str = include_str!("../sql/create_floor.sql");
+pub(crate) const CREATE_FLOOR: &str = include_str!("../sql/create_floor.sql");
 
 /// Run `work` on `CLIENTS` clients for `duration`; each call returns how many tasks it did.
 async fn throughput<F, Fut>(url: &str, duration: Duration, work: F) -> Result<f64, Failure>
@@ -74,12 +74,15 @@ fn created_ids(answers: Vec<store::StoreResult<store::Created>>) -> Result<Vec<u
 
 /// Ten tasks through their whole life: one create, one claim, a heartbeat each (every attempt
 /// keeps its own lease), one complete with the ten events.
-pub async fn batch_lifecycle(client: store::Client, round: usize) -> Result<(store::Client, u64), Failure> {
+pub(crate) async fn batch_lifecycle(
+    client: store::Client,
+    round: usize,
+) -> Result<(store::Client, u64), Failure> {
     let tasks: Vec<_> =
         (0..LIFECYCLE_BATCH).map(|i| new_task("bench-app", format!("l-{round}-{i}"))).collect();
     let ids = created_ids(store::create_tasks(&client, "bench-app", &tasks).await?)?;
     let mut claimed = Vec::with_capacity(ids.len());
-    for claim in store::claim_many(&client, &ids).await? {
+    for claim in store::claim(&client, &ids).await? {
         let Claim::Claimed(task) = claim else { return Err("a fresh task could not be claimed".into()) };
         claimed.push(task);
     }
@@ -95,7 +98,7 @@ pub async fn batch_lifecycle(client: store::Client, round: usize) -> Result<(sto
     Ok((client, claimed.len() as u64))
 }
 
-pub async fn section(base: &str, quick: bool, out: &std::path::Path) -> Result<Value, Failure> {
+pub(crate) async fn section(base: &str, quick: bool, out: &std::path::Path) -> Result<Value, Failure> {
     let duration = if quick { Duration::from_secs(3) } else { Duration::from_secs(10) };
     let url = db::fresh_database(base, "aitasks_bench_batches").await?;
     let create_floor_script = pgbench::script_file(out, "create_floor.sql", CREATE_FLOOR)?;
@@ -170,7 +173,7 @@ async fn statements_per_task(url: &str) -> Result<(f64, f64), Failure> {
     let ids = created_ids(store::create_tasks(&client, "bench-app", &tasks).await?)?;
     db::reset_statements(url, name).await?;
     let mut claimed = Vec::new();
-    for claim in store::claim_many(&client, &ids).await? {
+    for claim in store::claim(&client, &ids).await? {
         if let Claim::Claimed(task) = claim {
             claimed.push(task);
         }

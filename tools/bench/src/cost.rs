@@ -56,7 +56,7 @@ impl Line {
     }
 }
 
-pub fn section(report: &Map<String, Value>) -> Result<Value, Failure> {
+pub(crate) fn section(report: &Map<String, Value>) -> Result<Value, Failure> {
     let warm = |function: &str, event: &str| -> Option<f64> {
         report.get("footprint")?.as_array()?.iter().find(|f| f["function"] == function)?["warmMs"][event]
             .as_f64()

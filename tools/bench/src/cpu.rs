@@ -10,14 +10,14 @@ use crate::Failure;
 
 /// A reading of the machine's CPU counters.
 #[derive(Debug, Clone, Copy)]
-pub struct CpuMeter {
+pub(crate) struct CpuMeter {
     busy: u64,
     total: u64,
     at: Instant,
 }
 
 impl CpuMeter {
-    pub fn start() -> Result<Self, Failure> {
+    pub(crate) fn start() -> Result<Self, Failure> {
         let stat = std::fs::read_to_string("/proc/stat")?;
         let fields: Vec<u64> = stat
             .lines()
@@ -34,25 +34,25 @@ impl CpuMeter {
     }
 
     /// Busy CPU-seconds since this reading, over every CPU of the machine.
-    pub fn busy_seconds(&self) -> Result<f64, Failure> {
+    pub(crate) fn busy_seconds(&self) -> Result<f64, Failure> {
         let now = Self::start()?;
         let share = (now.busy - self.busy) as f64 / (now.total - self.total).max(1) as f64;
         Ok(share * online_cpus() as f64 * self.at.elapsed().as_secs_f64())
     }
 }
 
-pub fn online_cpus() -> usize {
+pub(crate) fn online_cpus() -> usize {
     std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
 }
 
 /// The postmaster of the cluster that runs backend `backend_pid` (on this machine).
-pub fn postmaster_of(backend_pid: i32) -> Result<u32, Failure> {
+pub(crate) fn postmaster_of(backend_pid: i32) -> Result<u32, Failure> {
     parent_of(backend_pid)
 }
 
 /// Pin a Postgres cluster (its `postmaster` and every child, so new backends inherit it) and
 /// every thread of this process to `cpus` (a `taskset` list, such as `0` or `0-1`).
-pub fn pin(postmaster: u32, cpus: &str) -> Result<(), Failure> {
+pub(crate) fn pin(postmaster: u32, cpus: &str) -> Result<(), Failure> {
     let mut pids = vec![postmaster, std::process::id()];
     pids.extend(children_of(postmaster));
     for pid in pids {

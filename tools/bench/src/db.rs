@@ -7,19 +7,19 @@ use tokio_postgres::NoTls;
 use crate::Failure;
 
 /// The same server, another database.
-pub fn with_database(url: &str, database: &str) -> String {
+pub(crate) fn with_database(url: &str, database: &str) -> String {
     let (server, _) = url.rsplit_once('/').unwrap_or((url, ""));
     format!("{server}/{database}")
 }
 
-pub async fn connect(url: &str) -> Result<tokio_postgres::Client, Failure> {
+pub(crate) async fn connect(url: &str) -> Result<tokio_postgres::Client, Failure> {
     let (client, connection) = tokio_postgres::connect(url, NoTls).await?;
     tokio::spawn(connection);
     Ok(client)
 }
 
 /// Drop and create `name`, migrate it, and return its URL.
-pub async fn fresh_database(base: &str, name: &str) -> Result<String, Failure> {
+pub(crate) async fn fresh_database(base: &str, name: &str) -> Result<String, Failure> {
     let admin = connect(&with_database(base, "postgres")).await?;
     // Two calls: DROP DATABASE may not share an (implicit) transaction with anything.
     admin.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await?;
@@ -46,7 +46,7 @@ pub async fn fresh_database(base: &str, name: &str) -> Result<String, Failure> {
 }
 
 /// Empty the task tables between measurements, and settle the table files on disk.
-pub async fn reset_tasks(url: &str) -> Result<(), Failure> {
+pub(crate) async fn reset_tasks(url: &str) -> Result<(), Failure> {
     let client = connect(url).await?;
     client
         .batch_execute("TRUNCATE tasks, task_events, scope_admissions, scope_budgets, app_concurrency")
@@ -56,7 +56,7 @@ pub async fn reset_tasks(url: &str) -> Result<(), Failure> {
 }
 
 /// Statements the database received since `reset_statements`, from `pg_stat_statements`.
-pub async fn statements_seen(url: &str, database: &str) -> Result<i64, Failure> {
+pub(crate) async fn statements_seen(url: &str, database: &str) -> Result<i64, Failure> {
     let client = connect(url).await?;
     let row = client
         .query_one(
@@ -68,7 +68,7 @@ pub async fn statements_seen(url: &str, database: &str) -> Result<i64, Failure> 
     Ok(row.get(0))
 }
 
-pub async fn reset_statements(url: &str, database: &str) -> Result<(), Failure> {
+pub(crate) async fn reset_statements(url: &str, database: &str) -> Result<(), Failure> {
     let client = connect(url).await?;
     client
         .execute(
@@ -82,7 +82,10 @@ pub async fn reset_statements(url: &str, database: &str) -> Result<(), Failure> 
 /// What the active sessions of this database wait on, sampled every 20 ms until `until`: each
 /// wait event (or `CPU` for a session that is running) with its share of the samples, largest
 /// first.
-pub async fn sample_waits(url: String, until: std::time::Instant) -> Result<Vec<(String, f64)>, Failure> {
+pub(crate) async fn sample_waits(
+    url: String,
+    until: std::time::Instant,
+) -> Result<Vec<(String, f64)>, Failure> {
     let client = connect(&url).await?;
     let mut counts = std::collections::BTreeMap::<String, u64>::new();
     while std::time::Instant::now() < until {
@@ -106,7 +109,7 @@ pub async fn sample_waits(url: String, until: std::time::Instant) -> Result<Vec<
 }
 
 /// The four largest shares of [`sample_waits`], for printing.
-pub fn top_waits(waits: &[(String, f64)]) -> String {
+pub(crate) fn top_waits(waits: &[(String, f64)]) -> String {
     let shown: Vec<String> =
         waits.iter().take(4).map(|(event, share)| format!("{event} {:.0}%", share * 100.0)).collect();
     shown.join(", ")
@@ -116,7 +119,7 @@ pub fn top_waits(waits: &[(String, f64)]) -> String {
 /// and flushes. The difference of two snapshots divided by the tasks between them says what
 /// one task costs the WAL.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct WalCounters {
+pub(crate) struct WalCounters {
     pub records: f64,
     pub full_pages: f64,
     pub bytes: f64,
@@ -124,7 +127,7 @@ pub struct WalCounters {
 }
 
 impl WalCounters {
-    pub async fn read(url: &str) -> Result<Self, Failure> {
+    pub(crate) async fn read(url: &str) -> Result<Self, Failure> {
         let client = connect(url).await?;
         let row = client
             .query_one(
@@ -136,7 +139,7 @@ impl WalCounters {
     }
 
     /// What happened since `before`, per task.
-    pub fn per_task_since(&self, before: &Self, tasks: f64) -> Self {
+    pub(crate) fn per_task_since(&self, before: &Self, tasks: f64) -> Self {
         let tasks = tasks.max(1.0);
         Self {
             records: (self.records - before.records) / tasks,
@@ -148,7 +151,7 @@ impl WalCounters {
 }
 
 /// Tasks in the `tasks` table (each benchmark point starts from an empty one).
-pub async fn count_tasks(url: &str) -> Result<f64, Failure> {
+pub(crate) async fn count_tasks(url: &str) -> Result<f64, Failure> {
     let row = connect(url).await?.query_one("SELECT count(*)::float8 FROM tasks", &[]).await?;
     Ok(row.get(0))
 }

@@ -21,7 +21,7 @@ use crate::{row, Failure};
 
 const CREATORS: usize = 32;
 
-pub async fn section(quick: bool) -> Result<Value, Failure> {
+pub(crate) async fn section(quick: bool) -> Result<Value, Failure> {
     let total: usize = if quick { 300 } else { 1000 };
     // A socket that takes the segments, as the daemon would, and drops them.
     let daemon = std::net::UdpSocket::bind("127.0.0.1:0")?;

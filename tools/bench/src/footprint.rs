@@ -14,7 +14,8 @@ use serde_json::{json, Value};
 
 use crate::{db, lifecycle, row, Failure};
 
-pub const FUNCTIONS: [&str; 5] = ["create-task", "process-task", "sweeper", "release-delete", "migrate"];
+pub(crate) const FUNCTIONS: [&str; 5] =
+    ["create-task", "process-task", "sweeper", "release-delete", "migrate"];
 
 /// Where the migrate function answers CloudFormation: a `PUT` that is taken and dropped.
 async fn start_response_url() -> Result<String, Failure> {
@@ -141,7 +142,7 @@ fn peak_rss_kib(pid: u32) -> Option<u64> {
         .and_then(|v| v.split_whitespace().next()?.parse().ok())
 }
 
-pub struct Footprint {
+pub(crate) struct Footprint {
     pub function: &'static str,
     pub bytes: u64,
     pub ready: Duration,
@@ -151,7 +152,7 @@ pub struct Footprint {
     pub warm_ms: Vec<(String, f64)>,
 }
 
-pub async fn section(base: &str, bin_dir: &Path) -> Result<Value, Failure> {
+pub(crate) async fn section(base: &str, bin_dir: &Path) -> Result<Value, Failure> {
     let url = db::fresh_database(base, "aitasks_bench_footprint").await?;
     let queues = TestQueues::create(3, 30).await;
     let stub = StubProvider::start().await;

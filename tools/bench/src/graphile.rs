@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use crate::{db, lifecycle, row, Failure};
 
-pub const VERSION: &str = "0.17.3";
+pub(crate) const VERSION: &str = "0.17.3";
 const CONCURRENCY: usize = 10;
 
 /// Install graphile-worker once into the cache folder; the folder holding `run.mjs`.
@@ -32,7 +32,7 @@ fn install(cache: &Path) -> Result<std::path::PathBuf, Failure> {
     Ok(dir)
 }
 
-pub async fn section(base: &str, quick: bool, ours_at_10: Option<f64>) -> Result<Value, Failure> {
+pub(crate) async fn section(base: &str, quick: bool, ours_at_10: Option<f64>) -> Result<Value, Failure> {
     let jobs: u64 = if quick { 5000 } else { 20000 };
     println!("\npeer: graphile-worker {VERSION}, {jobs} no-op jobs, concurrency {CONCURRENCY}");
     let cache = std::path::PathBuf::from(std::env::var("AITASK_CACHE").unwrap_or_else(|_| {

@@ -45,7 +45,7 @@ fn settings() -> Result<Settings, Failure> {
     })
 }
 
-pub async fn section(owner_url: &str) -> Result<Value, Failure> {
+pub(crate) async fn section(owner_url: &str) -> Result<Value, Failure> {
     let settings = settings()?;
     store::migrate(owner_url).await?;
     let admin = db::connect(owner_url).await?;

@@ -1,5 +1,7 @@
-//! The store lifecycle of one task, as the functions run it: create → claim → heartbeat →
-//! complete (with its completion event), one statement each.
+//! The store lifecycle of one task, through the statements the functions run: create → claim
+//! (`claim`, the statement process-task claims an SQS batch with, here a batch of one) →
+//! heartbeat → complete (`complete_many`, the settler's group commit, here a group of one, with
+//! its completion event), one statement each.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -10,7 +12,7 @@ use serde_json::json;
 
 use crate::Failure;
 
-pub fn new_task(app: &str, effect_key: String) -> NewTask {
+pub(crate) fn new_task(app: &str, effect_key: String) -> NewTask {
     NewTask {
         app_id: app.to_owned(),
         owner: TaskOwner::Application { scope_id: "bench".into(), usage_subject: None },
@@ -28,22 +30,22 @@ pub fn new_task(app: &str, effect_key: String) -> NewTask {
 }
 
 /// One task through its whole life on `client`.
-pub async fn one_task(client: &store::Client, effect_key: String) -> Result<(), Failure> {
+pub(crate) async fn one_task(client: &store::Client, effect_key: String) -> Result<(), Failure> {
     let created = store::create_task(client, &new_task("bench-app", effect_key)).await?;
-    let Claim::Claimed(task) = store::claim(client, created.task().id).await? else {
+    let Some(Claim::Claimed(task)) = store::claim(client, &[created.task().id]).await?.pop() else {
         return Err("a fresh task could not be claimed".into());
     };
     store::heartbeat(client, task.lease()).await?;
     let output = json!("pos");
     let usage = json!({"inputTokens": 11, "outputTokens": 7});
-    match store::complete_attempt(client, task.lease(), &output, Some(&usage)).await? {
-        store::Fenced::Written(_) => Ok(()),
-        store::Fenced::Lost => Err("a held lease was lost".into()),
+    match store::complete_many(client, &[(task.lease(), &output, Some(&usage))]).await?.pop() {
+        Some(store::Fenced::Written(_)) => Ok(()),
+        _ => Err("a held lease was lost".into()),
     }
 }
 
 /// Tasks per second through the whole lifecycle with `clients` concurrent clients.
-pub async fn run(url: &str, clients: usize, duration: Duration) -> Result<f64, Failure> {
+pub(crate) async fn run(url: &str, clients: usize, duration: Duration) -> Result<f64, Failure> {
     let mut settings = PoolSettings::new(url);
     settings.max_size = clients;
     let pool = store::connect(&settings)?;

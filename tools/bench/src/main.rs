@@ -2,6 +2,8 @@
 //! the same Postgres, and written to `target/bench/latest.json`. `BENCH_QUICK=1` shortens
 //! every run. What each benchmark measures is in its module and in BENCHMARKS.md.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod admission;
 mod batches;
 mod cost;
@@ -21,7 +23,7 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 
-use aitasks_store::Serialization;
+use admission::Serialization;
 
 pub type Failure = Box<dyn std::error::Error + Send + Sync>;
 

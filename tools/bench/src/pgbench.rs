@@ -8,12 +8,12 @@ use std::time::Duration;
 
 use crate::Failure;
 
-pub const FLOOR: &str = include_str!("../sql/floor.sql");
-pub const REFERENCE_SETUP: &str = include_str!("../sql/reference_setup.sql");
-pub const REFERENCE: &str = include_str!("../sql/reference.sql");
+pub(crate) const FLOOR: &str = include_str!("../sql/floor.sql");
+pub(crate) const REFERENCE_SETUP: &str = include_str!("../sql/reference_setup.sql");
+pub(crate) const REFERENCE: &str = include_str!("../sql/reference.sql");
 
 /// Write a script where pgbench can read it.
-pub fn script_file(dir: &Path, name: &str, text: &str) -> Result<std::path::PathBuf, Failure> {
+pub(crate) fn script_file(dir: &Path, name: &str, text: &str) -> Result<std::path::PathBuf, Failure> {
     std::fs::create_dir_all(dir)?;
     let path = dir.join(name);
     std::fs::write(&path, text)?;
@@ -21,7 +21,7 @@ pub fn script_file(dir: &Path, name: &str, text: &str) -> Result<std::path::Path
 }
 
 /// Run `script` with `clients` for `duration` (or `transactions` per client); tasks per second.
-pub fn run(url: &str, script: &Path, clients: usize, limit: Limit) -> Result<f64, Failure> {
+pub(crate) fn run(url: &str, script: &Path, clients: usize, limit: Limit) -> Result<f64, Failure> {
     let mut command = Command::new("pgbench");
     command
         .args(["-n", "-M", "prepared", "-c", &clients.to_string(), "-j", &clients.min(4).to_string()])
@@ -46,7 +46,7 @@ pub fn run(url: &str, script: &Path, clients: usize, limit: Limit) -> Result<f64
 }
 
 #[derive(Debug, Clone, Copy)]
-pub enum Limit {
+pub(crate) enum Limit {
     Duration(Duration),
     Transactions(u64),
 }

@@ -9,7 +9,7 @@ use crate::{db, lifecycle, pgbench, row, Failure};
 
 const TASKS: u64 = 200;
 
-pub async fn section(base: &str, out: &std::path::Path) -> Result<Value, Failure> {
+pub(crate) async fn section(base: &str, out: &std::path::Path) -> Result<Value, Failure> {
     let name = "aitasks_bench_round_trips";
     let url = db::fresh_database(base, name).await?;
     let mut settings = PoolSettings::new(&url);

@@ -85,7 +85,11 @@ async fn run_point(
                     let next =
                         tokio::time::timeout(Duration::from_millis(100), receiver.lock().await.recv()).await;
                     let Ok(Some(id)) = next else { continue };
-                    let Claim::Claimed(task) = store::claim(&client, id).await? else { continue };
+                    // A batch of one, as process-task claims it; the tasks are scoped, so each
+                    // completes with its own statement (admission bookkeeping), as it ships.
+                    let Some(Claim::Claimed(task)) = store::claim(&client, &[id]).await?.pop() else {
+                        continue;
+                    };
                     if background {
                         for _ in 0..3 {
                             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -112,7 +116,7 @@ async fn run_point(
                     let _ =
                         store::claim_unsent(&client, Duration::from_secs(5), Duration::from_secs(300), 100)
                             .await;
-                    let _ = store::lease_pending_events(&client, Duration::from_secs(30), 100).await;
+                    let _ = store::take_undelivered_events(&client, Duration::from_secs(30), 100).await;
                 }
                 tokio::time::sleep(Duration::from_millis(500)).await;
             }
@@ -229,7 +233,7 @@ async fn run_point(
     })
 }
 
-pub async fn section(base: &str, quick: bool) -> Result<Value, Failure> {
+pub(crate) async fn section(base: &str, quick: bool) -> Result<Value, Failure> {
     let duration = Duration::from_secs(if quick { 4 } else { 10 });
     let levels: &[usize] = if quick { &[16, 256] } else { &[16, 64, 256, 1024, 2048] };
     let mut report = Vec::new();

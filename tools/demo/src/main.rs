@@ -3,6 +3,8 @@
 //! happen, then each validated result, a duplicate create returning the first task, and the
 //! cancellation of a running task.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use aitasks_contracts::TaskStatus;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};

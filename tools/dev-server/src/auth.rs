@@ -7,13 +7,13 @@ use std::collections::HashMap;
 use jsonwebtoken::{decode, Algorithm, DecodingKey, Validation};
 use serde_json::{Map, Value};
 
-pub struct DevAuthorizer {
+pub(crate) struct DevAuthorizer {
     key: DecodingKey,
     validation: Validation,
 }
 
 impl DevAuthorizer {
-    pub fn new(secret: &str) -> Result<DevAuthorizer, jsonwebtoken::errors::Error> {
+    pub(crate) fn new(secret: &str) -> Result<DevAuthorizer, jsonwebtoken::errors::Error> {
         // Only HS256: `alg: none` and every other algorithm are refused.
         let mut validation = Validation::new(Algorithm::HS256);
         validation.leeway = 60;
@@ -25,7 +25,7 @@ impl DevAuthorizer {
 
     /// The claims of a valid `Authorization: Bearer` token, as strings (as API Gateway passes
     /// them), or `None`.
-    pub fn verify(&self, authorization: Option<&str>) -> Option<HashMap<String, String>> {
+    pub(crate) fn verify(&self, authorization: Option<&str>) -> Option<HashMap<String, String>> {
         let token = authorization?.strip_prefix("Bearer ")?.trim();
         let data = decode::<Map<String, Value>>(token, &self.key, &self.validation).ok()?;
         Some(

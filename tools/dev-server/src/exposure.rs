@@ -5,11 +5,11 @@
 use std::net::SocketAddr;
 
 /// The secret used when `AITASK_DEV_JWT_SECRET` is not set.
-pub const DEFAULT_SECRET: &str = "dev-secret";
+pub(crate) const DEFAULT_SECRET: &str = "dev-secret";
 
 /// `Ok` when `address` may be listened on with `secret`: every address it resolves to is
 /// loopback, or the secret is not the default.
-pub async fn check(address: &str, secret: &str) -> Result<(), String> {
+pub(crate) async fn check(address: &str, secret: &str) -> Result<(), String> {
     if secret != DEFAULT_SECRET {
         return Ok(());
     }

@@ -20,15 +20,15 @@ use tracing::Instrument;
 use crate::auth::DevAuthorizer;
 
 /// API Gateway HTTP APIs take bodies up to 10 MB.
-pub const MAX_BODY: usize = 10 * 1024 * 1024;
+pub(crate) const MAX_BODY: usize = 10 * 1024 * 1024;
 
-pub struct Gateway {
+pub(crate) struct Gateway {
     pub app: Arc<App>,
     pub authorizer: DevAuthorizer,
 }
 
 /// Every request: health check, or authorize → event → the function that owns the route.
-pub async fn handle(State(gateway): State<Arc<Gateway>>, request: Request) -> Response {
+pub(crate) async fn handle(State(gateway): State<Arc<Gateway>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     if parts.uri.path() == "/healthz" {
         return Response::new(Body::from("{\"ok\":true}"));

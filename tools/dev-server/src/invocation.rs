@@ -7,7 +7,7 @@ use aitasks_runtime::xray::{self, TraceContext};
 use lambda_runtime::Context;
 
 /// A fresh invocation context and its span.
-pub fn start(context: &mut Context) -> tracing::Span {
+pub(crate) fn start(context: &mut Context) -> tracing::Span {
     context.request_id = uuid::Uuid::new_v4().to_string();
     if !xray::enabled() {
         return tracing::info_span!("Lambda runtime invoke", requestId = %context.request_id);

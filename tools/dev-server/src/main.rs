@@ -11,6 +11,8 @@
 //! set, else as `DATABASE_URL`. `aitasks-dev-server migrate` only migrates;
 //! `aitasks-dev-server stats` prints the live figures (`make stats`).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod auth;
 mod exposure;
 mod gateway;
@@ -76,13 +78,7 @@ async fn main() -> Result<(), Failure> {
     // A local SQS-compatible server keeps its messages in memory: if it restarted, every
     // queued task's message is gone. Send them again now, before taking work, rather than after
     // AITASK_RESEND_AFTER_MS.
-    match aitasks_runtime::redelivery::restore_lost_messages(
-        &app,
-        Duration::ZERO,
-        app.settings.runtime.sweep_batch,
-    )
-    .await
-    {
+    match aitasks_runtime::sweeper::restore_lost_messages(&app, Duration::ZERO).await {
         Ok(restored) if restored.resent > 0 => {
             tracing::info!(?restored, "re-sent the messages the queue lost")
         }

@@ -12,7 +12,7 @@ use aws_sdk_sqs::types::{DeleteMessageBatchRequestEntry, MessageSystemAttributeN
 use lambda_runtime::{Context, LambdaEvent};
 use tracing::Instrument;
 
-pub struct Poller {
+pub(crate) struct Poller {
     pub app: Arc<App>,
     /// The function timeout: each batch gets this deadline, as in Lambda.
     pub function_timeout: Duration,
@@ -20,7 +20,7 @@ pub struct Poller {
 }
 
 impl Poller {
-    pub async fn run(self) {
+    pub(crate) async fn run(self) {
         let sqs = self.app.queues.sqs().clone();
         let url = self.app.queues.task_queue_url().to_owned();
         loop {

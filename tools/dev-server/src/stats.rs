@@ -10,7 +10,7 @@ type Failure = Box<dyn std::error::Error + Send + Sync>;
 
 const WINDOW: Duration = Duration::from_secs(60 * 60);
 
-pub async fn print(app: &App) -> Result<(), Failure> {
+pub(crate) async fn print(app: &App) -> Result<(), Failure> {
     let client = aitasks_store::client(&app.pool).await.map_err(|e| aitasks_runtime::error_chain(&e))?;
     let overview =
         aitasks_store::overview(&client, WINDOW).await.map_err(|e| aitasks_runtime::error_chain(&e))?;

@@ -15,6 +15,8 @@
 //! 4. [`scenario`] drives every trigger: the migrations custom resource, every HTTP route
 //!    through the JWT authorizer's event shape, the SQS event source mapping, the schedule.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 pub mod aws_proxy;
 pub mod deployment;
 pub mod events;

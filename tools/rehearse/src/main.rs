@@ -4,6 +4,8 @@
 //!
 //! `aitasks-rehearse [--template FILE] [--parameter Name=Value ...]`
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::PathBuf;
 
 use aitasks_rehearse::{scenario, Failure, Options, Rehearsal};

@@ -1,5 +1,8 @@
--- Claim the next attempt of a queued task: only a queued task whose cancel was not requested and
--- whose attempt budget is not spent. The lease is (id, the new attempts).
+-- Claim the next attempt of the tasks an SQS batch names (one task or ten), in one statement:
+-- only a queued task whose cancel was not requested and whose attempt budget is not spent. The
+-- lease is (id, the new attempts). The rows are locked in id order (two workers handed
+-- overlapping duplicates lock them in the same order), and the claim's conditions are checked
+-- again on each locked row.
 --
 -- `status = (SELECT 'queued'::text)`: ANALYZE samples 30,000 rows, so on a big table it records
 -- the partial indexes over queued tasks as empty, and the planner would then scan one of them
@@ -13,8 +16,12 @@
 UPDATE tasks
 SET status = 'running', attempts = attempts + 1, started_at = COALESCE(started_at, now()),
     heartbeat_at = now(), updated_at = now()
-WHERE id = :task_id AND status = (SELECT 'queued'::text) AND cancel_requested_at IS NULL
-  AND attempts < max_attempts
+WHERE id IN (
+    SELECT id FROM tasks
+    WHERE id = ANY(:task_ids::uuid[]) AND status = (SELECT 'queued'::text)
+      AND cancel_requested_at IS NULL AND attempts < max_attempts
+    ORDER BY id
+    FOR UPDATE)
 RETURNING id, app_id, run_id, usage_subject, usage_user_id, scope_id, source_id, cache_key, step_key,
     effect_key, kind, request, input_hash, model_id, model_ref, model_config_hash, status, output,
     usage, attempts, max_attempts, error_code, error_message, cancel_requested_at, heartbeat_at,

@@ -8,6 +8,6 @@ UPDATE tasks SET message_sent_at = now() WHERE id IN (
       AND ((message_sent_at IS NULL
             AND (attempts > 0 OR created_at < now() - :grace_ms::bigint * interval '1 millisecond'))
            OR message_sent_at < now() - :resend_after_ms::bigint * interval '1 millisecond')
-    ORDER BY message_sent_at NULLS FIRST, id LIMIT :batch
+    ORDER BY message_sent_at NULLS FIRST, id LIMIT :page
     FOR UPDATE SKIP LOCKED)
 RETURNING id, app_id

@@ -1,10 +1,10 @@
 -- Queued tasks that waited longer than the queue timeout end `failed` with
--- WORKFLOW_AI_QUEUE_TIMEOUT (`canceled` where a cancel was requested). A bounded batch chosen
+-- WORKFLOW_AI_QUEUE_TIMEOUT (`canceled` where a cancel was requested). A bounded page chosen
 -- with SKIP LOCKED, so concurrent sweepers share the work.
 WITH candidates AS (
     SELECT id AS candidate_id FROM tasks
     WHERE status = 'queued' AND updated_at < now() - :queue_timeout_ms::bigint * interval '1 millisecond'
-    ORDER BY updated_at, id LIMIT :batch
+    ORDER BY updated_at, id LIMIT :page
     FOR UPDATE SKIP LOCKED
 ),
 settled AS (

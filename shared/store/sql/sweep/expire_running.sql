@@ -4,7 +4,7 @@
 WITH candidates AS (
     SELECT id AS candidate_id FROM tasks
     WHERE status = 'running' AND heartbeat_at < now() - :stale_after_ms::bigint * interval '1 millisecond'
-    ORDER BY heartbeat_at, id LIMIT :batch
+    ORDER BY heartbeat_at, id LIMIT :page
     FOR UPDATE SKIP LOCKED
 ),
 settled AS (

@@ -139,8 +139,8 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
     let mut leases = Vec::new();
     operation!("worker: claim", |i| {
         for id in [run_tasks[i], scoped_tasks[i]] {
-            match store::claim(&client, id).await? {
-                store::Claim::Claimed(task) => leases.push(task.lease()),
+            match store::claim(&client, &[id]).await?.pop() {
+                Some(store::Claim::Claimed(task)) => leases.push(task.lease()),
                 other => return Err(format!("claim of a queued task: {other:?}").into()),
             }
         }
@@ -169,7 +169,7 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
     }
     let mut spare_leases = Vec::new();
     for &id in &spare[..2 * REPEATS] {
-        if let store::Claim::Claimed(task) = store::claim(&client, id).await? {
+        if let Some(store::Claim::Claimed(task)) = store::claim(&client, &[id]).await?.pop() {
             spare_leases.push(task.lease());
         }
     }
@@ -264,7 +264,7 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
         store::mark_sent(&client, run_tasks[i]).await?;
     });
     operation!("sweeper: deliver pending events", |_i| {
-        let events = store::lease_pending_events(&client, Duration::from_secs(60), 100).await?;
+        let events = store::take_undelivered_events(&client, Duration::from_secs(60), 100).await?;
         let ids: Vec<i64> = events.iter().map(|event| event.id).collect();
         store::mark_delivered(&client, &ids).await?;
     });
@@ -289,7 +289,7 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
     }
     let mut leases = Vec::with_capacity(REPEATS);
     operation!("worker: claim a batch of 10", |i| {
-        let claims = store::claim_many(&client, &batches[i]).await?;
+        let claims = store::claim(&client, &batches[i]).await?;
         leases.push(
             claims
                 .into_iter()

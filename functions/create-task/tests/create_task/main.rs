@@ -1,0 +1,6 @@
+//! create-task's handlers against the store, beyond what the end-to-end tests see.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod bounded_cancel;
+mod long_poll;

@@ -1,0 +1,8 @@
+//! The contract's integration tests: answers judged, malformed input refused, and the
+//! property tests (`make chaos` runs them long: `cargo test -p aitasks-contracts --test contracts properties`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod answers;
+mod malformed;
+mod properties;

@@ -1,0 +1,7 @@
+//! Each provider's wire format against a local server speaking it.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod anthropic_client;
+mod bedrock_client;
+mod openai_client;

@@ -1,0 +1,212 @@
+//! Configuration from the environment (docs/configuration.md), read once per cold start. A bad value
+//! stops the process at start-up instead of surfacing on the first event.
+
+use std::time::Duration;
+
+pub mod tenant_quotas;
+
+/// A variable that is missing or cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("configuration: {0}")]
+pub struct ConfigError(pub String);
+
+/// The runtime knobs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuntimeConfig {
+    /// Claims a task may have (`AITASK_MAX_ATTEMPTS`, 3).
+    pub max_attempts: i32,
+    /// How often a worker checks for cancellation (`AITASK_CANCEL_POLL_MS`, 500).
+    pub cancel_poll: Duration,
+    /// How often a worker refreshes the heartbeat and the message visibility
+    /// (`AITASK_HEARTBEAT_MS`, 10000).
+    pub heartbeat: Duration,
+    /// A running task whose heartbeat is older is taken back by the sweeper
+    /// (`AITASK_STALE_RUNNING_MS`, 30000).
+    pub stale_running: Duration,
+    /// A queued task older than this fails (`AITASK_QUEUE_TIMEOUT_MS`, 900000).
+    pub queue_timeout: Duration,
+    /// One provider call's limit (`AITASK_PROVIDER_TIMEOUT_MS`, 120000).
+    pub provider_timeout: Duration,
+    /// A queued task whose message was sent this long ago without being claimed is re-sent
+    /// (`AITASK_RESEND_AFTER_MS`, 300000).
+    pub resend_after: Duration,
+    /// A new task's message is left to its create call for this long before the sweeper sends
+    /// it (`AITASK_UNSENT_GRACE_MS`, 5000).
+    pub unsent_grace: Duration,
+    /// How long before the Lambda deadline a worker stops its call and requeues
+    /// (`AITASK_DEADLINE_MARGIN_MS`, 5000).
+    pub deadline_margin: Duration,
+    /// Records of one SQS batch worked on at once (`AITASK_BATCH_CONCURRENCY`, 10).
+    pub batch_concurrency: usize,
+    /// Rows per sweeper statement, its page (`AITASK_SWEEP_BATCH`, 100), and statements per duty
+    /// per run (`AITASK_SWEEP_MAX_BATCHES`, 10).
+    pub sweep_page: usize,
+    pub sweep_max_pages: usize,
+    /// Rows per statement of a request's bulk work, a run cancel or a scope delete, its page
+    /// (`AITASK_REQUEST_BATCH`, 500) ...
+    pub request_page: usize,
+    /// ... and how long a request keeps starting batches (`AITASK_REQUEST_WORK_MS`, 5000), well
+    /// inside API Gateway's 30 s. What is left is the sweeper's (a run cancel) or the caller's,
+    /// told `"more": true` (a delete).
+    pub request_work: Duration,
+}
+
+impl RuntimeConfig {
+    /// The most a retry after `attempt` waits: 1 s doubling to a minute. The worker waits a
+    /// random part of it (`decision::decide`).
+    pub fn backoff_cap(&self, attempt: i32) -> Duration {
+        let exponent = u32::try_from(attempt.saturating_sub(1)).unwrap_or(0).min(6);
+        Duration::from_secs(1u64 << exponent).min(Duration::from_secs(60))
+    }
+
+    /// How far each heartbeat pushes the SQS message's visibility.
+    pub fn visibility_extension(&self) -> Duration {
+        (self.heartbeat * 3).max(Duration::from_secs(30))
+    }
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        RuntimeConfig {
+            max_attempts: 3,
+            cancel_poll: Duration::from_millis(500),
+            heartbeat: Duration::from_millis(10_000),
+            stale_running: Duration::from_millis(30_000),
+            queue_timeout: Duration::from_millis(900_000),
+            provider_timeout: Duration::from_millis(120_000),
+            resend_after: Duration::from_millis(300_000),
+            unsent_grace: Duration::from_millis(5_000),
+            deadline_margin: Duration::from_millis(5_000),
+            batch_concurrency: 10,
+            sweep_page: 100,
+            sweep_max_pages: 10,
+            request_page: 500,
+            request_work: Duration::from_millis(5_000),
+        }
+    }
+}
+
+/// Everything a function reads from its environment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    pub database_url: String,
+    /// Connections per instance (`AITASK_DB_POOL_SIZE`, 4).
+    pub db_pool_size: usize,
+    pub task_queue_url: String,
+    pub events_queue_url: Option<String>,
+    /// The JWT claim naming the tenant (`AITASK_APP_CLAIM`, `app_id`).
+    pub app_claim: String,
+    /// The optional cap on active scoped tasks of every application together
+    /// (`AITASK_SYSTEM_ACTIVE_CAP`): it protects a provider every tenant shares. Unset: none.
+    pub system_active_cap: Option<i64>,
+    /// Server-side quotas per tenant (`AITASK_TENANT_QUOTAS`).
+    pub tenant_quotas: tenant_quotas::TenantQuotas,
+    pub runtime: RuntimeConfig,
+}
+
+impl Settings {
+    /// The configured limits that apply to a create by `tenant`.
+    pub fn limits_for(&self, tenant: &str) -> aitasks_store::ServerLimits {
+        aitasks_store::ServerLimits {
+            system_cap: self.system_active_cap,
+            tenant_tasks_per_day: self.tenant_quotas.tasks_per_day(tenant),
+        }
+    }
+
+    pub fn from_env() -> Result<Settings, ConfigError> {
+        Settings::from_lookup(|name| std::env::var(name).ok().filter(|v| !v.is_empty()))
+    }
+
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Settings, ConfigError> {
+        let required = |name: &str| lookup(name).ok_or_else(|| ConfigError(format!("{name} is required")));
+        let number = |name: &str, default: u64| -> Result<u64, ConfigError> {
+            match lookup(name) {
+                None => Ok(default),
+                Some(text) => text
+                    .trim()
+                    .parse::<u64>()
+                    .map_err(|_| ConfigError(format!("{name} must be a whole number, not {text:?}"))),
+            }
+        };
+        let millis = |name: &str, default: u64| number(name, default).map(Duration::from_millis);
+        let defaults = RuntimeConfig::default();
+        let max_attempts = number("AITASK_MAX_ATTEMPTS", 3)?;
+        if !(1..=100).contains(&max_attempts) {
+            return Err(ConfigError("AITASK_MAX_ATTEMPTS must be between 1 and 100".into()));
+        }
+        let runtime = RuntimeConfig {
+            max_attempts: max_attempts as i32,
+            cancel_poll: millis("AITASK_CANCEL_POLL_MS", 500)?.max(Duration::from_millis(10)),
+            heartbeat: millis("AITASK_HEARTBEAT_MS", 10_000)?.max(Duration::from_millis(10)),
+            stale_running: millis("AITASK_STALE_RUNNING_MS", 30_000)?,
+            queue_timeout: millis("AITASK_QUEUE_TIMEOUT_MS", 900_000)?,
+            provider_timeout: millis("AITASK_PROVIDER_TIMEOUT_MS", 120_000)?,
+            resend_after: millis("AITASK_RESEND_AFTER_MS", 300_000)?,
+            unsent_grace: millis("AITASK_UNSENT_GRACE_MS", 5_000)?,
+            deadline_margin: millis("AITASK_DEADLINE_MARGIN_MS", 5_000)?,
+            batch_concurrency: number("AITASK_BATCH_CONCURRENCY", 10)?.max(1) as usize,
+            sweep_page: number("AITASK_SWEEP_BATCH", defaults.sweep_page as u64)?.max(1) as usize,
+            sweep_max_pages: number("AITASK_SWEEP_MAX_BATCHES", defaults.sweep_max_pages as u64)?.max(1)
+                as usize,
+            request_page: number("AITASK_REQUEST_BATCH", defaults.request_page as u64)?.clamp(1, 10_000)
+                as usize,
+            request_work: millis("AITASK_REQUEST_WORK_MS", 5_000)?,
+        };
+        Ok(Settings {
+            database_url: required("DATABASE_URL")?,
+            db_pool_size: number("AITASK_DB_POOL_SIZE", 4)?.clamp(1, 100) as usize,
+            task_queue_url: required("AITASK_TASK_QUEUE_URL")?,
+            events_queue_url: lookup("AITASK_EVENTS_QUEUE_URL"),
+            app_claim: lookup("AITASK_APP_CLAIM").unwrap_or_else(|| "app_id".to_owned()),
+            tenant_quotas: match lookup("AITASK_TENANT_QUOTAS") {
+                Some(text) => tenant_quotas::TenantQuotas::parse(&text)?,
+                None => Default::default(),
+            },
+            system_active_cap: match lookup("AITASK_SYSTEM_ACTIVE_CAP") {
+                None => None,
+                Some(_) => match number("AITASK_SYSTEM_ACTIVE_CAP", 0)? {
+                    0 => {
+                        return Err(ConfigError(
+                            "AITASK_SYSTEM_ACTIVE_CAP must be at least 1 (unset it for no cap)".into(),
+                        ))
+                    }
+                    cap => Some(cap.min(i64::MAX as u64) as i64),
+                },
+            },
+            runtime,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_overrides() {
+        let env = |pairs: Vec<(&'static str, &'static str)>| {
+            move |name: &str| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+        };
+        let base = vec![("DATABASE_URL", "postgres://x"), ("AITASK_TASK_QUEUE_URL", "http://q")];
+        let settings = Settings::from_lookup(env(base.clone())).unwrap();
+        assert_eq!(settings.runtime, RuntimeConfig::default());
+        assert_eq!(settings.app_claim, "app_id");
+        let mut custom = base.clone();
+        custom.push(("AITASK_CANCEL_POLL_MS", "50"));
+        custom.push(("AITASK_MAX_ATTEMPTS", "5"));
+        let settings = Settings::from_lookup(env(custom)).unwrap();
+        assert_eq!(settings.runtime.cancel_poll, Duration::from_millis(50));
+        assert_eq!(settings.runtime.max_attempts, 5);
+        let mut broken = base;
+        broken.push(("AITASK_HEARTBEAT_MS", "soon"));
+        assert!(Settings::from_lookup(env(broken)).is_err());
+        assert!(Settings::from_lookup(env(vec![])).is_err(), "DATABASE_URL is required");
+    }
+
+    #[test]
+    fn backoff_doubles_up_to_a_minute() {
+        let config = RuntimeConfig::default();
+        let waits: Vec<u64> = (1..=9).map(|a| config.backoff_cap(a).as_secs()).collect();
+        assert_eq!(waits, vec![1, 2, 4, 8, 16, 32, 60, 60, 60]);
+    }
+}

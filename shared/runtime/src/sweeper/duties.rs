@@ -1,0 +1,181 @@
+//! The sweeper's duties, in the order a sweep runs them, each a bounded loop of one statement.
+
+use std::time::Duration;
+
+use aitasks_store::{self as store, StoreError, TaskStatus};
+
+use super::pages::{drain, Pages};
+use super::{redelivery, SweepSummary, HORIZON};
+use crate::app::App;
+
+/// Delivered completion events are kept for a day, for inspection.
+const DELIVERED_EVENTS_KEPT: Duration = Duration::from_secs(24 * 60 * 60);
+/// A message sent this long ago should be counted by the queue (SQS's approximate counts lag
+/// up to a minute).
+const LOST_AFTER: Duration = Duration::from_secs(60);
+/// An undelivered event is hidden from other sweepers this long while one delivers it.
+const EVENT_HOLD: Duration = Duration::from_secs(60);
+
+/// One duty of the sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Duty {
+    /// Queued tasks past the queue timeout end `failed` (or `canceled`).
+    ExpireQueued,
+    /// Running tasks whose heartbeat went stale are requeued, or end `failed` (or `canceled`).
+    ExpireRunning,
+    /// The queue holds fewer messages than the store owes: send them again now.
+    RestoreLost,
+    /// Runs whose cancel request ran out of time: the cancel reaches their remaining tasks.
+    /// Before the owed messages are sent: a task canceled here needs none.
+    FinishRunCancels,
+    /// Messages never sent, or sent long ago without a claim, are (re)sent.
+    SendOwed,
+    /// Completion events not marked delivered are delivered.
+    DeliverEvents,
+    PruneAdmissions,
+    PruneDeliveredEvents,
+    /// Released application tasks past retention are deleted.
+    DeleteRetained,
+    PruneQuotaDays,
+    PruneProviderMinutes,
+}
+
+/// Every duty, in the order a sweep runs them.
+pub const DUTIES: [Duty; 11] = [
+    Duty::ExpireQueued,
+    Duty::ExpireRunning,
+    Duty::RestoreLost,
+    Duty::FinishRunCancels,
+    Duty::SendOwed,
+    Duty::DeliverEvents,
+    Duty::PruneAdmissions,
+    Duty::PruneDeliveredEvents,
+    Duty::DeleteRetained,
+    Duty::PruneQuotaDays,
+    Duty::PruneProviderMinutes,
+];
+
+impl Duty {
+    /// The duty's name in the log and in the `Duty` dimension of `SweepDutyFailures`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Duty::ExpireQueued => "expireQueued",
+            Duty::ExpireRunning => "expireRunning",
+            Duty::RestoreLost => "restoreLost",
+            Duty::FinishRunCancels => "finishRunCancels",
+            Duty::SendOwed => "sendOwed",
+            Duty::DeliverEvents => "deliverEvents",
+            Duty::PruneAdmissions => "pruneAdmissions",
+            Duty::PruneDeliveredEvents => "pruneDeliveredEvents",
+            Duty::DeleteRetained => "deleteRetained",
+            Duty::PruneQuotaDays => "pruneQuotaDays",
+            Duty::PruneProviderMinutes => "pruneProviderMinutes",
+        }
+    }
+
+    /// Run the duty once, adding what it did to `summary`.
+    pub(super) async fn run<P>(self, app: &App<P>, summary: &mut SweepSummary) -> Result<(), StoreError> {
+        let config = &app.settings.runtime;
+        let mut pages = Pages::new(config.sweep_page, config.sweep_max_pages);
+        let page = pages.size();
+        let client = store::client(&app.pool).await?;
+        let client = &client;
+        match self {
+            Duty::ExpireQueued => {
+                while pages.next() {
+                    let settled = store::expire_queued(client, config.queue_timeout, page).await?;
+                    pages.took(settled.len());
+                    for s in &settled {
+                        match s.task.status {
+                            TaskStatus::Canceled => summary.stale_canceled += 1,
+                            _ => summary.queue_timed_out += 1,
+                        }
+                    }
+                    app.publish(settled.into_iter().map(|s| s.event).collect()).await;
+                }
+            }
+            Duty::ExpireRunning => {
+                while pages.next() {
+                    let expired = store::expire_running(client, config.stale_running, page).await?;
+                    pages.took(expired.requeued.len() + expired.settled.len());
+                    summary.stale_requeued += expired.requeued.len() as u64;
+                    for s in &expired.settled {
+                        match s.task.status {
+                            TaskStatus::Canceled => summary.stale_canceled += 1,
+                            _ => summary.stale_interrupted += 1,
+                        }
+                    }
+                    app.publish(expired.settled.into_iter().map(|s| s.event).collect()).await;
+                }
+            }
+            Duty::RestoreLost => {
+                // Only messages sent over a minute ago count: SQS's counts lag about that much.
+                let restored = redelivery::restore(app, client, LOST_AFTER, pages).await?;
+                summary.messages_restored += restored.resent;
+                summary.restored_possible_duplicates += restored.possible_duplicates;
+                summary.messages_failed += restored.failed;
+            }
+            Duty::FinishRunCancels => {
+                for run_id in store::pending_run_cancels(client, page).await? {
+                    let mut run_pages = Pages::new(config.sweep_page, config.sweep_max_pages);
+                    while run_pages.next() {
+                        let canceled = store::cancel_run_tasks(client, run_id, page).await?;
+                        run_pages.took(canceled.touched());
+                        summary.run_tasks_canceled += canceled.touched() as u64;
+                        app.publish(canceled.ended).await;
+                    }
+                    if store::finish_run_cancel(client, run_id).await? {
+                        summary.run_cancels_finished += 1;
+                    }
+                }
+            }
+            Duty::SendOwed => {
+                while pages.next() {
+                    let owed =
+                        store::claim_unsent(client, config.unsent_grace, config.resend_after, page).await?;
+                    pages.took(owed.len());
+                    let failed = app.queues.send_tasks(&owed).await;
+                    if !failed.is_empty() {
+                        store::mark_unsent(client, &failed).await?;
+                        pages.stalled();
+                    }
+                    summary.messages_sent += (owed.len() - failed.len()) as u64;
+                    summary.messages_failed += failed.len() as u64;
+                }
+            }
+            Duty::DeliverEvents => {
+                while pages.next() {
+                    let events = store::take_undelivered_events(client, EVENT_HOLD, page).await?;
+                    pages.took(events.len());
+                    let delivered = app.queues.publish_events(&events).await;
+                    if delivered.len() < events.len() {
+                        pages.stalled();
+                    }
+                    summary.events_delivered += store::mark_delivered(client, &delivered).await?;
+                }
+            }
+            Duty::PruneAdmissions => {
+                summary.admissions_pruned +=
+                    drain(pages, |page| store::prune_admissions(client, HORIZON, page)).await?;
+            }
+            Duty::PruneDeliveredEvents => {
+                summary.events_pruned +=
+                    drain(pages, |page| store::prune_delivered_events(client, DELIVERED_EVENTS_KEPT, page))
+                        .await?;
+            }
+            Duty::DeleteRetained => {
+                summary.released_deleted +=
+                    drain(pages, |page| store::delete_retained(client, HORIZON, page)).await?;
+            }
+            Duty::PruneQuotaDays => {
+                summary.quota_days_pruned +=
+                    drain(pages, |page| store::prune_quota_days(client, page)).await?;
+            }
+            Duty::PruneProviderMinutes => {
+                summary.provider_minutes_pruned +=
+                    drain(pages, |page| store::prune_provider_minutes(client, page)).await?;
+            }
+        }
+        Ok(())
+    }
+}

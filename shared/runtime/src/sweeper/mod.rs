@@ -1,0 +1,82 @@
+//! The scheduled sweeper: every duty of docs/lifecycle.md, in a table ([`DUTIES`]). Each duty
+//! works in bounded pages (`AITASK_SWEEP_BATCH` rows a statement, `AITASK_SWEEP_MAX_BATCHES`
+//! statements) that any number of concurrent invocations can run side by side (`FOR UPDATE SKIP
+//! LOCKED` in every statement), and each fails alone: a duty whose store call fails is logged
+//! and counted (`SweepDutyFailures`, by duty), and the next duty runs.
+
+mod backlog;
+mod duties;
+mod pages;
+mod redelivery;
+
+use std::time::{Duration, Instant};
+
+use aitasks_store::StoreError;
+use serde::Serialize;
+
+use pages::Pages;
+
+use crate::app::App;
+use crate::metrics::{Document, Unit};
+
+pub use backlog::{sample_backlog, BacklogSample};
+pub use duties::{Duty, DUTIES};
+pub use redelivery::Restored;
+
+/// Admission history and released results are kept for 24 hours.
+pub const HORIZON: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// What one sweep did; logged as one JSON line per run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SweepSummary {
+    pub queue_timed_out: u64,
+    pub stale_requeued: u64,
+    pub stale_interrupted: u64,
+    pub stale_canceled: u64,
+    pub messages_sent: u64,
+    pub messages_failed: u64,
+    /// The queue held fewer messages than the store owed: those sent again
+    /// ([`restore_lost_messages`]).
+    pub messages_restored: u64,
+    pub restored_possible_duplicates: u64,
+    pub events_delivered: u64,
+    pub admissions_pruned: u64,
+    pub events_pruned: u64,
+    pub released_deleted: u64,
+    pub quota_days_pruned: u64,
+    /// Per-minute provider counts older than an hour (`limits` in `AITASK_MODELS`).
+    pub provider_minutes_pruned: u64,
+    /// Tasks a run's cancel reached here because the cancel request ran out of time.
+    pub run_tasks_canceled: u64,
+    pub run_cancels_finished: u64,
+    /// The duties that failed this time (each logged with its error); the others ran.
+    pub failed_duties: Vec<&'static str>,
+    pub elapsed_ms: u64,
+}
+
+/// Look for task messages the queue lost (sent more than `older_than` ago) and send them again:
+/// the sweep's `restoreLost` duty on its own, which the dev server runs when it starts.
+pub async fn restore_lost_messages<P>(app: &App<P>, older_than: Duration) -> Result<Restored, StoreError> {
+    let config = &app.settings.runtime;
+    let client = aitasks_store::client(&app.pool).await?;
+    redelivery::restore(app, &client, older_than, Pages::new(config.sweep_page, config.sweep_max_pages)).await
+}
+
+/// Run every duty once, in the table's order; a failing duty does not stop the others.
+pub async fn sweep<P>(app: &App<P>) -> SweepSummary {
+    let started = Instant::now();
+    let mut summary = SweepSummary::default();
+    for duty in DUTIES {
+        if let Err(error) = duty.run(app, &mut summary).await {
+            tracing::error!(duty = duty.name(), error = %crate::error_chain(&error), "a sweep duty failed; the others still run");
+            Document::new(&[&["Duty"]])
+                .dimension("Duty", duty.name())
+                .metric("SweepDutyFailures", Unit::Count, 1.0)
+                .emit();
+            summary.failed_duties.push(duty.name());
+        }
+    }
+    summary.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    summary
+}

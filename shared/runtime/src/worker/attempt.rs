@@ -1,0 +1,142 @@
+//! One claimed attempt: the provider calls, watched by the cancel polls, the heartbeats (the
+//! row and the message) and the deadline, then settled ([`super::settle`]). Every write after
+//! the claim is fenced on the lease, so a worker that lost its task (requeued, canceled,
+//! deleted) writes nothing.
+
+use std::panic::AssertUnwindSafe;
+use std::time::Duration;
+
+use aitasks_contracts::{AiRequest, Path};
+use aitasks_providers::{CancellationToken, Provider};
+use aitasks_store::{self as store, Lease, LeaseCheck, StoreError, Task};
+use futures::FutureExt;
+use tokio::time::{Instant, MissedTickBehavior};
+use tracing::Instrument;
+
+use super::calls::{self, Calls};
+use super::deadline::{timed_out, within};
+use super::decision::Ending;
+use super::delivery::Outcome;
+use super::settle;
+use super::settler::Settler;
+use crate::app::App;
+
+/// Run the attempt and settle it. An unscoped success goes to the batch's [`Settler`], to be
+/// completed together with the other attempts that finish at the same time.
+pub(super) async fn run<P: Provider>(
+    app: &App<P>,
+    task: Task,
+    receipt: &str,
+    deadline: Instant,
+    settler: &Settler,
+) -> Result<Outcome, StoreError> {
+    tracing::Span::current().record("attempt", task.attempts);
+    // A panic while working (a bug) ends this attempt as a runtime error, like any other
+    // failure, instead of taking the whole batch down with it.
+    let started = Instant::now();
+    let ending =
+        AssertUnwindSafe(execute(app, &task, receipt, deadline)).catch_unwind().await.unwrap_or_else(
+            |panic| Ending::Unexpected(format!("panicked: {}", crate::panic_text(panic.as_ref()))),
+        );
+    settle::settle(app, &task, ending, started.elapsed(), settler)
+        .instrument(tracing::info_span!("settle"))
+        .await
+}
+
+async fn execute<P: Provider>(app: &App<P>, task: &Task, receipt: &str, deadline: Instant) -> Ending {
+    let request = match AiRequest::parse(&task.request, &Path::root().key("request")) {
+        Ok(request) => request,
+        Err(problems) => {
+            return Ending::Unexpected(format!("the stored request no longer parses: {problems}"))
+        }
+    };
+    let chain = match app.profiles.chain(&task.model_id) {
+        Ok(chain) => chain,
+        Err(error) => return Ending::Finished(Err(error)),
+    };
+    let profile = chain[0];
+    // The configuration the task was created with is the one its answer is cached under: if
+    // `AITASK_MODELS` changed since, running this profile would store another model's answer
+    // under that key.
+    if task.model_config_hash.as_ref().is_some_and(|stored| *stored != profile.config_hash()) {
+        return Ending::Finished(Err(aitasks_providers::ProviderError::ConfigChanged(task.model_id.clone())));
+    }
+    let config = &app.settings.runtime;
+    let cancel = CancellationToken::new();
+    let call = calls::run(app, &chain, &request, &cancel).instrument(tracing::info_span!(
+        "provider call",
+        kind = %task.kind,
+        model_id = %task.model_id
+    ));
+    let stop_at = deadline.checked_sub(config.deadline_margin).unwrap_or_else(Instant::now);
+    // The three run side by side: a check that cannot finish (a dead connection, a lock) delays
+    // only the next check, never the call's answer or the deadline.
+    let ending = tokio::select! {
+        calls = call => match calls {
+            Calls::Done(result) => Ending::Finished(result),
+            Calls::Throttled(wait) => Ending::Throttled(wait),
+        },
+        _ = tokio::time::sleep_until(stop_at) => Ending::Deadline,
+        ending = watch(app, task.lease(), receipt) => ending,
+    };
+    // Dropping the call aborts the HTTP request; the token covers anything it spawned.
+    cancel.cancel();
+    ending
+}
+
+/// Poll for a cancel every `cancel_poll`, heartbeat (row and message) every `heartbeat`; return
+/// once the task is to stop. Each check gets at most one heartbeat interval: past that, its
+/// connection is abandoned and the next check starts on another.
+async fn watch<P>(app: &App<P>, lease: Lease, receipt: &str) -> Ending {
+    let config = &app.settings.runtime;
+    let mut poll = tokio::time::interval_at(Instant::now() + config.cancel_poll, config.cancel_poll);
+    poll.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    let mut last_heartbeat = Instant::now();
+    let check_limit = config.heartbeat.max(config.cancel_poll);
+    loop {
+        poll.tick().await;
+        let heartbeat_due = last_heartbeat.elapsed() >= config.heartbeat;
+        match check_in(app, lease, heartbeat_due, check_limit).await {
+            Ok(LeaseCheck::Active) => {
+                if heartbeat_due {
+                    last_heartbeat = Instant::now();
+                    if let Err(error) =
+                        app.queues.change_visibility(receipt, config.visibility_extension()).await
+                    {
+                        tracing::warn!(error = %crate::error_chain(&error), "could not extend the message's visibility");
+                    }
+                }
+            }
+            Ok(LeaseCheck::CancelRequested) => return Ending::CancelRequested,
+            Ok(LeaseCheck::Lost) => return Ending::LeaseLost,
+            // A blip: keep working. If Postgres stays away the heartbeat goes stale and the
+            // sweeper takes the task back; every write here is fenced anyway.
+            Err(error) => tracing::warn!(error = %crate::error_chain(&error), "cancel check failed"),
+        }
+    }
+}
+
+async fn check_in<P>(
+    app: &App<P>,
+    lease: Lease,
+    heartbeat: bool,
+    limit: Duration,
+) -> Result<LeaseCheck, StoreError> {
+    let client = within(limit, store::client(&app.pool)).await?;
+    let checked = tokio::time::timeout(limit, async {
+        if heartbeat {
+            store::heartbeat(&client, lease).await
+        } else {
+            store::check(&client, lease).await
+        }
+    })
+    .await;
+    match checked {
+        Ok(result) => result,
+        Err(_) => {
+            // The statement may still be running on that connection: never reuse it.
+            drop(store::Client::take(client));
+            Err(timed_out("the cancel check"))
+        }
+    }
+}

@@ -1,4 +1,0 @@
--- lease/claim_miss.sql for a batch: why these tasks were not claimed (duplicate deliveries, a
--- requested cancel, deleted tasks: a missing id has no row).
-SELECT id, status, cancel_requested_at IS NOT NULL AS cancel_requested FROM tasks
-WHERE id = ANY(:task_ids::uuid[])

@@ -1,0 +1,49 @@
+-- Up to :page of a canceled run's unfinished tasks get the cancel: a queued task ends at once,
+-- a running one is flagged and its worker settles it when it notices (within a cancel poll).
+-- SKIP LOCKED: a task a worker is claiming right now is left to the next page. Only ids and
+-- the events come back, never whole rows.
+WITH candidates AS (
+    SELECT id AS candidate_id FROM tasks
+    WHERE run_id = :run_id AND status IN ('queued', 'running') AND cancel_requested_at IS NULL
+    ORDER BY id LIMIT :page
+    FOR UPDATE SKIP LOCKED
+),
+settled AS (
+    UPDATE tasks
+    SET cancel_requested_at = now(),
+        status = CASE WHEN status = 'queued' THEN 'canceled' ELSE status END,
+        completed_at = CASE WHEN status = 'queued' THEN now() ELSE completed_at END,
+        error_code = CASE WHEN status = 'queued' THEN :canceled_code ELSE error_code END,
+        error_message = CASE WHEN status = 'queued' THEN 'The task was canceled.' ELSE error_message END,
+        updated_at = now()
+    FROM candidates WHERE id = candidate_id
+    RETURNING id, app_id, run_id, scope_id, cache_key, step_key, effect_key, status, error_code, completed_at
+),
+events AS (
+    -- The transactional outbox: one event for every row this statement made terminal.
+    INSERT INTO task_events (task_id, app_id, payload)
+    SELECT id, app_id,
+        jsonb_build_object('type', 'task.settled', 'taskId', id, 'appId', app_id,
+            'runId', run_id, 'stepKey', step_key, 'effectKey', effect_key, 'status', status,
+            'errorCode', error_code,
+            'completedAt', to_char(completed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))
+    FROM settled WHERE status IN ('succeeded', 'failed', 'canceled')
+    RETURNING id, task_id, payload
+),
+freed AS (
+    -- A failed or canceled scoped task frees its logical step.
+    UPDATE scope_admissions SET logical_key = NULL
+    WHERE task_id IN (SELECT id FROM settled WHERE status IN ('failed', 'canceled'))
+),
+ended AS (
+    -- Every scoped task that ended lowers its application's active count, in its scope's shard.
+    UPDATE app_concurrency SET active = GREATEST(active - ended_count, 0)
+    FROM (SELECT app_id AS ended_app, scope_shard(scope_id) AS ended_shard, count(*)::int AS ended_count
+          FROM settled
+          WHERE cache_key IS NOT NULL AND status IN ('succeeded', 'failed', 'canceled')
+          GROUP BY 1, 2) ended_rows
+    WHERE app_concurrency.app_id = ended_app AND app_concurrency.shard = ended_shard
+)
+-- Each touched task's id, with its event when it became terminal (NULL when only flagged).
+SELECT settled.id, events.id AS event_id, events.payload AS event_payload
+FROM settled LEFT JOIN events ON events.task_id = settled.id

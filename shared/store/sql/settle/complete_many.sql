@@ -1,0 +1,26 @@
+-- complete_unscoped.sql for the attempts of one invocation that finished together: one
+-- statement completes them all and writes each one's completion event. Item i of each array is
+-- attempt i. Fenced item by item exactly as the single statement is: an attempt whose lease is
+-- gone, or whose cancel was requested, or that is scoped after all, is left alone and returns
+-- no event.
+WITH given AS (
+    SELECT * FROM unnest(:task_ids::uuid[], :attempts::int[], :outputs::jsonb[], :usages::jsonb[])
+        AS given(task_id, attempt, new_output, new_usage)
+),
+settled AS (
+    UPDATE tasks
+    SET status = 'succeeded', output = given.new_output, usage = given.new_usage, error_code = NULL,
+        error_message = NULL, completed_at = now(), updated_at = now()
+    FROM given
+    WHERE tasks.id = given.task_id AND tasks.status = 'running' AND tasks.attempts = given.attempt
+      AND tasks.cancel_requested_at IS NULL AND tasks.cache_key IS NULL
+    RETURNING id, app_id, scope_id, cache_key, status,
+        jsonb_build_object('type', 'task.settled', 'taskId', id, 'appId', app_id,
+            'runId', run_id, 'stepKey', step_key, 'effectKey', effect_key, 'status', status,
+            'errorCode', error_code,
+            'completedAt', to_char(completed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))
+            AS payload
+)
+INSERT INTO task_events (task_id, app_id, payload)
+SELECT id, app_id, payload FROM settled
+RETURNING id, task_id, payload

@@ -1,0 +1,162 @@
+//! How a row becomes a record of `crate::model`, and the values every task insert binds.
+
+use tokio_postgres::Row;
+
+use crate::error::{StoreError, StoreResult};
+use crate::model::{NewTask, PendingEvent, Run, RunState, Settled, Task, TaskOwner, TaskStatus};
+use crate::statement::Param;
+
+pub(crate) fn task_status(text: &str) -> StoreResult<TaskStatus> {
+    TaskStatus::parse(text).ok_or_else(|| StoreError::Corrupt(format!("task status {text:?}")))
+}
+
+impl Task {
+    /// A task just inserted from `new`, completed by the columns the database filled in (what
+    /// the inserts return). The request is not shipped back and parsed again: that was about a
+    /// twentieth of the lifecycle's throughput at 64 clients (BENCHMARKS.md).
+    pub(crate) fn inserted(new: &NewTask, row: &Row) -> StoreResult<Task> {
+        let (run_id, usage_subject) = match &new.owner {
+            TaskOwner::Run(run_id) => (Some(*run_id), None),
+            TaskOwner::Application { usage_subject, .. } => (None, usage_subject.clone()),
+        };
+        Ok(Task {
+            id: row.try_get("id")?,
+            app_id: new.app_id.clone(),
+            run_id,
+            usage_subject,
+            usage_user_id: row.try_get("usage_user_id")?,
+            scope_id: row.try_get("scope_id")?,
+            source_id: row.try_get("source_id")?,
+            cache_key: row.try_get("cache_key")?,
+            step_key: new.step_key.clone(),
+            effect_key: new.effect_key.clone(),
+            kind: new.kind.clone(),
+            request: new.request.clone(),
+            input_hash: new.input_hash.clone(),
+            model_id: new.model_id.clone(),
+            model_ref: new.model_ref.clone(),
+            model_config_hash: new.model_config_hash.clone(),
+            status: task_status(row.try_get("status")?)?,
+            output: None,
+            usage: None,
+            attempts: row.try_get("attempts")?,
+            max_attempts: new.max_attempts,
+            error_code: None,
+            error_message: None,
+            cancel_requested_at: None,
+            heartbeat_at: None,
+            released_at: None,
+            created_at: row.try_get("created_at")?,
+            started_at: None,
+            completed_at: None,
+            updated_at: row.try_get("updated_at")?,
+            trace_header: new.trace_header.clone(),
+        })
+    }
+
+    pub(crate) fn from_row(row: &Row) -> StoreResult<Task> {
+        Ok(Task {
+            id: row.try_get("id")?,
+            app_id: row.try_get("app_id")?,
+            run_id: row.try_get("run_id")?,
+            usage_subject: row.try_get("usage_subject")?,
+            usage_user_id: row.try_get("usage_user_id")?,
+            scope_id: row.try_get("scope_id")?,
+            source_id: row.try_get("source_id")?,
+            cache_key: row.try_get("cache_key")?,
+            step_key: row.try_get("step_key")?,
+            effect_key: row.try_get("effect_key")?,
+            kind: row.try_get("kind")?,
+            request: row.try_get("request")?,
+            input_hash: row.try_get("input_hash")?,
+            model_id: row.try_get("model_id")?,
+            model_ref: row.try_get("model_ref")?,
+            model_config_hash: row.try_get("model_config_hash")?,
+            status: task_status(row.try_get("status")?)?,
+            output: row.try_get("output")?,
+            usage: row.try_get("usage")?,
+            attempts: row.try_get("attempts")?,
+            max_attempts: row.try_get("max_attempts")?,
+            error_code: row.try_get("error_code")?,
+            error_message: row.try_get("error_message")?,
+            cancel_requested_at: row.try_get("cancel_requested_at")?,
+            heartbeat_at: row.try_get("heartbeat_at")?,
+            released_at: row.try_get("released_at")?,
+            created_at: row.try_get("created_at")?,
+            started_at: row.try_get("started_at")?,
+            completed_at: row.try_get("completed_at")?,
+            updated_at: row.try_get("updated_at")?,
+            trace_header: row.try_get("trace_header")?,
+        })
+    }
+}
+
+impl Run {
+    pub(crate) fn from_row(row: &Row) -> StoreResult<Run> {
+        let text: &str = row.try_get("state")?;
+        let state =
+            RunState::parse(text).ok_or_else(|| StoreError::Corrupt(format!("run state {text:?}")))?;
+        Ok(Run {
+            id: row.try_get("id")?,
+            app_id: row.try_get("app_id")?,
+            scope_id: row.try_get("scope_id")?,
+            state,
+            actor: row.try_get("actor")?,
+            cancel_requested_at: row.try_get("cancel_requested_at")?,
+            created_at: row.try_get("created_at")?,
+            updated_at: row.try_get("updated_at")?,
+        })
+    }
+}
+
+impl NewTask {
+    /// The columns every task insert binds the same way, by their parameter names.
+    pub(crate) fn request_values(&self) -> [Param<'_>; 10] {
+        [
+            ("step_key", &self.step_key),
+            ("effect_key", &self.effect_key),
+            ("kind", &self.kind),
+            ("request", &self.request),
+            ("input_hash", &self.input_hash),
+            ("model_id", &self.model_id),
+            ("model_ref", &self.model_ref),
+            ("model_config_hash", &self.model_config_hash),
+            ("max_attempts", &self.max_attempts),
+            ("trace_header", &self.trace_header),
+        ]
+    }
+}
+
+pub(crate) fn settled_from_row(row: &Row) -> StoreResult<Settled> {
+    Ok(Settled {
+        task: Task::from_row(row)?,
+        event: PendingEvent {
+            id: row.try_get("event_id")?,
+            task_id: row.try_get("id")?,
+            payload: row.try_get("event_payload")?,
+        },
+    })
+}
+
+/// Split settled rows into the terminal ones (with their event) and the rest.
+pub(crate) fn split_settled(rows: &[Row]) -> StoreResult<(Vec<Settled>, Vec<Task>)> {
+    let mut settled = Vec::new();
+    let mut other = Vec::new();
+    for row in rows {
+        if row.try_get::<_, Option<i64>>("event_id")?.is_some() {
+            settled.push(settled_from_row(row)?);
+        } else {
+            other.push(Task::from_row(row)?);
+        }
+    }
+    Ok((settled, other))
+}
+
+/// A completion event as a statement returns it (`id, task_id, payload`).
+pub(crate) fn event_from_row(row: &Row) -> StoreResult<PendingEvent> {
+    Ok(PendingEvent {
+        id: row.try_get("id")?,
+        task_id: row.try_get("task_id")?,
+        payload: row.try_get("payload")?,
+    })
+}

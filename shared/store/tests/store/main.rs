@@ -1,0 +1,14 @@
+//! The store against a real Postgres: a database of its own for each test (`TestDb`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod admission;
+mod batch;
+mod lifecycle;
+mod limits;
+mod privileges;
+mod round_trips;
+mod statements;
+mod stored_size;
+mod sweeps;
+mod tls;

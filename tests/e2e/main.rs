@@ -1,0 +1,20 @@
+//! The end-to-end tests: the dev server (every function behind one local server, invoked with
+//! the real event shapes), Postgres, the SQS-compatible server and stub providers speaking
+//! their wire formats. Each test starts a stack of its own. `make load` and `make fuzz` run
+//! `load` and `fuzz` long.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod batches;
+mod contract;
+mod functions;
+mod fuzz;
+mod graceful;
+mod hostile;
+mod load;
+mod local_model;
+mod logs;
+mod metrics;
+mod quotas;
+mod scoped;
+mod traces;

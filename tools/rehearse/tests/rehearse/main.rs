@@ -1,0 +1,6 @@
+//! The deploy rehearsal's own tests.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod migrate_answers;
+mod rehearsal;
