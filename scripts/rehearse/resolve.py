@@ -162,7 +162,7 @@ class Resolver:
             if key == "Fn::Split":
                 return str(self.value(arg[1])).split(arg[0])
             if key == "Fn::Equals":
-                return self.value(arg[0]) == self.value(arg[1])
+                return as_text(self.value(arg[0])) == as_text(self.value(arg[1]))
             if key == "Fn::Not":
                 return not self.value(arg[0])
             if key == "Fn::And":
@@ -187,11 +187,23 @@ class Resolver:
                 continue
             resolved = dict(resource)
             resolved["Properties"] = self.value(resource.get("Properties", {}))
-            resolved["PhysicalId"] = self.physical(logical)["Ref"]
-            if resource["Type"] == "AWS::Lambda::Function":
-                resolved["Arn"] = self.physical(logical)["Arn"]
+            physical = self.physical(logical)
+            resolved["PhysicalId"] = physical["Ref"]
+            # Its ARN, as Fn::GetAtt gives it (what event source mappings and policies name).
+            if "Arn" in physical:
+                resolved["Arn"] = physical["Arn"]
             resources[logical] = resolved
         return {"Parameters": self.parameters, "Conditions": self.conditions, "Resources": resources}
+
+
+def as_text(value):
+    """A scalar as CloudFormation compares it: parameters are strings, so `[Ref: N, 0]` is equal
+    when N is "0"."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    return value
 
 
 def dates_as_text(node):

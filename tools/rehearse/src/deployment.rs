@@ -27,6 +27,9 @@ pub struct Function {
     pub application_log_level: Option<String>,
     pub tracing: Option<String>,
     pub reserved_concurrency: Option<u64>,
+    /// Where Lambda sends an asynchronous invocation that failed every retry
+    /// (`DeadLetterConfig.TargetArn`).
+    pub dead_letter_target: Option<String>,
     pub role_arn: String,
     /// Inline policies first, then managed policies, each statement labeled with its source.
     pub statements: Vec<Statement>,
@@ -55,9 +58,14 @@ pub struct JwtAuthorizer {
 /// An SQS event source mapping.
 #[derive(Debug, Clone)]
 pub struct QueueMapping {
+    pub logical_id: String,
     pub function: String,
     pub queue_arn: String,
     pub batch_size: usize,
+    /// `MaximumBatchingWindowInSeconds` (0 when unset, as Lambda's default).
+    pub batching_window_seconds: u64,
+    /// `ScalingConfig.MaximumConcurrency`.
+    pub maximum_concurrency: Option<u64>,
     pub report_batch_item_failures: bool,
 }
 
@@ -83,7 +91,19 @@ pub struct CustomResource {
 #[derive(Debug, Clone)]
 pub struct QueueSpec {
     pub logical_id: String,
+    pub arn: String,
     pub attributes: BTreeMap<String, String>,
+}
+
+impl QueueSpec {
+    /// `VisibilityTimeout` in seconds; SQS's default (30) when the template sets none.
+    pub fn visibility_timeout_seconds(&self) -> u64 {
+        self.attributes.get("VisibilityTimeout").and_then(|v| v.trim().parse().ok()).unwrap_or(30)
+    }
+
+    pub fn is_fifo(&self) -> bool {
+        self.attributes.get("FifoQueue").is_some_and(|v| v == "true") || self.arn.ends_with(".fifo")
+    }
 }
 
 /// The whole stack as deployed.
@@ -180,9 +200,13 @@ impl Deployment {
                     let responses =
                         properties["FunctionResponseTypes"].as_array().cloned().unwrap_or_default();
                     deployment.queue_mappings.push(QueueMapping {
+                        logical_id: id.clone(),
                         function,
                         queue_arn: text(&properties["EventSourceArn"]),
                         batch_size: number(&properties["BatchSize"]).unwrap_or(10) as usize,
+                        batching_window_seconds: number(&properties["MaximumBatchingWindowInSeconds"])
+                            .unwrap_or(0),
+                        maximum_concurrency: number(&properties["ScalingConfig"]["MaximumConcurrency"]),
                         report_batch_item_failures: responses.iter().any(|r| r == "ReportBatchItemFailures"),
                     });
                 }
@@ -217,7 +241,11 @@ impl Deployment {
                                 .collect()
                         })
                         .unwrap_or_default();
-                    deployment.queues.push(QueueSpec { logical_id: id.clone(), attributes });
+                    deployment.queues.push(QueueSpec {
+                        logical_id: id.clone(),
+                        arn: text(&resource["Arn"]),
+                        attributes,
+                    });
                 }
                 kind if kind.starts_with("Custom::") || kind == "AWS::CloudFormation::CustomResource" => {
                     let function = function_of(&text(&properties["ServiceToken"]))
@@ -288,6 +316,7 @@ fn read_function(
         application_log_level: properties["LoggingConfig"]["ApplicationLogLevel"].as_str().map(str::to_owned),
         tracing: properties["TracingConfig"]["Mode"].as_str().map(str::to_owned),
         reserved_concurrency: number(&properties["ReservedConcurrentExecutions"]),
+        dead_letter_target: properties["DeadLetterConfig"]["TargetArn"].as_str().map(str::to_owned),
         role_arn,
         statements,
         managed_policies,

@@ -12,7 +12,10 @@
 //! 3. Every SQS and Secrets Manager call goes through [`aws_proxy`], which records it and judges
 //!    it against the caller's resolved policy statements ([`iam`]); a call no statement allows
 //!    is refused as AWS would refuse it, and fails the rehearsal.
-//! 4. [`scenario`] drives every trigger: the migrations custom resource, every HTTP route
+//! 4. Before anything runs, [`preconditions`] refuses what AWS itself would refuse when
+//!    CloudFormation creates the stack (an event source mapping's queue hiding messages for less
+//!    than the function's timeout, batch sizes and windows out of range).
+//! 5. [`scenario`] drives every trigger: the migrations custom resource, every HTTP route
 //!    through the JWT authorizer's event shape, the SQS event source mapping, the schedule.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -23,6 +26,7 @@ pub mod events;
 pub mod function_process;
 pub mod iam;
 pub mod local_aws;
+pub mod preconditions;
 pub mod report;
 pub mod scenario;
 pub mod xray_daemon;

@@ -26,6 +26,8 @@ pub struct Report {
     /// `(method path, function)` of every route, and the other triggers, for the summary.
     pub triggers: BTreeMap<String, Vec<String>>,
     pub steps: Vec<Step>,
+    /// What AWS accepts but advises against (printed; not a problem).
+    pub advice: Vec<String>,
     pub cold_starts: BTreeMap<String, Option<Duration>>,
     pub calls: Vec<Call>,
 }
@@ -47,8 +49,11 @@ impl Report {
         }
         for mapping in &deployment.queue_mappings {
             triggers.entry(mapping.function.clone()).or_default().push(format!(
-                "SQS {} (batch size {}, ReportBatchItemFailures: {})",
-                mapping.queue_arn, mapping.batch_size, mapping.report_batch_item_failures
+                "SQS {} (batch size {}, batching window {} s, ReportBatchItemFailures: {})",
+                mapping.queue_arn,
+                mapping.batch_size,
+                mapping.batching_window_seconds,
+                mapping.report_batch_item_failures
             ));
         }
         for schedule in &deployment.schedules {
@@ -69,6 +74,7 @@ impl Report {
             functions: deployment.functions.values().cloned().collect(),
             triggers,
             steps: Vec::new(),
+            advice: Vec::new(),
             cold_starts: BTreeMap::new(),
             calls: Vec::new(),
         }
@@ -186,6 +192,12 @@ impl Report {
                     out,
                     "  AWS call     [{phase}] {action} ({operation}{times}) on {resource}: {verdict}"
                 );
+            }
+        }
+        if !self.advice.is_empty() {
+            let _ = writeln!(out, "\nAdvice (AWS accepts this, and advises otherwise):");
+            for advice in &self.advice {
+                let _ = writeln!(out, "  - {advice}");
             }
         }
         let _ = writeln!(out, "\nSteps:");

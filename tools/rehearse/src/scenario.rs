@@ -1,6 +1,8 @@
 //! The rehearsal's script: every trigger of the stack, in the order a first deploy and its first
 //! traffic would fire them, each checked for what a user would see.
 //!
+//! 0. CloudFormation creates the stack: what AWS would refuse ([`preconditions`]) ends the
+//!    rehearsal there, as the stack's rollback would.
 //! 1. CloudFormation creates the migrations custom resource: the migrate function applies the
 //!    schema to the empty database and answers `SUCCESS` to the pre-signed URL.
 //! 2. Every HTTP route, through the JWT authorizer's event shape: runs, a scoped task and a run
@@ -28,6 +30,7 @@ use serde_json::{json, Value};
 
 use crate::events;
 use crate::function_process::{FunctionProcess, Invocation};
+use crate::preconditions;
 use crate::report::{Report, Step};
 use crate::Rehearsal;
 
@@ -51,6 +54,16 @@ pub async fn run(rehearsal: &Rehearsal) -> Report {
         broken: BTreeMap::new(),
         report: Report::new(rehearsal),
     };
+    // What AWS refuses at deploy: CloudFormation would roll the stack back, so nothing runs.
+    let checked = preconditions::check(&rehearsal.deployment);
+    let refused = checked.refused();
+    scenario.report.advice = checked.advice;
+    scenario.report.steps.extend(checked.steps);
+    if refused {
+        let mut report = scenario.report;
+        report.finish(rehearsal.proxy.calls());
+        return report;
+    }
     let physical_ids = scenario.custom_resources("Create", &BTreeMap::new()).await;
     let ids = scenario.http_before_processing().await;
     // The provider's first answer is a 503: the worker requeues the task and sets its message's

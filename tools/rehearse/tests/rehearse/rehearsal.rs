@@ -1,5 +1,6 @@
 //! The rehearsal passes on the shipped template, and refuses templates a deploying engineer
-//! could get wrong: a permission removed, a secret variable moved to `Globals`. Needs `make up`
+//! could get wrong: a permission removed, a secret variable moved to `Globals`, a task queue
+//! whose visibility timeout AWS would refuse. Needs `make up`
 //! and the cargo-lambda release binaries (`make lambda-smoke`); `make rehearse-fast` runs it.
 
 use std::path::PathBuf;
@@ -75,6 +76,8 @@ async fn the_template_as_deployed_passes_with_every_call_allowed() {
         );
     }
     for label in [
+        "event source mapping from TaskQueue",
+        "dead-letter queue",
         "SQS batch",
         "schedule rate(1 minute)",
         "Custom::Migrations Create",
@@ -83,6 +86,9 @@ async fn the_template_as_deployed_passes_with_every_call_allowed() {
     ] {
         assert!(ran(label), "{label} ran");
     }
+    // The shipped template follows AWS's advice too (the task queue's visibility is six times
+    // process-task's timeout; its reserved concurrency covers the mapping's maximum).
+    assert!(report.advice.is_empty(), "{:#?}", report.advice);
     let sends: Vec<_> =
         report.calls.iter().filter(|c| c.action == "sqs:SendMessage").map(|c| c.function.as_str()).collect();
     assert!(sends.contains(&"CreateTaskFunction") && sends.contains(&"ProcessTaskFunction"), "{sends:?}");
@@ -158,4 +164,59 @@ async fn a_secret_variable_in_globals_is_refused() {
         problems.iter().any(|p| p.starts_with("CreateTaskFunction cold start")),
         "create-task cannot start: {problems:#?}"
     );
+}
+
+/// A new user shortens the task queue's visibility timeout to 60 s, below process-task's 300 s
+/// timeout: Lambda refuses to create the event source mapping, so the deploy fails. The
+/// rehearsal refuses it before anything runs, naming the queue, the timeout and the rule.
+#[tokio::test]
+async fn a_queue_that_hides_messages_for_less_than_the_function_runs_is_refused() {
+    let template = edited_template(|t| {
+        t["Resources"]["TaskQueue"]["Properties"]["VisibilityTimeout"] = Yaml::from(60);
+    });
+    let mut options = options();
+    options.template = template.clone();
+    let rehearsal = Rehearsal::prepare(options).await.expect("the local stack");
+    let report = scenario::run(&rehearsal).await;
+    rehearsal.cleanup().await;
+    let _ = std::fs::remove_file(template);
+    println!("{}", report.render());
+    assert!(!report.passed(), "a visibility timeout below the function's timeout passed");
+    let problems = report.problems();
+    let refusal = problems
+        .iter()
+        .find(|p| p.starts_with("ProcessTaskFunction event source mapping from TaskQueue: AWS refuses"))
+        .unwrap_or_else(|| panic!("the mapping is refused: {problems:#?}"));
+    for named in [
+        "TaskQueue's VisibilityTimeout is 60 s",
+        "ProcessTaskFunction's Timeout of 300 s",
+        "Queue visibility timeout: 60 seconds is less than Function timeout: 300 seconds",
+        "must be at least the timeout of the function it triggers",
+        "six times the timeout plus the batching window (1800 s)",
+    ] {
+        assert!(refusal.contains(named), "the refusal says {named:?}: {refusal}");
+    }
+    assert_eq!(problems.len(), 1, "the refusal is the only problem: {problems:#?}");
+    // The stack would roll back: no function ran, no AWS call was made.
+    assert!(report.cold_starts.is_empty() && report.calls.is_empty(), "nothing ran");
+}
+
+/// Each reserved-concurrency parameter at 0 leaves its function unreserved, as its description
+/// says: CloudFormation's `Fn::Equals` compares the parameter's text "0" with the template's 0.
+#[tokio::test]
+async fn reserved_concurrency_parameters_at_zero_leave_every_function_unreserved() {
+    let mut options = options();
+    for parameter in [
+        "ApiReservedConcurrency",
+        "SweeperReservedConcurrency",
+        "ProcessTaskReservedConcurrency",
+        "MigrateReservedConcurrency",
+    ] {
+        options.parameters.insert(parameter.to_owned(), "0".to_owned());
+    }
+    let rehearsal = Rehearsal::prepare(options).await.expect("the local stack");
+    rehearsal.cleanup().await;
+    for (logical_id, function) in &rehearsal.deployment.functions {
+        assert_eq!(function.reserved_concurrency, None, "{logical_id} is unreserved");
+    }
 }
