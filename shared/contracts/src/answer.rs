@@ -5,9 +5,13 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
+use crate::fields::check_document;
 use crate::problems::{Path, Problems};
 use crate::request::{AiRequest, FieldType};
 use crate::schema::answer_schema;
+
+/// An answer nests far less than this; deeper is not a valid answer of any kind.
+const ANSWER_MAX_DEPTH: usize = 16;
 
 /// Check an answer and return the task's output:
 /// - `generate_text`: the text (at most `maxOutputChars` characters);
@@ -21,6 +25,10 @@ use crate::schema::answer_schema;
 /// crate), so a checked answer always conforms to the schema the model was given.
 pub fn check_answer(request: &AiRequest, answer: &Value) -> Result<Value, Problems> {
     let mut problems = Problems::new();
+    // What the store cannot hold is as invalid as what the schema refuses: Postgres refuses a
+    // NUL in `jsonb` (SQLSTATE 22P05), anywhere in a string or a key, and an output it cannot
+    // store would fail the statement that settles it (with its neighbours, in a group commit).
+    check_document(answer, &Path::root(), ANSWER_MAX_DEPTH, &mut problems);
     schema_problems(request, answer, &mut problems);
     if !problems.is_empty() {
         return Err(problems);

@@ -108,6 +108,14 @@ impl Provider for HttpProvider {
     }
 }
 
+/// The model name a provider reports, as the task's usage stores it: a provider's answer is
+/// input like any other, so control characters (a NUL, which Postgres cannot store) go and the
+/// name is cut to a sensible length.
+fn reported_model(name: &str) -> String {
+    const MODEL_NAME_MAX_CHARS: usize = 200;
+    name.chars().filter(|c| !c.is_control()).take(MODEL_NAME_MAX_CHARS).collect()
+}
+
 /// Ask, check the answer, and ask again with the problems stated, up to [`MAX_REPAIR_TURNS`].
 async fn run_turns<W: Wire>(
     wire: &W,
@@ -133,7 +141,7 @@ async fn run_turns<W: Wire>(
         usage.input_tokens += turn.input_tokens;
         usage.output_tokens += turn.output_tokens;
         if let Some(model) = &turn.model {
-            usage.model.clone_from(model);
+            usage.model = reported_model(model);
         }
         let problems = match &turn.answer {
             Ok(answer) => match check_answer(request, answer) {
@@ -147,5 +155,16 @@ async fn run_turns<W: Wire>(
             return Err(ProviderError::LoopFailed(problems));
         }
         wire.repair(&mut conversation, turn, &problems);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reported_model_name_is_stored_without_control_characters_and_bounded() {
+        assert_eq!(reported_model("gpt-4o\u{0}-mini\n"), "gpt-4o-mini");
+        assert_eq!(reported_model(&"m".repeat(1000)).chars().count(), 200);
     }
 }

@@ -138,6 +138,12 @@ impl TestDb {
         self.pool.get().await.expect("pooled client")
     }
 
+    /// Run SQL as the schema owner (what the functions' role may not: a trigger that makes the
+    /// database refuse one row, standing in for a value the store cannot hold).
+    pub async fn sql_as_owner(&self, statement: &str) {
+        admin(&self.url).await.batch_execute(statement).await.expect("owner SQL");
+    }
+
     /// Run SQL directly (to move time by rewriting timestamps, or to count rows).
     pub async fn sql(&self, statement: &str) {
         self.client().await.batch_execute(statement).await.expect("test SQL");

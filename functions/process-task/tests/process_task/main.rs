@@ -8,6 +8,7 @@ mod common;
 mod database_down;
 mod deadline;
 mod fallbacks;
+mod group_commit;
 mod model_config;
 mod provider_limits;
 mod unexpected_errors;

@@ -129,3 +129,25 @@ fn the_full_dialect_adds_the_bounds_strict_mode_cannot_take() {
     assert_eq!(answer_schema_for(&text, SchemaDialect::Full)["properties"]["text"]["maxLength"], 30);
     assert_eq!(answer_schema_for(&extract(), SchemaDialect::Full)["properties"]["title"]["maxLength"], 10);
 }
+
+/// Postgres cannot store a NUL (`jsonb` refuses `\u0000`): an answer holding one anywhere is
+/// refused by the checker like any invalid answer, so it gets its repair turn and never reaches
+/// the statement that would store it.
+#[test]
+fn an_answer_with_a_nul_anywhere_is_invalid() {
+    let text = parse(json!({"kind": "generate_text", "prompt": "p"}));
+    let refused = check_answer(&text, &json!({"text": "a\u{0}b"})).unwrap_err();
+    assert_eq!(refused.paths(), vec!["text"], "{refused}");
+    assert!(refused.to_string().contains("NUL"), "{refused}");
+    let extract = extract();
+    let in_a_field = json!({"title": "ok", "tone": "calm", "pages": null, "draft": null, "due": null});
+    assert!(check_answer(&extract, &in_a_field).is_ok(), "the same answer without a NUL is fine");
+    let mut nul_value = in_a_field.clone();
+    nul_value["title"] = json!("o\u{0}k");
+    assert_eq!(check_answer(&extract, &nul_value).unwrap_err().paths(), vec!["title"]);
+    let mut nul_key = in_a_field.clone();
+    nul_key["ti\u{0}tle"] = json!("x");
+    assert!(check_answer(&extract, &nul_key).is_err(), "a NUL in a key is refused too");
+    let choose = parse(json!({"kind": "classify", "prompt": "p", "input": "x", "choices": ["a", "b"]}));
+    assert!(check_answer(&choose, &json!({"choice": "a\u{0}"})).is_err());
+}

@@ -5,7 +5,8 @@
 
 use std::time::Duration;
 
-use aitasks_store::{self as store, Fenced, StoreError, Task};
+use aitasks_providers::Completion;
+use aitasks_store::{self as store, Fenced, PendingEvent, StoreError, Task};
 
 use super::decision::{decide, Decision, Ending};
 use super::delivery::Outcome;
@@ -21,36 +22,76 @@ pub(super) async fn settle<P>(
     worked: Duration,
     settler: &Settler,
 ) -> Result<Outcome, StoreError> {
-    let lease = task.lease();
-    // The provider's own words stay in the log (the task stores a stable sentence).
-    let cause = match &ending {
-        Ending::Finished(Err(error)) => Some(error.to_string()),
-        Ending::Unexpected(detail) => Some(detail.clone()),
-        _ => None,
+    let runtime = &app.settings.runtime;
+    let decision = decide(&ending, task.attempts, task.max_attempts, runtime, random_fraction());
+    let Decision::Complete(completion) = decision else {
+        return carry_out(app, task, &ending, decision, worked).await;
     };
-    let decision =
-        decide(&ending, task.attempts, task.max_attempts, &app.settings.runtime, random_fraction());
-    // A success the settler takes is written, and its event published, with the batch's.
-    let decision = match decision {
-        Decision::Complete(completion) if !lease.scoped => {
-            let usage = serde_json::to_value(&completion.usage).ok();
-            match settler.complete(lease, completion.output.clone(), usage).await? {
-                Fenced::Written(event) => {
-                    record_settlement(app, task, &ending, worked, cause.as_deref(), &event);
-                    return Ok(Outcome::Ack);
-                }
-                // The fence failed: a cancel may be owed (settled below), or the task moved on.
-                Fenced::Lost => Decision::SettleCancel,
+    match store_success(app, task, completion, settler).await {
+        Ok(Stored::Written { event, published }) => {
+            record_settlement(app, task, &ending, worked, &event);
+            if !published {
+                app.publish(vec![event]).await;
             }
+            Ok(Outcome::Ack)
         }
-        decision => decision,
+        // The fence failed: a cancel may be owed, or the task moved on without us.
+        Ok(Stored::Lost) => carry_out(app, task, &ending, Decision::SettleCancel, worked).await,
+        Err(error) if error.is_unavailable() => Err(error),
+        // The store refused to hold the output (a bug, or a value the checker let through): the
+        // attempt ends as a runtime error, decided again from that ending, instead of leaving the
+        // task running until the sweeper takes it back.
+        Err(error) => {
+            tracing::error!(error = %crate::error_chain(&error), "the store refused the attempt's output");
+            let unstorable =
+                Ending::Unexpected(format!("the output could not be stored: {}", crate::error_chain(&error)));
+            let decision = decide(&unstorable, task.attempts, task.max_attempts, runtime, random_fraction());
+            carry_out(app, task, &unstorable, decision, worked).await
+        }
+    }
+}
+
+/// What became of a success.
+enum Stored {
+    /// Stored with its event; `published` when the settler publishes it.
+    Written { event: PendingEvent, published: bool },
+    /// The fence did not match.
+    Lost,
+}
+
+/// An unscoped success goes to the batch's settler (group commit); a scoped one has its own
+/// statement (its admission bookkeeping).
+async fn store_success<P>(
+    app: &App<P>,
+    task: &Task,
+    completion: &Completion,
+    settler: &Settler,
+) -> Result<Stored, StoreError> {
+    let lease = task.lease();
+    let usage = serde_json::to_value(&completion.usage).ok();
+    let (written, published) = if lease.scoped {
+        let client = store::client(&app.pool).await?;
+        (store::complete_attempt(&client, lease, &completion.output, usage.as_ref()).await?, false)
+    } else {
+        (settler.complete(lease, completion.output.clone(), usage).await?, true)
     };
+    Ok(match written {
+        Fenced::Written(event) => Stored::Written { event, published },
+        Fenced::Lost => Stored::Lost,
+    })
+}
+
+/// Every decision but a success's.
+async fn carry_out<P>(
+    app: &App<P>,
+    task: &Task,
+    ending: &Ending,
+    decision: Decision<'_>,
+    worked: Duration,
+) -> Result<Outcome, StoreError> {
+    let lease = task.lease();
     let client = store::client(&app.pool).await?;
     let finished = match decision {
-        Decision::Complete(completion) => {
-            let usage = serde_json::to_value(&completion.usage).ok();
-            store::complete_attempt(&client, lease, &completion.output, usage.as_ref()).await?
-        }
         Decision::Requeue { code, message, delay } => {
             if store::requeue_attempt(&client, lease, code, &message).await? {
                 metrics::retried(code.as_str(), worked);
@@ -59,7 +100,7 @@ pub(super) async fn settle<P>(
                     model_id = %task.model_id,
                     attempts = task.attempts,
                     error_code = code.as_str(),
-                    cause = cause.as_deref(),
+                    cause = cause(ending).as_deref(),
                     retry_in_ms = delay.as_millis() as u64,
                     worked_ms = worked.as_millis() as u64,
                     "requeued"
@@ -70,7 +111,7 @@ pub(super) async fn settle<P>(
         }
         Decision::Fail { code, message } => store::fail_attempt(&client, lease, code, &message).await?,
         // Nothing to write for the attempt itself: the cancel is settled below.
-        Decision::SettleCancel => Fenced::Lost,
+        Decision::SettleCancel | Decision::Complete(_) => Fenced::Lost,
         Decision::GiveBack { delay } => {
             if store::give_back(&client, lease).await? {
                 metrics::gave_back(&task.model_id);
@@ -99,21 +140,26 @@ pub(super) async fn settle<P>(
     };
     drop(client);
     if let Some(event) = event {
-        record_settlement(app, task, &ending, worked, cause.as_deref(), &event);
+        record_settlement(app, task, ending, worked, &event);
         app.publish(vec![event]).await;
     }
     Ok(Outcome::Ack)
 }
 
+/// The provider's own words, or what went wrong, for the log (the task stores a stable
+/// sentence).
+fn cause(ending: &Ending) -> Option<String> {
+    match ending {
+        Ending::Finished(Err(error)) => Some(error.to_string()),
+        Ending::Unexpected(detail) => Some(detail.clone()),
+        _ => None,
+    }
+}
+
 /// The one log line and the metrics of a settlement.
-fn record_settlement<P>(
-    app: &App<P>,
-    task: &Task,
-    ending: &Ending,
-    worked: Duration,
-    cause: Option<&str>,
-    event: &store::PendingEvent,
-) {
+fn record_settlement<P>(app: &App<P>, task: &Task, ending: &Ending, worked: Duration, event: &PendingEvent) {
+    let cause = cause(ending);
+    let cause = cause.as_deref();
     let usage = match ending {
         Ending::Finished(Ok(completion)) => Some(&completion.usage),
         _ => None,

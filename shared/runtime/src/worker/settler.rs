@@ -1,7 +1,12 @@
 //! The batch's group commit: the successes that finish together are completed by one statement
-//! with their events (`sql/settle/complete_many.sql`), and their events published together. No
-//! timer: the writer takes every success waiting when it looks, and looks again as soon as that
-//! returns, so a lone success is written at once.
+//! with their events (`sql/settle/complete_many.sql`). No timer: the writer takes every success
+//! waiting when it looks, and looks again as soon as that returns, so a lone success is written
+//! at once. Their events are published by a loop of their own, so an SQS call never holds back
+//! the next group's statement.
+//!
+//! A group is many tasks, of any tenants, in one statement: if that statement fails (one row the
+//! store refuses, a deadlock), the group's successes are completed one by one instead, so one
+//! row's failure never costs another task its attempt.
 
 use aitasks_store::{self as store, Fenced, Lease, PendingEvent, StoreError};
 use serde_json::Value;
@@ -27,15 +32,19 @@ pub(super) struct Settler {
 }
 
 impl Settler {
-    /// The settler, and the loop that writes for it (run it beside the attempts; it ends when
-    /// the settler is dropped).
+    /// The settler, and the loops that write and publish for it (run them beside the attempts;
+    /// they end when the settler is dropped and what it was given is written and published).
     pub(super) fn start<P>(app: &App<P>) -> (Settler, impl std::future::Future<Output = ()> + '_) {
         let (sender, receiver) = mpsc::unbounded_channel();
-        (Settler { sender }, write_loop(app, receiver))
+        let (written, to_publish) = mpsc::unbounded_channel();
+        let work = async move {
+            tokio::join!(write_loop(app, receiver, written), publish_loop(app, to_publish));
+        };
+        (Settler { sender }, work)
     }
 
-    /// Complete this attempt with the others waiting. [`Fenced::Written`] once it is stored and
-    /// its event published.
+    /// Complete this attempt with the others waiting. [`Fenced::Written`] once it is stored (its
+    /// event is published right after, with the group's).
     pub(super) async fn complete(
         &self,
         lease: Lease,
@@ -51,39 +60,69 @@ impl Settler {
     }
 }
 
-async fn write_loop<P>(app: &App<P>, mut receiver: mpsc::UnboundedReceiver<Pending>) {
+async fn write_loop<P>(
+    app: &App<P>,
+    mut receiver: mpsc::UnboundedReceiver<Pending>,
+    written: mpsc::UnboundedSender<Vec<PendingEvent>>,
+) {
     while let Some(first) = receiver.recv().await {
         let mut group = vec![first];
         while let Ok(more) = receiver.try_recv() {
             group.push(more);
         }
-        let written = write_group(app, &group).await;
+        let results = write_group(app, &group).await;
         let mut events = Vec::new();
-        match written {
-            Ok(results) => {
-                for (pending, result) in group.into_iter().zip(results) {
-                    if let Fenced::Written(event) = &result {
-                        events.push(event.clone());
-                    }
-                    let _ = pending.answer.send(Ok(result));
-                }
+        for (pending, result) in group.into_iter().zip(results) {
+            if let Ok(Fenced::Written(event)) = &result {
+                events.push(event.clone());
             }
-            Err(error) => {
-                let text = crate::error_chain(&error);
-                for pending in group {
-                    let _ = pending.answer.send(Err(StoreError::Unavailable(text.clone().into())));
-                }
-            }
+            let _ = pending.answer.send(result);
         }
-        // After every attempt has its answer: they log and ack while the events go out.
+        let _ = written.send(events);
+    }
+}
+
+/// Publish what the writer stored, the events of every group written meanwhile together.
+async fn publish_loop<P>(app: &App<P>, mut to_publish: mpsc::UnboundedReceiver<Vec<PendingEvent>>) {
+    while let Some(mut events) = to_publish.recv().await {
+        while let Ok(more) = to_publish.try_recv() {
+            events.extend(more);
+        }
         app.publish(events).await;
     }
 }
 
-async fn write_group<P>(app: &App<P>, group: &[Pending]) -> Result<Vec<Fenced<PendingEvent>>, StoreError> {
-    let client = store::client(&app.pool).await?;
+/// One statement for the group; if it fails while the store is there, each success alone.
+async fn write_group<P>(app: &App<P>, group: &[Pending]) -> Vec<Result<Fenced<PendingEvent>, StoreError>> {
+    let unavailable = |error: &StoreError| {
+        let text = crate::error_chain(error);
+        group.iter().map(|_| Err(StoreError::Unavailable(text.clone().into()))).collect()
+    };
+    let client = match store::client(&app.pool).await {
+        Ok(client) => client,
+        Err(error) => return unavailable(&error),
+    };
     let attempts: Vec<(Lease, &Value, Option<&Value>)> =
         group.iter().map(|p| (p.lease, &p.output, p.usage.as_ref())).collect();
     let span = tracing::info_span!("settle batch", attempts = group.len());
-    store::complete_many(&client, &attempts).instrument(span).await
+    let error = match store::complete_many(&client, &attempts).instrument(span).await {
+        Ok(results) => return results.into_iter().map(Ok).collect(),
+        Err(error) if error.is_unavailable() => return unavailable(&error),
+        Err(error) => error,
+    };
+    if group.len() == 1 {
+        return vec![Err(error)];
+    }
+    tracing::warn!(
+        attempts = group.len(),
+        error = %crate::error_chain(&error),
+        "the group's statement failed; completing its successes one by one"
+    );
+    let mut results = Vec::with_capacity(group.len());
+    for pending in group {
+        results.push(
+            store::complete_attempt(&client, pending.lease, &pending.output, pending.usage.as_ref()).await,
+        );
+    }
+    results
 }

@@ -3,15 +3,22 @@
 -- attempt i. Fenced item by item exactly as the single statement is: an attempt whose lease is
 -- gone, or whose cancel was requested, or that is scoped after all, is left alone and returns
 -- no event.
+--
+-- The rows are locked in id order first (`locked`), as every statement that locks several tasks
+-- locks them: two such statements over the same tasks then wait for each other instead of
+-- deadlocking (tests/store/lock_order.rs).
 WITH given AS (
     SELECT * FROM unnest(:task_ids::uuid[], :attempts::int[], :outputs::jsonb[], :usages::jsonb[])
         AS given(task_id, attempt, new_output, new_usage)
+),
+locked AS (
+    SELECT id AS locked_id FROM tasks WHERE id = ANY(:task_ids::uuid[]) ORDER BY id FOR UPDATE
 ),
 settled AS (
     UPDATE tasks
     SET status = 'succeeded', output = given.new_output, usage = given.new_usage, error_code = NULL,
         error_message = NULL, completed_at = now(), updated_at = now()
-    FROM given
+    FROM given JOIN locked ON locked_id = given.task_id
     WHERE tasks.id = given.task_id AND tasks.status = 'running' AND tasks.attempts = given.attempt
       AND tasks.cancel_requested_at IS NULL AND tasks.cache_key IS NULL
     RETURNING id, app_id, scope_id, cache_key, status,
