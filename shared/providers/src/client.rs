@@ -11,6 +11,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::ProviderError;
+use crate::gate::{CallEstimate, CallGate, NoLimits};
 use crate::profiles::ModelProfile;
 use crate::wire::{Call, Turn, Wire};
 
@@ -42,13 +43,26 @@ pub struct Usage {
 
 /// Something that turns an [`AiRequest`] into a checked output.
 pub trait Provider: Send + Sync {
-    /// Run one attempt. Resolves promptly with [`ProviderError::Canceled`] once `cancel` fires.
+    /// Run one attempt, asking `gate` before each call (repair turns included). Resolves
+    /// promptly with [`ProviderError::Canceled`] once `cancel` fires, and with
+    /// [`ProviderError::AtLimit`] when the gate refuses the first call (none was made).
+    fn run_gated(
+        &self,
+        profile: &ModelProfile,
+        request: &AiRequest,
+        gate: &dyn CallGate,
+        cancel: &CancellationToken,
+    ) -> impl Future<Output = Result<Completion, ProviderError>> + Send;
+
+    /// Run one attempt with no provider-side limits.
     fn run(
         &self,
         profile: &ModelProfile,
         request: &AiRequest,
         cancel: &CancellationToken,
-    ) -> impl Future<Output = Result<Completion, ProviderError>> + Send;
+    ) -> impl Future<Output = Result<Completion, ProviderError>> + Send {
+        self.run_gated(profile, request, &NoLimits, cancel)
+    }
 }
 
 /// The providers: OpenAI-compatible chat completions (`"provider": "openai"`), Anthropic's
@@ -81,10 +95,11 @@ impl HttpProvider {
 }
 
 impl Provider for HttpProvider {
-    async fn run(
+    async fn run_gated(
         &self,
         profile: &ModelProfile,
         request: &AiRequest,
+        gate: &dyn CallGate,
         cancel: &CancellationToken,
     ) -> Result<Completion, ProviderError> {
         let call = Call {
@@ -95,9 +110,9 @@ impl Provider for HttpProvider {
         };
         let turns = async {
             match profile.provider.as_str() {
-                "anthropic" => run_turns(&crate::anthropic::Anthropic, &call, request).await,
-                "bedrock" => run_turns(&crate::bedrock::Bedrock, &call, request).await,
-                _ => run_turns(&crate::openai::OpenAi, &call, request).await,
+                "anthropic" => run_turns(&crate::anthropic::Anthropic, &call, request, gate).await,
+                "bedrock" => run_turns(&crate::bedrock::Bedrock, &call, request, gate).await,
+                _ => run_turns(&crate::openai::OpenAi, &call, request, gate).await,
             }
         };
         tokio::select! {
@@ -106,6 +121,18 @@ impl Provider for HttpProvider {
             result = turns => result,
         }
     }
+}
+
+/// An upper bound on a call's input tokens: every token is at least one byte of what is sent
+/// (the conversation, the answer schema, the system prompt), plus a little for the framing a
+/// provider adds to each message.
+fn input_bound(request: &AiRequest, schema: &Value, conversation: &[Value]) -> u64 {
+    const FRAMING: usize = 64;
+    let bytes = |value: &Value| serde_json::to_string(value).map_or(0, |text| text.len());
+    let sent = conversation.iter().map(bytes).sum::<usize>()
+        + bytes(schema)
+        + aitasks_contracts::system_prompt(request).len();
+    u64::try_from(sent + FRAMING * (conversation.len() + 1)).unwrap_or(u64::MAX)
 }
 
 /// The model name a provider reports, as the task's usage stores it: a provider's answer is
@@ -121,6 +148,7 @@ async fn run_turns<W: Wire>(
     wire: &W,
     call: &Call<'_>,
     request: &AiRequest,
+    gate: &dyn CallGate,
 ) -> Result<Completion, ProviderError> {
     let schema = answer_schema_for(request, call.profile.schema_dialect());
     let mut conversation = wire.start(request);
@@ -133,10 +161,25 @@ async fn run_turns<W: Wire>(
         profile: Some(call.profile.id.clone()),
     };
     loop {
+        let estimate = CallEstimate {
+            input_tokens: input_bound(request, &schema, &conversation),
+            output_tokens: u64::from(call.token_limit(request)),
+        };
+        let passed = loop {
+            match gate.pass(estimate).await {
+                Ok(passed) => break passed,
+                // No call made yet: the attempt ends unworked, for the worker to pass over.
+                Err(wait) if usage.calls == 0 => return Err(ProviderError::AtLimit { wait }),
+                // A repair turn of an attempt under way waits for the limit to let it through.
+                Err(wait) => tokio::time::sleep(wait).await,
+            }
+        };
         let started = Instant::now();
         let turn = wire.turn(call, request, &schema, &conversation).await;
         usage.latency_ms += u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         usage.calls += 1;
+        let used = turn.as_ref().ok().map(|t| t.input_tokens.saturating_add(t.output_tokens));
+        gate.settle(passed, used).await;
         let turn: Turn = turn?;
         usage.input_tokens += turn.input_tokens;
         usage.output_tokens += turn.output_tokens;

@@ -49,6 +49,11 @@ pub enum ProviderError {
     /// The cancellation handle fired; the call was abandoned.
     #[error("the call was canceled")]
     Canceled,
+    /// The profile's provider-side limits ([`crate::CallGate`]) refused the attempt's first call:
+    /// no call was made, and one may be after about `wait`. The worker passes the profile over
+    /// for the next of its chain, or gives the task back unworked; it never ends a task.
+    #[error("the profile is at its provider limit for about {wait:?}")]
+    AtLimit { wait: Duration },
 }
 
 impl ProviderError {
@@ -67,7 +72,8 @@ impl ProviderError {
             | ProviderError::Connection(_)
             | ProviderError::Server { .. }
             | ProviderError::Malformed(_)
-            | ProviderError::Rejected { .. } => ErrorCode::ProviderError,
+            | ProviderError::Rejected { .. }
+            | ProviderError::AtLimit { .. } => ErrorCode::ProviderError,
         }
     }
 
@@ -81,6 +87,7 @@ impl ProviderError {
                 | ProviderError::Server { .. }
                 | ProviderError::Malformed(_)
                 | ProviderError::LoopFailed(_)
+                | ProviderError::AtLimit { .. }
         )
     }
 
@@ -108,6 +115,7 @@ impl ProviderError {
             ProviderError::Truncated { limit } => {
                 format!("The answer was cut off at the output-token limit ({limit} tokens).")
             }
+            ProviderError::AtLimit { .. } => "The provider's limits were reached.".to_owned(),
             ProviderError::ConfigChanged(profile) => format!(
                 "The model profile {profile:?} changed between the task's create and its run; create the task again."
             ),
@@ -118,6 +126,7 @@ impl ProviderError {
     pub fn retry_after(&self) -> Option<Duration> {
         match self {
             ProviderError::RateLimited { retry_after, .. } => *retry_after,
+            ProviderError::AtLimit { wait } => Some(*wait),
             _ => None,
         }
     }

@@ -17,6 +17,7 @@ mod anthropic;
 mod bedrock;
 mod client;
 mod error;
+mod gate;
 mod openai;
 mod profiles;
 mod settings;
@@ -25,6 +26,7 @@ mod wire;
 pub use anthropic::ANTHROPIC_VERSION;
 pub use client::{Completion, HttpProvider, Provider, Usage, MAX_REPAIR_TURNS};
 pub use error::{ProfileError, ProviderError};
+pub use gate::{CallEstimate, CallGate, GateFuture, NoLimits, Passed};
 pub use profiles::{
     profile_key_secrets, profile_key_variable, ApiKey, CallLimits, CallSettings, ModelProfile, ModelProfiles,
     Prices, TokenLimitField, ANTHROPIC_BASE_URL, DEFAULT_BASE_URL, DEFAULT_MODEL,

@@ -39,6 +39,9 @@ pub fn message_group(app_id: &str) -> String {
     }
 }
 
+/// The longest delay SQS gives a message.
+const MAX_DELAY_SECONDS: i32 = 900;
+
 /// An SQS call failed.
 #[derive(Debug, thiserror::Error)]
 #[error("SQS {operation} failed: {message}")]
@@ -87,6 +90,28 @@ impl Queues {
             .queue_url(&self.task_queue_url)
             .message_body(TaskMessage { task_id }.body())
             .message_group_id(message_group(app_id))
+            .send()
+            .await
+            .map_err(|e| queue_error("SendMessage", e))?;
+        Ok(())
+    }
+
+    /// Send one task's message, visible after `delay` (SQS delays at most 15 minutes).
+    pub async fn send_task_after(
+        &self,
+        task_id: Uuid,
+        app_id: &str,
+        delay: Duration,
+    ) -> Result<(), QueueError> {
+        let seconds = i32::try_from(delay.as_secs_f64().ceil() as u64)
+            .unwrap_or(MAX_DELAY_SECONDS)
+            .min(MAX_DELAY_SECONDS);
+        self.sqs
+            .send_message()
+            .queue_url(&self.task_queue_url)
+            .message_body(TaskMessage { task_id }.body())
+            .message_group_id(message_group(app_id))
+            .delay_seconds(seconds)
             .send()
             .await
             .map_err(|e| queue_error("SendMessage", e))?;

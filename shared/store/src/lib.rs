@@ -79,7 +79,10 @@ pub use pool::{
     client, connect, migrate, migrate_with, redact, tls_connector, Client, GenericClient, PoolSettings,
     StorePool,
 };
-pub use provider_limits::{add_tokens, free_slot, minute_of, prune_provider_minutes, start_call, take_slot};
+pub use provider_limits::{
+    free_slot, minute_of, prune_provider_line, prune_provider_minutes, settle_tokens, start_call, take_slot,
+    wait_in_line, CallToCount, MinuteLimits, SlotToTake,
+};
 pub use read::{get_task, get_task_by_effect_key};
 pub use runs::{create_run, get_run};
 pub use settle::{complete_attempt, complete_many, end_canceled, fail_attempt, give_back, requeue_attempt};

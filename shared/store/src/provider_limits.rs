@@ -1,75 +1,144 @@
-//! Provider-side limits shared by every worker instance (`sql/provider_limits/`): per-minute calls and
-//! tokens per model profile, and leased concurrency slots. Only profiles with limits use them.
+//! Provider-side limits shared by every worker instance (`sql/provider_limits/`): per-minute
+//! calls and tokens per model profile (tokens reserved before a call, settled after it), held
+//! concurrency slots, and the line of tenants waiting at a limit, which keeps one tenant's flood
+//! from starving another. Only profiles with limits use them.
 
 use std::time::Duration;
 
 use chrono::{DateTime, DurationRound, Utc};
+use uuid::Uuid;
 
 use crate::error::StoreResult;
 use crate::params::{limit, millis};
 use crate::pool::GenericClient;
-use crate::queries::{ADD_TOKENS, ENSURE_SLOTS, FREE_SLOT, PRUNE_MINUTES, START_CALL, TAKE_SLOT};
+use crate::queries::{
+    ENSURE_SLOTS, FREE_SLOT, PRUNE_LINE, PRUNE_MINUTES, SETTLE_TOKENS, START_CALL, TAKE_SLOT, WAIT_IN_LINE,
+};
 
 /// The UTC minute `at` falls in: the window the per-minute limits count in.
 pub fn minute_of(at: DateTime<Utc>) -> DateTime<Utc> {
     at.duration_trunc(chrono::TimeDelta::minutes(1)).unwrap_or(at)
 }
 
-/// Count a call against the per-minute limits of `profile_id` in the minute of `at`, when they
-/// allow it. `false`: a limit is reached for that minute (nothing was counted).
+/// A profile's per-minute limits (`None`: no such limit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MinuteLimits {
+    pub requests: Option<i32>,
+    pub tokens: Option<i64>,
+}
+
+/// One call to count in the minute of `at`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallToCount<'a> {
+    pub profile_id: &'a str,
+    pub app_id: &'a str,
+    pub at: DateTime<Utc>,
+    /// The tokens the call may use (its input estimate and output cap), held until it settles.
+    pub reserve: i64,
+    /// The attempt's first call with no slot taken for it: a tenant waiting in line that was
+    /// served less recently goes first.
+    pub check_line: bool,
+}
+
+/// Count a call against the per-minute limits of its profile, reserving its tokens, when they
+/// allow it (and the line does). `false`: a limit is reached for that minute, or another tenant
+/// goes first (nothing was counted).
 pub async fn start_call(
     client: &impl GenericClient,
-    profile_id: &str,
-    at: DateTime<Utc>,
-    requests_per_minute: Option<i32>,
-    tokens_per_minute: Option<i64>,
+    call: &CallToCount<'_>,
+    limits: MinuteLimits,
 ) -> StoreResult<bool> {
     let statement = client.prepare_cached(START_CALL.text()).await?;
-    let minute = minute_of(at);
+    let minute = minute_of(call.at);
     let params = START_CALL.bind(&[
-        ("profile_id", &profile_id),
+        ("profile_id", &call.profile_id),
+        ("app_id", &call.app_id),
         ("minute", &minute),
-        ("requests_per_minute", &requests_per_minute),
-        ("tokens_per_minute", &tokens_per_minute),
+        ("reserve", &call.reserve),
+        ("check_line", &call.check_line),
+        ("requests_per_minute", &limits.requests),
+        ("tokens_per_minute", &limits.tokens),
     ])?;
     Ok(client.query_opt(&statement, &params).await?.is_some())
 }
 
-/// Add a finished call's tokens to the minute it started in (`at`, as given to [`start_call`]).
-pub async fn add_tokens(
+/// Put a finished call's real token count (`used`; `None` when it failed without saying: the
+/// reservation stays) in place of the `reserved` tokens it was counted with at `at`.
+pub async fn settle_tokens(
     client: &impl GenericClient,
     profile_id: &str,
     at: DateTime<Utc>,
-    tokens: i64,
+    reserved: i64,
+    used: Option<i64>,
 ) -> StoreResult<()> {
-    let statement = client.prepare_cached(ADD_TOKENS.text()).await?;
+    let statement = client.prepare_cached(SETTLE_TOKENS.text()).await?;
     let minute = minute_of(at);
-    let params = ADD_TOKENS.bind(&[("profile_id", &profile_id), ("minute", &minute), ("tokens", &tokens)])?;
+    let params = SETTLE_TOKENS.bind(&[
+        ("profile_id", &profile_id),
+        ("minute", &minute),
+        ("reserved", &reserved),
+        ("used", &used),
+    ])?;
     client.execute(&statement, &params).await?;
     Ok(())
 }
 
-/// Take one of the `slots` concurrency slots of `profile_id` for at most `lease` (it is freed
-/// then even if nobody gives it back). `None`: every slot is busy.
-pub async fn take_slot(
-    client: &impl GenericClient,
-    profile_id: &str,
-    slots: i32,
-    lease: Duration,
-) -> StoreResult<Option<i32>> {
+/// A concurrency slot to take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlotToTake<'a> {
+    pub profile_id: &'a str,
+    pub app_id: &'a str,
+    /// The profile's slots.
+    pub slots: i32,
+    /// It is freed after this even if nobody gives it back.
+    pub hold: Duration,
+    /// Only the holder gives it back ([`free_slot`]).
+    pub holder: Uuid,
+}
+
+/// Take one of a profile's concurrency slots. `None`: every slot is busy, or another tenant
+/// waits in line that was served less recently.
+pub async fn take_slot(client: &impl GenericClient, slot: &SlotToTake<'_>) -> StoreResult<Option<i32>> {
     let ensure = client.prepare_cached(ENSURE_SLOTS.text()).await?;
-    client.execute(&ensure, &ENSURE_SLOTS.bind(&[("profile_id", &profile_id), ("slots", &slots)])?).await?;
+    let params = ENSURE_SLOTS.bind(&[("profile_id", &slot.profile_id), ("slots", &slot.slots)])?;
+    client.execute(&ensure, &params).await?;
     let statement = client.prepare_cached(TAKE_SLOT.text()).await?;
-    let lease_ms = millis(lease);
-    let params =
-        TAKE_SLOT.bind(&[("profile_id", &profile_id), ("slots", &slots), ("lease_ms", &lease_ms)])?;
+    let hold_ms = millis(slot.hold);
+    let params = TAKE_SLOT.bind(&[
+        ("profile_id", &slot.profile_id),
+        ("app_id", &slot.app_id),
+        ("slots", &slot.slots),
+        ("hold_ms", &hold_ms),
+        ("holder", &slot.holder),
+    ])?;
     Ok(client.query_opt(&statement, &params).await?.map(|row| row.get::<_, i32>("slot")))
 }
 
-/// Give a slot back.
-pub async fn free_slot(client: &impl GenericClient, profile_id: &str, slot: i32) -> StoreResult<()> {
+/// Give a slot back, as its `holder` (a slot someone else took since frees nothing).
+pub async fn free_slot(
+    client: &impl GenericClient,
+    profile_id: &str,
+    slot: i32,
+    holder: Uuid,
+) -> StoreResult<()> {
     let statement = client.prepare_cached(FREE_SLOT.text()).await?;
-    client.execute(&statement, &FREE_SLOT.bind(&[("profile_id", &profile_id), ("slot", &slot)])?).await?;
+    let params = FREE_SLOT.bind(&[("profile_id", &profile_id), ("slot", &slot), ("holder", &holder)])?;
+    client.execute(&statement, &params).await?;
+    Ok(())
+}
+
+/// The tenant was refused at a limit of the profile: it waits in line for `wait`.
+pub async fn wait_in_line(
+    client: &impl GenericClient,
+    profile_id: &str,
+    app_id: &str,
+    wait: Duration,
+) -> StoreResult<()> {
+    let statement = client.prepare_cached(WAIT_IN_LINE.text()).await?;
+    let wait_ms = millis(wait);
+    let params =
+        WAIT_IN_LINE.bind(&[("profile_id", &profile_id), ("app_id", &app_id), ("wait_ms", &wait_ms)])?;
+    client.execute(&statement, &params).await?;
     Ok(())
 }
 
@@ -78,4 +147,11 @@ pub async fn prune_provider_minutes(client: &impl GenericClient, page: usize) ->
     let statement = client.prepare_cached(PRUNE_MINUTES.text()).await?;
     let page = limit(page);
     Ok(client.execute(&statement, &PRUNE_MINUTES.bind(&[("page", &page)])?).await?)
+}
+
+/// Delete the line's tenants idle for an hour, at most `page`.
+pub async fn prune_provider_line(client: &impl GenericClient, page: usize) -> StoreResult<u64> {
+    let statement = client.prepare_cached(PRUNE_LINE.text()).await?;
+    let page = limit(page);
+    Ok(client.execute(&statement, &PRUNE_LINE.bind(&[("page", &page)])?).await?)
 }

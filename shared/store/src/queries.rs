@@ -63,12 +63,14 @@ statements! {
     UNRELEASED_SOURCES = "owned/unreleased_sources";
     UNRELEASED_SOURCES_OF_STEP = "owned/unreleased_sources_of_step";
 
-    ADD_TOKENS = "provider_limits/add_tokens";
     ENSURE_SLOTS = "provider_limits/ensure_slots";
     FREE_SLOT = "provider_limits/free_slot";
+    PRUNE_LINE = "provider_limits/prune_line";
     PRUNE_MINUTES = "provider_limits/prune_minutes";
+    SETTLE_TOKENS = "provider_limits/settle_tokens";
     START_CALL = "provider_limits/start_call";
     TAKE_SLOT = "provider_limits/take_slot";
+    WAIT_IN_LINE = "provider_limits/wait_in_line";
 
     SELECT_TASK = "read/select_task";
     SELECT_TASK_BY_EFFECT_KEY = "read/select_task_by_effect_key";

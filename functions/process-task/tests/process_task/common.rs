@@ -6,7 +6,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use aitasks_contracts::AiRequest;
 use aitasks_providers::{
-    CancellationToken, Completion, HttpProvider, ModelProfile, ModelProfiles, Provider, ProviderError,
+    CallGate, CancellationToken, Completion, HttpProvider, ModelProfile, ModelProfiles, Provider,
+    ProviderError,
 };
 use aitasks_runtime::{App, Settings};
 use aitasks_store::{Created, Task};
@@ -19,16 +20,17 @@ use lambda_runtime::{Context, LambdaEvent};
 pub(crate) struct PanicsOnRequest(HttpProvider);
 
 impl Provider for PanicsOnRequest {
-    async fn run(
+    async fn run_gated(
         &self,
         profile: &ModelProfile,
         request: &AiRequest,
+        gate: &dyn CallGate,
         cancel: &CancellationToken,
     ) -> Result<Completion, ProviderError> {
         if request.to_value()["prompt"] == "panic" {
             panic!("a bug in one record");
         }
-        self.0.run(profile, request, cancel).await
+        self.0.run_gated(profile, request, gate, cancel).await
     }
 }
 

@@ -37,6 +37,7 @@ pub enum Duty {
     /// Released application tasks past retention are deleted.
     DeleteRetained,
     PruneQuotaDays,
+    /// Per-minute provider counts older than an hour, and the tenants idle in a profile's line.
     PruneProviderMinutes,
 }
 
@@ -174,6 +175,7 @@ impl Duty {
             Duty::PruneProviderMinutes => {
                 summary.provider_minutes_pruned +=
                     drain(pages, |page| store::prune_provider_minutes(client, page)).await?;
+                drain(pages, |page| store::prune_provider_line(client, page)).await?;
             }
         }
         Ok(())

@@ -63,7 +63,7 @@ async fn execute<P: Provider>(app: &App<P>, task: &Task, receipt: &str, deadline
     }
     let config = &app.settings.runtime;
     let cancel = CancellationToken::new();
-    let call = calls::run(app, &chain, &request, &cancel).instrument(tracing::info_span!(
+    let call = calls::run(app, &chain, &request, &task.app_id, &cancel).instrument(tracing::info_span!(
         "provider call",
         kind = %task.kind,
         model_id = %task.model_id

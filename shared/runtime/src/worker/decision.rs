@@ -50,14 +50,18 @@ pub(super) enum Decision<'a> {
     GiveBack { delay: Duration },
 }
 
+/// The message stored when a task given back at provider limits reaches the queue timeout.
+const LIMITED_MESSAGE: &str = "The task waited for its provider's limits longer than the queue timeout.";
+
 /// Decide what an ended attempt writes. `attempt` is the attempt just made (1-based) and
-/// `max_attempts` the task's budget. `jitter` (0 to 1, random in the worker) picks the retry's
+/// `max_attempts` the task's budget; `age` is the task's time since its creation. `jitter` (0 to 1, random in the worker) picks the retry's
 /// delay between zero and the backoff's cap ("full jitter"), so tasks that failed together (one
 /// 429 for many) do not come back together.
 pub(super) fn decide<'a>(
     ending: &'a Ending,
     attempt: i32,
     max_attempts: i32,
+    age: Duration,
     config: &RuntimeConfig,
     jitter: f64,
 ) -> Decision<'a> {
@@ -93,6 +97,11 @@ pub(super) fn decide<'a>(
         }
         Ending::CancelRequested => Decision::SettleCancel,
         Ending::LeaseLost => Decision::Abandon,
+        // The queue timeout bounds a task's time from its creation: a task the limits kept
+        // waiting that long ends, rather than being given back forever.
+        Ending::Throttled(_) if age >= config.queue_timeout => {
+            Decision::Fail { code: ErrorCode::QueueTimeout, message: LIMITED_MESSAGE.to_owned() }
+        }
         // Whatever the attempt number: nothing was spent.
         Ending::Throttled(delay) => Decision::GiveBack { delay: *delay },
     }
@@ -227,8 +236,21 @@ mod tests {
         ];
         for (name, ending, attempt, budget, expected) in cases {
             // At the top of the jitter, the delay is the cap.
-            assert_eq!(decide(&ending, attempt, budget, &config, 1.0), expected, "{name}");
+            assert_eq!(decide(&ending, attempt, budget, Duration::ZERO, &config, 1.0), expected, "{name}");
         }
+    }
+
+    #[test]
+    fn a_task_the_limits_kept_waiting_past_the_queue_timeout_fails() {
+        let config = RuntimeConfig::default();
+        let throttled = Ending::Throttled(Duration::from_secs(2));
+        let young = decide(&throttled, 1, 3, config.queue_timeout / 2, &config, 0.5);
+        assert_eq!(young, Decision::GiveBack { delay: Duration::from_secs(2) });
+        let old = decide(&throttled, 1, 3, config.queue_timeout, &config, 0.5);
+        assert_eq!(
+            old,
+            Decision::Fail { code: ErrorCode::QueueTimeout, message: LIMITED_MESSAGE.to_owned() }
+        );
     }
 
     #[test]
@@ -238,6 +260,7 @@ mod tests {
             &Ending::Finished(Err(error)),
             3,
             5,
+            Duration::ZERO,
             &config,
             jitter,
         ) {
@@ -269,7 +292,7 @@ mod tests {
         for error in errors {
             for attempt in [1, 3] {
                 let ending = Ending::Finished(Err(error.clone()));
-                let message = match decide(&ending, attempt, 3, &config, 0.5) {
+                let message = match decide(&ending, attempt, 3, Duration::ZERO, &config, 0.5) {
                     Decision::Requeue { message, .. } | Decision::Fail { message, .. } => message,
                     other => panic!("{other:?}"),
                 };

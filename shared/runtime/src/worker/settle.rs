@@ -23,7 +23,8 @@ pub(super) async fn settle<P>(
     settler: &Settler,
 ) -> Result<Outcome, StoreError> {
     let runtime = &app.settings.runtime;
-    let decision = decide(&ending, task.attempts, task.max_attempts, runtime, random_fraction());
+    let age = (chrono::Utc::now() - task.created_at).to_std().unwrap_or_default();
+    let decision = decide(&ending, task.attempts, task.max_attempts, age, runtime, random_fraction());
     let Decision::Complete(completion) = decision else {
         return carry_out(app, task, &ending, decision, worked).await;
     };
@@ -45,7 +46,8 @@ pub(super) async fn settle<P>(
             tracing::error!(error = %crate::error_chain(&error), "the store refused the attempt's output");
             let unstorable =
                 Ending::Unexpected(format!("the output could not be stored: {}", crate::error_chain(&error)));
-            let decision = decide(&unstorable, task.attempts, task.max_attempts, runtime, random_fraction());
+            let decision =
+                decide(&unstorable, task.attempts, task.max_attempts, age, runtime, random_fraction());
             carry_out(app, task, &unstorable, decision, worked).await
         }
     }
@@ -120,7 +122,7 @@ async fn carry_out<P>(
                     retry_in_ms = delay.as_millis() as u64,
                     "given back: every profile is at its provider limit; the attempt is not counted"
                 );
-                return Ok(Outcome::Retry { delay });
+                return Ok(resend_later(app, task, delay).await);
             }
             Fenced::Lost
         }
@@ -144,6 +146,19 @@ async fn carry_out<P>(
         app.publish(vec![event]).await;
     }
     Ok(Outcome::Ack)
+}
+
+/// A task given back comes back in a fresh message delayed by `delay`, and this delivery is
+/// acknowledged: a give-back is not a failed receive, so no number of them moves the message to
+/// the dead-letter queue. If that send fails, the message itself comes back after the delay.
+async fn resend_later<P>(app: &App<P>, task: &Task, delay: Duration) -> Outcome {
+    match app.queues.send_task_after(task.id, &task.app_id, delay).await {
+        Ok(()) => Outcome::Ack,
+        Err(error) => {
+            tracing::warn!(error = %crate::error_chain(&error), "could not send the given-back task's message; its delivery comes back instead");
+            Outcome::Retry { delay }
+        }
+    }
 }
 
 /// The provider's own words, or what went wrong, for the log (the task stores a stable

@@ -1,14 +1,36 @@
--- Take a free concurrency slot of a profile (one whose lease ran out) for :lease_ms. SKIP LOCKED:
--- concurrent takers each get another slot, or none, without waiting on each other. Slots above
--- :slots (a lowered limit) are never taken. No row back: every slot is busy.
-WITH free AS (
+-- Take a free concurrency slot of a profile (one whose hold ran out) for :hold_ms, as :holder
+-- for tenant :app_id. SKIP LOCKED: concurrent takers each get another slot, or none, without
+-- waiting on each other. Slots above :slots (a lowered limit) are never taken. No row back:
+-- every slot is busy, or another tenant waits in line that was served less recently than this
+-- one (`ahead`: the slot is left for it, so a tenant that floods the profile cannot starve
+-- another). A slot taken serves the tenant (`served`: it leaves the line).
+WITH me AS (
+    SELECT COALESCE((SELECT last_served FROM provider_line
+                     WHERE profile_id = :profile_id AND app_id = :app_id), '-infinity') AS my_last_served
+),
+ahead AS (
+    SELECT 1 FROM provider_line, me
+    WHERE profile_id = :profile_id AND app_id <> :app_id AND waiting_until > now()
+      AND COALESCE(last_served, '-infinity') < my_last_served
+    LIMIT 1
+),
+free AS (
     SELECT slot FROM provider_slots
-    WHERE profile_id = :profile_id AND slot <= :slots::integer AND lease_until < now()
+    WHERE profile_id = :profile_id AND slot <= :slots::integer AND held_until < now()
+      AND NOT EXISTS (SELECT 1 FROM ahead)
     ORDER BY slot LIMIT 1
     FOR UPDATE SKIP LOCKED
+),
+taken AS (
+    UPDATE provider_slots AS slots
+    SET held_until = now() + :hold_ms::bigint * interval '1 millisecond', holder = :holder
+    FROM free
+    WHERE slots.profile_id = :profile_id AND slots.slot = free.slot
+    RETURNING slots.slot
+),
+served AS (
+    INSERT INTO provider_line (profile_id, app_id, last_served, waiting_until)
+    SELECT :profile_id, :app_id, now(), NULL FROM taken
+    ON CONFLICT (profile_id, app_id) DO UPDATE SET last_served = now(), waiting_until = NULL
 )
-UPDATE provider_slots AS slots
-SET lease_until = now() + :lease_ms::bigint * interval '1 millisecond'
-FROM free
-WHERE slots.profile_id = :profile_id AND slots.slot = free.slot
-RETURNING slots.slot
+SELECT slot FROM taken

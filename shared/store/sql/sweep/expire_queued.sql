@@ -1,10 +1,12 @@
--- Queued tasks that waited longer than the queue timeout end `failed` with
--- WORKFLOW_AI_QUEUE_TIMEOUT (`canceled` where a cancel was requested). A bounded page chosen
--- with SKIP LOCKED, so concurrent sweepers share the work.
+-- Queued tasks created longer ago than the queue timeout end `failed` with
+-- WORKFLOW_AI_QUEUE_TIMEOUT (`canceled` where a cancel was requested): the timeout bounds a
+-- task's time in the system from its creation, so no number of give-backs or retries keeps it
+-- alive (tasks_queued_created_idx). A bounded page chosen with SKIP LOCKED, so concurrent
+-- sweepers share the work.
 WITH candidates AS (
     SELECT id AS candidate_id FROM tasks
-    WHERE status = 'queued' AND updated_at < now() - :queue_timeout_ms::bigint * interval '1 millisecond'
-    ORDER BY updated_at, id LIMIT :page
+    WHERE status = 'queued' AND created_at < now() - :queue_timeout_ms::bigint * interval '1 millisecond'
+    ORDER BY created_at, id LIMIT :page
     FOR UPDATE SKIP LOCKED
 ),
 settled AS (
@@ -13,7 +15,7 @@ settled AS (
         error_code = CASE WHEN cancel_requested_at IS NOT NULL THEN :canceled_code
                      ELSE :queue_timeout_code END,
         error_message = CASE WHEN cancel_requested_at IS NOT NULL THEN 'The task was canceled.'
-                        ELSE 'The task waited in the queue longer than the queue timeout.' END,
+                        ELSE 'The task was not started within the queue timeout of its creation.' END,
         output = NULL, completed_at = now(), updated_at = now()
     FROM candidates WHERE id = candidate_id
     RETURNING id, app_id, run_id, usage_subject, usage_user_id, scope_id, source_id, cache_key, step_key,

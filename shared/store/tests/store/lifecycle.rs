@@ -298,8 +298,13 @@ async fn a_queued_task_past_the_queue_timeout_fails() {
     let old = store::create_task(&client, &new_task(APP, app_owner("s"), "old")).await.unwrap().into_task();
     let fresh =
         store::create_task(&client, &new_task(APP, app_owner("s"), "fresh")).await.unwrap().into_task();
-    db.sql(&format!("UPDATE tasks SET updated_at = now() - interval '16 minutes' WHERE id = '{}'", old.id))
-        .await;
+    // Created 16 minutes ago, and given back a moment ago (a give-back touches updated_at): the
+    // timeout counts from the creation.
+    db.sql(&format!(
+        "UPDATE tasks SET created_at = now() - interval '16 minutes', updated_at = now() WHERE id = '{}'",
+        old.id
+    ))
+    .await;
     let settled = store::expire_queued(&client, Duration::from_secs(900), 100).await.unwrap();
     assert_eq!(settled.len(), 1);
     assert_eq!(settled[0].task.id, old.id);
