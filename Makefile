@@ -6,7 +6,7 @@ LOAD_ENV := source scripts/env.sh && load_local_env;
 TOOLS = $(shell scripts/tools.sh)
 
 
-.PHONY: help up down serve stats demo bench simulate growth chaos load fuzz test check fmt lint deny audit build unit template-lint lambda-smoke rehearse rehearse-fast
+.PHONY: help up down serve stats demo bench simulate growth chaos load fuzz test check fmt lint deny audit sbom build unit template-lint lambda-smoke rehearse rehearse-fast
 
 help:
 	@echo "make demo      the whole system on a local model: one task of each kind, live progress, results"
@@ -24,6 +24,7 @@ help:
 	@echo "make fuzz      schemathesis against openapi.yaml: 1000 cases an operation, a new seed (make test: 100, fixed)"
 	@echo "make load      64 HTTP clients for 60 s against the dev server: no 5xx, no lost task, latencies"
 	@echo "make audit     the RustSec advisories over Cargo.lock (AUDIT_DB=path: a local clone of the database)"
+	@echo "make sbom      a CycloneDX SBOM for each function, beside its build (target/lambda/<fn>/bootstrap.cdx.json)"
 	@echo "parts of make test: fmt lint deny build unit template-lint lambda-smoke rehearse-fast"
 
 up:
@@ -77,6 +78,9 @@ deny:
 # GitHub, or reads AUDIT_DB=path.
 audit:
 	@scripts/audit.sh
+
+sbom:
+	@scripts/sbom.sh
 
 build:
 	cargo build --workspace --all-targets
