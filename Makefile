@@ -6,11 +6,11 @@ LOAD_ENV := source scripts/env.sh && load_local_env;
 TOOLS = $(shell scripts/tools.sh)
 
 
-.PHONY: help up down serve stats demo bench simulate growth chaos load fuzz test check fmt lint build unit template-lint lambda-smoke rehearse rehearse-fast script-tests
+.PHONY: help up down serve stats demo bench simulate growth chaos load fuzz test check fmt lint deny audit sbom build unit template-lint lambda-smoke rehearse rehearse-fast script-tests
 
 help:
 	@echo "make demo      the whole system on a local model: one task of each kind, live progress, results"
-	@echo "make test      what CI runs: fmt, clippy, every test, cargo-lambda build + invoke, template lint, rehearsal"
+	@echo "make test      what CI runs: fmt, clippy, the dependency policy, every test, cargo-lambda build + invoke, template lint, rehearsal"
 	@echo "make check     the fast loop: fmt, clippy, the tests that need no service (nothing to start)"
 	@echo "make up        start Postgres, the SQS-compatible server and the local model; write .local/env"
 	@echo "make down      stop them and delete their data"
@@ -23,7 +23,9 @@ help:
 	@echo "make chaos     2000 tasks through faults, kills and a Postgres restart; then long property runs"
 	@echo "make fuzz      schemathesis against openapi.yaml: 1000 cases an operation, a new seed (make test: 100, fixed)"
 	@echo "make load      64 HTTP clients for 60 s against the dev server: no 5xx, no lost task, latencies"
-	@echo "parts of make test: fmt lint script-tests build unit template-lint lambda-smoke rehearse-fast"
+	@echo "make audit     the RustSec advisories over Cargo.lock (AUDIT_DB=path: a local clone of the database)"
+	@echo "make sbom      a CycloneDX SBOM for each function, beside its build (target/lambda/<fn>/bootstrap.cdx.json)"
+	@echo "parts of make test: fmt lint deny script-tests build unit template-lint lambda-smoke rehearse-fast"
 
 up:
 	@scripts/postgres.sh up
@@ -71,6 +73,19 @@ lint:
 script-tests:
 	@for t in scripts/tests/*.sh; do bash "$$t" || exit 1; done
 
+# The dependency policy (deny.toml) that needs no advisory database: licenses, one version of
+# each crate, banned crates, crates.io only.
+deny:
+	@$(TOOLS)/cargo-deny check licenses bans sources
+
+# The RustSec advisories: cargo-deny (the gate) and cargo-audit. Fetches the database from
+# GitHub, or reads AUDIT_DB=path.
+audit:
+	@scripts/audit.sh
+
+sbom:
+	@scripts/sbom.sh
+
 build:
 	cargo build --workspace --all-targets
 
@@ -112,4 +127,4 @@ fuzz: up
 	@cargo build -p aitasks-dev-server
 	@$(LOAD_ENV) FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-1000} FUZZ_SEED=$${FUZZ_SEED-} cargo test -p aitasks-e2e --test e2e fuzz:: -- --nocapture
 
-test: fmt lint script-tests unit template-lint lambda-smoke rehearse-fast
+test: fmt lint deny script-tests unit template-lint lambda-smoke rehearse-fast

@@ -15,3 +15,20 @@ pub fn canonical_json(value: &Value) -> String {
 pub fn canonical_hash(value: &Value) -> String {
     hex::encode(Sha256::digest(canonical_json(value).as_bytes()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Stored request hashes must not move when the SHA-256 crate does: a known answer
+    /// (`printf '{"a":1,"b":[true,null]}' | sha256sum`).
+    #[test]
+    fn the_hash_is_plain_sha256_of_the_canonical_text() {
+        let value = serde_json::json!({"b": [true, null], "a": 1.0});
+        assert_eq!(canonical_json(&value), r#"{"a":1,"b":[true,null]}"#);
+        assert_eq!(
+            canonical_hash(&value),
+            "1cc69c7fa23616ca2ec3ee70d24390a6225c8832db8a4c814c7e0e7f942f8668"
+        );
+    }
+}

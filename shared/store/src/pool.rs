@@ -6,6 +6,7 @@ use std::time::Duration;
 use std::sync::Arc;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use rustls::pki_types::{pem::PemObject, CertificateDer};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use crate::error::{StoreError, StoreResult};
@@ -55,7 +56,7 @@ pub fn tls_connector(ca_file: Option<&std::path::Path>) -> StoreResult<MakeRustl
     if let Some(path) = ca_file.map(std::path::Path::to_path_buf).or(from_env) {
         let pem = std::fs::read(&path)
             .map_err(|e| StoreError::Config(format!("AITASK_DB_CA_FILE {}: {e}", path.to_string_lossy())))?;
-        for certificate in rustls_pemfile::certs(&mut pem.as_slice()) {
+        for certificate in CertificateDer::pem_slice_iter(&pem) {
             let certificate =
                 certificate.map_err(|e| StoreError::Config(format!("AITASK_DB_CA_FILE: {e}")))?;
             roots.add(certificate).map_err(|e| StoreError::Config(format!("AITASK_DB_CA_FILE: {e}")))?;

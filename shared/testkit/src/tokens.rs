@@ -1,6 +1,6 @@
 //! Dev tokens: HS256 JWTs as the dev server (and, with other keys, API Gateway) expects them.
 
-use jsonwebtoken::{encode, EncodingKey, Header};
+use aitasks_dev_tokens::Hs256Key;
 use serde_json::{json, Value};
 
 /// The dev server's default secret (`AITASK_DEV_JWT_SECRET`).
@@ -26,6 +26,6 @@ pub fn token_with(secret: &str, mut claims: Value) -> String {
             }
         }
     }
-    let key = EncodingKey::from_secret(secret.as_bytes()).expect("an HMAC key from any bytes");
-    encode(&Header::default(), &claims, &key).expect("HS256 signing cannot fail")
+    let key = Hs256Key::new(secret.as_bytes()).expect("an HMAC key from any bytes");
+    key.sign(&claims).expect("HS256 signing cannot fail")
 }

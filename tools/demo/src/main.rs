@@ -9,7 +9,7 @@ use aitasks_contracts::TaskStatus;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use jsonwebtoken::{encode, EncodingKey, Header};
+use aitasks_dev_tokens::Hs256Key;
 use serde_json::{json, Value};
 
 type Failure = Box<dyn std::error::Error + Send + Sync>;
@@ -51,11 +51,8 @@ async fn main() -> Result<(), Failure> {
     let address = std::env::var("AITASK_LOCAL_ADDR").unwrap_or_else(|_| "127.0.0.1:9000".into());
     let secret = std::env::var("AITASK_DEV_JWT_SECRET").unwrap_or_else(|_| "dev-secret".into());
     let exp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_secs() + 3600;
-    let token = encode(
-        &Header::default(),
-        &json!({"app_id": "demo-app", "sub": "demo-user", "exp": exp}),
-        &EncodingKey::from_secret(secret.as_bytes())?,
-    )?;
+    let token = Hs256Key::new(secret.as_bytes())?
+        .sign(&json!({"app_id": "demo-app", "sub": "demo-user", "exp": exp}))?;
     let client = Client {
         base: format!("http://{address}"),
         token,

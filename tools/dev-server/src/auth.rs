@@ -4,32 +4,28 @@
 
 use std::collections::HashMap;
 
-use jsonwebtoken::{decode, Algorithm, DecodingKey, Validation};
-use serde_json::{Map, Value};
+use aitasks_dev_tokens::Hs256Key;
+use serde_json::Value;
+
+/// Clock skew allowed on `exp` and `nbf`.
+const LEEWAY_SECONDS: u64 = 60;
 
 pub(crate) struct DevAuthorizer {
-    key: DecodingKey,
-    validation: Validation,
+    key: Hs256Key,
 }
 
 impl DevAuthorizer {
-    pub(crate) fn new(secret: &str) -> Result<DevAuthorizer, jsonwebtoken::errors::Error> {
-        // Only HS256: `alg: none` and every other algorithm are refused.
-        let mut validation = Validation::new(Algorithm::HS256);
-        validation.leeway = 60;
-        validation.validate_nbf = true;
-        validation.validate_aud = false;
-        validation.set_required_spec_claims(&["exp"]);
-        Ok(DevAuthorizer { key: DecodingKey::from_secret(secret.as_bytes())?, validation })
+    pub(crate) fn new(secret: &str) -> Result<DevAuthorizer, aitasks_dev_tokens::Error> {
+        Ok(DevAuthorizer { key: Hs256Key::new(secret.as_bytes())? })
     }
 
     /// The claims of a valid `Authorization: Bearer` token, as strings (as API Gateway passes
-    /// them), or `None`.
+    /// them), or `None`. Only HS256: `alg: none` and every other algorithm are refused.
     pub(crate) fn verify(&self, authorization: Option<&str>) -> Option<HashMap<String, String>> {
         let token = authorization?.strip_prefix("Bearer ")?.trim();
-        let data = decode::<Map<String, Value>>(token, &self.key, &self.validation).ok()?;
+        let claims = self.key.verify(token, LEEWAY_SECONDS).ok()?;
         Some(
-            data.claims
+            claims
                 .into_iter()
                 .map(|(name, value)| {
                     let text = match value {
