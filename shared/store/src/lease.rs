@@ -3,12 +3,13 @@
 
 use std::collections::HashMap;
 
+use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::error::StoreResult;
 use crate::model::{Claim, Fenced, Lease, LeaseCheck, Task, TaskStatus};
 use crate::pool::GenericClient;
-use crate::queries::{CHECK, CLAIM, CLAIM_MISSES, HEARTBEAT};
+use crate::queries::{CHECK, CLAIM, CLAIM_MISSES, HEARTBEAT, UNCLAIM};
 use crate::rows::task_status;
 use crate::settle::end_canceled;
 
@@ -19,11 +20,38 @@ use crate::settle::end_canceled;
 /// whose cancel was requested before it started: that claim settles it `canceled`). A task
 /// named twice is claimed for its first record; a later record of it is a duplicate delivery.
 pub async fn claim(client: &impl GenericClient, task_ids: &[Uuid]) -> StoreResult<Vec<Claim>> {
+    claim_by(client, task_ids, &ClaimMark::unbounded()).await
+}
+
+/// A claim's mark on the rows it takes, and the time after which it takes none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClaimMark {
+    pub token: Uuid,
+    /// No row is taken at or after this (the database's clock).
+    pub by: DateTime<Utc>,
+}
+
+impl ClaimMark {
+    /// A mark for a worker that waits for its claim whatever it takes.
+    pub fn unbounded() -> ClaimMark {
+        ClaimMark { token: Uuid::new_v4(), by: Utc::now() + chrono::TimeDelta::days(36_500) }
+    }
+}
+
+/// [`claim`], taking no row at or after `mark.by` and marking what it takes with `mark.token`,
+/// so that a worker that stopped waiting can give it back with [`unclaim`].
+pub async fn claim_by(
+    client: &impl GenericClient,
+    task_ids: &[Uuid],
+    mark: &ClaimMark,
+) -> StoreResult<Vec<Claim>> {
     let mut distinct = task_ids.to_vec();
     distinct.sort_unstable();
     distinct.dedup();
     let statement = client.prepare_cached(CLAIM.text()).await?;
-    let rows = client.query(&statement, &CLAIM.bind(&[("task_ids", &distinct)])?).await?;
+    let params =
+        CLAIM.bind(&[("task_ids", &distinct), ("claim_token", &mark.token), ("claim_by", &mark.by)])?;
+    let rows = client.query(&statement, &params).await?;
     let mut first: HashMap<Uuid, Claim> = HashMap::with_capacity(distinct.len());
     for row in &rows {
         let task = Task::from_row(row)?;
@@ -41,6 +69,8 @@ pub async fn claim(client: &impl GenericClient, task_ids: &[Uuid]) -> StoreResul
                 if let Fenced::Written(settled) = end_canceled(client, id).await? {
                     claim = Claim::Canceled(*settled);
                 }
+            } else if status == TaskStatus::Queued {
+                claim = Claim::Busy;
             }
             first.insert(id, claim);
         }
@@ -54,6 +84,7 @@ pub async fn claim(client: &impl GenericClient, task_ids: &[Uuid]) -> StoreResul
                     Claim::Claimed(_) => Some(TaskStatus::Running),
                     Claim::Canceled(_) => Some(TaskStatus::Canceled),
                     Claim::NotClaimable(status) => Some(*status),
+                    Claim::Busy => Some(TaskStatus::Queued),
                     Claim::Missing => None,
                 };
                 if let Some(status) = status {
@@ -64,6 +95,14 @@ pub async fn claim(client: &impl GenericClient, task_ids: &[Uuid]) -> StoreResul
             None => repeats.get(id).map_or(Claim::Missing, |status| Claim::NotClaimable(*status)),
         })
         .collect())
+}
+
+/// Give back, uncounted, what the claim marked `token` took of `task_ids` (its worker stopped
+/// waiting for the answer). How many went back.
+pub async fn unclaim(client: &impl GenericClient, task_ids: &[Uuid], token: Uuid) -> StoreResult<u64> {
+    let statement = client.prepare_cached(UNCLAIM.text()).await?;
+    let params = UNCLAIM.bind(&[("task_ids", &task_ids), ("claim_token", &token)])?;
+    Ok(client.execute(&statement, &params).await?)
 }
 
 /// Check for cancellation (a read; run every cancel poll). One round trip.

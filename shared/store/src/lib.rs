@@ -65,7 +65,7 @@ pub use cancel::{
 pub use create::{create_task, create_tasks, mark_sent, mark_sent_many};
 pub use error::{StoreError, StoreResult};
 pub use events::{mark_delivered, prune_delivered_events, take_undelivered_events};
-pub use lease::{check, claim, heartbeat};
+pub use lease::{check, claim, claim_by, heartbeat, unclaim, ClaimMark};
 pub use listing::list_tasks;
 pub use model::{
     AdmissionBudget, AdmissionRefusal, Claim, Created, Fenced, Lease, LeaseCheck, NewRun, NewTask,

@@ -175,6 +175,9 @@ pub enum Claim {
     NotClaimable(TaskStatus),
     /// No such task (deleted with its scope's data, or never existed).
     Missing,
+    /// Queued, but its row was held by another transaction just then (the claim never waits on
+    /// a row): deliver the record again in a moment.
+    Busy,
 }
 
 /// What a worker learns when it checks in on its lease.

@@ -53,6 +53,7 @@ statements! {
     CLAIM = "lease/claim";
     CLAIM_MISSES = "lease/claim_misses";
     HEARTBEAT = "lease/heartbeat";
+    UNCLAIM = "lease/unclaim";
 
     TASKS_OF_RUN = "listing/tasks_of_run";
     TASKS_OF_SCOPE = "listing/tasks_of_scope";

@@ -9,6 +9,7 @@ mod database_down;
 mod deadline;
 mod fallbacks;
 mod group_commit;
+mod late_claims;
 mod model_config;
 mod provider_limits;
 mod unexpected_errors;

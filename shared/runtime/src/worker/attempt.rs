@@ -69,6 +69,10 @@ async fn execute<P: Provider>(app: &App<P>, task: &Task, receipt: &str, deadline
         model_id = %task.model_id
     ));
     let stop_at = deadline.checked_sub(config.deadline_margin).unwrap_or_else(Instant::now);
+    // Claimed too late to call anyone before the stop: give it back uncounted, untried.
+    if Instant::now() >= stop_at {
+        return Ending::NoTime;
+    }
     // The three run side by side: a check that cannot finish (a dead connection, a lock) delays
     // only the next check, never the call's answer or the deadline.
     let ending = tokio::select! {

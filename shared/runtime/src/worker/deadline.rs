@@ -9,6 +9,10 @@ use aitasks_store::StoreError;
 /// How long before the invocation's deadline a worker gives up on the store and answers.
 pub(super) const ANSWER_MARGIN: Duration = Duration::from_millis(500);
 
+/// How long before `ANSWER_MARGIN` a worker stops waiting for its claim: time enough to give
+/// back what a late claim took.
+pub(super) const CLAIM_MARGIN: Duration = Duration::from_secs(2);
+
 /// An unavailable-store error for something that did not answer in time.
 pub(super) fn timed_out(what: &str) -> StoreError {
     StoreError::Unavailable(Box::new(std::io::Error::new(

@@ -22,6 +22,9 @@ pub(super) enum Ending {
     /// Something that should not happen did (a panic, a stored request that no longer parses).
     /// The detail is for the log; the task stores [`UNEXPECTED_MESSAGE`].
     Unexpected(String),
+    /// The attempt was claimed too late to make any call before the deadline's stop: nothing was
+    /// spent, and the task goes back unworked, its attempt uncounted.
+    NoTime,
     /// Every profile the attempt could use was at its provider-side limit: no call was made.
     /// The task goes back unworked, its attempt uncounted, for another try after the delay.
     Throttled(Duration),
@@ -104,6 +107,7 @@ pub(super) fn decide<'a>(
         }
         // Whatever the attempt number: nothing was spent.
         Ending::Throttled(delay) => Decision::GiveBack { delay: *delay },
+        Ending::NoTime => Decision::GiveBack { delay: Duration::ZERO },
     }
 }
 
@@ -226,6 +230,13 @@ mod tests {
             ),
             ("a requested cancel ends canceled", Ending::CancelRequested, 1, 3, Decision::SettleCancel),
             ("a lost lease writes nothing", Ending::LeaseLost, 2, 3, Decision::Abandon),
+            (
+                "an attempt claimed too late to call anyone goes back uncounted",
+                Ending::NoTime,
+                3,
+                3,
+                Decision::GiveBack { delay: Duration::ZERO },
+            ),
             (
                 "a provider limit gives the claim back, even on the last attempt",
                 Ending::Throttled(Duration::from_secs(7)),

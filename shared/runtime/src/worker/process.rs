@@ -6,13 +6,14 @@
 //! (BENCHMARKS.md, "Batches").
 
 use aitasks_providers::Provider;
-use aitasks_store::{self as store, Claim, StoreError};
-use futures::stream::{self, StreamExt};
+use std::time::Duration;
+
+use aitasks_store::{self as store, Claim, ClaimMark, StoreError};
 use tokio::time::Instant;
 use tracing::Instrument;
 
 use super::attempt;
-use super::deadline::{timed_out, ANSWER_MARGIN};
+use super::deadline::{timed_out, ANSWER_MARGIN, CLAIM_MARGIN};
 use super::delivery::{Delivery, Outcome};
 use super::settler::Settler;
 use crate::app::App;
@@ -21,26 +22,53 @@ use crate::app::App;
 /// attempt's call is stopped `deadline_margin` before `deadline` (when the invocation must have
 /// returned) and its task requeued; whatever the database does, the answers come before the
 /// deadline. An `Err` means the store could not be reached for that message: retry it.
+///
+/// The records are claimed a wave at a time, as many as run at once
+/// (`AITASK_BATCH_CONCURRENCY`, a whole SQS batch of 10 by default): a claimed task always
+/// starts at once, never waits claimed and unwatched behind the others, and a wave that would
+/// start too late to do anything is not claimed at all.
 pub async fn process_batch<P: Provider>(
     app: &App<P>,
     deliveries: &[Delivery<'_>],
     deadline: Instant,
 ) -> Vec<Result<Outcome, StoreError>> {
     let answer_by = deadline.checked_sub(ANSWER_MARGIN).unwrap_or_else(Instant::now);
-    let ids: Vec<uuid::Uuid> = deliveries.iter().map(|delivery| delivery.task_id).collect();
+    let wave = app.settings.runtime.batch_concurrency.max(1);
+    let (settler, writing) = Settler::start(app);
+    let work = async {
+        let settler = settler;
+        let mut outcomes = Vec::with_capacity(deliveries.len());
+        for records in deliveries.chunks(wave) {
+            outcomes.extend(run_wave(app, records, deadline, answer_by, &settler).await);
+        }
+        drop(settler);
+        outcomes
+    };
+    // The writer stops with the attempts, or at the deadline at the latest.
+    let (outcomes, _) = tokio::join!(work, tokio::time::timeout_at(answer_by, writing));
+    outcomes
+}
+
+/// One wave: one statement claims its records' tasks, and their attempts run side by side.
+async fn run_wave<P: Provider>(
+    app: &App<P>,
+    records: &[Delivery<'_>],
+    deadline: Instant,
+    answer_by: Instant,
+    settler: &Settler,
+) -> Vec<Result<Outcome, StoreError>> {
+    // Too late to work on anything: leave the records for another delivery, claiming nothing.
+    if Instant::now() + app.settings.runtime.deadline_margin >= deadline {
+        return records.iter().map(|_| Ok(Outcome::Retry { delay: Duration::ZERO })).collect();
+    }
+    let ids: Vec<uuid::Uuid> = records.iter().map(|delivery| delivery.task_id).collect();
     // Each task's span, and under it a `claim` span for the one statement that claims them all:
     // a claimed task's trace (crate::xray) is recorded before its claim span closes, so its claim
     // is part of it, as for a task claimed alone.
     let spans: Vec<tracing::Span> = ids.iter().map(|id| task_span(*id)).collect();
     let claim_spans: Vec<tracing::Span> =
         spans.iter().map(|span| tracing::info_span!(parent: span, "claim")).collect();
-    let claimed = tokio::time::timeout_at(answer_by, async {
-        let client = store::client(&app.pool).await?;
-        store::claim(&client, &ids).await
-    })
-    .await
-    .unwrap_or_else(|_| Err(timed_out("the database")));
-    let claims = match claimed {
+    let claims = match claim(app, &ids, answer_by).await {
         Ok(claims) => claims,
         Err(error) => {
             let text = crate::error_chain(&error);
@@ -56,27 +84,59 @@ pub async fn process_batch<P: Provider>(
         }
         drop(claim_span);
     }
-    let (settler, writing) = Settler::start(app);
-    let attempts = async {
-        let settler = settler;
-        // Built first, so the stream holds futures and no closure (a closure over references
-        // would make the whole future lose `Send` where the dev server spawns it).
-        let mut work = Vec::with_capacity(claims.len());
-        for ((claim, span), delivery) in claims.into_iter().zip(spans).zip(deliveries) {
-            let handled = after_claim(app, span, claim, delivery.receipt, deadline, &settler);
-            work.push(tokio::time::timeout_at(answer_by, handled));
-        }
-        let outcomes: Vec<Result<Outcome, StoreError>> = stream::iter(work)
-            .buffered(app.settings.runtime.batch_concurrency.max(1))
-            .map(|outcome| outcome.unwrap_or_else(|_| Err(timed_out("the database"))))
-            .collect()
-            .await;
-        drop(settler);
-        outcomes
+    // Built first, so the futures hold no closure (a closure over references would make the
+    // whole future lose `Send` where the dev server spawns it).
+    let mut work = Vec::with_capacity(claims.len());
+    for ((claim, span), delivery) in claims.into_iter().zip(spans).zip(records) {
+        let handled = after_claim(app, span, claim, delivery.receipt, deadline, settler);
+        work.push(tokio::time::timeout_at(answer_by, handled));
+    }
+    futures::future::join_all(work)
+        .await
+        .into_iter()
+        .map(|outcome| outcome.unwrap_or_else(|_| Err(timed_out("the database"))))
+        .collect()
+}
+
+/// How soon a record whose task was busy comes back.
+const BUSY_RETRY: Duration = Duration::from_secs(1);
+
+/// Claim the tasks, waiting for the answer until [`CLAIM_MARGIN`] before `answer_by`. A claim
+/// whose answer does not come by then takes nothing after that moment, and what it took before
+/// is given back uncounted: its tasks are not left running for nobody, an attempt spent.
+async fn claim<P>(app: &App<P>, ids: &[uuid::Uuid], answer_by: Instant) -> Result<Vec<Claim>, StoreError> {
+    let claim_by = answer_by.checked_sub(CLAIM_MARGIN).unwrap_or_else(Instant::now);
+    let left = claim_by.saturating_duration_since(Instant::now());
+    let mark = ClaimMark {
+        token: uuid::Uuid::new_v4(),
+        by: chrono::Utc::now() + chrono::TimeDelta::from_std(left).unwrap_or_default(),
     };
-    // The writer stops with the attempts, or at the deadline at the latest.
-    let (outcomes, _) = tokio::join!(attempts, tokio::time::timeout_at(answer_by, writing));
-    outcomes
+    let claimed = tokio::time::timeout_at(claim_by, async {
+        let client = store::client(&app.pool).await?;
+        store::claim_by(&client, ids, &mark).await
+    })
+    .await;
+    match claimed {
+        Ok(result) => result,
+        Err(_) => {
+            let given_back = tokio::time::timeout_at(answer_by, async {
+                let client = store::client(&app.pool).await?;
+                store::unclaim(&client, ids, mark.token).await
+            })
+            .await
+            .unwrap_or_else(|_| Err(timed_out("the give-back of a late claim")));
+            match given_back {
+                Ok(n) => tracing::warn!(
+                    given_back = n,
+                    "the claim did not answer in time; what it took is given back uncounted"
+                ),
+                Err(error) => {
+                    tracing::error!(error = %crate::error_chain(&error), "the claim did not answer in time and what it took could not be given back; the sweeper will")
+                }
+            }
+            Err(timed_out("the claim"))
+        }
+    }
 }
 
 /// The span of one task's attempt: its trace (crate::xray) continues the create's once the claim
@@ -112,6 +172,10 @@ async fn after_claim<P: Provider>(
             Claim::Missing => {
                 tracing::info!("no such task (deleted); nothing to do");
                 Ok(Outcome::Ack)
+            }
+            Claim::Busy => {
+                tracing::info!("the task's row was busy; its record comes back in a moment");
+                Ok(Outcome::Retry { delay: BUSY_RETRY })
             }
         }
     }

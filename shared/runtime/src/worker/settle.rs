@@ -116,12 +116,16 @@ async fn carry_out<P>(
         Decision::SettleCancel | Decision::Complete(_) => Fenced::Lost,
         Decision::GiveBack { delay } => {
             if store::give_back(&client, lease).await? {
-                metrics::gave_back(&task.model_id);
-                tracing::info!(
-                    model_id = %task.model_id,
-                    retry_in_ms = delay.as_millis() as u64,
-                    "given back: every profile is at its provider limit; the attempt is not counted"
-                );
+                if matches!(ending, Ending::Throttled(_)) {
+                    metrics::gave_back(&task.model_id);
+                    tracing::info!(
+                        model_id = %task.model_id,
+                        retry_in_ms = delay.as_millis() as u64,
+                        "given back: every profile is at its provider limit; the attempt is not counted"
+                    );
+                } else {
+                    tracing::info!("given back: claimed too late to work before the deadline; the attempt is not counted");
+                }
                 return Ok(resend_later(app, task, delay).await);
             }
             Fenced::Lost

@@ -166,6 +166,7 @@ async fn every_record_that_is_not_claimed_says_why() {
             store::Claim::Canceled(_) => "canceled".into(),
             store::Claim::NotClaimable(status) => format!("not claimable ({})", status.as_str()),
             store::Claim::Missing => "missing".into(),
+            store::Claim::Busy => "busy".into(),
         })
         .collect();
     assert_eq!(

@@ -146,6 +146,9 @@ async fn concurrent_callers_never_hold_more_slots_than_the_limit() {
                     holding.fetch_sub(1, Ordering::SeqCst);
                     store::free_slot(&client, "p", number, wanted.holder).await.unwrap();
                     held += 1;
+                } else {
+                    // Busy: look again a little later, as a worker would.
+                    tokio::time::sleep(Duration::from_millis(15)).await;
                 }
             }
             held
