@@ -49,3 +49,10 @@ pub const TASK_PAGE_MAX: usize = 100;
 /// A page of tasks stops early once its requests and outputs pass this many bytes, so the
 /// answer stays under Lambda's 6 MB response limit.
 pub const TASK_PAGE_MAX_BYTES: usize = 4_000_000;
+/// Problems listed in one 400's `details` (the rest are counted in `moreProblems`).
+pub const PROBLEMS_MAX: usize = 50;
+/// Problems listed in one batch's answer, over all its items.
+pub const BATCH_PROBLEMS_MAX: usize = 500;
+/// Characters of a problem's `path` (a longer one, which echoes a caller's key, is cut, ending
+/// in `…`).
+pub const PROBLEM_PATH_MAX_CHARS: usize = 200;
