@@ -239,3 +239,46 @@ async fn a_thousand_items_land_and_pages_walk_the_run_and_the_scope_exactly_once
         );
     }
 }
+
+fn scoped_in(scope_id: &str, effect_key: &str, burst: u64) -> Value {
+    let mut item = scoped_item(effect_key, &format!("doc-{effect_key}"));
+    item["owner"]["scopeId"] = json!(scope_id);
+    item["scope"]["budget"]["burst"] = json!(burst);
+    item["scope"]["budget"]["tasksPerMinute"] = json!(burst);
+    item
+}
+
+/// docs/api.md: a key given twice in one batch makes one task, the later item answering 200
+/// with it. The first valid item creates it whatever the kinds (a scoped item is stored in its
+/// own transaction, plain ones in one statement), and a first item that is refused leaves the
+/// key to the next, as if that one had been sent after it.
+#[tokio::test]
+async fn a_key_given_twice_is_created_by_its_first_valid_item_whatever_the_kinds() {
+    let stack = Stack::start().await;
+    let api = stack.api(APP);
+    let no_run = uuid::Uuid::now_v7().to_string();
+    let items = vec![
+        scoped_in("scope-a", "scoped-first", 10),    // 201
+        app_item("scoped-first"),                    // 200: the scoped item's task
+        app_item("plain-first"),                     // 201
+        scoped_in("scope-b", "plain-first", 10),     // 200: the plain item's task
+        run_item(&no_run, "refused-first"),          // 404
+        scoped_in("scope-c", "refused-first", 10),   // 201
+        scoped_in("scope-d", "spends-the-burst", 1), // 201
+        scoped_in("scope-d", "limited-first", 1),    // 429: scope-d's burst is spent
+        app_item("limited-first"),                   // 201
+        app_item("limited-first"),                   // 200
+    ];
+    let (status, answer) = api.post("/v1/tasks/batch", &json!({"tasks": items})).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(statuses(&answer), [201, 200, 201, 200, 404, 201, 201, 429, 201, 200], "{answer}");
+    let id = |i: usize| answer["results"][i]["task"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(id(1), id(0));
+    assert_eq!(id(3), id(2));
+    assert_eq!(id(9), id(8));
+    let plain =
+        |key: &str| format!("SELECT count(*) FROM tasks WHERE effect_key = '{key}' AND source_id IS NULL");
+    assert_eq!(stack.db.count(&plain("plain-first")).await, 1, "the plain item's task, not the scoped one's");
+    assert_eq!(stack.db.count(&plain("scoped-first")).await, 0, "the scoped item's task");
+    assert_eq!(stack.db.count(&format!("SELECT count(*) FROM tasks WHERE app_id = '{APP}'")).await, 5);
+}

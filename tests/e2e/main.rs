@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod batches;
+mod bounded;
 mod contract;
 mod functions;
 mod fuzz;

@@ -3,14 +3,14 @@
 
 use aitasks_contracts::ListQuery;
 use aitasks_lambda_kit::{
-    check_method, error_body, json_response, retry_after_seconds, serve_http, ApiError, HttpRequest, Route,
+    batch_response, check_method, json_response, serve_http, ApiError, HttpRequest, Route,
 };
-use aitasks_runtime::answers::{RunAnswer, TaskAnswer, TaskSummary};
+use aitasks_runtime::answers::{RunAnswer, TaskAnswer};
 use aitasks_runtime::{api, App};
-use aitasks_store::{Created, Run, Task};
+use aitasks_store::{Run, Task};
 use aws_lambda_events::apigw::{ApiGatewayV2httpRequest, ApiGatewayV2httpResponse};
 use lambda_runtime::{Error, LambdaEvent};
-use serde_json::{json, Value};
+use serde_json::json;
 
 /// The paths this function serves (template.yaml routes each, and `ANY` on each for the 405).
 const ROUTES: &[Route] = &[
@@ -50,9 +50,7 @@ async fn route<P>(app: &App<P>, request: &HttpRequest<'_>) -> Result<ApiGatewayV
             Ok(task_answer(if created.is_new() { 201 } else { 200 }, created.task()))
         }
         ("POST", ["v1", "tasks", "batch"]) => {
-            let answers = api::create_batch(app, &tenant, &request.body()?).await?;
-            let results: Vec<Value> = answers.iter().map(batch_item).collect();
-            Ok(json_response(200, &json!({"results": results})))
+            Ok(batch_response(&api::create_batch(app, &tenant, &request.body()?).await?))
         }
         ("GET", ["v1", "tasks"]) => match request.query("effectKey") {
             Some(_) if ["runId", "scopeId"].iter().any(|name| request.query(name).is_some()) => {
@@ -92,23 +90,6 @@ async fn route<P>(app: &App<P>, request: &HttpRequest<'_>) -> Result<ApiGatewayV
             Ok(task_answer(200, &api::cancel_task(app, &tenant, task_id).await?))
         }
         _ => Err(ApiError::NoRoute),
-    }
-}
-
-/// One item of a batch's answer: its own status, and the task or the error it would have had.
-fn batch_item(answer: &Result<Created, ApiError>) -> Value {
-    match answer {
-        Ok(created) => json!({
-            "status": if created.is_new() { 201 } else { 200 },
-            "task": TaskSummary::from(created.task()),
-        }),
-        Err(error) => {
-            let mut body = error_body(error);
-            if let Some(seconds) = retry_after_seconds(error) {
-                body["retryAfter"] = json!(seconds);
-            }
-            json!({"status": error.status(), "error": body})
-        }
     }
 }
 

@@ -96,9 +96,7 @@ impl CreateTask {
             .and_then(|key| EffectKey::parse(&key));
         let model_id = fields.string("modelId", 1, MODEL_ID_MAX_CHARS, &mut problems);
         let request = fields.required("request", &mut problems).and_then(|value| {
-            AiRequest::parse(value, &fields.path("request"))
-                .map_err(|found| found.iter().for_each(|p| problems.add_raw(p.clone())))
-                .ok()
+            AiRequest::parse(value, &fields.path("request")).map_err(|found| problems.absorb(found)).ok()
         });
         let scope = match fields.value("scope") {
             None => Some(None),

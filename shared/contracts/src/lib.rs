@@ -9,7 +9,8 @@
 //!   demands (including what strict mode cannot express) and returns the task's output.
 //! - [`canonical_hash`]: SHA-256 of RFC 8785 canonical JSON, for the request hash, the cache key
 //!   and the model configuration hash.
-//! - [`stored_size`]: the bytes a value takes as Postgres `jsonb` text (the 413 limit).
+//! - [`stored_size`]: the bytes a value takes as Postgres `jsonb` text (the 413 limit);
+//!   [`response_body_bytes`]: the bytes an answer takes in Lambda's response (its 6 MB limit).
 //!
 //! Parsing never panics, whatever the input (property-tested).
 
@@ -25,6 +26,7 @@ mod listing;
 mod problems;
 mod prompt;
 mod request;
+mod response_size;
 mod schema;
 mod stored_size;
 
@@ -39,6 +41,7 @@ pub use listing::{ListQuery, ListTasks, TaskFilter};
 pub use problems::{Path, Problem, Problems};
 pub use prompt::{max_output_tokens, system_prompt, user_message};
 pub use request::{AiRequest, Classify, ClassifyMany, ExtractData, FieldSpec, FieldType, GenerateText, Kind};
+pub use response_size::{escaped_json_bytes, response_body_bytes};
 pub use schema::{answer_schema, answer_schema_for, schema_name, SchemaDialect};
 pub use stored_size::stored_size;
 

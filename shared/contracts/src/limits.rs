@@ -46,6 +46,15 @@ pub const BATCH_MAX_TASKS: usize = 1_000;
 pub const MAX_BATCH_BODY_BYTES: usize = 6_000_000;
 /// Tasks per page of `GET /v1/tasks?runId=` / `?scopeId=`: at most, and by default.
 pub const TASK_PAGE_MAX: usize = 100;
-/// A page of tasks stops early once its requests and outputs pass this many bytes, so the
-/// answer stays under Lambda's 6 MB response limit.
-pub const TASK_PAGE_MAX_BYTES: usize = 4_000_000;
+/// The largest answer that carries many tasks (a listing's page, a batch's results), in bytes
+/// of its body as Lambda's response carries it: a JSON string, the answer's JSON escaped once
+/// more ([`crate::response_body_bytes`]). Lambda refuses a response over 6 MB; the rest of the
+/// response (status, headers) is far smaller than the margin.
+pub const ANSWER_MAX_BYTES: usize = 5_000_000;
+/// Problems listed in one 400's `details` (the rest are counted in `moreProblems`).
+pub const PROBLEMS_MAX: usize = 50;
+/// Problems listed in one batch's answer, over all its items.
+pub const BATCH_PROBLEMS_MAX: usize = 500;
+/// Characters of a problem's `path` (a longer one, which echoes a caller's key, is cut, ending
+/// in `…`).
+pub const PROBLEM_PATH_MAX_CHARS: usize = 200;

@@ -70,7 +70,7 @@ impl<'a> HttpRequest<'a> {
     }
 }
 
-fn response(status: u16, body: String, extra: HeaderMap) -> ApiGatewayV2httpResponse {
+pub(crate) fn response(status: u16, body: String, extra: HeaderMap) -> ApiGatewayV2httpResponse {
     let mut headers = extra;
     headers.insert(http::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     let mut response = ApiGatewayV2httpResponse::default();
@@ -153,12 +153,23 @@ pub fn error_response(error: &ApiError) -> ApiGatewayV2httpResponse {
     response(error.status(), json!({"error": error_body(error)}).to_string(), headers)
 }
 
-/// The `error` object of an answer: `{code, message, details?}` (a batch item's `error` too,
-/// with `retryAfter` in seconds where a whole answer would send the header).
+/// The `error` object of an answer: `{code, message, details?, moreProblems?}` (a batch item's
+/// `error` too, with `retryAfter` in seconds where a whole answer would send the header).
 pub fn error_body(error: &ApiError) -> serde_json::Value {
+    error_body_listing(error, usize::MAX)
+}
+
+/// [`error_body`] listing at most `listed` of an invalid request's problems in `details`;
+/// `moreProblems` counts the ones found and not listed (absent when there are none).
+pub(crate) fn error_body_listing(error: &ApiError, listed: usize) -> serde_json::Value {
     let mut body = json!({"code": error.code().as_str(), "message": error.public_message()});
     if let ApiError::Invalid(problems) = error {
-        body["details"] = json!(problems);
+        let shown = &problems.listed()[..problems.listed().len().min(listed)];
+        body["details"] = json!(shown);
+        let more = problems.len() - shown.len();
+        if more > 0 {
+            body["moreProblems"] = json!(more);
+        }
     }
     body
 }
@@ -187,6 +198,18 @@ mod tests {
         let body: serde_json::Value = serde_json::from_str(text).unwrap();
         assert_eq!(body["error"]["code"], "INVALID_REQUEST");
         assert_eq!(body["error"]["details"][0]["path"], "stepKey");
+        assert!(body["error"].get("moreProblems").is_none(), "nothing was left out");
+
+        let mut many = aitasks_contracts::Problems::new();
+        for i in 0..aitasks_contracts::PROBLEMS_MAX + 7 {
+            many.add(&aitasks_contracts::Path::root().key("request").index(i), "is wrong");
+        }
+        let body = error_body(&ApiError::Invalid(many.clone()));
+        assert_eq!(body["details"].as_array().map(Vec::len), Some(aitasks_contracts::PROBLEMS_MAX));
+        assert_eq!(body["moreProblems"], 7);
+        let body = error_body_listing(&ApiError::Invalid(many), 2);
+        assert_eq!(body["details"].as_array().map(Vec::len), Some(2));
+        assert_eq!(body["moreProblems"], aitasks_contracts::PROBLEMS_MAX + 5);
 
         let limited = ApiError::Admission {
             code: aitasks_contracts::ErrorCode::RateLimit,

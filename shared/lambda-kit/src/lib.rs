@@ -3,6 +3,7 @@
 //! [`ApiError`] to HTTP; CloudFormation's custom-resource answers, panic included), and the
 //! routes each HTTP function serves.
 
+mod batch_answer;
 mod custom_resource;
 mod http_api;
 mod request_log;
@@ -10,6 +11,7 @@ mod routes;
 mod telemetry;
 
 pub use aitasks_runtime::error_chain;
+pub use batch_answer::batch_response;
 pub use custom_resource::{
     arm_panic_answer, install_panic_answer, Armed, CustomResourceRequest, ResponseStatus,
 };

@@ -76,19 +76,43 @@ impl<'a> From<&'a Task> for TaskAnswer<'a> {
 }
 
 /// A task in a batch's answer: enough to follow it (by id, or by listing its run or scope)
-/// without echoing a thousand requests back. `output` is there for a task the result cache
-/// answered at once.
+/// without echoing a thousand requests back. `output` is there for a task that has one (a
+/// result-cache hit, or an existing task that ended), unless the answer had no room for it:
+/// then `omitted` names what was left out (docs/api.md, "Batches").
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskSummary<'a> {
     pub id: Uuid,
     pub run_id: Option<Uuid>,
-    pub step_key: &'a str,
-    pub effect_key: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step_key: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub effect_key: Option<&'a str>,
     pub status: TaskStatus,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output: Option<&'a Value>,
     pub created_at: DateTime<Utc>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub omitted: Vec<&'static str>,
+}
+
+impl<'a> TaskSummary<'a> {
+    /// The summary without its output (said in `omitted` when there was one).
+    pub fn without_output(mut self) -> TaskSummary<'a> {
+        if self.output.take().is_some() {
+            self.omitted.push("output");
+        }
+        self
+    }
+
+    /// The summary without the keys the caller sent (its item's place in the answer says which
+    /// they were), for an answer that has no room even for those.
+    pub fn without_keys(mut self) -> TaskSummary<'a> {
+        self.step_key = None;
+        self.effect_key = None;
+        self.omitted.extend(["stepKey", "effectKey"]);
+        self
+    }
 }
 
 impl<'a> From<&'a Task> for TaskSummary<'a> {
@@ -96,11 +120,12 @@ impl<'a> From<&'a Task> for TaskSummary<'a> {
         TaskSummary {
             id: task.id,
             run_id: task.run_id,
-            step_key: &task.step_key,
-            effect_key: &task.effect_key,
+            step_key: Some(&task.step_key),
+            effect_key: Some(&task.effect_key),
             status: task.status,
             output: task.output.as_ref(),
             created_at: task.created_at,
+            omitted: Vec::new(),
         }
     }
 }

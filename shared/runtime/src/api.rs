@@ -5,12 +5,13 @@
 use std::time::{Duration, Instant};
 
 use aitasks_contracts::{
-    parse_json, AppId, CreateRun, EffectKey, ListQuery, ListTasks, Release, RunId, TaskId, ID_MAX_CHARS,
-    MAX_WAIT_SECONDS, TASK_PAGE_MAX_BYTES,
+    parse_json, AppId, CreateRun, EffectKey, ListQuery, ListTasks, Release, RunId, TaskId, ANSWER_MAX_BYTES,
+    ID_MAX_CHARS, MAX_WAIT_SECONDS,
 };
 use aitasks_store::{self as store, NewRun, Run, SourceRef, Task};
 use serde_json::json;
 
+use crate::answers::TaskAnswer;
 use crate::api_error::ApiError;
 use crate::app::App;
 pub use crate::create::{create_batch, create_task};
@@ -140,9 +141,15 @@ pub struct TaskPage {
     pub next: Option<uuid::Uuid>,
 }
 
+/// `{"tasks":[` `],"next":"<uuid>"}` around a page's tasks, as Lambda's response carries it.
+const PAGE_FRAME_BYTES: usize = 80;
+
 /// `GET /v1/tasks?runId=…|scopeId=…&status=…&after=…&limit=…`: keyset pages in creation order.
-/// A page ends early once its requests and outputs pass [`TASK_PAGE_MAX_BYTES`], so an answer
-/// always fits Lambda's response limit; `next` then points past the last task it holds.
+/// A page ends early once its answer would pass [`ANSWER_MAX_BYTES`], counted as Lambda's
+/// response carries it (each task as the answer writes it, escaped into the body string), so it
+/// always fits Lambda's response limit; `next` then points past the last task it holds. A page
+/// holds at least one task, and a task's answer (a request and an output of 100 kB each) is far
+/// below the limit.
 pub async fn list_tasks<P>(app: &App<P>, tenant: &AppId, query: ListQuery<'_>) -> Result<TaskPage, ApiError> {
     let listing = ListTasks::parse(query).map_err(ApiError::Invalid)?;
     let client = client(app).await?;
@@ -156,11 +163,11 @@ pub async fn list_tasks<P>(app: &App<P>, tenant: &AppId, query: ListQuery<'_>) -
     )
     .await?;
     let full = found.len() == listing.limit;
-    let (mut tasks, mut bytes) = (Vec::with_capacity(found.len()), 0);
+    let (mut tasks, mut bytes) = (Vec::with_capacity(found.len()), PAGE_FRAME_BYTES);
     for task in found {
-        bytes += aitasks_contracts::stored_size(&task.request)
-            + task.output.as_ref().map_or(0, aitasks_contracts::stored_size);
-        if bytes > TASK_PAGE_MAX_BYTES && !tasks.is_empty() {
+        // The task's answer and the comma before it.
+        bytes += aitasks_contracts::escaped_json_bytes(&TaskAnswer::from(&task)) + 1;
+        if bytes > ANSWER_MAX_BYTES && !tasks.is_empty() {
             let next = tasks.last().map(|last: &Task| last.id);
             return Ok(TaskPage { tasks, next });
         }

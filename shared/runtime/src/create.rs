@@ -2,7 +2,10 @@
 //! contract's order: body (400), size (413), model (400); then the store answers run (404/409),
 //! existing effect key (200) and admission (429). A batch's unscoped items without a tenant
 //! quota go to the store in one statement; the others keep their own transaction each, so
-//! scoped admission stays exact item by item.
+//! scoped admission stays exact item by item. Whatever the path, a key given twice is created
+//! by its first item that the store takes, and the later ones answer 200 with that task.
+
+use std::collections::HashSet;
 
 use aitasks_contracts::{
     parse_json, request_hash, stored_size, AppId, CreateBatch, CreateTask, Owner, Scope,
@@ -129,28 +132,31 @@ pub async fn create_batch<P>(
     let store_span = tracing::info_span!("store create", items = checked.len());
     let mut client = store::client(&app.pool).instrument(store_span.clone()).await?;
     let mut answers: Vec<Option<Result<Created, ApiError>>> = Vec::with_capacity(checked.len());
-    let (mut plain, mut plain_at) = (Vec::new(), Vec::new());
+    let mut plain = Plain::default();
     async {
         for (i, item) in checked.into_iter().enumerate() {
             match item {
                 Err(refusal) => answers.push(Some(Err(refusal))),
                 Ok(item) if item.scope.is_none() && quota.is_none() => {
-                    plain.push(item.task);
-                    plain_at.push(i);
+                    plain.push(i, item.task);
                     answers.push(None);
                 }
-                Ok(item) => match store_one(app, &mut client, &item).await {
-                    // The store failing refuses the whole request (503, 500): the caller sends
-                    // the batch again, and the items already stored answer 200.
-                    Err(error @ (ApiError::Unavailable(_) | ApiError::Internal(_))) => return Err(error),
-                    answer => answers.push(Some(answer)),
-                },
+                Ok(item) => {
+                    // An earlier plain item with this key goes to the store first, so that the
+                    // earlier item is the one that creates (docs/api.md).
+                    if plain.keys.contains(&item.task.effect_key) {
+                        plain.store(&client, tenant, &mut answers).await?;
+                    }
+                    match store_one(app, &mut client, &item).await {
+                        // The store failing refuses the whole request (503, 500): the caller
+                        // sends the batch again, and the items already stored answer 200.
+                        Err(error @ (ApiError::Unavailable(_) | ApiError::Internal(_))) => return Err(error),
+                        answer => answers.push(Some(answer)),
+                    }
+                }
             }
         }
-        for (i, answer) in plain_at.iter().zip(store::create_tasks(&client, tenant.as_str(), &plain).await?) {
-            answers[*i] = Some(answer.map_err(ApiError::from));
-        }
-        Ok::<_, ApiError>(())
+        plain.store(&client, tenant, &mut answers).await
     }
     .instrument(store_span)
     .await?;
@@ -158,6 +164,38 @@ pub async fn create_batch<P>(
     count_created(answers.iter().map(|answer| answer.as_ref().ok()).zip(scoped));
     send_new(app, &client, &answers).await;
     Ok(answers)
+}
+
+/// A batch's plain items not yet stored: one statement stores them all, whenever an item that
+/// must go after one of them (the same key, stored on its own) comes up, and at the end.
+#[derive(Default)]
+struct Plain {
+    tasks: Vec<NewTask>,
+    at: Vec<usize>,
+    keys: HashSet<String>,
+}
+
+impl Plain {
+    fn push(&mut self, at: usize, task: NewTask) {
+        self.keys.insert(task.effect_key.clone());
+        self.tasks.push(task);
+        self.at.push(at);
+    }
+
+    /// Store them, each answer into its item's place.
+    async fn store(
+        &mut self,
+        client: &store::Client,
+        tenant: &AppId,
+        answers: &mut [Option<Result<Created, ApiError>>],
+    ) -> Result<(), ApiError> {
+        let stored = store::create_tasks(client, tenant.as_str(), &self.tasks).await?;
+        for (i, answer) in self.at.iter().zip(stored) {
+            answers[*i] = Some(answer.map_err(ApiError::from));
+        }
+        *self = Plain::default();
+        Ok(())
+    }
 }
 
 /// The messages of a batch's new queued tasks: `SendMessageBatch`, ten to a call, then one

@@ -4,5 +4,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod answers;
+mod bounded;
 mod malformed;
 mod properties;

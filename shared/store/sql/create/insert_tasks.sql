@@ -5,7 +5,9 @@
 --
 -- Rows go in sorted by effect key: two batches that share keys then take their unique-index
 -- entries in the same order and one waits for the other, instead of each holding a key the
--- other needs (a deadlock). A key given twice in one batch is inserted once (ON CONFLICT).
+-- other needs (a deadlock). A key given twice in one batch is inserted once (ON CONFLICT), by
+-- its earlier item: item order breaks the tie, so the later item is the one that finds the key
+-- taken (docs/api.md).
 --
 -- One row per item comes back, in item order: its run's state (NULL when it has no run, or the
 -- run was not found) and the new task's database-filled columns (NULL when nothing was inserted).
@@ -37,7 +39,7 @@ inserted AS (
         items.model_config_hash, items.max_attempts, items.trace_header
     FROM items LEFT JOIN run ON run.owner_run_id = items.run_id
     WHERE items.run_id IS NULL OR run.run_state = 'running'
-    ORDER BY items.effect_key
+    ORDER BY items.effect_key, items.ord
     ON CONFLICT (app_id, effect_key) DO NOTHING
     RETURNING id, scope_id, source_id, cache_key, usage_user_id, status, attempts, created_at,
         updated_at

@@ -62,6 +62,44 @@ async fn each_item_is_answered_in_order_in_two_round_trips() {
     assert_eq!(db.count("SELECT count(*) FROM tasks").await, 4, "taken, warm, r1, a1");
 }
 
+/// A key given twice in one batch is created by its earlier item: rows go in sorted by key and
+/// then by item order, so the later item is the one that finds the key taken.
+#[tokio::test]
+async fn a_key_given_twice_is_created_by_its_earlier_item() {
+    let db = TestDb::new().await;
+    let client = db.client().await;
+    let keys: Vec<String> = (0..300).map(|i| format!("k{:03}", (i * 7) % 300)).collect();
+    let mut items = Vec::new();
+    for (copy, order) in [("first", false), ("second", true), ("third", false)] {
+        let mut these: Vec<store::NewTask> = keys
+            .iter()
+            .map(|key| {
+                let mut task = app_owned(key);
+                task.step_key = copy.into();
+                task
+            })
+            .collect();
+        if order {
+            these.reverse();
+        }
+        items.extend(these);
+    }
+    let answers = store::create_tasks(&client, APP, &items).await.unwrap();
+    let new: Vec<&str> = answers
+        .iter()
+        .zip(&items)
+        .filter(|(answer, _)| matches!(answer, Ok(Created::New(_))))
+        .map(|(_, item)| item.step_key.as_str())
+        .collect();
+    assert_eq!(new.len(), 300, "each key created once");
+    assert!(new.iter().all(|copy| *copy == "first"), "created by the earlier item: {new:?}");
+    for (i, answer) in answers.iter().enumerate().skip(300) {
+        let key = &items[i].effect_key;
+        let first = answers[keys.iter().position(|k| k == key).unwrap()].as_ref().unwrap().task();
+        assert_eq!(answer.as_ref().unwrap().task().id, first.id, "the later items answer with that task");
+    }
+}
+
 async fn run_canceled(db: &TestDb) -> uuid::Uuid {
     let run = run(db, APP).await;
     store::cancel_run(&db.client().await, APP, run.id).await.unwrap();
