@@ -22,7 +22,8 @@ pub(super) async fn settle<P>(
     settler: &Settler,
 ) -> Result<Outcome, StoreError> {
     let lease = task.lease();
-    // The provider's own words stay in the log (the task stores a stable sentence).
+    // The cause goes to the log (the task stores a stable sentence); a provider's own words are
+    // in it only as their size and hash (`ProviderError`'s Display), so it never quotes a prompt.
     let cause = match &ending {
         Ending::Finished(Err(error)) => Some(error.to_string()),
         Ending::Unexpected(detail) => Some(detail.clone()),
