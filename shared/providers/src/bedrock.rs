@@ -21,7 +21,7 @@ use aws_sdk_bedrockruntime::types::{
 use aws_smithy_types::{Document, Number};
 use serde_json::{json, Map, Value};
 
-use crate::error::ProviderError;
+use crate::error::{said, ProviderError};
 use crate::wire::{Call, Turn, Wire};
 
 pub(crate) struct Bedrock;
@@ -179,8 +179,9 @@ fn message(entry: &Value) -> Result<Message, String> {
 }
 
 /// Bedrock's errors in our classes: throttling (429) and service failures retryable, a bad
-/// request or missing access not. The service's own words go in the message, never a key (the
-/// role's credentials are never part of an error).
+/// request or missing access not. The error names the service's code, and its words by size and
+/// hash only (they may quote the request); never a key (the role's credentials are never part
+/// of an error).
 fn sdk_error(error: SdkError<ConverseError, HttpResponse>) -> ProviderError {
     if let SdkError::DispatchFailure(_) = &error {
         return ProviderError::Connection(
@@ -189,7 +190,9 @@ fn sdk_error(error: SdkError<ConverseError, HttpResponse>) -> ProviderError {
     }
     let status = error.raw_response().map(|response| response.status().as_u16());
     let code = error.code().unwrap_or("unknown").to_owned();
-    let message = format!("{code}: {}", error.message().unwrap_or_default());
+    let words = error.message().unwrap_or_default();
+    tracing::debug!(code, message = words, "Bedrock's error");
+    let message = said(Some(&code), "message", words);
     match (code.as_str(), status) {
         ("ThrottlingException", _) | (_, Some(429)) => {
             ProviderError::RateLimited { retry_after: None, message }

@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::error::ProviderError;
+use crate::error::{said, ProviderError};
 use crate::gate::{CallEstimate, CallGate, NoLimits};
 use crate::profiles::ModelProfile;
 use crate::wire::{Call, Turn, Wire};
@@ -195,7 +195,8 @@ async fn run_turns<W: Wire>(
         };
         tracing::debug!(calls = usage.calls, %problems, "answer failed the checker");
         if usage.calls > MAX_REPAIR_TURNS {
-            return Err(ProviderError::LoopFailed(problems));
+            // The problems may quote the answer, and the answer the prompt.
+            return Err(ProviderError::LoopFailed(said(None, "problems", &problems)));
         }
         wire.repair(&mut conversation, turn, &problems);
     }

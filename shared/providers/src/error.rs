@@ -1,10 +1,17 @@
 //! How a provider call failed, as a type the runtime reads to decide between retry and failure.
+//!
+//! An error's text is safe for a log line at any level: what a provider or its model wrote (an
+//! error body, a refusal, the checker's problems with an answer) may echo the prompt, so an
+//! error carries only the provider's error code, when it is a short token, and the text's size
+//! and hash ([`said`]). The words themselves go to DEBUG lines where they are read.
 
 use std::time::Duration;
 
 use aitasks_contracts::ErrorCode;
+use sha2::{Digest, Sha256};
 
-/// A failed provider call. Messages never carry the API key (the client scrubs them).
+/// A failed provider call. Messages never carry the API key or other credentials (the client
+/// scrubs them), nor what the provider or the model wrote, only its size and hash.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ProviderError {
     /// HTTP 429. Retryable after `retry_after` when the provider said so.
@@ -91,8 +98,8 @@ impl ProviderError {
         )
     }
 
-    /// What the task stores and its tenant sees: stable words without the provider's URL, body
-    /// or model text, which stay in the worker's log line (`Display` has them).
+    /// What the task stores and its tenant sees: stable words without the provider's URL, code
+    /// or the size of what it wrote, which the worker's log line has (`Display`).
     pub fn public_message(&self) -> String {
         match self {
             ProviderError::RateLimited { .. } => "The provider is rate limiting.".to_owned(),
@@ -132,7 +139,54 @@ impl ProviderError {
     }
 }
 
+/// What a provider or its model wrote, as an error (and so a log line) may carry it: the
+/// provider's error code when it gave one that is a short token, then the text's length in
+/// characters and the first 12 hex digits of its SHA-256, never the text.
+/// `said(Some("overloaded_error"), "body", text)` is
+/// `overloaded_error; body of 120 chars, sha256 0123456789ab`.
+pub(crate) fn said(code: Option<&str>, what: &str, text: &str) -> String {
+    let digest = if text.is_empty() {
+        format!("empty {what}")
+    } else {
+        let hash = hex::encode(Sha256::digest(text.as_bytes()));
+        format!("{what} of {} chars, sha256 {}", text.chars().count(), &hash[..12])
+    };
+    match code.filter(|code| is_token(code)) {
+        Some(code) => format!("{code}; {digest}"),
+        None => digest,
+    }
+}
+
+/// A provider's error code or type (`rate_limit_exceeded`, `ThrottlingException`): short, and
+/// of letters, digits and `_ - . :` only, so it cannot carry a sentence of the prompt.
+pub(crate) fn is_token(text: &str) -> bool {
+    (1..=64).contains(&text.len())
+        && text.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':'))
+}
+
 /// Why the profiles could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid AITASK_MODELS: {0}")]
 pub struct ProfileError(pub(crate) String);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_was_said_is_its_code_size_and_hash_only() {
+        let text = "I will not repeat «the prompt»";
+        let hash = hex::encode(Sha256::digest(text.as_bytes()));
+        assert_eq!(
+            said(Some("overloaded_error"), "body", text),
+            format!("overloaded_error; body of 30 chars, sha256 {}", &hash[..12]),
+            "characters, not bytes"
+        );
+        assert_eq!(said(None, "refusal", ""), "empty refusal");
+        let sentence = said(Some("the prompt was: hello"), "body", "x");
+        assert!(
+            sentence.starts_with("body of 1 chars"),
+            "a code that is not a token is left out: {sentence}"
+        );
+    }
+}

@@ -3,7 +3,9 @@
 //! - [`ModelProfiles`]: which endpoint and model a `modelId` means (`AITASK_MODELS`, with the
 //!   `default` profile falling back to `OPENAI_BASE_URL` / `OPENAI_API_KEY` /
 //!   `AITASK_DEFAULT_MODEL`); a profile gives the model reference stored on a task and its
-//!   configuration hash (secrets excluded).
+//!   configuration hash (secrets excluded). Credentials never sit in it: a profile names the
+//!   secrets of its key and of its credential headers ([`SecretHeader`]), and a plain header
+//!   named like a credential is refused.
 //! - [`Provider`]: one attempt of a task, cancellable; [`HttpProvider`] implements it for any
 //!   OpenAI-compatible endpoint (`response_format: json_schema`, strict) and for Anthropic's
 //!   Messages API (a forced tool call whose input schema is the answer's), with the profile's
@@ -16,6 +18,7 @@
 mod anthropic;
 mod bedrock;
 mod client;
+mod credentials;
 mod error;
 mod gate;
 mod openai;
@@ -25,10 +28,14 @@ mod wire;
 
 pub use anthropic::ANTHROPIC_VERSION;
 pub use client::{Completion, HttpProvider, Provider, Usage, MAX_REPAIR_TURNS};
+pub use credentials::{
+    profile_header_secrets, profile_header_variable, profile_key_secrets, profile_key_variable, ApiKey,
+    SecretHeader, CREDENTIAL_HEADER_WORDS,
+};
 pub use error::{ProfileError, ProviderError};
 pub use gate::{CallEstimate, CallGate, GateFuture, NoLimits, Passed};
 pub use profiles::{
-    profile_key_secrets, profile_key_variable, ApiKey, CallLimits, CallSettings, ModelProfile, ModelProfiles,
-    Prices, TokenLimitField, ANTHROPIC_BASE_URL, DEFAULT_BASE_URL, DEFAULT_MODEL,
+    CallLimits, CallSettings, ModelProfile, ModelProfiles, Prices, TokenLimitField, ANTHROPIC_BASE_URL,
+    DEFAULT_BASE_URL, DEFAULT_MODEL,
 };
 pub use tokio_util::sync::CancellationToken;

@@ -7,7 +7,7 @@
 use aitasks_contracts::{schema_name, system_prompt, user_message, AiRequest};
 use serde_json::{json, Value};
 
-use crate::error::ProviderError;
+use crate::error::{said, ProviderError};
 use crate::wire::{malformed, parse_answer, send, Call, Turn, Wire};
 
 pub(crate) struct OpenAi;
@@ -55,7 +55,9 @@ impl Wire for OpenAi {
         let choice = body.pointer("/choices/0").ok_or_else(|| malformed(call, "choices[0]", &body))?;
         let message = choice.get("message").ok_or_else(|| malformed(call, "choices[0].message", &body))?;
         if let Some(refusal) = message.get("refusal").and_then(Value::as_str) {
-            return Err(ProviderError::Refused(refusal.to_owned()));
+            // The model's own words may quote the prompt: DEBUG only.
+            tracing::debug!(%refusal, "the model refused");
+            return Err(ProviderError::Refused(said(None, "refusal", refusal)));
         }
         match choice.get("finish_reason").and_then(Value::as_str) {
             Some("length") => return Err(ProviderError::Truncated { limit: u64::from(limit) }),

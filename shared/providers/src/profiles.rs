@@ -4,12 +4,12 @@
 //! `AITASK_DEFAULT_MODEL`.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::time::Duration;
 
 use aitasks_contracts::canonical_hash;
 use serde_json::{json, Map, Value};
 
+use crate::credentials::{profile_key_variable, secret_headers, ApiKey, SecretHeader};
 use crate::error::{ProfileError, ProviderError};
 pub use crate::settings::{CallSettings, TokenLimitField};
 
@@ -17,32 +17,6 @@ pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com/v1";
 pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
 const DEFAULT_KEY_ENV: &str = "OPENAI_API_KEY";
-
-/// An API key. Never printed: `Debug` and `Display` show `***`.
-#[derive(Clone, PartialEq, Eq)]
-pub struct ApiKey(String);
-
-impl ApiKey {
-    pub fn new(key: impl Into<String>) -> ApiKey {
-        ApiKey(key.into())
-    }
-
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for ApiKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("***")
-    }
-}
-
-impl fmt::Display for ApiKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("***")
-    }
-}
 
 /// One resolved model configuration.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,6 +28,9 @@ pub struct ModelProfile {
     pub api_key: Option<ApiKey>,
     /// `apiKeySecretArn`: the Secrets Manager secret holding this profile's key.
     pub key_secret_arn: Option<String>,
+    /// `secretHeaders`: headers whose values are credentials, each from a secret. Not part of
+    /// the configuration hash.
+    pub secret_headers: Vec<SecretHeader>,
     /// Other settings from `AITASK_MODELS`, part of the configuration hash.
     pub settings: Map<String, Value>,
     /// What the model costs, when the profile says (`"prices"`): for the estimated-cost
@@ -105,6 +82,20 @@ impl ModelProfile {
             Some("full") => aitasks_contracts::SchemaDialect::Full,
             _ => aitasks_contracts::SchemaDialect::Strict,
         }
+    }
+
+    /// A secret this profile names that gave nothing (`apiKeySecretArn`, `secretHeaders`), said
+    /// as a cold start reports it: process-task, which reads them, refuses to start then.
+    pub fn unread_secret(&self) -> Option<String> {
+        if let (Some(arn), None) = (&self.key_secret_arn, &self.api_key) {
+            return Some(format!("profile {:?}: its key secret {arn} gave no key", self.id));
+        }
+        self.secret_headers.iter().find(|header| header.value.is_none()).map(|header| {
+            format!(
+                "profile {:?}: the secret {} of header {:?} gave no value",
+                self.id, header.secret_arn, header.name
+            )
+        })
     }
 
     /// The model reference stored on a task (no secrets).
@@ -164,8 +155,9 @@ impl ModelProfiles {
                     base_url: trim_base(
                         lookup("OPENAI_BASE_URL").unwrap_or_else(|| DEFAULT_BASE_URL.to_owned()),
                     ),
-                    api_key: lookup(DEFAULT_KEY_ENV).map(ApiKey),
+                    api_key: lookup(DEFAULT_KEY_ENV).map(ApiKey::new),
                     key_secret_arn: None,
+                    secret_headers: Vec::new(),
                     // AITASK_SCHEMA_DIALECT=full: the default endpoint enforces full JSON Schema.
                     settings: lookup("AITASK_SCHEMA_DIALECT")
                         .map(|dialect| Map::from_iter([("schemaDialect".to_owned(), Value::String(dialect))]))
@@ -218,21 +210,6 @@ fn typed<T: serde::de::DeserializeOwned>(
             .map(Some)
             .map_err(|e| ProfileError(format!("profile {id:?}: {key} must be {shape}: {e}"))),
     }
-}
-
-/// The variable a profile's key read from its own secret (`apiKeySecretArn`) is looked up by.
-pub fn profile_key_variable(profile_id: &str) -> String {
-    format!("AITASK_PROFILE_KEY:{profile_id}")
-}
-
-/// The `apiKeySecretArn` of every profile in an `AITASK_MODELS` text, by profile id (nothing for
-/// text that does not parse: reading the profiles reports that).
-pub fn profile_key_secrets(models: &str) -> Vec<(String, String)> {
-    let Ok(Value::Object(entries)) = serde_json::from_str::<Value>(models) else { return Vec::new() };
-    entries
-        .iter()
-        .filter_map(|(id, entry)| entry["apiKeySecretArn"].as_str().map(|arn| (id.clone(), arn.to_owned())))
-        .collect()
 }
 
 fn trim_base(url: String) -> String {
@@ -310,8 +287,20 @@ fn profile_from_json(
             Some(limits)
         }
     };
+    // Taken out before the settings are read: they are credentials, not configuration.
+    let secret_headers = {
+        let plain: Vec<String> = fields
+            .get("headers")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .map(|(n, _)| n.clone())
+            .collect();
+        secret_headers(id, &mut fields, &plain, lookup)?
+    };
     let call = CallSettings::parse(id, &fields)?;
     Ok(ModelProfile {
+        secret_headers,
         prices,
         call,
         timeout,
@@ -321,8 +310,8 @@ fn profile_from_json(
         model,
         base_url: trim_base(base_url),
         api_key: match &key_secret {
-            Some(_) => lookup(&profile_key_variable(id)).map(ApiKey),
-            None => lookup(&key_env).map(ApiKey),
+            Some(_) => lookup(&profile_key_variable(id)).map(ApiKey::new),
+            None => lookup(&key_env).map(ApiKey::new),
         },
         key_secret_arn: key_secret,
         settings: fields,
@@ -332,6 +321,7 @@ fn profile_from_json(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::credentials::profile_key_secrets;
     use std::collections::HashMap;
 
     fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {

@@ -5,6 +5,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::credentials::refuse_credential_header;
 use crate::error::ProfileError;
 
 /// Which body field carries the output-token cap. OpenAI's reasoning models refuse
@@ -36,7 +37,8 @@ pub struct CallSettings {
     pub seed: Option<i64>,
     /// OpenAI's `reasoning_effort` (`low`, `medium`, `high`).
     pub reasoning_effort: Option<String>,
-    /// Extra HTTP headers (a beta flag, an organization).
+    /// Extra HTTP headers (a beta flag, an organization); never a credential (a name that looks
+    /// like one is refused: `secretHeaders` carries those).
     pub headers: Vec<(String, String)>,
     /// Profiles tried in order, within the same attempt, when this one fails with a retryable
     /// error (`ModelProfiles` checks that each exists).
@@ -74,7 +76,7 @@ impl CallSettings {
         let bad = |key: &str, what: &str| ProfileError(format!("profile {id:?}: {key} must be {what}"));
         if let Some(unknown) = settings.keys().find(|key| !KNOWN.contains(&key.as_str())) {
             return Err(ProfileError(format!(
-                "profile {id:?}: unknown setting {unknown:?} (known: {}, and provider, model, baseUrl, apiKeyEnv, apiKeySecretArn, prices, timeoutMs, limits)",
+                "profile {id:?}: unknown setting {unknown:?} (known: {}, and provider, model, baseUrl, apiKeyEnv, apiKeySecretArn, secretHeaders, prices, timeoutMs, limits)",
                 KNOWN.join(", ")
             )));
         }
@@ -118,6 +120,7 @@ impl CallSettings {
                 if !valid {
                     return Err(bad("headers", "an object of valid header names and string values"));
                 }
+                refuse_credential_header(id, name)?;
                 call.headers.push((name.clone(), value.as_str().unwrap_or_default().to_owned()));
             }
         }
@@ -173,6 +176,7 @@ mod tests {
             json!({"maxOutputTokens": 0}),
             json!({"headers": {"bad header": "x"}}),
             json!({"headers": {"x-a": 1}}),
+            json!({"headers": {"Authorization": "Bearer x"}}),
             json!({"schemaDialect": "loose"}),
             json!({"fallbacks": "b"}),
             json!({"fallbacks": ["p"]}),

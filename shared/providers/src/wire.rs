@@ -1,13 +1,15 @@
 //! What every provider's wire format shares: one call's inputs, one turn's answer, the HTTP
-//! status classes, `Retry-After`, and keeping keys out of messages.
+//! status classes, `Retry-After`, the profile's headers, and keeping credentials and what the
+//! provider wrote out of errors.
 
 use std::future::Future;
 use std::time::Duration;
 
 use aitasks_contracts::AiRequest;
+use reqwest::header::HeaderValue;
 use serde_json::Value;
 
-use crate::error::ProviderError;
+use crate::error::{is_token, said, ProviderError};
 use crate::profiles::ModelProfile;
 
 /// The parts of one provider call that do not change between turns.
@@ -53,11 +55,19 @@ pub(crate) trait Wire: Sync {
 }
 
 /// Send a request and read its body: the shared HTTP error classes, with `overloaded` statuses
-/// (Anthropic's 529) among the 5xx.
+/// (Anthropic's 529) among the 5xx. An error names the body by the provider's error code and the
+/// body's size and hash ([`said`]); the body itself goes to a DEBUG line.
 pub(crate) async fn send(call: &Call<'_>, request: reqwest::RequestBuilder) -> Result<Value, ProviderError> {
     let mut request = request.timeout(call.timeout);
     for (name, value) in &call.profile.call.headers {
         request = request.header(name, value);
+    }
+    for header in &call.profile.secret_headers {
+        // Checked when the profile was read; marked sensitive, so no Debug of the request shows it.
+        if let Some(Ok(mut value)) = header.value.as_ref().map(|v| HeaderValue::from_str(v.expose())) {
+            value.set_sensitive(true);
+            request = request.header(&header.name, value);
+        }
     }
     let response = request.send().await.map_err(|e| transport_error(e, call))?;
     let status = response.status();
@@ -67,9 +77,10 @@ pub(crate) async fn send(call: &Call<'_>, request: reqwest::RequestBuilder) -> R
         .and_then(|v| v.to_str().ok())
         .and_then(parse_retry_after);
     let text = response.text().await.map_err(|e| transport_error(e, call))?;
-    let scrub = |text: String| scrub_secret(text, call.profile);
     if !status.is_success() {
-        let message = scrub(snippet(&text));
+        let text = scrub_secret(text, call.profile);
+        tracing::debug!(status = status.as_u16(), body = %snippet(&text), "the provider's error answer");
+        let message = said(error_code(&text).as_deref(), "body", &text);
         return Err(match status.as_u16() {
             429 => ProviderError::RateLimited { retry_after, message },
             401 | 403 => ProviderError::Auth { status: status.as_u16() },
@@ -79,16 +90,18 @@ pub(crate) async fn send(call: &Call<'_>, request: reqwest::RequestBuilder) -> R
             code => ProviderError::Rejected { status: code, message },
         });
     }
-    serde_json::from_str(&text)
-        .map_err(|_| ProviderError::Malformed(scrub(format!("not JSON: {}", snippet(&text)))))
+    serde_json::from_str(&text).map_err(|_| {
+        let text = scrub_secret(text.clone(), call.profile);
+        tracing::debug!(body = %snippet(&text), "the provider's answer is not JSON");
+        ProviderError::Malformed(format!("not JSON: {}", said(None, "body", &text)))
+    })
 }
 
 /// A 2xx body without the part the format promises.
 pub(crate) fn malformed(call: &Call<'_>, what: &str, body: &Value) -> ProviderError {
-    ProviderError::Malformed(scrub_secret(
-        format!("no {what} in {}", snippet(&body.to_string())),
-        call.profile,
-    ))
+    let text = scrub_secret(body.to_string(), call.profile);
+    tracing::debug!(body = %snippet(&text), "the provider's answer has no {what}");
+    ProviderError::Malformed(format!("no {what} in the answer: {}", said(None, "body", &text)))
 }
 
 /// The answer text of a turn, parsed: a JSON object to check, or why not.
@@ -111,7 +124,18 @@ fn transport_error(error: reqwest::Error, call: &Call<'_>) -> ProviderError {
     }
 }
 
-/// At most 300 characters of a provider's body, for error messages.
+/// The provider's error code in an error body, when it gave one: OpenAI's `error.code` or
+/// `error.type`, Anthropic's `error.type`, a top-level `code` or `type` (vLLM and others).
+fn error_code(text: &str) -> Option<String> {
+    let body: Value = serde_json::from_str(text).ok()?;
+    ["/error/code", "/error/type", "/code", "/type"]
+        .iter()
+        .filter_map(|pointer| body.pointer(pointer).and_then(Value::as_str))
+        .find(|code| is_token(code) && *code != "error")
+        .map(str::to_owned)
+}
+
+/// At most 300 characters of a provider's body, for DEBUG lines.
 fn snippet(text: &str) -> String {
     let mut out: String = text.chars().take(300).collect();
     if out.len() < text.len() {
@@ -120,12 +144,15 @@ fn snippet(text: &str) -> String {
     out
 }
 
-/// Providers sometimes echo the key they were given; never pass it on.
+/// Providers sometimes echo the credentials they were given (the key, a secret header's
+/// value); never pass them on.
 fn scrub_secret(text: String, profile: &ModelProfile) -> String {
-    match &profile.api_key {
-        Some(key) if !key.expose().is_empty() => text.replace(key.expose(), "***"),
-        _ => text,
-    }
+    let secrets =
+        profile.api_key.iter().chain(profile.secret_headers.iter().filter_map(|h| h.value.as_ref()));
+    secrets
+        .map(|secret| secret.expose())
+        .filter(|secret| !secret.is_empty())
+        .fold(text, |text, secret| text.replace(secret, "***"))
 }
 
 /// `Retry-After`: whole seconds, or an HTTP date.
@@ -141,6 +168,32 @@ fn parse_retry_after(value: &str) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_error_body_s_code_is_found_in_each_provider_s_shape() {
+        let code = |body: Value| error_code(&body.to_string());
+        assert_eq!(
+            code(
+                json!({"error": {"message": "m", "type": "invalid_request_error", "code": "context_length_exceeded"}})
+            ),
+            Some("context_length_exceeded".to_owned())
+        );
+        assert_eq!(
+            code(json!({"error": {"message": "m", "type": "requests", "code": null}})),
+            Some("requests".to_owned())
+        );
+        assert_eq!(
+            code(json!({"type": "error", "error": {"type": "overloaded_error", "message": "m"}})),
+            Some("overloaded_error".to_owned())
+        );
+        assert_eq!(
+            code(json!({"object": "error", "type": "BadRequestError", "code": 400})),
+            Some("BadRequestError".to_owned())
+        );
+        assert_eq!(code(json!({"error": {"code": "the prompt says hello"}})), None, "not a token");
+        assert_eq!(error_code("<html>busy</html>"), None);
+    }
 
     #[test]
     fn retry_after_reads_seconds_and_dates() {

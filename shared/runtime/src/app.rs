@@ -37,7 +37,8 @@ impl App<HttpProvider> {
     }
 
     /// [`App::from_env`] for process-task, the one function that calls providers (and whose
-    /// role may read the profiles' own key secrets): every profile's `apiKeySecretArn` is read.
+    /// role may read the profiles' own secrets): every profile's `apiKeySecretArn` and
+    /// `secretHeaders` are read.
     pub async fn worker_from_env() -> Result<Arc<App>, StartupError> {
         App::build_from_env(true).await
     }
@@ -49,16 +50,11 @@ impl App<HttpProvider> {
         let settings = Settings::from_lookup(lookup)?;
         let profiles = ModelProfiles::from_lookup(lookup)?;
         if worker {
-            // A key secret named but not read is a configuration mistake: say so at cold start,
-            // not as a 401 on every task.
-            for id in profiles.ids() {
-                if let Ok(profile) = profiles.resolve(id) {
-                    if let (Some(arn), None) = (&profile.key_secret_arn, &profile.api_key) {
-                        return Err(
-                            ConfigError(format!("profile {id:?}: its key secret {arn} gave no key")).into()
-                        );
-                    }
-                }
+            // A key or header secret named but not read is a configuration mistake: say so at
+            // cold start, not as a 401 on every task.
+            let unread = profiles.ids().filter_map(|id| profiles.resolve(id).ok()?.unread_secret()).next();
+            if let Some(unread) = unread {
+                return Err(ConfigError(unread).into());
             }
         }
         let aws = crate::aws::sdk_config().await;

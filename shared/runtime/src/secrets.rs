@@ -3,7 +3,8 @@
 //! username, password, host, port, dbname) becomes `DATABASE_URL`, and
 //! `AITASK_PROVIDER_KEY_SECRET_ARN` (a plain string, or JSON with `apiKey`) becomes
 //! `OPENAI_API_KEY`; for the worker, each profile's `apiKeySecretArn` becomes that profile's
-//! key. Locally none is set and the plain variables are used.
+//! key, and each secret of its `secretHeaders` (a plain string, or JSON with `value`) that
+//! header's value. Locally none is set and the plain variables are used.
 
 use std::collections::HashMap;
 
@@ -23,18 +24,22 @@ impl Secrets {
 
     /// Fetch the secrets the environment names (none locally). With `profile_keys` (the
     /// worker, whose role may read them), also every profile's own key secret
-    /// (`apiKeySecretArn` in `AITASK_MODELS`), under `profile_key_variable(id)`.
+    /// (`apiKeySecretArn` in `AITASK_MODELS`), under `profile_key_variable(id)`, and the secret
+    /// of each of its `secretHeaders`, under `profile_header_variable(id, name)`.
     pub async fn load(
         lookup: impl Fn(&str) -> Option<String>,
         profile_keys: bool,
     ) -> Result<Secrets, ConfigError> {
         let database = lookup("AITASK_DATABASE_SECRET_ARN");
         let provider = lookup("AITASK_PROVIDER_KEY_SECRET_ARN");
-        let profiles = match (profile_keys, lookup("AITASK_MODELS")) {
-            (true, Some(models)) => aitasks_providers::profile_key_secrets(&models),
-            _ => Vec::new(),
+        let (profiles, headers) = match (profile_keys, lookup("AITASK_MODELS")) {
+            (true, Some(models)) => (
+                aitasks_providers::profile_key_secrets(&models),
+                aitasks_providers::profile_header_secrets(&models),
+            ),
+            _ => (Vec::new(), Vec::new()),
         };
-        if database.is_none() && provider.is_none() && profiles.is_empty() {
+        if database.is_none() && provider.is_none() && profiles.is_empty() && headers.is_empty() {
             return Ok(Secrets::default());
         }
         let config = crate::aws::sdk_config().await;
@@ -63,24 +68,29 @@ impl Secrets {
             values.insert("DATABASE_URL".to_owned(), database_url(&fetch(arn).await?)?);
         }
         if let Some(arn) = provider {
-            values.insert("OPENAI_API_KEY".to_owned(), api_key(fetch(arn).await?));
+            values.insert("OPENAI_API_KEY".to_owned(), secret_text(fetch(arn).await?, "apiKey"));
         }
         for (profile, arn) in profiles {
-            values.insert(aitasks_providers::profile_key_variable(&profile), api_key(fetch(arn).await?));
+            values.insert(
+                aitasks_providers::profile_key_variable(&profile),
+                secret_text(fetch(arn).await?, "apiKey"),
+            );
+        }
+        for (variable, arn) in headers {
+            values.insert(variable, secret_text(fetch(arn).await?, "value"));
         }
         Ok(Secrets(values))
     }
 }
 
-/// A provider key secret: a plain string, or JSON with `apiKey`.
-fn api_key(text: String) -> String {
-    let key = match serde_json::from_str::<Value>(&text) {
-        Ok(Value::Object(map)) => {
-            map.get("apiKey").and_then(Value::as_str).map(str::to_owned).unwrap_or(text)
-        }
+/// A credential's secret: a plain string, or JSON with the credential in `field` (`apiKey` for
+/// a provider key, `value` for a header's).
+fn secret_text(text: String, field: &str) -> String {
+    let value = match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(map)) => map.get(field).and_then(Value::as_str).map(str::to_owned).unwrap_or(text),
         _ => text,
     };
-    key.trim().to_owned()
+    value.trim().to_owned()
 }
 
 /// A Postgres URL from an RDS-style secret.
@@ -115,5 +125,13 @@ mod tests {
         let url = database_url(r#"{"username": "app", "password": "p@ss:w/rd", "host": "proxy.example", "port": 5432, "dbname": "aitasks"}"#).unwrap();
         assert_eq!(url, "postgres://app:p%40ss%3Aw%2Frd@proxy.example:5432/aitasks?sslmode=require");
         assert!(database_url(r#"{"username": "app"}"#).is_err());
+    }
+
+    #[test]
+    fn a_credential_is_a_plain_string_or_json_with_its_field() {
+        assert_eq!(secret_text(" sk-1\n".into(), "apiKey"), "sk-1");
+        assert_eq!(secret_text(r#"{"apiKey": "sk-2"}"#.into(), "apiKey"), "sk-2");
+        assert_eq!(secret_text(r#"{"value": "hv-3"}"#.into(), "value"), "hv-3");
+        assert_eq!(secret_text(r#"{"apiKey": "sk-2"}"#.into(), "value"), r#"{"apiKey": "sk-2"}"#);
     }
 }

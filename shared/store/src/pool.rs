@@ -140,8 +140,17 @@ pub async fn migrate_with(database_url: &str, ca_file: Option<&std::path::Path>)
     Ok(report.applied_migrations().iter().map(|m| m.version()).collect())
 }
 
-/// Remove a password from a connection string before it can reach a log or an error body.
+/// Text fit for a log or an error body: a connection string's password masked, and Postgres's
+/// `DETAIL` lines dropped, since they quote rows (a check violation's "Failing row contains
+/// (…)" holds the whole task, its prompt and input with it). The message, the constraint's name
+/// and the SQLSTATE stay.
 pub fn redact(text: &str) -> String {
+    let mut text = text.to_owned();
+    while let Some(start) = text.find("\nDETAIL: ") {
+        // The detail runs to the hint the driver writes after it, or to the end.
+        let end = text[start + 1..].find("\nHINT: ").map_or(text.len(), |hint| start + 1 + hint);
+        text.replace_range(start..end, "");
+    }
     let mut out = String::with_capacity(text.len());
     for token in text.split_inclusive(char::is_whitespace) {
         match (token.find("://"), token.rfind('@')) {
@@ -170,6 +179,18 @@ mod tests {
         assert_eq!(redact("postgres://app:s3cret@db:5432/x failed"), "postgres://app:***@db:5432/x failed");
         assert_eq!(redact("postgres://app@db/x"), "postgres://app@db/x");
         assert_eq!(redact("no url here"), "no url here");
+    }
+
+    #[test]
+    fn redact_drops_postgres_details_which_quote_rows() {
+        assert_eq!(
+            redact("ERROR: violates check constraint \"c\"\nDETAIL: Failing row contains (1, {\"prompt\": \"hi\"})."),
+            "ERROR: violates check constraint \"c\""
+        );
+        assert_eq!(
+            redact("ERROR: x\nDETAIL: Key (k)=(secret) exists.\nHINT: try y"),
+            "ERROR: x\nHINT: try y"
+        );
     }
 
     #[test]

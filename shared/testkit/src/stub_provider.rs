@@ -53,8 +53,8 @@ struct State {
     script: VecDeque<Reply>,
     default: Option<Reply>,
     requests: Vec<Value>,
-    /// The `Authorization` header of each request, as sent.
-    authorizations: Vec<Option<String>>,
+    /// The headers of each request, as sent (names lower-cased).
+    headers: Vec<Vec<(String, String)>>,
     aborted: usize,
     completed: usize,
     /// Requests being answered now, and the most there ever were at once.
@@ -114,7 +114,17 @@ impl StubProvider {
 
     /// The `Authorization` header of each request so far (`None` where there was none).
     pub fn authorizations(&self) -> Vec<Option<String>> {
-        self.state.lock().expect("stub state").authorizations.clone()
+        self.header_values("authorization")
+    }
+
+    /// The header `name` (any case) of each request so far (`None` where there was none).
+    pub fn header_values(&self, name: &str) -> Vec<Option<String>> {
+        let state = self.state.lock().expect("stub state");
+        state
+            .headers
+            .iter()
+            .map(|headers| headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.clone()))
+            .collect()
     }
 
     pub fn calls(&self) -> usize {
@@ -150,12 +160,12 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
         }
         let body: Value =
             serde_json::from_slice(&buffer[head_len..head_len + body_len]).unwrap_or(Value::Null);
-        let authorization = header_value(&buffer[..head_len], "authorization");
+        let headers = header_lines(&buffer[..head_len]);
         buffer.drain(..head_len + body_len);
         let reply = {
             let mut state = state.lock().expect("stub state");
             state.requests.push(body.clone());
-            state.authorizations.push(authorization);
+            state.headers.push(headers);
             state.in_flight += 1;
             state.peak_in_flight = state.peak_in_flight.max(state.in_flight);
             let default = state.default.clone().unwrap_or(Reply::Auto);
@@ -205,12 +215,16 @@ impl Drop for InFlight {
     }
 }
 
-/// A header's value from a request head, its case kept.
-fn header_value(head: &[u8], name: &str) -> Option<String> {
-    String::from_utf8_lossy(head).lines().find_map(|line| {
-        let (key, value) = line.split_once(':')?;
-        key.trim().eq_ignore_ascii_case(name).then(|| value.trim().to_owned())
-    })
+/// A request head's headers: names lower-cased, values as sent.
+fn header_lines(head: &[u8]) -> Vec<(String, String)> {
+    String::from_utf8_lossy(head)
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            Some((key.trim().to_ascii_lowercase(), value.trim().to_owned()))
+        })
+        .collect()
 }
 
 /// Read until the end of the headers; `(head length, content length)`.

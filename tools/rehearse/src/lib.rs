@@ -101,7 +101,14 @@ pub struct LocalSecrets {
     /// The default profile's own key (`apiKeySecretArn` in ModelsJson): what the provider sees.
     pub profile_key_arn: String,
     pub profile_key: String,
+    /// The default profile's credential header (`secretHeaders` in ModelsJson), from a JSON
+    /// `{"value"}` secret: what the provider sees in [`PROFILE_HEADER`].
+    pub profile_header_arn: String,
+    pub profile_header: String,
 }
+
+/// The header the rehearsal's default profile sends from a secret.
+pub const PROFILE_HEADER: &str = "x-rehearsal-token";
 
 /// A local stack, ready for the functions to run against.
 pub struct Rehearsal {
@@ -141,6 +148,7 @@ impl Rehearsal {
             .await?;
         let provider_key = format!("sk-rehearsal-{}", uuid::Uuid::new_v4().simple());
         let profile_key = format!("sk-profile-{}", uuid::Uuid::new_v4().simple());
+        let profile_header = format!("hv-profile-{}", uuid::Uuid::new_v4().simple());
         let secrets = LocalSecrets {
             database_arn: secrets_manager
                 .create(&format!("aitasks/{run}/database"), &rds_secret(&app_url, &database)?)
@@ -156,6 +164,13 @@ impl Rehearsal {
                 .create(&format!("aitasks/{run}/profile-key"), &json!({"apiKey": profile_key}).to_string())
                 .await?,
             profile_key,
+            profile_header_arn: secrets_manager
+                .create(
+                    &format!("aitasks/{run}/profile-header"),
+                    &json!({"value": profile_header}).to_string(),
+                )
+                .await?,
+            profile_header,
         };
 
         let sqs_endpoint = aitasks_testkit::local_env("AWS_ENDPOINT_URL_SQS");
@@ -191,15 +206,16 @@ impl Rehearsal {
             ("DatabaseOwnerSecretArn", secrets.owner_arn.clone()),
             ("ProviderKeySecretArn", secrets.provider_key_arn.clone()),
             ("OpenAiBaseUrl", stub.base_url.clone()),
-            // The default profile reads its key from a secret of its own, which only
-            // process-task's policy (ProfileKeySecretArns) lets it read.
+            // The default profile reads its key and a credential header from secrets of its
+            // own, which only process-task's policy (ProfileKeySecretArns) lets it read.
             (
                 "ModelsJson",
                 json!({"default": {"model": "rehearsal-model", "baseUrl": stub.base_url,
-                                   "apiKeySecretArn": secrets.profile_key_arn}})
+                                   "apiKeySecretArn": secrets.profile_key_arn,
+                                   "secretHeaders": {PROFILE_HEADER: secrets.profile_header_arn}}})
                 .to_string(),
             ),
-            ("ProfileKeySecretArns", secrets.profile_key_arn.clone()),
+            ("ProfileKeySecretArns", format!("{},{}", secrets.profile_key_arn, secrets.profile_header_arn)),
             ("DefaultModel", "rehearsal-model".to_owned()),
             ("SubnetIds", "subnet-0rehearsal".to_owned()),
             ("SecurityGroupIds", "sg-0rehearsal".to_owned()),

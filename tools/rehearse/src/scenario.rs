@@ -16,8 +16,8 @@
 //! 5. The schedule invokes the sweeper.
 //! 6. CloudFormation updates, then deletes, the custom resource.
 //!
-//! Then: the completion events reached the events queue, and the provider saw the key from the
-//! secret; a function no step reached (because an earlier one failed) is still started, so its
+//! Then: the completion events reached the events queue, and the provider saw the key and the
+//! credential header from their secrets; a function no step reached (because an earlier one failed) is still started, so its
 //! cold start is judged too. Every AWS call any function made is in the report with the statement that allowed it;
 //! a call no statement allows is a problem.
 
@@ -467,23 +467,27 @@ impl Scenario<'_> {
         self.step("X-Ray", "one trace per task", outcome);
     }
 
+    /// Every provider call carried the key and the credential header from the profile's own
+    /// secrets.
     fn check_provider_key(&mut self) {
-        let expected = format!("Bearer {}", self.rehearsal.secrets.profile_key);
-        let seen = self.rehearsal.stub.authorizations();
-        if seen.is_empty() {
-            self.step("provider", "API key from the secret", Err("the provider was never called".into()));
-        } else if seen.iter().all(|a| a.as_deref() == Some(expected.as_str())) {
-            self.step(
-                "provider",
-                "API key from the secret",
-                Ok(format!("{} call(s), each with the key from the profile's own secret", seen.len())),
-            );
+        let stub = &self.rehearsal.stub;
+        let secrets = &self.rehearsal.secrets;
+        let expected = format!("Bearer {}", secrets.profile_key);
+        let keys = stub.authorizations();
+        let headers = stub.header_values(crate::PROFILE_HEADER);
+        let outcome = if keys.is_empty() {
+            Err("the provider was never called".to_owned())
+        } else if !keys.iter().all(|a| a.as_deref() == Some(expected.as_str())) {
+            Err("a provider call did not carry the key from the secret".to_owned())
+        } else if !headers.iter().all(|h| h.as_deref() == Some(secrets.profile_header.as_str())) {
+            Err(format!("a provider call did not carry {} from its secret", crate::PROFILE_HEADER))
         } else {
-            self.step(
-                "provider",
-                "API key from the secret",
-                Err("a provider call did not carry the key from the secret".into()),
-            );
-        }
+            Ok(format!(
+                "{} call(s), each with the key and the {} header from the profile's own secrets",
+                keys.len(),
+                crate::PROFILE_HEADER
+            ))
+        };
+        self.step("provider", "API key from the secret", outcome);
     }
 }

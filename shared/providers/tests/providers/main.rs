@@ -4,4 +4,5 @@
 
 mod anthropic_client;
 mod bedrock_client;
+mod credentials;
 mod openai_client;

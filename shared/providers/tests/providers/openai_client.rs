@@ -19,6 +19,7 @@ fn profile(server: &MockServer) -> ModelProfile {
         base_url: format!("{}/v1", server.uri()),
         api_key: Some(ApiKey::new(KEY)),
         key_secret_arn: None,
+        secret_headers: Vec::new(),
         settings: Map::new(),
         prices: None,
         call: Default::default(),
@@ -235,7 +236,8 @@ async fn other_4xx_are_not_retryable_and_never_echo_the_key() {
     assert!(matches!(error, ProviderError::Rejected { status: 400, .. }), "{error:?}");
     assert!(!error.is_retryable());
     assert!(!format!("{error} {error:?}").contains(KEY), "{error}");
-    assert!(format!("{error}").contains("***"));
+    // The body is named by its size and hash, taken once the key was scrubbed from it.
+    assert!(format!("{error}").contains(&digest("bad request from key ***")), "{error}");
 
     let server = MockServer::start().await;
     Mock::given(method("POST")).respond_with(ResponseTemplate::new(404)).expect(1).mount(&server).await;
@@ -372,6 +374,112 @@ async fn a_refusal_and_a_truncated_answer_are_their_own_errors_with_no_repair_tu
         assert!(!error.is_retryable(), "{code} is not retried");
         if code == "AI_OUTPUT_TRUNCATED" {
             assert_eq!(error, ProviderError::Truncated { limit: 200 });
+        }
+    }
+}
+
+/// A header whose value is a credential comes from its secret (the variable process-task fills
+/// from Secrets Manager at cold start), reaches the provider, and is scrubbed like the key.
+#[tokio::test]
+async fn a_secret_header_is_read_sent_and_never_shown() {
+    let server = MockServer::start().await;
+    let value = "hv-secret-9d1e";
+    Mock::given(method("POST"))
+        .and(header("x-api-key", value))
+        .and(header("anthropic-beta", "b1"))
+        .respond_with(completion(json!({"choice": "pos"})))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let models = json!({"p": {"model": "m", "baseUrl": format!("{}/v1", server.uri()),
+        "headers": {"anthropic-beta": "b1"},
+        "secretHeaders": {"X-Api-Key": "arn:aws:secretsmanager:r:1:secret:h"}}})
+    .to_string();
+    let lookup = |name: &str| match name {
+        "AITASK_MODELS" => Some(models.clone()),
+        "AITASK_PROFILE_HEADER:p:x-api-key" => Some(value.to_owned()),
+        _ => None,
+    };
+    let profiles = aitasks_providers::ModelProfiles::from_lookup(lookup).expect("profiles");
+    assert_eq!(
+        aitasks_providers::profile_header_variable("p", "X-Api-Key"),
+        "AITASK_PROFILE_HEADER:p:x-api-key"
+    );
+    let profile = profiles.resolve("p").unwrap().clone();
+    assert!(!format!("{profile:?}").contains(value), "Debug never shows the value");
+    let client = HttpProvider::new(Duration::from_secs(5)).unwrap();
+    client.run(&profile, &classify(), &CancellationToken::new()).await.expect("the header was sent");
+
+    // A provider that echoes it gets it scrubbed, like the key.
+    let echo = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(400).set_body_string(format!("bad header {value}")))
+        .mount(&echo)
+        .await;
+    let mut echoed = profile.clone();
+    echoed.base_url = format!("{}/v1", echo.uri());
+    let error = client.run(&echoed, &classify(), &CancellationToken::new()).await.unwrap_err();
+    assert!(!format!("{error} {error:?}").contains(value), "{error}");
+}
+
+/// Words marked in the prompt, which a provider's body or its model's answer may echo.
+const MARKER: &str = "PROMPT-MARKER-31c7";
+
+fn digest(text: &str) -> String {
+    use sha2::Digest;
+    format!("{} chars, sha256 {}", text.chars().count(), &hex::encode(sha2::Sha256::digest(text))[..12])
+}
+
+/// Every way a provider's or a model's words become an error (an error body of each status, a
+/// body that is not JSON or lacks its choices, a refusal, answers that kept failing the checker)
+/// keeps them out of the error's text: it has the provider's code, the status and the text's
+/// size and hash, so a log line built from it never quotes the prompt.
+#[tokio::test]
+async fn errors_name_what_the_provider_wrote_by_code_size_and_hash_only() {
+    let body = json!({"error": {"message": format!("rejected: {MARKER}"), "type": "invalid_request_error",
+                                "code": "content_policy_violation"}})
+    .to_string();
+    let refusal = format!("I will not answer {MARKER}");
+    let choice = |message: Value| {
+        ResponseTemplate::new(200).set_body_json(json!({"model": "m", "choices": [{"index": 0,
+            "message": message, "finish_reason": "stop"}], "usage": {"prompt_tokens": 1, "completion_tokens": 1}}))
+    };
+    let cases: Vec<(ResponseTemplate, &str, Option<String>)> = vec![
+        (
+            ResponseTemplate::new(400).set_body_string(body.clone()),
+            "HTTP 400: content_policy_violation",
+            Some(digest(&body)),
+        ),
+        (ResponseTemplate::new(429).set_body_string(body.clone()), "rate limiting", Some(digest(&body))),
+        (ResponseTemplate::new(503).set_body_string(body.clone()), "HTTP 503", Some(digest(&body))),
+        (
+            ResponseTemplate::new(404).set_body_string(body.clone()),
+            "unknown model: test-model",
+            Some(digest(&body)),
+        ),
+        (ResponseTemplate::new(200).set_body_string(format!("<p>{MARKER}</p>")), "not JSON", None),
+        (ResponseTemplate::new(200).set_body_json(json!({"echo": MARKER})), "no choices[0]", None),
+        (
+            choice(json!({"role": "assistant", "content": null, "refusal": refusal})),
+            "refused",
+            Some(digest(&refusal)),
+        ),
+        (
+            choice(json!({"role": "assistant", "content": format!("{{\"choice\": \"{MARKER}\"}}")})),
+            "kept failing",
+            None,
+        ),
+    ];
+    for (response, names, hashed) in cases {
+        let server = MockServer::start().await;
+        Mock::given(method("POST")).respond_with(response).mount(&server).await;
+        let error = run(&server, &classify()).await.unwrap_err();
+        let (text, debug) = (error.to_string(), format!("{error:?}"));
+        assert!(!text.contains(MARKER) && !debug.contains(MARKER), "{text} / {debug}");
+        assert!(text.contains(names), "{names:?} in {text}");
+        assert!(text.contains("chars, sha256 "), "the size and hash: {text}");
+        if let Some(hashed) = hashed {
+            assert!(text.contains(&hashed), "{hashed:?} in {text}");
         }
     }
 }

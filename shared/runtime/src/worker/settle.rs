@@ -165,8 +165,8 @@ async fn resend_later<P>(app: &App<P>, task: &Task, delay: Duration) -> Outcome 
     }
 }
 
-/// The provider's own words, or what went wrong, for the log (the task stores a stable
-/// sentence).
+/// What went wrong, for the log (the task stores a stable sentence). A provider's own words are
+/// in it only as their size and hash (`ProviderError`'s Display), so it never quotes a prompt.
 fn cause(ending: &Ending) -> Option<String> {
     match ending {
         Ending::Finished(Err(error)) => Some(error.to_string()),

@@ -32,6 +32,7 @@ async fn the_template_as_deployed_passes_with_every_call_allowed() {
     println!("{}", report.render());
     assert!(report.passed(), "{:#?}", report.problems());
 
+    let ran = |label: &str| report.steps.iter().any(|s| s.label.starts_with(label) && s.outcome.is_ok());
     // Every function started with its secrets from Secrets Manager, each reading only its own.
     let secrets = &rehearsal.secrets;
     let reads = |function: &str| -> Vec<String> {
@@ -52,13 +53,18 @@ async fn the_template_as_deployed_passes_with_every_call_allowed() {
     }
     let mut process_reads = reads("ProcessTaskFunction");
     process_reads.sort();
-    let mut expected =
-        vec![secrets.database_arn.clone(), secrets.provider_key_arn.clone(), secrets.profile_key_arn.clone()];
+    let mut expected = vec![
+        secrets.database_arn.clone(),
+        secrets.provider_key_arn.clone(),
+        secrets.profile_key_arn.clone(),
+        secrets.profile_header_arn.clone(),
+    ];
     expected.sort();
     assert_eq!(
         process_reads, expected,
-        "process-task reads the database secret, the provider key and the profile's own key"
+        "process-task reads the database secret, the provider key, the profile's own key and its header"
     );
+    assert!(ran("API key from the secret"), "the provider saw the key and the header from their secrets");
     assert_eq!(
         reads("MigrateFunction"),
         vec![secrets.owner_arn.clone()],
@@ -66,7 +72,6 @@ async fn the_template_as_deployed_passes_with_every_call_allowed() {
     );
 
     // The triggers ran: every route, the queue, the schedule, the custom resource's three requests.
-    let ran = |label: &str| report.steps.iter().any(|s| s.label.starts_with(label) && s.outcome.is_ok());
     for route in &rehearsal.deployment.routes {
         assert!(
             ran(&format!("{} {}", route.method, route.path)),
@@ -199,6 +204,36 @@ async fn a_queue_that_hides_messages_for_less_than_the_function_runs_is_refused(
     assert_eq!(problems.len(), 1, "the refusal is the only problem: {problems:#?}");
     // The stack would roll back: no function ran, no AWS call was made.
     assert!(report.cold_starts.is_empty() && report.calls.is_empty(), "nothing ran");
+}
+
+/// A new user puts the provider's key in a profile's plain `headers`, which every function gets
+/// as plain text: no function starts, and the cold start says which header and what to do.
+#[tokio::test]
+async fn a_credential_in_a_profile_s_plain_headers_stops_the_start() {
+    let mut options = options();
+    let models = serde_json::json!({"default": {"model": "rehearsal-model",
+        "headers": {"Authorization": "Bearer sk-plain-in-models"}}});
+    options.parameters.insert("ModelsJson".to_owned(), models.to_string());
+    let rehearsal = Rehearsal::prepare(options).await.expect("the local stack");
+    let report = scenario::run(&rehearsal).await;
+    rehearsal.cleanup().await;
+    assert!(!report.passed());
+    let problems = report.problems();
+    for function in ["ProcessTaskFunction", "CreateTaskFunction"] {
+        let refusal = problems
+            .iter()
+            .find(|p| p.starts_with(&format!("{function} cold start")))
+            .unwrap_or_else(|| panic!("{function} does not start: {problems:#?}"));
+        // The error may come quoted (the process's last line is its Debug form).
+        let refusal = refusal.replace("\\\"", "\"");
+        for named in
+            ["header \"Authorization\" looks like a credential", "secretHeaders", "ProfileKeySecretArns"]
+        {
+            assert!(refusal.contains(named), "the refusal says {named:?}: {refusal}");
+        }
+        assert!(!refusal.contains("sk-plain-in-models"), "the credential is not repeated: {refusal}");
+    }
+    assert_eq!(rehearsal.stub.calls(), 0, "no provider call was made");
 }
 
 /// Each reserved-concurrency parameter at 0 leaves its function unreserved, as its description
