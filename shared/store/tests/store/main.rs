@@ -6,6 +6,7 @@ mod admission;
 mod batch;
 mod lifecycle;
 mod limits;
+mod limits_hostile_usage;
 mod lock_order;
 mod privileges;
 mod round_trips;
