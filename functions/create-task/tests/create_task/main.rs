@@ -4,3 +4,4 @@
 
 mod bounded_cancel;
 mod long_poll;
+mod sweep_budget;
