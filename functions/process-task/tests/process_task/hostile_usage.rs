@@ -88,3 +88,31 @@ async fn an_absurd_usage_report_in_a_repaired_attempt_does_not_cost_the_attempt(
     let input = after.usage.as_ref().and_then(|u| u["inputTokens"].as_u64()).unwrap_or_default();
     assert!(input >= 11, "the attempt's input tokens are at least the good turn's: {input}");
 }
+
+/// A 200 that says nothing of its usage (some OpenAI-compatible servers, a proxy that strips
+/// it; Bedrock's usage is optional too) is read as 0 input and 0 output tokens, and the gate
+/// puts that 0 in place of the call's reservation (permit.rs settle_now with `Some(0)`). The
+/// minute then counts no tokens at all for calls that surely used some, and `tokensPerMinute`
+/// admits every later call: the limit no longer limits anything.
+#[tokio::test]
+async fn a_call_that_reports_no_usage_still_counts_against_the_tokens_per_minute() {
+    let db = TestDb::new().await;
+    let queues = TestQueues::create(5, 30).await;
+    let stub = StubProvider::start().await;
+    let silent = json!({
+        "id": "chatcmpl-silent",
+        "object": "chat.completion",
+        "model": "stub-model",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": r#"{"choice": "pos"}"#}, "finish_reason": "stop"}],
+    });
+    stub.set_default(Reply::Status { status: 200, body: silent.to_string(), retry_after: None });
+    let models =
+        json!({"default": {"model": "m", "baseUrl": stub.base_url, "limits": {"tokensPerMinute": 100000}}})
+            .to_string();
+    let app = app(&db, &queues, &stub, &[("AITASK_MODELS", models.as_str())]).await;
+    let task = task(&db, "silent", "Sentiment?", 3).await;
+    process_task::handle(&app, event(&[&task], Duration::from_secs(60))).await.unwrap();
+    assert_eq!(stub.calls(), 1);
+    let counted = db.count("SELECT COALESCE(sum(tokens), 0)::bigint FROM provider_usage").await;
+    assert!(counted > 0, "a call that sent a prompt and got an answer counted {counted} tokens");
+}
