@@ -4,4 +4,5 @@
 
 mod bounded_cancel;
 mod long_poll;
+mod request_memory;
 mod sweep_budget;
