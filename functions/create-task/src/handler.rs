@@ -5,12 +5,11 @@ use aitasks_contracts::ListQuery;
 use aitasks_lambda_kit::{
     batch_response, check_method, json_response, serve_http, ApiError, HttpRequest, Route,
 };
-use aitasks_runtime::answers::{RunAnswer, TaskAnswer};
+use aitasks_runtime::answers::{RunAnswer, TaskAnswer, TaskListAnswer};
 use aitasks_runtime::{api, App};
 use aitasks_store::{Run, Task};
 use aws_lambda_events::apigw::{ApiGatewayV2httpRequest, ApiGatewayV2httpResponse};
 use lambda_runtime::{Error, LambdaEvent};
-use serde_json::json;
 
 /// The paths this function serves (template.yaml routes each, and `ANY` on each for the 405).
 const ROUTES: &[Route] = &[
@@ -74,12 +73,7 @@ async fn route<P>(app: &App<P>, request: &HttpRequest<'_>) -> Result<ApiGatewayV
                     limit: request.query("limit"),
                 };
                 let page = api::list_tasks(app, &tenant, query).await?;
-                let tasks: Vec<TaskAnswer> = page.tasks.iter().map(TaskAnswer::from).collect();
-                let mut body = json!({"tasks": tasks});
-                if let Some(next) = page.next {
-                    body["next"] = json!(next);
-                }
-                Ok(json_response(200, &body))
+                Ok(json_response(200, &TaskListAnswer::of(&page.tasks, page.next)))
             }
         },
         ("GET", ["v1", "tasks", task_id]) => {

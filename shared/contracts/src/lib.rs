@@ -31,7 +31,7 @@ mod schema;
 mod stored_size;
 
 pub use answer::check_answer;
-pub use batch::CreateBatch;
+pub use batch::{item_value, CreateBatch};
 pub use bodies::{parse_json, Budget, CreateRun, CreateTask, Owner, Release, Scope, UsageSubject};
 pub use codes::{ErrorCode, RunState, TaskStatus};
 pub use hash::{canonical_hash, canonical_json};

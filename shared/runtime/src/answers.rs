@@ -3,9 +3,10 @@
 //! key or the heartbeat) never reaches a caller by accident.
 
 use aitasks_contracts::{RunState, TaskStatus};
-use aitasks_store::{Run, Task};
+use aitasks_store::{ListedTask, Run, Task};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -23,7 +24,7 @@ pub struct TaskAnswer<'a> {
     pub step_key: &'a str,
     pub effect_key: &'a str,
     pub kind: &'a str,
-    pub request: &'a Value,
+    pub request: Document<'a>,
     pub input_hash: &'a str,
     pub model_id: &'a str,
     /// Provider and model only: the stored reference's `baseUrl` stays with the operator.
@@ -32,7 +33,7 @@ pub struct TaskAnswer<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model_config_hash: Option<&'a str>,
     pub status: TaskStatus,
-    pub output: Option<&'a Value>,
+    pub output: Option<Document<'a>>,
     pub usage: Option<&'a Value>,
     pub attempts: i32,
     pub error_code: Option<&'a str>,
@@ -55,13 +56,13 @@ impl<'a> From<&'a Task> for TaskAnswer<'a> {
             step_key: &task.step_key,
             effect_key: &task.effect_key,
             kind: &task.kind,
-            request: &task.request,
+            request: Document::Tree(&task.request),
             input_hash: &task.input_hash,
             model_id: &task.model_id,
             model_ref: task.model_ref.as_ref().map(public_model_ref),
             model_config_hash: task.model_config_hash.as_deref(),
             status: task.status,
-            output: task.output.as_ref(),
+            output: task.output.as_ref().map(Document::Tree),
             usage: task.usage.as_ref(),
             attempts: task.attempts,
             error_code: task.error_code.as_deref(),
@@ -72,6 +73,52 @@ impl<'a> From<&'a Task> for TaskAnswer<'a> {
             completed_at: task.completed_at,
             updated_at: task.updated_at,
         }
+    }
+}
+
+impl<'a> From<&'a ListedTask> for TaskAnswer<'a> {
+    /// A listed task answers with its request and output as the store keeps their text.
+    fn from(listed: &'a ListedTask) -> TaskAnswer<'a> {
+        TaskAnswer {
+            request: Document::Text(&listed.request),
+            output: listed.output.as_deref().map(Document::Text),
+            ..TaskAnswer::from(&listed.task)
+        }
+    }
+}
+
+/// A page of a listing as `GET /v1/tasks?runId=|scopeId=` answers it: serialized straight to
+/// text (through a `serde_json::Value` the stored texts would be parsed after all).
+#[derive(Debug, Serialize)]
+pub struct TaskListAnswer<'a> {
+    pub tasks: Vec<TaskAnswer<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next: Option<uuid::Uuid>,
+}
+
+impl<'a> TaskListAnswer<'a> {
+    /// The listed tasks, and where the next page starts (`None`: this was the last).
+    pub fn of(tasks: &'a [ListedTask], next: Option<uuid::Uuid>) -> TaskListAnswer<'a> {
+        TaskListAnswer { tasks: tasks.iter().map(TaskAnswer::from).collect(), next }
+    }
+}
+
+/// A JSON document of an answer: a parsed tree, or the text the store keeps (a listing never
+/// parses the requests and outputs it answers with).
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(untagged)]
+pub enum Document<'a> {
+    Tree(&'a Value),
+    Text(&'a RawValue),
+}
+
+impl PartialEq for Document<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        let text = |document: &Self| match document {
+            Document::Tree(value) => value.to_string(),
+            Document::Text(raw) => raw.get().to_owned(),
+        };
+        text(self) == text(other)
     }
 }
 

@@ -135,9 +135,10 @@ pub async fn get_task_by_effect_key<P>(
 }
 
 /// A page of tasks and where the next one starts (`None`: this was the last page).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct TaskPage {
-    pub tasks: Vec<Task>,
+    /// Their requests and outputs as the store keeps their text.
+    pub tasks: Vec<store::ListedTask>,
     pub next: Option<uuid::Uuid>,
 }
 
@@ -168,12 +169,12 @@ pub async fn list_tasks<P>(app: &App<P>, tenant: &AppId, query: ListQuery<'_>) -
         // The task's answer and the comma before it.
         bytes += aitasks_contracts::escaped_json_bytes(&TaskAnswer::from(&task)) + 1;
         if bytes > ANSWER_MAX_BYTES && !tasks.is_empty() {
-            let next = tasks.last().map(|last: &Task| last.id);
+            let next = tasks.last().map(|last: &store::ListedTask| last.task.id);
             return Ok(TaskPage { tasks, next });
         }
         tasks.push(task);
     }
-    let next = if full { tasks.last().map(|last| last.id) } else { None };
+    let next = if full { tasks.last().map(|last| last.task.id) } else { None };
     Ok(TaskPage { tasks, next })
 }
 

@@ -8,7 +8,7 @@
 use std::collections::HashSet;
 
 use aitasks_contracts::{
-    parse_json, request_hash, stored_size, AppId, CreateBatch, CreateTask, Owner, Scope,
+    item_value, parse_json, request_hash, stored_size, AppId, CreateBatch, CreateTask, Owner, Scope,
     MAX_BATCH_BODY_BYTES, MAX_CREATE_BODY_BYTES, REQUEST_MAX_BYTES,
 };
 use aitasks_store::{self as store, Created, NewTask, OwedMessage, TaskOwner};
@@ -23,6 +23,32 @@ use crate::metrics::count_created;
 struct Checked {
     task: NewTask,
     scope: Option<Scope>,
+}
+
+/// A batch's plain items are written together until they hold this many bytes of requests (as
+/// stored): a statement's worth, and a bound on what a batch holds in memory at once.
+const PLAIN_FLUSH_BYTES: usize = 1_000_000;
+
+/// One item of a batch: refused unparsed when it is larger than a single create body may be,
+/// else parsed and checked as one.
+fn check_item<P>(
+    app: &App<P>,
+    tenant: &AppId,
+    item: &serde_json::value::RawValue,
+) -> Result<Checked, ApiError> {
+    if item.get().len() > MAX_CREATE_BODY_BYTES {
+        return Err(ApiError::TooLarge);
+    }
+    check(app, tenant, &item_value(item).map_err(ApiError::Invalid)?)
+}
+
+/// A batch answers with summaries: a created or found task's request is not kept (the answer
+/// never holds it, and a thousand of them as trees would not fit a function's memory).
+fn summary_only(mut created: Created) -> Created {
+    match &mut created {
+        Created::New(task) | Created::Existing(task) => task.request = Value::Null,
+    }
+    created
 }
 
 /// Check one create body (already JSON) against the contract and the configured models.
@@ -122,24 +148,28 @@ pub async fn create_batch<P>(
     if body.len() > MAX_BATCH_BODY_BYTES {
         return Err(ApiError::TooLarge);
     }
-    let value = parse_json(body).map_err(ApiError::Invalid)?;
-    let batch = CreateBatch::parse(&value).map_err(ApiError::Invalid)?;
-    let checked: Vec<Result<Checked, ApiError>> =
-        batch.items.iter().map(|item| check(app, tenant, item)).collect();
-    let scoped: Vec<bool> =
-        checked.iter().map(|item| item.as_ref().is_ok_and(|item| item.scope.is_some())).collect();
+    let batch = CreateBatch::parse(body).map_err(ApiError::Invalid)?;
     let quota = app.settings.limits_for(tenant.as_str()).tenant_tasks_per_day;
-    let store_span = tracing::info_span!("store create", items = checked.len());
+    let store_span = tracing::info_span!("store create", items = batch.items.len());
     let mut client = store::client(&app.pool).instrument(store_span.clone()).await?;
-    let mut answers: Vec<Option<Result<Created, ApiError>>> = Vec::with_capacity(checked.len());
+    let mut answers: Vec<Option<Result<Created, ApiError>>> = Vec::with_capacity(batch.items.len());
+    let mut scoped: Vec<bool> = Vec::with_capacity(batch.items.len());
     let mut plain = Plain::default();
     async {
-        for (i, item) in checked.into_iter().enumerate() {
+        // One item at a time: parsed, checked, and (plain ones) gathered for one statement,
+        // flushed once they hold PLAIN_FLUSH_BYTES of requests, so a batch is never all in
+        // memory as trees at once.
+        for (i, item) in batch.items.iter().enumerate() {
+            let item = check_item(app, tenant, item);
+            scoped.push(item.as_ref().is_ok_and(|item| item.scope.is_some()));
             match item {
                 Err(refusal) => answers.push(Some(Err(refusal))),
                 Ok(item) if item.scope.is_none() && quota.is_none() => {
                     plain.push(i, item.task);
                     answers.push(None);
+                    if plain.bytes >= PLAIN_FLUSH_BYTES {
+                        plain.store(&client, tenant, &mut answers).await?;
+                    }
                 }
                 Ok(item) => {
                     // An earlier plain item with this key goes to the store first, so that the
@@ -151,7 +181,7 @@ pub async fn create_batch<P>(
                         // The store failing refuses the whole request (503, 500): the caller
                         // sends the batch again, and the items already stored answer 200.
                         Err(error @ (ApiError::Unavailable(_) | ApiError::Internal(_))) => return Err(error),
-                        answer => answers.push(Some(answer)),
+                        answer => answers.push(Some(answer.map(summary_only))),
                     }
                 }
             }
@@ -173,11 +203,14 @@ struct Plain {
     tasks: Vec<NewTask>,
     at: Vec<usize>,
     keys: HashSet<String>,
+    /// Their requests' bytes as stored.
+    bytes: usize,
 }
 
 impl Plain {
     fn push(&mut self, at: usize, task: NewTask) {
         self.keys.insert(task.effect_key.clone());
+        self.bytes += stored_size(&task.request);
         self.tasks.push(task);
         self.at.push(at);
     }
@@ -191,7 +224,7 @@ impl Plain {
     ) -> Result<(), ApiError> {
         let stored = store::create_tasks(client, tenant.as_str(), &self.tasks).await?;
         for (i, answer) in self.at.iter().zip(stored) {
-            answers[*i] = Some(answer.map_err(ApiError::from));
+            answers[*i] = Some(answer.map(summary_only).map_err(ApiError::from));
         }
         *self = Plain::default();
         Ok(())

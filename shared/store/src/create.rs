@@ -73,6 +73,8 @@ pub(crate) async fn insert_task(client: &impl GenericClient, task: &NewTask) -> 
 /// its [`StoreError::RunNotFound`], a canceled one its [`StoreError::RunUnavailable`], and
 /// neither touches the others. Two round trips when some keys were taken, one otherwise.
 ///
+/// A task found by its key comes without its request (`null`; a batch answers summaries).
+///
 /// `tasks` must be unscoped and free of quotas (the caller sends the others through
 /// [`crate::create_scoped`] and [`crate::create_task_within_quota`], one by one).
 pub async fn create_tasks(
@@ -185,7 +187,14 @@ async fn existing_by_key(
     let statement = client.prepare_cached(SELECT_BY_EFFECT_KEYS.text()).await?;
     let params = SELECT_BY_EFFECT_KEYS.bind(&[("app_id", &app_id), ("effect_keys", &keys)])?;
     let rows = client.query(&statement, &params).await?;
-    rows.iter().map(|row| Task::from_row(row).map(|task| (task.effect_key.clone(), task))).collect()
+    rows.iter()
+        .map(|row| {
+            // Without its request (the statement does not read it): a batch answers a summary.
+            let mut task = Task::from_row_without_documents(row)?;
+            task.output = row.try_get("output")?;
+            Ok((task.effect_key.clone(), task))
+        })
+        .collect()
 }
 
 /// Record that a task's message was sent (after the create committed and the send succeeded).

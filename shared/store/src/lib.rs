@@ -68,9 +68,9 @@ pub use events::{mark_delivered, prune_delivered_events, take_undelivered_events
 pub use lease::{check, claim, claim_by, heartbeat, unclaim, ClaimMark};
 pub use listing::list_tasks;
 pub use model::{
-    AdmissionBudget, AdmissionRefusal, Claim, Created, Fenced, Lease, LeaseCheck, NewRun, NewTask,
-    PendingEvent, Run, RunState, ScopedAdmission, ScopedCreated, ServerLimits, Settled, Task, TaskOwner,
-    TaskStatus,
+    AdmissionBudget, AdmissionRefusal, Claim, Created, Fenced, Lease, LeaseCheck, ListedTask, NewRun,
+    NewTask, PendingEvent, Run, RunState, ScopedAdmission, ScopedCreated, ServerLimits, Settled, Task,
+    TaskOwner, TaskStatus,
 };
 pub use owned::{
     delete_owned, delete_owned_page, delete_retained, release, unreleased_sources, SourceRef, UNRELEASED_PAGE,

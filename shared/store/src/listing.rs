@@ -5,11 +5,12 @@ use uuid::Uuid;
 use aitasks_contracts::{TaskFilter, TaskStatus};
 
 use crate::error::StoreResult;
-use crate::model::Task;
+use crate::model::ListedTask;
 use crate::pool::GenericClient;
 use crate::queries::{TASKS_OF_RUN, TASKS_OF_SCOPE};
 
-/// Up to `limit` tasks of this application, run or scope, in id (creation) order after `after`,
+/// Up to `limit` tasks of this application (their requests and outputs as stored text:
+/// [`ListedTask`]), run or scope, in id (creation) order after `after`,
 /// optionally of one status. One round trip.
 pub async fn list_tasks(
     client: &impl GenericClient,
@@ -18,7 +19,7 @@ pub async fn list_tasks(
     status: Option<TaskStatus>,
     after: Option<Uuid>,
     limit: usize,
-) -> StoreResult<Vec<Task>> {
+) -> StoreResult<Vec<ListedTask>> {
     let after = after.unwrap_or(Uuid::nil());
     let status = status.map(TaskStatus::as_str);
     let limit = limit as i64;
@@ -46,5 +47,5 @@ pub async fn list_tasks(
             client.query(&statement, &params).await?
         }
     };
-    rows.iter().map(Task::from_row).collect()
+    rows.iter().map(ListedTask::from_row).collect()
 }

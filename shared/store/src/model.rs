@@ -53,6 +53,17 @@ impl Task {
     }
 }
 
+/// A task as a listing reads it: its request and output as the JSON text Postgres stores, never
+/// parsed into a tree (a request of many small values is tens of times its size as one), so a
+/// page costs about the bytes it answers with. `task.request` is `null` and `task.output`
+/// `None`; the text is here.
+#[derive(Debug, Clone)]
+pub struct ListedTask {
+    pub task: Task,
+    pub request: Box<serde_json::value::RawValue>,
+    pub output: Option<Box<serde_json::value::RawValue>>,
+}
+
 /// A claimed attempt: `(task id, attempt number)`. Every write a worker makes matches it, so a
 /// stale worker (requeued, canceled or reclaimed under it) changes nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -176,8 +176,10 @@ mod tests {
             error_message, cancel_requested_at, heartbeat_at, released_at, created_at, started_at, \
             completed_at, updated_at, trace_header";
         let marker = "run_id, usage_subject, usage_user_id, scope_id";
+        // Statements that leave a column out on purpose, each saying why in its file.
+        let partial = ["create/select_by_effect_keys"];
         let mut copies = 0;
-        for sql in ALL {
+        for sql in ALL.iter().filter(|sql| !partial.contains(&sql.name)) {
             let text = sql.text();
             let mut rest = text;
             while let Some(at) = rest.find(marker) {

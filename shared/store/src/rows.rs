@@ -1,9 +1,11 @@
 //! How a row becomes a record of `crate::model`, and the values every task insert binds.
 
+use serde_json::value::RawValue;
+use tokio_postgres::types::{FromSql, Type};
 use tokio_postgres::Row;
 
 use crate::error::{StoreError, StoreResult};
-use crate::model::{NewTask, PendingEvent, Run, RunState, Settled, Task, TaskOwner, TaskStatus};
+use crate::model::{ListedTask, NewTask, PendingEvent, Run, RunState, Settled, Task, TaskOwner, TaskStatus};
 use crate::statement::Param;
 
 pub(crate) fn task_status(text: &str) -> StoreResult<TaskStatus> {
@@ -55,6 +57,14 @@ impl Task {
     }
 
     pub(crate) fn from_row(row: &Row) -> StoreResult<Task> {
+        let mut task = Task::from_row_without_documents(row)?;
+        task.request = row.try_get("request")?;
+        task.output = row.try_get("output")?;
+        Ok(task)
+    }
+
+    /// Every column but the request (`null`) and the output (`None`), which are not parsed.
+    pub(crate) fn from_row_without_documents(row: &Row) -> StoreResult<Task> {
         Ok(Task {
             id: row.try_get("id")?,
             app_id: row.try_get("app_id")?,
@@ -67,13 +77,13 @@ impl Task {
             step_key: row.try_get("step_key")?,
             effect_key: row.try_get("effect_key")?,
             kind: row.try_get("kind")?,
-            request: row.try_get("request")?,
+            request: serde_json::Value::Null,
             input_hash: row.try_get("input_hash")?,
             model_id: row.try_get("model_id")?,
             model_ref: row.try_get("model_ref")?,
             model_config_hash: row.try_get("model_config_hash")?,
             status: task_status(row.try_get("status")?)?,
-            output: row.try_get("output")?,
+            output: None,
             usage: row.try_get("usage")?,
             attempts: row.try_get("attempts")?,
             max_attempts: row.try_get("max_attempts")?,
@@ -159,4 +169,41 @@ pub(crate) fn event_from_row(row: &Row) -> StoreResult<PendingEvent> {
         task_id: row.try_get("task_id")?,
         payload: row.try_get("payload")?,
     })
+}
+
+/// A `json` or `jsonb` value as its text, untouched (the binary `jsonb` format is a version byte,
+/// 1, then the text).
+struct JsonText<'a>(&'a str);
+
+impl<'a> FromSql<'a> for JsonText<'a> {
+    fn from_sql(ty: &Type, raw: &'a [u8]) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        let text = match (*ty == Type::JSONB, raw.split_first()) {
+            (true, Some((1, text))) => text,
+            (true, _) => return Err("jsonb in an unknown binary version".into()),
+            (false, _) => raw,
+        };
+        Ok(JsonText(std::str::from_utf8(text)?))
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::JSON || *ty == Type::JSONB
+    }
+}
+
+fn raw_json(text: &str) -> StoreResult<Box<RawValue>> {
+    RawValue::from_string(text.to_owned()).map_err(|e| StoreError::Corrupt(format!("stored JSON: {e}")))
+}
+
+impl ListedTask {
+    /// A task row read for a listing: every column but the request and the output decoded, those
+    /// two kept as their text.
+    pub(crate) fn from_row(row: &Row) -> StoreResult<ListedTask> {
+        let request: JsonText<'_> = row.try_get("request")?;
+        let output: Option<JsonText<'_>> = row.try_get("output")?;
+        Ok(ListedTask {
+            task: Task::from_row_without_documents(row)?,
+            request: raw_json(request.0)?,
+            output: output.map(|text| raw_json(text.0)).transpose()?,
+        })
+    }
 }

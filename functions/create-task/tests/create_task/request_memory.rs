@@ -5,7 +5,7 @@
 //! reads up to 100 such tasks at once before its byte budget cuts the page.
 
 use aitasks_contracts::{AppId, ListQuery};
-use aitasks_runtime::{answers::TaskAnswer, api};
+use aitasks_runtime::{answers::TaskListAnswer, api};
 use aitasks_testkit::*;
 use serde_json::json;
 
@@ -47,9 +47,7 @@ async fn a_page_of_tasks_fits_the_function_s_memory() {
         ListQuery { run_id: None, scope_id: Some("mem"), status: None, after: None, limit: Some("100") };
     let page = api::list_tasks(&app, &tenant, query).await.unwrap();
     // As the handler answers it (functions/create-task/src/handler.rs).
-    let tasks: Vec<TaskAnswer> = page.tasks.iter().map(TaskAnswer::from).collect();
-    let body = json!({"tasks": tasks});
-    let text = body.to_string();
+    let text = serde_json::to_string(&TaskListAnswer::of(&page.tasks, page.next)).unwrap();
     let used = resident_bytes() - before;
     println!(
         "a page of {} tasks, an answer of {} bytes: {} MB more resident",
