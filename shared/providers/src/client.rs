@@ -160,6 +160,8 @@ async fn run_turns<W: Wire>(
         calls: 0,
         profile: Some(call.profile.id.clone()),
     };
+    // What the repair turns waited for the limits, in all.
+    let mut waited = Duration::ZERO;
     loop {
         let estimate = CallEstimate {
             input_tokens: input_bound(request, &schema, &conversation),
@@ -170,19 +172,33 @@ async fn run_turns<W: Wire>(
                 Ok(passed) => break passed,
                 // No call made yet: the attempt ends unworked, for the worker to pass over.
                 Err(wait) if usage.calls == 0 => return Err(ProviderError::AtLimit { wait }),
-                // A repair turn of an attempt under way waits for the limit to let it through.
-                Err(wait) => tokio::time::sleep(wait).await,
+                // A repair turn of an attempt under way waits for the limit to let it through,
+                // up to a bound the concurrency slot's hold allows for (worker permit.rs); then
+                // the attempt ends as rate limited, counted.
+                Err(wait) if waited + wait <= MAX_REPAIR_GATE_WAIT => {
+                    waited += wait;
+                    tokio::time::sleep(wait).await;
+                }
+                Err(wait) => {
+                    return Err(ProviderError::RateLimited {
+                        retry_after: Some(wait),
+                        message: "a repair turn waited too long for the profile's limits".to_owned(),
+                    })
+                }
             }
         };
         let started = Instant::now();
         let turn = wire.turn(call, request, &schema, &conversation).await;
         usage.latency_ms += u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         usage.calls += 1;
-        let used = turn.as_ref().ok().map(|t| t.input_tokens.saturating_add(t.output_tokens));
+        let turn = turn.map(reported_usage_bounded);
+        // A call that sent a prompt and got an answer used tokens: a count of 0 is a provider
+        // (or a proxy) that did not say, and the reservation stays counted.
+        let used = turn.as_ref().ok().map(|t| t.input_tokens + t.output_tokens).filter(|&n| n > 0);
         gate.settle(passed, used).await;
         let turn: Turn = turn?;
-        usage.input_tokens += turn.input_tokens;
-        usage.output_tokens += turn.output_tokens;
+        usage.input_tokens = usage.input_tokens.saturating_add(turn.input_tokens);
+        usage.output_tokens = usage.output_tokens.saturating_add(turn.output_tokens);
         if let Some(model) = &turn.model {
             usage.model = reported_model(model);
         }
@@ -200,6 +216,21 @@ async fn run_turns<W: Wire>(
         }
         wire.repair(&mut conversation, turn, &problems);
     }
+}
+
+/// The most tokens one turn is taken to have used, in each direction. A provider's usage report
+/// is input: a count of 2^64 - 1 must not overflow the attempt's sum, a tenant's statistics
+/// (bigint) or a profile's minute, and no model reads or writes a billion tokens in one call.
+/// The longest a repair turn waits for its profile's limits in total: the rest of a minute and
+/// its jitter, once. A concurrency slot is held long enough for this wait on each repair turn.
+pub const MAX_REPAIR_GATE_WAIT: Duration = Duration::from_secs(62);
+
+const MAX_TURN_TOKENS: u64 = 1_000_000_000;
+
+fn reported_usage_bounded(mut turn: Turn) -> Turn {
+    turn.input_tokens = turn.input_tokens.min(MAX_TURN_TOKENS);
+    turn.output_tokens = turn.output_tokens.min(MAX_TURN_TOKENS);
+    turn
 }
 
 #[cfg(test)]

@@ -40,26 +40,57 @@ pub struct CallToCount<'a> {
     pub check_line: bool,
 }
 
+/// What [`start_call`] did with a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallStart {
+    /// Counted: the call may start.
+    Counted,
+    /// Left for tenants ahead in line, who need what is left of the minute: try again soon.
+    HeldBack,
+    /// The minute's limit is reached.
+    AtLimit,
+}
+
+impl CallStart {
+    pub fn counted(self) -> bool {
+        self == CallStart::Counted
+    }
+}
+
 /// Count a call against the per-minute limits of its profile, reserving its tokens, when they
-/// allow it (and the line does). `false`: a limit is reached for that minute, or another tenant
-/// goes first (nothing was counted).
+/// allow it (and the line does); nothing is counted otherwise.
+/// The most tokens one call is counted with. What a provider reports is input: a report of
+/// 2^64 - 1 tokens must not push a minute's sum past bigint (every later call of the profile,
+/// any tenant's, would fail), and no model reads or writes a trillion tokens in one call.
+const MAX_COUNTED_TOKENS: i64 = 1_000_000_000_000;
+
+fn counted_tokens(tokens: i64) -> i64 {
+    tokens.clamp(0, MAX_COUNTED_TOKENS)
+}
+
 pub async fn start_call(
     client: &impl GenericClient,
     call: &CallToCount<'_>,
     limits: MinuteLimits,
-) -> StoreResult<bool> {
+) -> StoreResult<CallStart> {
     let statement = client.prepare_cached(START_CALL.text()).await?;
     let minute = minute_of(call.at);
+    let reserve = counted_tokens(call.reserve);
     let params = START_CALL.bind(&[
         ("profile_id", &call.profile_id),
         ("app_id", &call.app_id),
         ("minute", &minute),
-        ("reserve", &call.reserve),
+        ("reserve", &reserve),
         ("check_line", &call.check_line),
         ("requests_per_minute", &limits.requests),
         ("tokens_per_minute", &limits.tokens),
     ])?;
-    Ok(client.query_opt(&statement, &params).await?.is_some())
+    let row = client.query_one(&statement, &params).await?;
+    Ok(match (row.try_get::<_, Option<i32>>("requests")?, row.try_get::<_, bool>("held_back")?) {
+        (Some(_), _) => CallStart::Counted,
+        (None, true) => CallStart::HeldBack,
+        (None, false) => CallStart::AtLimit,
+    })
 }
 
 /// Put a finished call's real token count (`used`; `None` when it failed without saying: the
@@ -73,6 +104,7 @@ pub async fn settle_tokens(
 ) -> StoreResult<()> {
     let statement = client.prepare_cached(SETTLE_TOKENS.text()).await?;
     let minute = minute_of(at);
+    let (reserved, used) = (counted_tokens(reserved), used.map(counted_tokens));
     let params = SETTLE_TOKENS.bind(&[
         ("profile_id", &profile_id),
         ("minute", &minute),
