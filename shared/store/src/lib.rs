@@ -81,7 +81,7 @@ pub use pool::{
 };
 pub use provider_limits::{
     free_slot, minute_of, prune_provider_line, prune_provider_minutes, settle_tokens, start_call, take_slot,
-    wait_in_line, CallToCount, MinuteLimits, SlotToTake,
+    wait_in_line, CallStart, CallToCount, MinuteLimits, SlotToTake,
 };
 pub use read::{get_task, get_task_by_effect_key};
 pub use runs::{create_run, get_run};

@@ -36,7 +36,7 @@ async fn served_then_refused_last_minute(db: &TestDb, tenants: &[&str]) {
             reserve: 0,
             check_line: true,
         };
-        assert!(store::start_call(&client, &call, RPM).await.unwrap());
+        assert!(store::start_call(&client, &call, RPM).await.unwrap().counted());
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     for tenant in tenants {

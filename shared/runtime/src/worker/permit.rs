@@ -8,8 +8,10 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use aitasks_providers::{CallEstimate, CallGate, GateFuture, ModelProfile, Passed, MAX_REPAIR_TURNS};
-use aitasks_store::{self as store, CallToCount, MinuteLimits, SlotToTake};
+use aitasks_providers::{
+    CallEstimate, CallGate, GateFuture, ModelProfile, Passed, MAX_REPAIR_GATE_WAIT, MAX_REPAIR_TURNS,
+};
+use aitasks_store::{self as store, CallStart, CallToCount, MinuteLimits, SlotToTake};
 use chrono::Utc;
 use uuid::Uuid;
 
@@ -43,13 +45,14 @@ impl Permit {
         let Some(slots) = profile.limits.and_then(|limits| limits.concurrent) else { return Ok(permit) };
         permit.pool = Some(app.pool.clone());
         let client = store::client(&app.pool).await.map_err(unavailable)?;
-        // A slot is held at most as long as an attempt's calls can take, then frees itself.
+        // A slot is held at most as long as an attempt's calls can take (the repair turns' wait
+        // for the per-minute limits included), then frees itself.
         let timeout = profile.timeout.unwrap_or(app.settings.runtime.provider_timeout);
         let slot = SlotToTake {
             profile_id: &profile.id,
             app_id,
             slots: i32::try_from(slots).unwrap_or(i32::MAX),
-            hold: timeout * (MAX_REPAIR_TURNS + 1) + Duration::from_secs(5),
+            hold: timeout * (MAX_REPAIR_TURNS + 1) + MAX_REPAIR_GATE_WAIT + Duration::from_secs(5),
             holder: Uuid::new_v4(),
         };
         match store::take_slot(&client, &slot).await.map_err(unavailable)? {
@@ -135,21 +138,32 @@ impl<'a> MinuteGate<'a> {
         let client = store::client(self.pool).await.map_err(unavailable)?;
         let now = Utc::now();
         let reserved = estimate.tokens();
+        let first_call = self.check_line.load(Ordering::Relaxed);
         let call = CallToCount {
             profile_id: self.profile_id,
             app_id: self.app_id,
             at: now,
             reserve: i64::try_from(reserved).unwrap_or(i64::MAX),
-            check_line: self.check_line.load(Ordering::Relaxed),
+            check_line: first_call,
         };
-        if store::start_call(&client, &call, self.limits).await.map_err(unavailable)? {
-            self.check_line.store(false, Ordering::Relaxed);
-            return Ok(Passed { counted_at: Some(now), reserved });
+        let wait = match store::start_call(&client, &call, self.limits).await.map_err(unavailable)? {
+            CallStart::Counted => {
+                self.check_line.store(false, Ordering::Relaxed);
+                return Ok(Passed { counted_at: Some(now), reserved });
+            }
+            // Left for tenants ahead in line: the minute has room, so soon.
+            CallStart::HeldBack => jittered(SLOT_WAIT),
+            // Until the next minute, spread over its first second.
+            CallStart::AtLimit => {
+                let next = store::minute_of(now) + chrono::TimeDelta::minutes(1);
+                (next - now).to_std().unwrap_or_default() + jittered(Duration::from_millis(500))
+            }
+        };
+        // Only a first call stands in line: a repair turn already holds the attempt's place
+        // (it waits for the limit in the client, and would hold back others for nothing).
+        if first_call {
+            wait_in_line(&client, self.profile_id, self.app_id, wait).await;
         }
-        // Until the next minute, spread over its first second.
-        let next = store::minute_of(now) + chrono::TimeDelta::minutes(1);
-        let wait = (next - now).to_std().unwrap_or_default() + jittered(Duration::from_millis(500));
-        wait_in_line(&client, self.profile_id, self.app_id, wait).await;
         Err(wait)
     }
 

@@ -1,23 +1,33 @@
 -- Take a free concurrency slot of a profile (one whose hold ran out) for :hold_ms, as :holder
 -- for tenant :app_id. SKIP LOCKED: concurrent takers each get another slot, or none, without
 -- waiting on each other. Slots above :slots (a lowered limit) are never taken. No row back:
--- every slot is busy, or another tenant waits in line that was served less recently than this
--- one (`ahead`: the slot is left for it, so a tenant that floods the profile cannot starve
--- another). A slot taken serves the tenant (`served`: it leaves the line).
+-- every slot is busy, or the free slots are no more than the tenants waiting in line that were
+-- served less recently than this one (`ahead`: the slots are left for them, so a tenant that
+-- floods the profile cannot starve another; with a slot to spare, nobody waits). A slot taken
+-- serves the tenant (`served`: it leaves the line). Both counts stop at :slots.
 WITH me AS (
     SELECT COALESCE((SELECT last_served FROM provider_line
                      WHERE profile_id = :profile_id AND app_id = :app_id), '-infinity') AS my_last_served
 ),
 ahead AS (
-    SELECT 1 FROM provider_line, me
-    WHERE profile_id = :profile_id AND app_id <> :app_id AND waiting_until > now()
-      AND COALESCE(last_served, '-infinity') < my_last_served
-    LIMIT 1
+    SELECT count(*) AS tenants FROM (
+        SELECT 1 FROM provider_line, me
+        WHERE profile_id = :profile_id AND app_id <> :app_id AND waiting_until > now()
+          AND COALESCE(last_served, '-infinity') < my_last_served
+        LIMIT :slots::integer
+    ) waiting
+),
+open AS (
+    SELECT count(*) AS slots FROM (
+        SELECT 1 FROM provider_slots
+        WHERE profile_id = :profile_id AND slot <= :slots::integer AND held_until < now()
+        LIMIT :slots::integer
+    ) unheld
 ),
 free AS (
     SELECT slot FROM provider_slots
     WHERE profile_id = :profile_id AND slot <= :slots::integer AND held_until < now()
-      AND NOT EXISTS (SELECT 1 FROM ahead)
+      AND (SELECT slots FROM open) > (SELECT tenants FROM ahead)
     ORDER BY slot LIMIT 1
     FOR UPDATE SKIP LOCKED
 ),

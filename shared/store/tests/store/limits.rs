@@ -34,7 +34,7 @@ async fn a_tokens_per_minute_limit_holds_minute_after_minute_without_overshoot()
     let mut admitted = [0u32; 3];
     for second in 0..180 {
         let at = start + chrono::TimeDelta::seconds(second);
-        if store::start_call(&client, &call("p", at, 300), TOKENS).await.unwrap() {
+        if store::start_call(&client, &call("p", at, 300), TOKENS).await.unwrap().counted() {
             store::settle_tokens(&client, "p", at, 300, Some(250)).await.unwrap();
             admitted[(second / 60) as usize] += 1;
         }
@@ -50,7 +50,7 @@ async fn a_tokens_per_minute_limit_holds_minute_after_minute_without_overshoot()
 
     // A call that failed without saying keeps its reservation.
     let at = start + chrono::TimeDelta::minutes(10);
-    assert!(store::start_call(&client, &call("f", at, 400), TOKENS).await.unwrap());
+    assert!(store::start_call(&client, &call("f", at, 400), TOKENS).await.unwrap().counted());
     store::settle_tokens(&client, "f", at, 400, None).await.unwrap();
     let kept: i64 = client
         .query_one("SELECT tokens FROM provider_usage WHERE profile_id = 'f'", &[])
@@ -63,13 +63,13 @@ async fn a_tokens_per_minute_limit_holds_minute_after_minute_without_overshoot()
     let mut calls = 0;
     for second in 0..60 {
         let at = start + chrono::TimeDelta::seconds(second);
-        calls += u32::from(store::start_call(&client, &call("q", at, 0), REQUESTS).await.unwrap());
+        calls += u32::from(store::start_call(&client, &call("q", at, 0), REQUESTS).await.unwrap().counted());
     }
     assert_eq!(calls, 5);
 
     // The sweeper prunes the counts of minutes over an hour old, and only those.
     let recent = Utc::now();
-    assert!(store::start_call(&client, &call("r", recent, 0), REQUESTS).await.unwrap());
+    assert!(store::start_call(&client, &call("r", recent, 0), REQUESTS).await.unwrap().counted());
     assert_eq!(
         store::prune_provider_minutes(&client, 100).await.unwrap(),
         5,
@@ -95,7 +95,7 @@ async fn sixteen_workers_starting_together_never_overshoot_the_tokens_per_minute
             let client = store::client(&pool).await.unwrap();
             barrier.wait().await;
             // Each call reserves 300 (an input bound and the output cap) and really uses 280.
-            if store::start_call(&client, &call("m", minute, 300), TOKENS).await.unwrap() {
+            if store::start_call(&client, &call("m", minute, 300), TOKENS).await.unwrap().counted() {
                 started.fetch_add(1, Ordering::SeqCst);
                 let row = client
                     .query_one("SELECT tokens FROM provider_usage WHERE profile_id = 'm'", &[])
@@ -216,18 +216,20 @@ async fn a_free_slot_goes_to_the_tenant_that_waited_not_to_the_one_that_was_just
     store::free_slot(&client, "one", b_slot, b.holder).await.unwrap();
     assert!(store::take_slot(&client, &take("flood")).await.unwrap().is_some(), "then the flood again");
 
-    // The same line for the calls of a minute.
+    // The same line for the calls of a minute: held back only when the minute's room would not
+    // also leave a call to each tenant ahead.
     let minute = store::minute_of(Utc::now());
-    let limits = MinuteLimits { requests: Some(100), tokens: None };
+    let limits = MinuteLimits { requests: Some(2), tokens: None };
     let first = |app_id| CallToCount { profile_id: "rpm", app_id, at: minute, reserve: 0, check_line: true };
-    assert!(store::start_call(&client, &first("flood"), limits).await.unwrap());
+    assert!(store::start_call(&client, &first("flood"), limits).await.unwrap().counted());
     store::wait_in_line(&client, "rpm", "quiet", Duration::from_secs(10)).await.unwrap();
-    assert!(
-        !store::start_call(&client, &first("flood"), limits).await.unwrap(),
-        "the quiet tenant goes first"
+    assert_eq!(
+        store::start_call(&client, &first("flood"), limits).await.unwrap(),
+        store::CallStart::HeldBack,
+        "the last call of the minute is the quiet tenant's"
     );
-    assert!(store::start_call(&client, &first("quiet"), limits).await.unwrap());
-    assert!(store::start_call(&client, &first("flood"), limits).await.unwrap());
+    assert!(store::start_call(&client, &first("quiet"), limits).await.unwrap().counted());
+    assert_eq!(store::start_call(&client, &first("flood"), limits).await.unwrap(), store::CallStart::AtLimit);
 
     // The line's idle tenants are pruned after an hour.
     db.sql("UPDATE provider_line SET last_served = now() - interval '2 hours', waiting_until = NULL").await;

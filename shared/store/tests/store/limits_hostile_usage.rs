@@ -17,10 +17,13 @@ async fn an_absurd_usage_report_does_not_stop_the_profile_s_other_calls() {
     let minute = store::minute_of(Utc::now() + chrono::TimeDelta::minutes(5));
     let limits = MinuteLimits { requests: Some(100), tokens: None };
     let call = CallToCount { profile_id: "p", app_id: APP, at: minute, reserve: 300, check_line: false };
-    assert!(store::start_call(&client, &call, limits).await.unwrap());
+    assert!(store::start_call(&client, &call, limits).await.unwrap().counted());
     // The provider answered `"usage": {"prompt_tokens": 18446744073709551615, ...}`.
     store::settle_tokens(&client, "p", minute, 300, Some(i64::MAX)).await.unwrap();
     let other = CallToCount { app_id: "another-tenant", ..call };
     let next = store::start_call(&client, &other, limits).await;
-    assert!(matches!(next, Ok(true)), "the second call of a minute with 99 calls left: {next:?}");
+    assert!(
+        matches!(next, Ok(store::CallStart::Counted)),
+        "the second call of a minute with 99 calls left: {next:?}"
+    );
 }
