@@ -30,7 +30,11 @@ pub async fn handle<P: Provider>(
         match record.body.as_deref().and_then(TaskMessage::parse) {
             Some(message) => {
                 work.push(record);
-                deliveries.push(Delivery { task_id: message.task_id, receipt: receipt(record) });
+                deliveries.push(Delivery {
+                    task_id: message.task_id,
+                    receipt: receipt(record),
+                    group: record.attributes.get("MessageGroupId").map(String::as_str),
+                });
             }
             None => {
                 // Not a task reference: fail it at once so the redrive policy moves it to the DLQ.

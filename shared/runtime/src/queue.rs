@@ -96,11 +96,13 @@ impl Queues {
         Ok(())
     }
 
-    /// Send one task's message, visible after `delay` (SQS delays at most 15 minutes).
+    /// Send one task's message again, in its message `group` (its application's, from
+    /// [`message_group`]; none on a queue that has none), visible after `delay` (SQS delays at
+    /// most 15 minutes).
     pub async fn send_task_after(
         &self,
         task_id: Uuid,
-        app_id: &str,
+        group: Option<&str>,
         delay: Duration,
     ) -> Result<(), QueueError> {
         let seconds = i32::try_from(delay.as_secs_f64().ceil() as u64)
@@ -110,7 +112,7 @@ impl Queues {
             .send_message()
             .queue_url(&self.task_queue_url)
             .message_body(TaskMessage { task_id }.body())
-            .message_group_id(message_group(app_id))
+            .set_message_group_id(group.map(str::to_owned))
             .delay_seconds(seconds)
             .send()
             .await

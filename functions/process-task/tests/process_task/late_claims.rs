@@ -1,6 +1,7 @@
 //! A claim never costs an attempt it did not use. The records of a batch are claimed a wave at a
 //! time, as many as run at once, so no claimed task waits unwatched behind the others; a claim
-//! never waits on a row another transaction holds (that record comes back a moment later); and a
+//! never waits on a row another transaction holds (that task comes back in a fresh message a
+//! moment later); and a
 //! claim held up past the moment its worker stopped waiting (the database was slow) takes
 //! nothing after it.
 
@@ -59,10 +60,13 @@ async fn a_claim_skips_a_row_another_transaction_holds_and_its_record_comes_back
     holder.execute("SELECT 1 FROM tasks WHERE id = $1 FOR UPDATE", &[&held.id]).await.unwrap();
     let response = process_task::handle(&app, event(&[&free, &held], Duration::from_secs(60))).await.unwrap();
     holder.rollback().await.unwrap();
-    let failed: Vec<_> = response.batch_item_failures.iter().map(|f| f.item_identifier.clone()).collect();
-    assert_eq!(failed, vec!["m-held".to_owned()], "only the held one comes back");
+    // The held one comes back in a fresh message, a second later: its delivery is acknowledged,
+    // so no number of busy claims is a failed receive on the way to the dead-letter queue.
+    assert!(response.batch_item_failures.is_empty(), "{:?}", response.batch_item_failures);
     assert_eq!(state(&db, &free).await, (TaskStatus::Succeeded, 1), "the other did not wait for it");
     assert_eq!(state(&db, &held).await, (TaskStatus::Queued, 0));
+    let resent = queues.drain(&queues.tasks, Duration::from_secs(4)).await;
+    assert_eq!(resent, vec![format!("{{\"taskId\":\"{}\"}}", held.id)], "only the held one comes back");
 }
 
 #[tokio::test]

@@ -4,6 +4,7 @@
 //! deleted) writes nothing.
 
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use aitasks_contracts::{AiRequest, Path};
@@ -63,11 +64,13 @@ async fn execute<P: Provider>(app: &App<P>, task: &Task, receipt: &str, deadline
     }
     let config = &app.settings.runtime;
     let cancel = CancellationToken::new();
-    let call = calls::run(app, &chain, &request, &task.app_id, &cancel).instrument(tracing::info_span!(
-        "provider call",
-        kind = %task.kind,
-        model_id = %task.model_id
-    ));
+    let called = AtomicBool::new(false);
+    let call =
+        calls::run(app, &chain, &request, &task.app_id, &cancel, &called).instrument(tracing::info_span!(
+            "provider call",
+            kind = %task.kind,
+            model_id = %task.model_id
+        ));
     let stop_at = deadline.checked_sub(config.deadline_margin).unwrap_or_else(Instant::now);
     // Claimed too late to call anyone before the stop: give it back uncounted, untried.
     if Instant::now() >= stop_at {
@@ -80,7 +83,12 @@ async fn execute<P: Provider>(app: &App<P>, task: &Task, receipt: &str, deadline
             Calls::Done(result) => Ending::Finished(result),
             Calls::Throttled(wait) => Ending::Throttled(wait),
         },
-        _ = tokio::time::sleep_until(stop_at) => Ending::Deadline,
+        // Stopped before any call went out (held at a limit, or waiting on the store to check
+        // it): nothing was spent, and the task is given back uncounted.
+        _ = tokio::time::sleep_until(stop_at) => match called.load(Ordering::Relaxed) {
+            true => Ending::Deadline,
+            false => Ending::NoTime,
+        },
         ending = watch(app, task.lease(), receipt) => ending,
     };
     // Dropping the call aborts the HTTP request; the token covers anything it spawned.

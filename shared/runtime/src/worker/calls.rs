@@ -4,10 +4,14 @@
 //! at its limit is passed over for the next; when every one is and none was called, the attempt
 //! is throttled and the task goes back unworked. An attempt that made a call is counted.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use aitasks_contracts::AiRequest;
-use aitasks_providers::{CancellationToken, Completion, ModelProfile, Provider, ProviderError};
+use aitasks_providers::{
+    CallEstimate, CallGate, CancellationToken, Completion, GateFuture, ModelProfile, NoLimits, Passed,
+    Provider, ProviderError,
+};
 
 use super::permit::{MinuteGate, Permit, SLOT_WAIT};
 use crate::app::App;
@@ -25,6 +29,7 @@ pub(super) async fn run<P: Provider>(
     request: &AiRequest,
     app_id: &str,
     cancel: &CancellationToken,
+    called: &AtomicBool,
 ) -> Calls {
     let mut throttled: Option<Duration> = None;
     // The last failure of a profile that was called: once a call was made, the attempt counts,
@@ -44,10 +49,9 @@ pub(super) async fn run<P: Provider>(
                 continue;
             }
         };
-        let result = match MinuteGate::of(app, profile, app_id, &permit) {
-            Some(gate) => app.provider.run_gated(profile, request, &gate, cancel).await,
-            None => app.provider.run(profile, request, cancel).await,
-        };
+        let minute_gate = MinuteGate::of(app, profile, app_id, &permit);
+        let gate = Watched { inner: minute_gate.as_ref().map_or(&NoLimits as &dyn CallGate, |g| g), called };
+        let result = app.provider.run_gated(profile, request, &gate, cancel).await;
         permit.leave().await;
         match result {
             Err(ProviderError::AtLimit { wait }) => at_limit(wait),
@@ -62,5 +66,28 @@ pub(super) async fn run<P: Provider>(
     match failed {
         Some(error) => Calls::Done(Err(error)),
         None => Calls::Throttled(throttled.unwrap_or(SLOT_WAIT)),
+    }
+}
+
+/// A gate that notes whether it let any call through: an attempt stopped before one was made
+/// (held at a limit, or in the store checking it) cost nothing, and is not counted.
+struct Watched<'a> {
+    inner: &'a dyn CallGate,
+    called: &'a AtomicBool,
+}
+
+impl CallGate for Watched<'_> {
+    fn pass(&self, estimate: CallEstimate) -> GateFuture<'_, Result<Passed, Duration>> {
+        Box::pin(async move {
+            let passed = self.inner.pass(estimate).await;
+            if passed.is_ok() {
+                self.called.store(true, Ordering::Relaxed);
+            }
+            passed
+        })
+    }
+
+    fn settle(&self, passed: Passed, used: Option<u64>) -> GateFuture<'_, ()> {
+        self.inner.settle(passed, used)
     }
 }

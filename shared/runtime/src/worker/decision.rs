@@ -56,6 +56,9 @@ pub(super) enum Decision<'a> {
 /// The message stored when a task given back at provider limits reaches the queue timeout.
 const LIMITED_MESSAGE: &str = "The task waited for its provider's limits longer than the queue timeout.";
 
+/// The message of a task that kept being stopped before its first call, past its queue timeout.
+const UNWORKED_MESSAGE: &str = "The task could not be worked on within the queue timeout.";
+
 /// Decide what an ended attempt writes. `attempt` is the attempt just made (1-based) and
 /// `max_attempts` the task's budget; `age` is the task's time since its creation. `jitter` (0 to 1, random in the worker) picks the retry's
 /// delay between zero and the backoff's cap ("full jitter"), so tasks that failed together (one
@@ -107,6 +110,9 @@ pub(super) fn decide<'a>(
         }
         // Whatever the attempt number: nothing was spent.
         Ending::Throttled(delay) => Decision::GiveBack { delay: *delay },
+        Ending::NoTime if age >= config.queue_timeout => {
+            Decision::Fail { code: ErrorCode::QueueTimeout, message: UNWORKED_MESSAGE.to_owned() }
+        }
         Ending::NoTime => Decision::GiveBack { delay: Duration::ZERO },
     }
 }
@@ -261,6 +267,18 @@ mod tests {
         assert_eq!(
             old,
             Decision::Fail { code: ErrorCode::QueueTimeout, message: LIMITED_MESSAGE.to_owned() }
+        );
+    }
+
+    #[test]
+    fn a_task_stopped_before_every_call_fails_once_past_the_queue_timeout() {
+        let config = RuntimeConfig::default();
+        let young = decide(&Ending::NoTime, 1, 3, config.queue_timeout / 2, &config, 0.5);
+        assert_eq!(young, Decision::GiveBack { delay: Duration::ZERO });
+        let old = decide(&Ending::NoTime, 1, 3, config.queue_timeout, &config, 0.5);
+        assert_eq!(
+            old,
+            Decision::Fail { code: ErrorCode::QueueTimeout, message: UNWORKED_MESSAGE.to_owned() }
         );
     }
 

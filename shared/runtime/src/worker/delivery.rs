@@ -11,6 +11,8 @@ pub struct Delivery<'a> {
     pub task_id: Uuid,
     /// Extends the message's visibility with each heartbeat.
     pub receipt: &'a str,
+    /// The message's group (its application's on a fair queue), for a message sent again.
+    pub group: Option<&'a str>,
 }
 
 /// What to do with the SQS message of the task.

@@ -57,9 +57,14 @@ async fn run_wave<P: Provider>(
     answer_by: Instant,
     settler: &Settler,
 ) -> Vec<Result<Outcome, StoreError>> {
-    // Too late to work on anything: leave the records for another delivery, claiming nothing.
+    // Too late to work on anything: claim nothing, and send each record's message again (a
+    // record left to come back would be a failed receive, and enough of them would move a task
+    // that keeps landing in a late wave to the dead-letter queue untried).
     if Instant::now() + app.settings.runtime.deadline_margin >= deadline {
-        return records.iter().map(|_| Ok(Outcome::Retry { delay: Duration::ZERO })).collect();
+        let resends = records.iter().map(|delivery| resend_unclaimed(app, delivery, Duration::ZERO));
+        return tokio::time::timeout_at(answer_by, futures::future::join_all(resends)).await.unwrap_or_else(
+            |_| records.iter().map(|_| Ok(Outcome::Retry { delay: Duration::ZERO })).collect(),
+        );
     }
     let ids: Vec<uuid::Uuid> = records.iter().map(|delivery| delivery.task_id).collect();
     // Each task's span, and under it a `claim` span for the one statement that claims them all:
@@ -88,7 +93,7 @@ async fn run_wave<P: Provider>(
     // whole future lose `Send` where the dev server spawns it).
     let mut work = Vec::with_capacity(claims.len());
     for ((claim, span), delivery) in claims.into_iter().zip(spans).zip(records) {
-        let handled = after_claim(app, span, claim, delivery.receipt, deadline, settler);
+        let handled = after_claim(app, span, claim, delivery, deadline, settler);
         work.push(tokio::time::timeout_at(answer_by, handled));
     }
     futures::future::join_all(work)
@@ -96,6 +101,21 @@ async fn run_wave<P: Provider>(
         .into_iter()
         .map(|outcome| outcome.unwrap_or_else(|_| Err(timed_out("the database"))))
         .collect()
+}
+
+/// A record this delivery did not claim, in a fresh message: acknowledged once that is sent.
+async fn resend_unclaimed<P>(
+    app: &App<P>,
+    delivery: &Delivery<'_>,
+    delay: Duration,
+) -> Result<Outcome, StoreError> {
+    match app.queues.send_task_after(delivery.task_id, delivery.group, delay).await {
+        Ok(()) => Ok(Outcome::Ack),
+        Err(error) => {
+            tracing::warn!(error = %crate::error_chain(&error), "could not send the unclaimed record's message again; its delivery comes back instead");
+            Ok(Outcome::Retry { delay })
+        }
+    }
 }
 
 /// How soon a record whose task was busy comes back.
@@ -154,13 +174,13 @@ async fn after_claim<P: Provider>(
     app: &App<P>,
     span: tracing::Span,
     claim: Claim,
-    receipt: &str,
+    delivery: &Delivery<'_>,
     deadline: Instant,
     settler: &Settler,
 ) -> Result<Outcome, StoreError> {
     async move {
         match claim {
-            Claim::Claimed(task) => attempt::run(app, task, receipt, deadline, settler).await,
+            Claim::Claimed(task) => attempt::run(app, task, delivery.receipt, deadline, settler).await,
             Claim::Canceled(settled) => {
                 app.publish(vec![settled.event]).await;
                 Ok(Outcome::Ack)
@@ -174,8 +194,8 @@ async fn after_claim<P: Provider>(
                 Ok(Outcome::Ack)
             }
             Claim::Busy => {
-                tracing::info!("the task's row was busy; its record comes back in a moment");
-                Ok(Outcome::Retry { delay: BUSY_RETRY })
+                tracing::info!("the task's row was busy; its message comes back in a moment");
+                resend_unclaimed(app, delivery, BUSY_RETRY).await
             }
         }
     }

@@ -156,7 +156,7 @@ async fn carry_out<P>(
 /// acknowledged: a give-back is not a failed receive, so no number of them moves the message to
 /// the dead-letter queue. If that send fails, the message itself comes back after the delay.
 async fn resend_later<P>(app: &App<P>, task: &Task, delay: Duration) -> Outcome {
-    match app.queues.send_task_after(task.id, &task.app_id, delay).await {
+    match app.queues.send_task_after(task.id, Some(&crate::queue::message_group(&task.app_id)), delay).await {
         Ok(()) => Outcome::Ack,
         Err(error) => {
             tracing::warn!(error = %crate::error_chain(&error), "could not send the given-back task's message; its delivery comes back instead");
