@@ -116,14 +116,21 @@ impl Duty {
                 summary.restored_possible_duplicates += restored.possible_duplicates;
                 summary.messages_failed += restored.failed;
             }
+            // The runs share the duty's one budget of pages: a run whose tasks are not all
+            // reached in it is finished by a later sweep.
             Duty::FinishRunCancels => {
-                for run_id in store::pending_run_cancels(client, page).await? {
-                    let mut run_pages = Pages::new(config.sweep_page, config.sweep_max_pages);
-                    while run_pages.next() {
+                'runs: for run_id in store::pending_run_cancels(client, page).await? {
+                    loop {
+                        if !pages.next() {
+                            break 'runs;
+                        }
                         let canceled = store::cancel_run_tasks(client, run_id, page).await?;
-                        run_pages.took(canceled.touched());
-                        summary.run_tasks_canceled += canceled.touched() as u64;
+                        let touched = canceled.touched();
+                        summary.run_tasks_canceled += touched as u64;
                         app.publish(canceled.ended).await;
+                        if touched < page {
+                            break;
+                        }
                     }
                     if store::finish_run_cancel(client, run_id).await? {
                         summary.run_cancels_finished += 1;
