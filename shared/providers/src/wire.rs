@@ -76,7 +76,7 @@ pub(crate) async fn send(call: &Call<'_>, request: reqwest::RequestBuilder) -> R
         .get(reqwest::header::RETRY_AFTER)
         .and_then(|v| v.to_str().ok())
         .and_then(parse_retry_after);
-    let text = response.text().await.map_err(|e| transport_error(e, call))?;
+    let text = read_bounded(response, call).await?;
     if !status.is_success() {
         let text = scrub_secret(text, call.profile);
         tracing::debug!(status = status.as_u16(), body = %snippet(&text), "the provider's error answer");
@@ -95,6 +95,30 @@ pub(crate) async fn send(call: &Call<'_>, request: reqwest::RequestBuilder) -> R
         tracing::debug!(body = %snippet(&text), "the provider's answer is not JSON");
         ProviderError::Malformed(format!("not JSON: {}", said(None, "body", &text)))
     })
+}
+
+/// The most of a provider's response body that is read: a longer one is malformed (an answer
+/// is held to far less, contracts' answer budgets), and what a provider sends is input, never
+/// read without a bound into a function's memory.
+const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
+
+async fn read_bounded(mut response: reqwest::Response, call: &Call<'_>) -> Result<String, ProviderError> {
+    let too_long = || {
+        ProviderError::Malformed(format!(
+            "the response body is over {MAX_RESPONSE_BYTES} bytes; the rest was not read"
+        ))
+    };
+    if response.content_length().is_some_and(|n| n > MAX_RESPONSE_BYTES as u64) {
+        return Err(too_long());
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| transport_error(e, call))? {
+        if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
+            return Err(too_long());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(String::from_utf8_lossy(&body).into_owned())
 }
 
 /// A 2xx body without the part the format promises.

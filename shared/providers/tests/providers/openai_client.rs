@@ -169,6 +169,22 @@ async fn a_non_json_body_is_a_retryable_malformed_response() {
     assert!(error.is_retryable());
 }
 
+/// What a provider sends is input: a body past 16 MiB is refused, not read into memory whole.
+#[tokio::test]
+async fn a_body_over_the_response_bound_is_a_malformed_response() {
+    let server = MockServer::start().await;
+    let huge = format!("{{\"pad\": \"{}\"}}", "x".repeat(17 * 1024 * 1024));
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_string(huge))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let client = HttpProvider::new(Duration::from_secs(10)).unwrap();
+    let error = client.run(&profile(&server), &classify(), &CancellationToken::new()).await.unwrap_err();
+    assert!(matches!(&error, ProviderError::Malformed(m) if m.contains("over 16777216 bytes")), "{error:?}");
+    assert!(error.is_retryable());
+}
+
 #[tokio::test]
 async fn an_answer_that_breaks_the_schema_is_repaired_once() {
     let server = MockServer::start().await;
