@@ -4,14 +4,18 @@
 //! quota go to the store in one statement; the others keep their own transaction each, so
 //! scoped admission stays exact item by item. Whatever the path, a key given twice is created
 //! by its first item that the store takes, and the later ones answer 200 with that task.
+//!
+//! A create's `callback` is attached to its task, new or found by its effect key, before the
+//! task's message is sent (one statement for a batch's callbacks); one whose task has ended
+//! already is answered at once.
 
 use std::collections::HashSet;
 
 use aitasks_contracts::{
-    parse_json, request_hash, stored_size, AppId, CreateBatch, CreateTask, Owner, Scope,
+    parse_json, request_hash, stored_size, AppId, Callback, CreateBatch, CreateTask, Owner, Scope,
     MAX_BATCH_BODY_BYTES, MAX_CREATE_BODY_BYTES, REQUEST_MAX_BYTES,
 };
-use aitasks_store::{self as store, Created, NewTask, OwedMessage, TaskOwner};
+use aitasks_store::{self as store, Created, NewCallback, NewTask, OwedMessage, TaskOwner};
 use serde_json::{json, Value};
 use tracing::Instrument;
 
@@ -23,6 +27,7 @@ use crate::metrics::count_created;
 struct Checked {
     task: NewTask,
     scope: Option<Scope>,
+    callback: Option<Callback>,
 }
 
 /// Check one create body (already JSON) against the contract and the configured models.
@@ -57,7 +62,33 @@ fn check<P>(app: &App<P>, tenant: &AppId, body: &Value) -> Result<Checked, ApiEr
         max_attempts: app.settings.runtime.max_attempts,
         trace_header: crate::xray::current_header(),
     };
-    Ok(Checked { task, scope: parsed.scope })
+    Ok(Checked { task, scope: parsed.scope, callback: parsed.callback })
+}
+
+/// Attach the callbacks of stored creates to their tasks, and answer at once those whose task
+/// has ended already (a cache hit, an existing task). Before the tasks' messages are sent, so a
+/// task never runs before its callback is there to be answered.
+async fn attach<P>(
+    app: &App<P>,
+    client: &store::Client,
+    callbacks: &[(uuid::Uuid, &Callback)],
+) -> Result<(), ApiError> {
+    if callbacks.is_empty() {
+        return Ok(());
+    }
+    let new: Vec<NewCallback<'_>> = callbacks
+        .iter()
+        .map(|(task_id, callback)| NewCallback {
+            task_id: *task_id,
+            kind: callback.kind(),
+            token: callback.token(),
+        })
+        .collect();
+    let mut owed = store::attach_callbacks(client, &new).await?;
+    owed.sort_unstable();
+    owed.dedup();
+    app.answer_callbacks_of(&owed).await;
+    Ok(())
 }
 
 /// One item through the store on its own: the tenant's quota or scoped admission, in a
@@ -90,6 +121,9 @@ pub async fn create_task<P>(app: &App<P>, tenant: &AppId, body: &[u8]) -> Result
     let store_span = tracing::info_span!("store create");
     let mut client = store::client(&app.pool).instrument(store_span.clone()).await?;
     let created = store_one(app, &mut client, &item).instrument(store_span).await?;
+    if let Some(callback) = &item.callback {
+        attach(app, &client, &[(created.task().id, callback)]).await?;
+    }
     count_created([(Some(&created), item.scope.is_some())]);
     if let Created::New(task) = &created {
         if task.status == store::TaskStatus::Queued {
@@ -128,6 +162,8 @@ pub async fn create_batch<P>(
         batch.items.iter().map(|item| check(app, tenant, item)).collect();
     let scoped: Vec<bool> =
         checked.iter().map(|item| item.as_ref().is_ok_and(|item| item.scope.is_some())).collect();
+    let callbacks: Vec<Option<Callback>> =
+        checked.iter().map(|item| item.as_ref().ok().and_then(|item| item.callback.clone())).collect();
     let quota = app.settings.limits_for(tenant.as_str()).tenant_tasks_per_day;
     let store_span = tracing::info_span!("store create", items = checked.len());
     let mut client = store::client(&app.pool).instrument(store_span.clone()).await?;
@@ -161,6 +197,14 @@ pub async fn create_batch<P>(
     .instrument(store_span)
     .await?;
     let answers: Vec<Result<Created, ApiError>> = answers.into_iter().flatten().collect();
+    let attached: Vec<(uuid::Uuid, &Callback)> = answers
+        .iter()
+        .zip(&callbacks)
+        .filter_map(|(answer, callback)| Some((answer.as_ref().ok()?.task().id, callback.as_ref()?)))
+        .collect();
+    // The store failing here refuses the whole request, as above: sent again, every item
+    // answers 200 and its callback is attached then.
+    attach(app, &client, &attached).await?;
     count_created(answers.iter().map(|answer| answer.as_ref().ok()).zip(scoped));
     send_new(app, &client, &answers).await;
     Ok(answers)
