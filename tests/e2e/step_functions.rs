@@ -21,12 +21,17 @@ struct Flow {
 
 impl Flow {
     async fn start(overrides: &[(&str, &str)]) -> Flow {
+        Flow::start_for(&[APP, "app-other"], overrides).await
+    }
+
+    /// A stack whose intake queue takes these tenants' tasks.
+    async fn start_for(tenants: &[&str], overrides: &[(&str, &str)]) -> Flow {
         let moto = Moto::shared().await;
         let sqs = sqs_at(&moto.endpoint).await;
         let name = format!("intake-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
         let intake =
             sqs.create_queue().queue_name(&name).send().await.unwrap().queue_url().unwrap().to_owned();
-        let tenants = json!({ &name: [APP, "app-other"] }).to_string();
+        let tenants = json!({ &name: tenants }).to_string();
         let mut env: Vec<(String, String)> = moto.env(&["SFN"]);
         env.extend([
             ("AITASK_LOCAL_INTAKE_QUEUE_URL".to_owned(), intake.clone()),
@@ -43,6 +48,10 @@ impl Flow {
     /// A state machine whose one task state waits for our answer (`extra` joins the state's
     /// fields: HeartbeatSeconds, TimeoutSeconds), then branches on the classification.
     async fn state_machine(&self, queue: &str, extra: Value) -> String {
+        self.create_state_machine(self.definition(queue, extra)).await
+    }
+
+    fn definition(&self, queue: &str, extra: Value) -> Value {
         let mut wait = json!({
             "Type": "Task",
             "Resource": "arn:aws:states:::sqs:sendMessage.waitForTaskToken",
@@ -53,7 +62,7 @@ impl Flow {
         for (key, value) in extra.as_object().unwrap() {
             wait[key] = value.clone();
         }
-        let definition = json!({
+        json!({
             "StartAt": "Classify",
             "States": {
                 "Classify": wait,
@@ -63,7 +72,10 @@ impl Flow {
                 "Positive": {"Type": "Pass", "Result": "positive", "ResultPath": "$.verdict", "End": true},
                 "Negative": {"Type": "Pass", "Result": "negative", "ResultPath": "$.verdict", "End": true},
             },
-        });
+        })
+    }
+
+    async fn create_state_machine(&self, definition: Value) -> String {
         let name = format!("classify-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
         self.sfn
             .create_state_machine()
@@ -239,4 +251,44 @@ async fn a_timed_out_execution_stops_our_calls_and_cancels_its_queued_task() {
     tokio::time::sleep(Duration::from_millis(1200)).await;
     assert_eq!(beats().await, before);
     assert_eq!(before.1, 0, "no success or failure call was made");
+}
+
+/// The README's example (examples/step-functions/classify-document.asl.json), as written, on a
+/// one-tenant intake queue: the document is classified and routed on the answer; a canceled
+/// task ends the execution in its `CANCELED` state.
+#[tokio::test]
+async fn the_readme_example_state_machine_classifies_and_routes_a_document() {
+    let flow = Flow::start_for(&[APP], &[]).await;
+    flow.stack.stub.set_default(Reply::Answer(json!({"choice": "invoice"})));
+    let asl =
+        std::fs::read_to_string(workspace_root().join("examples/step-functions/classify-document.asl.json"))
+            .unwrap()
+            .replace("${IntakeQueueUrl}", &flow.intake);
+    let machine = flow.create_state_machine(serde_json::from_str(&asl).unwrap()).await;
+    let input = json!({"documentId": "doc-9", "text": "Invoice 12: three widgets, 42 EUR."});
+    let execution = flow.start_execution(&machine, input).await;
+    let (status, output, error, cause) = flow.finished(&execution, Duration::from_secs(30)).await;
+    assert_eq!(status, ExecutionStatus::Succeeded, "{error:?} {cause:?} {output}");
+    assert_eq!(output["route"], "invoice", "{output}");
+    assert_eq!(output["classification"]["status"], "succeeded");
+    let (_, task) = flow.stack.api(APP).get("/v1/tasks?effectKey=doc-9/classify").await;
+    assert_eq!(task["output"], "invoice", "{task}");
+
+    // A task canceled while it runs: the workflow's Catch on CANCELED ends it there.
+    flow.stack.stub.set_default(Reply::Slow(Duration::from_secs(10), Box::new(Reply::Auto)));
+    let input = json!({"documentId": "doc-10", "text": "Anything."});
+    let execution = flow.start_execution(&machine, input).await;
+    let api = flow.stack.api(APP);
+    let until = Instant::now() + Duration::from_secs(15);
+    let task = loop {
+        let (status, task) = api.get("/v1/tasks?effectKey=doc-10/classify").await;
+        if status == 200 && task["status"] == "running" {
+            break task;
+        }
+        assert!(Instant::now() < until, "the task never started: {task}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    api.post(&format!("/v1/tasks/{}/cancel", task["id"].as_str().unwrap()), &json!({})).await;
+    let (status, _, error, _) = flow.finished(&execution, Duration::from_secs(30)).await;
+    assert_eq!((status, error.as_deref()), (ExecutionStatus::Failed, Some("CANCELED")));
 }
