@@ -9,9 +9,9 @@ TOOLS="$("$ROOT/scripts/tools.sh")"
 export PATH="$TOOLS:$PATH"
 
 log "cargo lambda build --release (every function)"
-cargo lambda build --release -p create-task -p process-task -p sweeper -p release-delete -p migrate 2>&1 | grep -vE '^\s+(Compiling|Checking|Downloaded|Downloading)' >&2
+cargo lambda build --release -p create-task -p process-task -p sweeper -p release-delete -p migrate -p intake-task 2>&1 | grep -vE '^\s+(Compiling|Checking|Downloaded|Downloading)' >&2
 target_dir="$(target_dir)"
-for fn in create-task process-task sweeper release-delete migrate; do
+for fn in create-task process-task sweeper release-delete migrate intake-task; do
   binary="$target_dir/lambda/$fn/bootstrap"
   [ -x "$binary" ] || { log "missing $binary"; exit 1; }
   log "$fn: $(du -h "$binary" | cut -f1) ($binary)"
@@ -52,4 +52,6 @@ invoke release-delete apigw-unreleased-sources.json '"statusCode":200'
 # The first record names a task that does not exist (acknowledged); the second is poison.
 invoke process-task sqs-batch.json '"itemIdentifier":"fixture-poison"'
 invoke sweeper eventbridge-schedule.json '"messagesSent"'
+# A queue AITASK_INTAKE_TENANTS does not name takes nothing: the record is reported failed.
+invoke intake-task sqs-intake.json '"itemIdentifier":"fixture-intake-unknown-queue"'
 log "every function built with cargo lambda and answered its fixture"

@@ -125,6 +125,12 @@ fn actions(function: &Yaml) -> BTreeSet<String> {
     let mut found = BTreeSet::new();
     for policy in function["Properties"]["Policies"].as_sequence().into_iter().flatten() {
         for statement in policy["Statement"].as_sequence().into_iter().flatten() {
+            // A statement under a condition (`Fn::If: [condition, statement, AWS::NoValue]`)
+            // counts as the statement it grants when the condition holds.
+            let statement = match statement["Fn::If"].as_sequence() {
+                Some(branches) => &branches[1],
+                None => statement,
+            };
             assert_eq!(statement["Effect"].as_str(), Some("Allow"));
             for action in statement["Action"].as_sequence().expect("actions") {
                 found.insert(action.as_str().expect("action").to_owned());
@@ -164,6 +170,7 @@ fn the_template_holds_what_the_linters_miss() {
         ("SweeperFunction", "sweeper"),
         ("ReleaseDeleteFunction", "release-delete"),
         ("MigrateFunction", "migrate"),
+        ("IntakeTaskFunction", "intake-task"),
     ] {
         let metadata = &resources[function]["Metadata"];
         assert_eq!(metadata["BuildMethod"].as_str(), Some("rust-cargolambda"), "{function}");
@@ -238,6 +245,7 @@ fn the_template_holds_what_the_linters_miss() {
         ("ProcessTaskFunction", "ProcessTaskLogGroup"),
         ("SweeperFunction", "SweeperLogGroup"),
         ("MigrateFunction", "MigrateLogGroup"),
+        ("IntakeTaskFunction", "IntakeTaskLogGroup"),
     ] {
         assert_eq!(
             resources[function]["Properties"]["LoggingConfig"]["LogGroup"]["Ref"].as_str(),
@@ -293,12 +301,25 @@ fn the_template_holds_what_the_linters_miss() {
     }
 
     // Least privilege: each function gets exactly the actions its code uses.
-    let expected: [(&str, &[&str]); 5] = [
-        ("CreateTaskFunction", &["secretsmanager:GetSecretValue", "sqs:SendMessage"]),
-        ("ReleaseDeleteFunction", &["secretsmanager:GetSecretValue"]),
+    // Every function that ends tasks or answers callbacks may answer them and put events on the
+    // bus, each under its parameter (callback_grants_exist_only_for_what_the_parameters_name).
+    const CALLBACKS: [&str; 7] = [
+        "events:PutEvents",
+        "lambda:SendDurableExecutionCallbackFailure",
+        "lambda:SendDurableExecutionCallbackHeartbeat",
+        "lambda:SendDurableExecutionCallbackSuccess",
+        "states:SendTaskFailure",
+        "states:SendTaskHeartbeat",
+        "states:SendTaskSuccess",
+    ];
+    let with_callbacks =
+        |own: &[&'static str]| -> Vec<&'static str> { own.iter().copied().chain(CALLBACKS).collect() };
+    let expected: [(&str, Vec<&str>); 6] = [
+        ("CreateTaskFunction", with_callbacks(&["secretsmanager:GetSecretValue", "sqs:SendMessage"])),
+        ("ReleaseDeleteFunction", vec!["secretsmanager:GetSecretValue"]),
         (
             "ProcessTaskFunction",
-            &[
+            with_callbacks(&[
                 "bedrock:InvokeModel",
                 "secretsmanager:GetSecretValue",
                 "sqs:ChangeMessageVisibility",
@@ -306,11 +327,25 @@ fn the_template_holds_what_the_linters_miss() {
                 "sqs:GetQueueAttributes",
                 "sqs:ReceiveMessage",
                 "sqs:SendMessage",
-            ],
+            ]),
         ),
         // GetQueueAttributes: the task queue's counts, to find lost messages (docs/lifecycle.md).
-        ("SweeperFunction", &["secretsmanager:GetSecretValue", "sqs:GetQueueAttributes", "sqs:SendMessage"]),
-        ("MigrateFunction", &["secretsmanager:GetSecretValue"]),
+        (
+            "SweeperFunction",
+            with_callbacks(&["secretsmanager:GetSecretValue", "sqs:GetQueueAttributes", "sqs:SendMessage"]),
+        ),
+        ("MigrateFunction", vec!["secretsmanager:GetSecretValue"]),
+        (
+            "IntakeTaskFunction",
+            with_callbacks(&[
+                "secretsmanager:GetSecretValue",
+                "sqs:ChangeMessageVisibility",
+                "sqs:DeleteMessage",
+                "sqs:GetQueueAttributes",
+                "sqs:ReceiveMessage",
+                "sqs:SendMessage",
+            ]),
+        ),
     ];
     // Migrations run as the schema owner; every other function only as the row-level role.
     let migrate = &resources["MigrateFunction"]["Properties"];
@@ -318,8 +353,13 @@ fn the_template_holds_what_the_linters_miss() {
         migrate["Environment"]["Variables"]["AITASK_DATABASE_SECRET_ARN"]["Ref"].as_str(),
         Some("DatabaseOwnerSecretArn")
     );
-    for function in ["CreateTaskFunction", "ProcessTaskFunction", "SweeperFunction", "ReleaseDeleteFunction"]
-    {
+    for function in [
+        "CreateTaskFunction",
+        "ProcessTaskFunction",
+        "SweeperFunction",
+        "ReleaseDeleteFunction",
+        "IntakeTaskFunction",
+    ] {
         let policies = serde_yaml::to_string(&resources[function]["Properties"]["Policies"]).expect("yaml");
         assert!(!policies.contains("DatabaseOwnerSecretArn"), "{function} must not read the owner's secret");
     }
@@ -336,4 +376,62 @@ fn the_template_holds_what_the_linters_miss() {
         let allowed: BTreeSet<String> = allowed.iter().map(|a| (*a).to_owned()).collect();
         assert_eq!(found, allowed, "{function}");
     }
+}
+
+/// The callback and bus grants exist only when their parameter names something, on exactly
+/// what it names, for every function that settles or creates tasks; the intake queue, its DLQ,
+/// its alarm and its function only when IntakeAppIds names a tenant.
+#[test]
+fn callback_grants_exist_only_for_what_the_parameters_name() {
+    let template = load("template.yaml");
+    let resources = &template["Resources"];
+    let grants = [
+        ("HasCallbackStateMachines", "states:SendTaskSuccess", "CallbackStateMachineArns"),
+        ("HasCallbackFunctions", "lambda:SendDurableExecutionCallbackSuccess", "CallbackFunctionArns"),
+        ("HasEventBus", "events:PutEvents", "EventBusName"),
+    ];
+    for function in ["CreateTaskFunction", "ProcessTaskFunction", "SweeperFunction", "IntakeTaskFunction"] {
+        let statements = resources[function]["Properties"]["Policies"][0]["Statement"]
+            .as_sequence()
+            .unwrap_or_else(|| panic!("{function} statements"));
+        for (condition, action, parameter) in grants {
+            let granting: Vec<&Yaml> =
+                statements.iter().filter(|s| serde_yaml::to_string(s).unwrap().contains(action)).collect();
+            assert_eq!(granting.len(), 1, "{function}: one statement grants {action}");
+            let branches = granting[0]["Fn::If"]
+                .as_sequence()
+                .unwrap_or_else(|| panic!("{function}: {action} is granted only under {condition}"));
+            assert_eq!(branches[0].as_str(), Some(condition), "{function}: {action}");
+            assert_eq!(branches[2]["Ref"].as_str(), Some("AWS::NoValue"), "{function}: nothing otherwise");
+            assert!(
+                serde_yaml::to_string(&branches[1]["Resource"]).unwrap().contains(parameter),
+                "{function}: {action} on what {parameter} names only"
+            );
+        }
+    }
+    for other in ["ReleaseDeleteFunction", "MigrateFunction"] {
+        let policies = serde_yaml::to_string(&resources[other]["Properties"]["Policies"]).unwrap();
+        assert!(
+            !policies.contains("states:") && !policies.contains("events:"),
+            "{other} needs no callback grant"
+        );
+    }
+    for intake in [
+        "IntakeQueue",
+        "IntakeDeadLetterQueue",
+        "IntakeDeadLetterAlarm",
+        "IntakeTaskFunction",
+        "IntakeTaskLogGroup",
+    ] {
+        assert_eq!(resources[intake]["Condition"].as_str(), Some("HasIntake"), "{intake}");
+    }
+    let intake = &resources["IntakeQueue"]["Properties"];
+    assert_eq!(
+        intake["RedrivePolicy"]["deadLetterTargetArn"]["Fn::GetAtt"][0].as_str(),
+        Some("IntakeDeadLetterQueue")
+    );
+    let timeout = template["Globals"]["Function"]["Timeout"].as_u64().expect("timeout");
+    assert!(intake["VisibilityTimeout"].as_u64().expect("visibility") >= 6 * timeout);
+    let mapping = &resources["IntakeTaskFunction"]["Properties"]["Events"]["Intake"]["Properties"];
+    assert_eq!(mapping["FunctionResponseTypes"][0].as_str(), Some("ReportBatchItemFailures"));
 }

@@ -8,6 +8,8 @@
 mod batches;
 mod bounded;
 mod contract;
+mod durable_callbacks;
+mod event_bus;
 mod functions;
 mod fuzz;
 mod graceful;
@@ -18,4 +20,5 @@ mod logs;
 mod metrics;
 mod quotas;
 mod scoped;
+mod step_functions;
 mod traces;

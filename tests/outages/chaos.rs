@@ -6,6 +6,9 @@
 //! are injected; some tasks are canceled. Then, with the sweeper run to quiescence, it checks
 //! and prints what must hold: nothing lost, one terminal state each, budgets kept, outputs
 //! valid, one completion event each, provider calls bounded, and no secret in any log line.
+//! One task in five carries a Lambda durable callback, answered on a stub of Lambda's API that
+//! throttles and fails some calls: each gets exactly one success or failure accepted, the one
+//! its task's end calls for, whatever was killed.
 //!
 //! Half the creates come in batches (`POST /v1/tasks/batch`), and every SQS batch is claimed and
 //! settled as one (process-task). `make test` runs 200 tasks; `make chaos` runs 2000
@@ -52,7 +55,17 @@ fn request(i: usize) -> Value {
     }
 }
 
-fn create_body(i: usize, run_id: &str) -> Value {
+/// Whether task `i` carries a durable callback.
+fn has_callback(i: usize) -> bool {
+    i % 5 == 4
+}
+
+fn create_body(
+    i: usize,
+    run_id: &str,
+    callbacks: &Mutex<HashMap<usize, String>>,
+    durable: &DurableStub,
+) -> Value {
     let owner = if i.is_multiple_of(2) {
         json!({"runId": run_id})
     } else if i.is_multiple_of(3) {
@@ -69,6 +82,11 @@ fn create_body(i: usize, run_id: &str) -> Value {
                           "request": request(i)});
     for (key, value) in owner.as_object().expect("object") {
         body[key] = value.clone();
+    }
+    if has_callback(i) {
+        // A create sent again (its answer lost to a kill) names the same callback.
+        let id = callbacks.lock().expect("callbacks").entry(i).or_insert_with(|| durable.open()).clone();
+        body["callback"] = json!({"lambdaDurable": {"callbackId": id}});
     }
     body
 }
@@ -133,11 +151,17 @@ async fn chaos_loses_nothing_and_settles_everything_once() {
                     "limits": {"concurrent": 2, "requestsPerMinute": 600}},
     })
     .to_string();
+    let durable = DurableStub::start().await;
+    durable.faults(4);
+    let callbacks: Arc<Mutex<HashMap<usize, String>>> = Arc::default();
     let env = Stack::env(
         &db,
         &queues,
         &stub,
         &[
+            ("AWS_ENDPOINT_URL_LAMBDA", durable.endpoint.as_str()),
+            ("AWS_ACCESS_KEY_ID", DURABLE_ACCESS_KEY),
+            ("AWS_SECRET_ACCESS_KEY", DURABLE_SECRET_KEY),
             ("AITASK_MODELS", models.as_str()),
             ("AITASK_PROVIDER_TIMEOUT_MS", "1500"),
             ("AITASK_RESEND_AFTER_MS", "3000"),
@@ -166,6 +190,7 @@ async fn chaos_loses_nothing_and_settles_everything_once() {
     let creators: Vec<_> = (0..16)
         .map(|creator| {
             let (api, run_id, accepted, next) = (api.clone(), run_id.clone(), accepted.clone(), next.clone());
+            let (callbacks, durable) = (callbacks.clone(), durable.clone());
             let batched = creator % 2 == 1;
             tokio::spawn(async move {
                 loop {
@@ -175,7 +200,7 @@ async fn chaos_loses_nothing_and_settles_everything_once() {
                     }
                     let indexes: Vec<usize> = (first..total.min(first + if batched { BATCH } else { 1 })).collect();
                     let ids: Vec<String> = if batched {
-                        let body = json!({"tasks": indexes.iter().map(|&i| create_body(i, &run_id)).collect::<Vec<_>>()});
+                        let body = json!({"tasks": indexes.iter().map(|&i| create_body(i, &run_id, &callbacks, &durable)).collect::<Vec<_>>()});
                         let answer = post_until_answered(&api, "/v1/tasks/batch", &body).await;
                         assert_eq!(answer.status, 200, "batch from {first}: {}", answer.body);
                         let results = answer.body["results"].as_array().expect("results").clone();
@@ -189,7 +214,8 @@ async fn chaos_loses_nothing_and_settles_everything_once() {
                             })
                             .collect()
                     } else {
-                        let answer = post_until_answered(&api, "/v1/tasks", &create_body(first, &run_id)).await;
+                        let answer =
+                            post_until_answered(&api, "/v1/tasks", &create_body(first, &run_id, &callbacks, &durable)).await;
                         assert!(
                             matches!(answer.status, 200 | 201),
                             "create {first}: {} {}",
@@ -283,10 +309,16 @@ async fn chaos_loses_nothing_and_settles_everything_once() {
             .await;
         let undelivered =
             db.count_surviving_restart("SELECT count(*) FROM task_events WHERE delivered_at IS NULL").await;
-        if open == 0 && undelivered == 0 {
+        let unanswered = db
+            .count_surviving_restart("SELECT count(*) FROM task_callbacks WHERE state IN ('waiting', 'owed')")
+            .await;
+        if open == 0 && undelivered == 0 && unanswered == 0 {
             break;
         }
-        assert!(Instant::now() < until, "not quiescent: {open} tasks open, {undelivered} events undelivered");
+        assert!(
+            Instant::now() < until,
+            "not quiescent: {open} tasks open, {undelivered} events undelivered, {unanswered} callbacks unanswered"
+        );
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     println!("chaos: quiescent after {:.1}s", started.elapsed().as_secs_f64());
@@ -380,12 +412,34 @@ async fn chaos_loses_nothing_and_settles_everything_once() {
     );
     assert!(by_outcome.keys().any(|(s, _)| s == "succeeded"), "some tasks succeed despite the faults");
 
+    // Every callback got exactly one answer accepted, the one its task's end calls for.
+    let status_of: HashMap<String, String> =
+        rows.iter().map(|row| (row.get::<_, String>("id"), row.get::<_, String>("status"))).collect();
+    let callbacks = callbacks.lock().expect("callbacks").clone();
+    let calls = durable.calls();
+    for (i, callback_id) in &callbacks {
+        let answers = durable.accepted_answers(callback_id);
+        let status = &status_of[&accepted[i]];
+        let expected = if status == "succeeded" { "succeed" } else { "fail" };
+        assert_eq!(answers.len(), 1, "task {i} ({status}): {answers:?}");
+        assert_eq!(answers[0].action, expected, "task {i} ended {status}");
+    }
+    let answers = calls.iter().filter(|c| c.action != "heartbeat").count();
+    let refused = calls.iter().filter(|c| c.refused.is_some()).count();
+    assert_eq!(durable.bad_signatures(), 0);
+    println!(
+        "chaos: {} callbacks, each answered exactly once ({answers} answer calls, {refused} refused and retried or late)",
+        callbacks.len()
+    );
+    assert_eq!(callbacks.len(), (0..total).filter(|&i| has_callback(i)).count());
+
     // No secret in any log line, errors and restarts included.
     let logs = server.lock().await.logs();
     assert!(logs.lines().count() > 100, "the dev server logged the run");
     assert!(!logs.contains(STUB_API_KEY), "the provider API key appears in the logs");
     let password = app_password(&db.app_url).expect("the functions' login has a password (make up)");
     assert!(!logs.contains(&password), "the database password appears in the logs");
+    assert!(!callbacks.values().any(|id| logs.contains(id.as_str())), "a callback id appears in the logs");
     println!("chaos: done in {:.1}s", started.elapsed().as_secs_f64());
 }
 

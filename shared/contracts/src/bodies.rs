@@ -7,6 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 use uuid::Uuid;
 
+use crate::callback::Callback;
 use crate::fields::Fields;
 use crate::ids::EffectKey;
 use crate::problems::{Path, Problems};
@@ -64,6 +65,8 @@ pub struct CreateTask {
     pub model_id: String,
     pub request: AiRequest,
     pub scope: Option<Scope>,
+    /// Whom to answer when the task ends (docs/api.md, "Callbacks").
+    pub callback: Option<Callback>,
 }
 
 impl CreateTask {
@@ -73,7 +76,7 @@ impl CreateTask {
         let fields = Fields::object(
             body,
             &root,
-            &["runId", "owner", "stepKey", "effectKey", "modelId", "request", "scope"],
+            &["runId", "owner", "stepKey", "effectKey", "modelId", "request", "scope", "callback"],
             &mut problems,
         )
         .ok_or_else(|| problems.clone())?;
@@ -102,11 +105,21 @@ impl CreateTask {
             None => Some(None),
             Some(value) => parse_scope(value, &fields.path("scope"), &mut problems).map(Some),
         };
-        match (owner, step_key, effect_key, model_id, request, scope) {
-            (Some(owner), Some(step_key), Some(effect_key), Some(model_id), Some(request), Some(scope))
-                if problems.is_empty() =>
-            {
-                Ok(CreateTask { owner, step_key, effect_key, model_id, request, scope })
+        let callback = match fields.value("callback") {
+            None => Some(None),
+            Some(value) => Callback::parse(value, &fields.path("callback"), &mut problems).map(Some),
+        };
+        match (owner, step_key, effect_key, model_id, request, scope, callback) {
+            (
+                Some(owner),
+                Some(step_key),
+                Some(effect_key),
+                Some(model_id),
+                Some(request),
+                Some(scope),
+                Some(callback),
+            ) if problems.is_empty() => {
+                Ok(CreateTask { owner, step_key, effect_key, model_id, request, scope, callback })
             }
             _ => Err(problems),
         }

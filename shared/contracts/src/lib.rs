@@ -1,7 +1,8 @@
 //! aitasks request contracts. Pure code, no I/O:
 //!
 //! - [`CreateTask`], [`CreateRun`], [`Release`]: the HTTP bodies, parsed strictly (unknown
-//!   fields refused) with every problem reported at once, each with its JSON path.
+//!   fields refused) with every problem reported at once, each with its JSON path; a create's
+//!   [`Callback`] (a Step Functions task token or a durable-function callback id).
 //! - [`AiRequest`]: the four kinds (`generate_text`, `classify`, `classify_many`,
 //!   `extract_data`) with every limit of the contract; serializes to the normalized stored form.
 //! - [`answer_schema`]: the JSON Schema of the model's answer, usable with OpenAI structured
@@ -17,6 +18,7 @@
 mod answer;
 mod batch;
 mod bodies;
+mod callback;
 mod codes;
 mod fields;
 mod hash;
@@ -33,6 +35,7 @@ mod stored_size;
 pub use answer::check_answer;
 pub use batch::{item_value, CreateBatch};
 pub use bodies::{parse_json, Budget, CreateRun, CreateTask, Owner, Release, Scope, UsageSubject};
+pub use callback::{Callback, LAMBDA_DURABLE, STEP_FUNCTIONS};
 pub use codes::{ErrorCode, RunState, TaskStatus};
 pub use hash::{canonical_hash, canonical_json};
 pub use ids::{AppId, EffectKey, RunId, TaskId, APP_ID_MAX_CHARS};

@@ -58,3 +58,11 @@ pub const BATCH_PROBLEMS_MAX: usize = 500;
 /// Characters of a problem's `path` (a longer one, which echoes a caller's key, is cut, ending
 /// in `…`).
 pub const PROBLEM_PATH_MAX_CHARS: usize = 200;
+/// Characters of a Step Functions task token (`callback.stepFunctions.taskToken`), as
+/// `SendTaskSuccess` takes it.
+pub const STEP_FUNCTIONS_TOKEN_MAX_CHARS: usize = 2_048;
+/// Characters of a Lambda durable-function callback id (`callback.lambdaDurable.callbackId`).
+pub const DURABLE_CALLBACK_ID_MAX_CHARS: usize = 1_024;
+/// The largest answer a callback carries (Step Functions' task output, a durable callback's
+/// `Result`): 256 KiB. A larger one is replaced by a small answer saying how to read the task.
+pub const CALLBACK_RESULT_MAX_BYTES: usize = 262_144;

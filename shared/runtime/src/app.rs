@@ -5,16 +5,24 @@ use std::sync::Arc;
 use aitasks_providers::{HttpProvider, ModelProfiles};
 use aitasks_store::{PoolSettings, StorePool};
 
+use crate::bus::Bus;
+use crate::callbacks::{self, Callbacks};
 use crate::config::{ConfigError, Settings};
 use crate::queue::Queues;
 
-/// The pool, the queues, the model profiles and the provider client.
+/// The pool, the queues, the model profiles, the provider client, and the clients that answer
+/// callbacks and put events on a bus.
 pub struct App<P = HttpProvider> {
     pub settings: Settings,
     pub pool: StorePool,
     pub queues: Queues,
     pub profiles: ModelProfiles,
     pub provider: P,
+    /// Step Functions and Lambda, to answer and heartbeat callbacks. `None` (an `App` built by
+    /// hand without [`App::with_aws`]): callbacks are left owed, for a function that has them.
+    pub callbacks: Option<Callbacks>,
+    /// The EventBridge bus completion events also go to (`AITASK_EVENT_BUS_NAME`).
+    pub bus: Option<Bus>,
 }
 
 /// Start-up failed: the function cannot serve.
@@ -68,7 +76,7 @@ impl App<HttpProvider> {
             provider = provider.with_bedrock(aws_sdk_bedrockruntime::Client::from_conf(config));
         }
         let sqs = aws_sdk_sqs::Client::new(&aws);
-        Ok(Arc::new(App::new(settings, profiles, provider, sqs)?))
+        Ok(Arc::new(App::new(settings, profiles, provider, sqs)?.with_aws(&aws)))
     }
 }
 
@@ -83,25 +91,74 @@ impl<P> App<P> {
         pool_settings.max_size = settings.db_pool_size;
         let pool = aitasks_store::connect(&pool_settings)?;
         let queues = Queues::new(sqs, settings.task_queue_url.clone(), settings.events_queue_url.clone());
-        Ok(App { settings, pool, queues, profiles, provider })
+        Ok(App { settings, pool, queues, profiles, provider, callbacks: None, bus: None })
     }
 
-    /// Publish completion events after their transition committed, and mark them delivered.
-    /// Failures are logged and left to the sweeper, which re-delivers what was not marked.
+    /// The callbacks' clients and the event bus (when the settings name one) on this SDK
+    /// configuration.
+    pub fn with_aws(mut self, aws: &aws_config::SdkConfig) -> App<P> {
+        self.callbacks = Some(Callbacks::new(aws));
+        self.bus = self
+            .settings
+            .event_bus
+            .clone()
+            .map(|settings| Bus::new(aws_sdk_eventbridge::Client::new(aws), settings));
+        self
+    }
+
+    /// Send completion events to the events queue and the bus (when there are): the ids every
+    /// destination took. Without a queue or a bus an event counts as delivered (nobody
+    /// listens); an event one took and the other did not is sent to both again later.
+    pub async fn send_events(&self, events: &[aitasks_store::PendingEvent]) -> Vec<i64> {
+        let mut delivered = self.queues.publish_events(events).await;
+        if let Some(bus) = &self.bus {
+            let on_bus = bus.put(events).await;
+            delivered.retain(|id| on_bus.contains(id));
+        }
+        delivered
+    }
+
+    /// Publish completion events after their transition committed, mark them delivered, and
+    /// answer the callbacks their transitions made owed (taken in the statement that marks).
+    /// Failures are logged and left to the sweeper, which re-delivers what was not marked and
+    /// answers what was not taken.
     pub async fn publish(&self, events: Vec<aitasks_store::PendingEvent>) {
         if events.is_empty() {
             return;
         }
-        let delivered = self.queues.publish_events(&events).await;
-        if delivered.is_empty() {
-            return;
-        }
+        let delivered = self.send_events(&events).await;
+        let task_ids: Vec<uuid::Uuid> = events.iter().map(|event| event.task_id).collect();
         let marked = async {
             let client = aitasks_store::client(&self.pool).await?;
-            aitasks_store::mark_delivered(&client, &delivered).await
+            match &self.callbacks {
+                Some(callbacks) => {
+                    let owed = aitasks_store::mark_published(&client, &delivered, &task_ids, callbacks::HOLD)
+                        .await?;
+                    callbacks::answer_owed(callbacks, &client, owed).await.map(|_| ())
+                }
+                None if delivered.is_empty() => Ok(()),
+                None => aitasks_store::mark_delivered(&client, &delivered).await.map(|_| ()),
+            }
         };
         if let Err(error) = marked.await {
-            tracing::warn!(error = %crate::error_chain(&error), "could not mark events delivered; the sweeper will deliver them again");
+            tracing::warn!(error = %crate::error_chain(&error), "could not mark events delivered or answer their callbacks; the sweeper will");
+        }
+    }
+
+    /// Answer the owed callbacks of these tasks now (a callback a create attached to a task that
+    /// had ended already). What fails is the sweeper's.
+    pub(crate) async fn answer_callbacks_of(&self, task_ids: &[uuid::Uuid]) {
+        let Some(callbacks) = &self.callbacks else { return };
+        if task_ids.is_empty() {
+            return;
+        }
+        let answered = async {
+            let client = aitasks_store::client(&self.pool).await?;
+            let owed = aitasks_store::mark_published(&client, &[], task_ids, callbacks::HOLD).await?;
+            callbacks::answer_owed(callbacks, &client, owed).await
+        };
+        if let Err(error) = answered.await {
+            tracing::warn!(error = %crate::error_chain(&error), "could not answer callbacks; the sweeper will");
         }
     }
 }

@@ -4,14 +4,18 @@
 //! quota go to the store in one statement; the others keep their own transaction each, so
 //! scoped admission stays exact item by item. Whatever the path, a key given twice is created
 //! by its first item that the store takes, and the later ones answer 200 with that task.
+//!
+//! A create's `callback` is attached to its task, new or found by its effect key, before the
+//! task's message is sent (one statement for a batch's callbacks); one whose task has ended
+//! already is answered at once.
 
 use std::collections::HashSet;
 
 use aitasks_contracts::{
-    item_value, parse_json, request_hash, stored_size, AppId, CreateBatch, CreateTask, Owner, Scope,
+    item_value, parse_json, request_hash, stored_size, AppId, Callback, CreateBatch, CreateTask, Owner, Scope,
     MAX_BATCH_BODY_BYTES, MAX_CREATE_BODY_BYTES, REQUEST_MAX_BYTES,
 };
-use aitasks_store::{self as store, Created, NewTask, OwedMessage, TaskOwner};
+use aitasks_store::{self as store, Created, NewCallback, NewTask, OwedMessage, TaskOwner};
 use serde_json::{json, Value};
 use tracing::Instrument;
 
@@ -23,6 +27,7 @@ use crate::metrics::count_created;
 struct Checked {
     task: NewTask,
     scope: Option<Scope>,
+    callback: Option<Callback>,
 }
 
 /// A batch's plain items are written together until they hold this many bytes of requests (as
@@ -83,7 +88,33 @@ fn check<P>(app: &App<P>, tenant: &AppId, body: &Value) -> Result<Checked, ApiEr
         max_attempts: app.settings.runtime.max_attempts,
         trace_header: crate::xray::current_header(),
     };
-    Ok(Checked { task, scope: parsed.scope })
+    Ok(Checked { task, scope: parsed.scope, callback: parsed.callback })
+}
+
+/// Attach the callbacks of stored creates to their tasks, and answer at once those whose task
+/// has ended already (a cache hit, an existing task). Before the tasks' messages are sent, so a
+/// task never runs before its callback is there to be answered.
+async fn attach<P>(
+    app: &App<P>,
+    client: &store::Client,
+    callbacks: &[(uuid::Uuid, &Callback)],
+) -> Result<(), ApiError> {
+    if callbacks.is_empty() {
+        return Ok(());
+    }
+    let new: Vec<NewCallback<'_>> = callbacks
+        .iter()
+        .map(|(task_id, callback)| NewCallback {
+            task_id: *task_id,
+            kind: callback.kind(),
+            token: callback.token(),
+        })
+        .collect();
+    let mut owed = store::attach_callbacks(client, &new).await?;
+    owed.sort_unstable();
+    owed.dedup();
+    app.answer_callbacks_of(&owed).await;
+    Ok(())
 }
 
 /// One item through the store on its own: the tenant's quota or scoped admission, in a
@@ -116,6 +147,9 @@ pub async fn create_task<P>(app: &App<P>, tenant: &AppId, body: &[u8]) -> Result
     let store_span = tracing::info_span!("store create");
     let mut client = store::client(&app.pool).instrument(store_span.clone()).await?;
     let created = store_one(app, &mut client, &item).instrument(store_span).await?;
+    if let Some(callback) = &item.callback {
+        attach(app, &client, &[(created.task().id, callback)]).await?;
+    }
     count_created([(Some(&created), item.scope.is_some())]);
     if let Created::New(task) = &created {
         if task.status == store::TaskStatus::Queued {
@@ -154,6 +188,7 @@ pub async fn create_batch<P>(
     let mut client = store::client(&app.pool).instrument(store_span.clone()).await?;
     let mut answers: Vec<Option<Result<Created, ApiError>>> = Vec::with_capacity(batch.items.len());
     let mut scoped: Vec<bool> = Vec::with_capacity(batch.items.len());
+    let mut callbacks: Vec<Option<Callback>> = Vec::with_capacity(batch.items.len());
     let mut plain = Plain::default();
     async {
         // One item at a time: parsed, checked, and (plain ones) gathered for one statement,
@@ -162,6 +197,7 @@ pub async fn create_batch<P>(
         for (i, item) in batch.items.iter().enumerate() {
             let item = check_item(app, tenant, item);
             scoped.push(item.as_ref().is_ok_and(|item| item.scope.is_some()));
+            callbacks.push(item.as_ref().ok().and_then(|item| item.callback.clone()));
             match item {
                 Err(refusal) => answers.push(Some(Err(refusal))),
                 Ok(item) if item.scope.is_none() && quota.is_none() => {
@@ -191,6 +227,14 @@ pub async fn create_batch<P>(
     .instrument(store_span)
     .await?;
     let answers: Vec<Result<Created, ApiError>> = answers.into_iter().flatten().collect();
+    let attached: Vec<(uuid::Uuid, &Callback)> = answers
+        .iter()
+        .zip(&callbacks)
+        .filter_map(|(answer, callback)| Some((answer.as_ref().ok()?.task().id, callback.as_ref()?)))
+        .collect();
+    // The store failing here refuses the whole request, as above: sent again, every item
+    // answers 200 and its callback is attached then.
+    attach(app, &client, &attached).await?;
     count_created(answers.iter().map(|answer| answer.as_ref().ok()).zip(scoped));
     send_new(app, &client, &answers).await;
     Ok(answers)

@@ -9,11 +9,15 @@
 //!   deadline) and settled fenced, the successes that finish together completed together.
 //! - [`sweeper`]: expiry, re-sends, event re-delivery, pruning and retention: a table of duties,
 //!   each in bounded pages.
-//! - [`App`]: the pool, queues, model profiles and provider, built once per cold start.
+//! - [`callbacks`]: answering and heartbeating the callers that wait for a task (Step Functions
+//!   task tokens, Lambda durable-function callbacks), through the outbox.
+//! - [`intake`]: the intake queue's messages, each a create with its task token.
+//! - [`App`]: the pool, queues, model profiles and provider, the callbacks' clients and the
+//!   event bus, built once per cold start.
 //!
-//! The modules depend on each other in one direction: `api` → `create` → `admission`;
-//! `worker`, `sweeper` → `app` → `config`, `queue`, `secrets`, `aws`; and `metrics`, `errors`,
-//! `xray` below everything.
+//! The modules depend on each other in one direction: `intake` → `api` → `create` →
+//! `admission`; `worker`, `sweeper` → `app` → `callbacks`, `bus`, `config`, `queue`, `secrets`,
+//! `aws`; and `metrics`, `errors`, `xray` below everything.
 
 mod admission;
 pub mod answers;
@@ -21,9 +25,12 @@ pub mod api;
 mod api_error;
 mod app;
 pub mod aws;
+pub mod bus;
+pub mod callbacks;
 pub mod config;
 mod create;
 mod errors;
+pub mod intake;
 pub mod metrics;
 pub mod queue;
 pub mod secrets;

@@ -6,9 +6,10 @@
 //!
 //! The modules follow a task's life: [`create`](create_task) (and scoped admission, and the
 //! tenant's daily quota), read, lease (claim and check in), settle, cancel, sweep, the events
-//! outbox, application-owned data, listing, provider-side limits. Every statement is written out
-//! in full in its own file under `shared/store/sql/`, in the folder of its step (the SQL that
-//! completes a task is `sql/settle/complete.sql`), with named parameters bound by name;
+//! outbox and the callbacks it owes, application-owned data, listing, provider-side limits.
+//! Every statement is written out in full in its own file under `shared/store/sql/`, in the
+//! folder of its step (the SQL that completes a task is `sql/settle/complete.sql`), with named
+//! parameters bound by name;
 //! `tests/snapshots/statements.snap` shows each exactly as Postgres gets it, and
 //! [`queries::statements`] lists them.
 //!
@@ -36,6 +37,7 @@
 //! [`Fenced::Lost`], [`Fenced::Lost`] or [`LeaseCheck::Lost`].
 
 mod admission;
+mod callbacks;
 mod cancel;
 mod create;
 mod error;
@@ -58,6 +60,10 @@ mod sweep;
 mod tenant_quota;
 
 pub use admission::create_scoped;
+pub use callbacks::{
+    attach_callbacks, cancel_abandoned, mark_published, record_callbacks, take_heartbeats,
+    take_owed_callbacks, CallbackEnd, DueHeartbeat, NewCallback, OwedCallback, TaskEnd,
+};
 pub use cancel::{
     cancel_run, cancel_run_tasks, finish_run_cancel, pending_run_cancels, request_cancel, CancelRequest,
     RunTasksCanceled,

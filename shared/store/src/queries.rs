@@ -1,6 +1,6 @@
 //! Every statement of the store. Each one's full text is `shared/store/sql/<name>.sql`: open the
 //! file to see exactly what runs and what it writes. The folders follow a task's life: `create`,
-//! `admission`, `read`, `lease`, `settle`, `cancel`, `sweep`, `events`, `owned`, `listing`,
+//! `callbacks`, `admission`, `read`, `lease`, `settle`, `cancel`, `sweep`, `events`, `owned`, `listing`,
 //! `provider_limits`, `tenant_quota`, `runs`, `stats`. Parameters are named (`:task_id`) and
 //! bound by name (`Sql::bind`); `tests/snapshots/statements.snap` shows every final statement as
 //! Postgres gets it.
@@ -32,6 +32,12 @@ statements! {
     READ_STATE = "admission/read_state";
     RUN_FOR_SHARE = "admission/run_for_share";
 
+    ATTACH_CALLBACKS = "callbacks/attach";
+    CANCEL_ABANDONED = "callbacks/cancel_abandoned";
+    RECORD_CALLBACKS = "callbacks/record";
+    TAKE_HEARTBEATS = "callbacks/take_heartbeats";
+    TAKE_OWED = "callbacks/take_owed";
+
     CANCEL_RUN = "cancel/cancel_run";
     CANCEL_RUN_TASKS = "cancel/cancel_run_tasks";
     FINISH_RUN_CANCEL = "cancel/finish_run_cancel";
@@ -46,6 +52,7 @@ statements! {
     SELECT_BY_EFFECT_KEYS = "create/select_by_effect_keys";
 
     MARK_DELIVERED = "events/mark_delivered";
+    MARK_PUBLISHED = "events/mark_published";
     PRUNE_DELIVERED = "events/prune_delivered";
     TAKE_UNDELIVERED = "events/take_undelivered";
 

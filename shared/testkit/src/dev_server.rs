@@ -29,6 +29,25 @@ fn build_dev_server() -> PathBuf {
     let target_dir = profile_dir.parent().expect("the target folder");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = std::process::Command::new(cargo);
+    // What cargo set for this test binary is not the build's: ring's build script reruns when
+    // CARGO_MANIFEST_DIR changes, and with it every crate above ring (a minute per test binary).
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if name == "CARGO_MANIFEST_DIR"
+            || name == "CARGO_MANIFEST_PATH"
+            || name.starts_with("CARGO_PKG_")
+            || [
+                "CARGO_CRATE_NAME",
+                "CARGO_BIN_NAME",
+                "CARGO_PRIMARY_PACKAGE",
+                "CARGO_TARGET_TMPDIR",
+                "OUT_DIR",
+            ]
+            .contains(&name.as_ref())
+        {
+            command.env_remove(name.as_ref());
+        }
+    }
     command
         .args(["build", "--quiet", "-p", "aitasks-dev-server", "--target-dir"])
         .arg(target_dir)
@@ -157,22 +176,32 @@ impl Stack {
     /// [`Stack::start_with`] on a task queue with this visibility timeout (a message handed to
     /// a worker that dies, or left for retry, comes back after it).
     pub async fn start_with_visibility(overrides: &[(&str, &str)], visibility_seconds: u32) -> Stack {
-        Stack::start_custom(overrides, visibility_seconds, None).await
+        Stack::start_custom(overrides, visibility_seconds, None, None).await
+    }
+
+    /// [`Stack::start_with`] with its queues on the SQS-compatible server at `endpoint` (moto's,
+    /// whose state machines send to a queue there).
+    pub async fn start_with_queues_at(endpoint: &str, overrides: &[(&str, &str)]) -> Stack {
+        Stack::start_custom(overrides, 30, None, Some(endpoint)).await
     }
 
     /// [`Stack::start_with`] whose functions reach Postgres through `proxy` (a test cuts it for
     /// an outage); migrations still go straight to the server.
     pub async fn start_through(overrides: &[(&str, &str)], proxy: &crate::TcpProxy) -> Stack {
-        Stack::start_custom(overrides, 30, Some(&proxy.address)).await
+        Stack::start_custom(overrides, 30, Some(&proxy.address), None).await
     }
 
     async fn start_custom(
         overrides: &[(&str, &str)],
         visibility_seconds: u32,
         db_via: Option<&str>,
+        queues_at: Option<&str>,
     ) -> Stack {
         let db = TestDb::new().await;
-        let queues = TestQueues::create(3, visibility_seconds).await;
+        let queues = match queues_at {
+            Some(endpoint) => TestQueues::create_at(endpoint, 3, visibility_seconds).await,
+            None => TestQueues::create(3, visibility_seconds).await,
+        };
         let stub = StubProvider::start().await;
         let mut env = Stack::env(&db, &queues, &stub, overrides);
         if let Some(address) = db_via {

@@ -1,6 +1,7 @@
 //! Test support for aitasks. Everything here is real: a Postgres database per test, SQS queues
 //! on the SQS-compatible server, an HTTP server speaking the OpenAI chat-completions wire
-//! format, HS256 tokens, and the dev server as a child process.
+//! format, HS256 tokens, and the dev server as a child process; moto's server (Step Functions,
+//! SQS, EventBridge) and a stub of Lambda's durable-callback API that checks SigV4.
 //!
 //! Tests need `make up` to have run (Postgres and the SQS-compatible server); the locations
 //! are read from the environment or, failing that, from `.local/env`.
@@ -10,6 +11,8 @@
 mod app_env;
 mod db;
 mod dev_server;
+mod durable_stub;
+mod moto;
 mod private_sqs;
 mod queues;
 mod random;
@@ -24,6 +27,8 @@ use std::path::PathBuf;
 pub use app_env::{app_env, test_app};
 pub use db::*;
 pub use dev_server::{Answer, Api, DevServer, Stack, STUB_API_KEY};
+pub use durable_stub::{DurableCall, DurableStub, DURABLE_ACCESS_KEY, DURABLE_SECRET_KEY};
+pub use moto::Moto;
 pub use private_sqs::PrivateSqs;
 pub use queues::{sqs_at, TestQueues};
 pub use random::Xorshift;

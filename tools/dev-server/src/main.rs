@@ -4,7 +4,9 @@
 //! - HTTP on `AITASK_LOCAL_ADDR` (127.0.0.1:9000): each request is checked like the HTTP API's
 //!   JWT authorizer would (HS256 with `AITASK_DEV_JWT_SECRET`), turned into an API Gateway v2
 //!   event and handed to `create-task` or `release-delete`.
-//! - `AITASK_LOCAL_POLLERS` (2) SQS pollers feed `process-task` as the event source mapping does.
+//! - `AITASK_LOCAL_POLLERS` (2) SQS pollers feed `process-task` as the event source mapping does
+//!   (0: none, the tasks stay queued); with `AITASK_LOCAL_INTAKE_QUEUE_URL`, one more feeds
+//!   `intake-task` from that intake queue.
 //! - The sweeper runs every `AITASK_SWEEP_INTERVAL_MS` (60000).
 //!
 //! Migrations are applied at start, as `AITASK_MIGRATE_DATABASE_URL` (the schema owner) when
@@ -89,9 +91,17 @@ async fn main() -> Result<(), Failure> {
     }
 
     let mut background = tokio::task::JoinSet::new();
-    for _ in 0..pollers.max(1) {
-        let poller =
-            poller::Poller { app: app.clone(), function_timeout, wait_seconds: wait_seconds.clamp(0, 20) };
+    let mut sources = vec![poller::Source::Tasks; pollers];
+    if let Ok(url) = std::env::var("AITASK_LOCAL_INTAKE_QUEUE_URL") {
+        sources.push(poller::Source::Intake { url });
+    }
+    for source in sources {
+        let poller = poller::Poller {
+            app: app.clone(),
+            function_timeout,
+            wait_seconds: wait_seconds.clamp(0, 20),
+            source,
+        };
         background.spawn(poller.run());
     }
     let sweep_app = app.clone();

@@ -1,6 +1,7 @@
-//! The SQS event source mapping, locally: long-poll batches of up to 10, hand them to
-//! process-task as an `SqsEvent`, then delete exactly the records not returned in
-//! `batchItemFailures` (all of them stay when the invocation fails).
+//! The SQS event source mappings, locally: long-poll batches of up to 10, hand them to
+//! process-task (the task queue) or intake-task (the intake queue) as an `SqsEvent`, then delete
+//! exactly the records not returned in `batchItemFailures` (all of them stay when the invocation
+//! fails).
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -12,17 +13,34 @@ use aws_sdk_sqs::types::{DeleteMessageBatchRequestEntry, MessageSystemAttributeN
 use lambda_runtime::{Context, LambdaEvent};
 use tracing::Instrument;
 
+/// The queue a poller takes from, and the function it feeds.
+#[derive(Clone)]
+pub(crate) enum Source {
+    /// The task queue, into process-task.
+    Tasks,
+    /// An intake queue (`AITASK_LOCAL_INTAKE_QUEUE_URL`), into intake-task.
+    Intake { url: String },
+}
+
 pub(crate) struct Poller {
     pub app: Arc<App>,
     /// The function timeout: each batch gets this deadline, as in Lambda.
     pub function_timeout: Duration,
     pub wait_seconds: i32,
+    pub source: Source,
 }
 
 impl Poller {
     pub(crate) async fn run(self) {
         let sqs = self.app.queues.sqs().clone();
-        let url = self.app.queues.task_queue_url().to_owned();
+        let url = match &self.source {
+            Source::Tasks => self.app.queues.task_queue_url().to_owned(),
+            Source::Intake { url } => url.clone(),
+        };
+        // Records carry their queue's ARN, as the event source mapping's do (intake-task reads
+        // the queue's name from it).
+        let queue_name = url.trim_end_matches('/').rsplit('/').next().unwrap_or_default().to_owned();
+        let arn = format!("arn:aws:sqs:us-east-1:000000000000:{queue_name}");
         loop {
             let received = sqs
                 .receive_message()
@@ -44,21 +62,20 @@ impl Poller {
                 continue;
             }
             let mut event = SqsEvent::default();
-            event.records = messages.iter().map(to_record).collect();
+            event.records = messages.iter().map(|message| to_record(message, &arn)).collect();
             let mut context = Context::default();
             let span = crate::invocation::start(&mut context);
             let now_ms = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_millis() as u64;
             context.deadline = now_ms + self.function_timeout.as_millis() as u64;
-            let failed: HashSet<String> = match process_task::handle(
-                &self.app,
-                LambdaEvent::new(event, context),
-            )
-            .instrument(span)
-            .await
-            {
+            let invocation = LambdaEvent::new(event, context);
+            let handled = match &self.source {
+                Source::Tasks => process_task::handle(&self.app, invocation).instrument(span).await,
+                Source::Intake { .. } => intake_task::handle(&self.app, invocation).instrument(span).await,
+            };
+            let failed: HashSet<String> = match handled {
                 Ok(response) => response.batch_item_failures.into_iter().map(|f| f.item_identifier).collect(),
                 Err(error) => {
-                    tracing::error!(error = %aitasks_runtime::error_chain(error.as_ref()), "process-task failed; the whole batch will be retried");
+                    tracing::error!(error = %aitasks_runtime::error_chain(error.as_ref()), "the invocation failed; the whole batch will be retried");
                     continue;
                 }
             };
@@ -85,8 +102,9 @@ impl Poller {
     }
 }
 
-fn to_record(message: &aws_sdk_sqs::types::Message) -> SqsMessage {
+fn to_record(message: &aws_sdk_sqs::types::Message, arn: &str) -> SqsMessage {
     let mut record = SqsMessage::default();
+    record.event_source_arn = Some(arn.to_owned());
     record.message_id = message.message_id().map(str::to_owned);
     record.receipt_handle = message.receipt_handle().map(str::to_owned);
     record.body = message.body().map(str::to_owned);

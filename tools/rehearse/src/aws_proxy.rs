@@ -1,20 +1,22 @@
-//! The AWS endpoint the functions see: every SQS and Secrets Manager call goes through here. It
+//! The AWS endpoint the functions see: every SQS, Secrets Manager, Step Functions, EventBridge
+//! and Lambda durable-callback call goes through here. It
 //! knows the caller by its access key (each function runs with its own role's credentials, as
 //! in Lambda), records the call (service, IAM action, resource ARN, and when it happened), and
 //! judges it against the caller's role as IAM would. An allowed call goes on to the emulator
-//! (the SQS-compatible server, or moto's Secrets Manager) and its answer comes back unchanged;
-//! a denied one gets the `AccessDeniedException` AWS would send, so the function fails as it
-//! would in AWS.
+//! (the SQS-compatible server, or moto's Secrets Manager) and its answer comes back unchanged,
+//! or is answered here ([`crate::callback_apis`]); a denied one gets the `AccessDeniedException`
+//! AWS would send, so the function fails as it would in AWS.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 
+use crate::callback_apis::{self, LocalCall, Owners};
 use crate::iam::{evaluate, Decision, Statement};
 
 /// One AWS call a function made.
@@ -33,6 +35,8 @@ pub struct Call {
     /// The message group of each message sent (`SendMessage`, `SendMessageBatch`; `None` for a
     /// message without one).
     pub message_groups: Vec<Option<String>>,
+    /// The task token or durable callback id a callback call names (tokens the scenario minted).
+    pub subject: Option<String>,
 }
 
 /// Who holds a set of credentials.
@@ -50,6 +54,8 @@ struct Registry {
     queue_arns: HashMap<String, String>,
     /// Secret name → ARN.
     secret_arns: HashMap<String, String>,
+    /// Whose task tokens and durable callback ids the scenario handed out.
+    owners: Owners,
     calls: Vec<Call>,
 }
 
@@ -129,6 +135,16 @@ impl AwsProxy {
         self.shared.lock().secret_arns.insert(name.to_owned(), arn.to_owned());
     }
 
+    /// A task token an execution of `state_machine_arn` handed out.
+    pub fn add_task_token(&self, token: &str, state_machine_arn: &str) {
+        self.shared.lock().owners.task_tokens.insert(token.to_owned(), state_machine_arn.to_owned());
+    }
+
+    /// A callback id an execution of the durable function `function_arn` opened.
+    pub fn add_callback_id(&self, id: &str, function_arn: &str) {
+        self.shared.lock().owners.callback_ids.insert(id.to_owned(), function_arn.to_owned());
+    }
+
     /// Every call so far, in order.
     pub fn calls(&self) -> Vec<Call> {
         self.shared.lock().calls.clone()
@@ -179,8 +195,23 @@ fn resource_of(shared: &Shared, service: &str, body: &Value) -> String {
     }
 }
 
-async fn handle(State(shared): State<Shared>, headers: HeaderMap, body: Bytes) -> Response {
+async fn handle(State(shared): State<Shared>, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
     let target = headers.get("x-amz-target").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+    let local = {
+        let registry = shared.lock();
+        let upstreams = &shared.upstreams;
+        callback_apis::recognize(
+            &target,
+            uri.path(),
+            &body,
+            &registry.owners,
+            &upstreams.region,
+            &upstreams.account,
+        )
+    };
+    if let Some(local) = local {
+        return answer_locally(&shared, &headers, local);
+    }
     let (service, operation, upstream, content_type) = match target.split_once('.') {
         Some(("AmazonSQS", op)) => ("sqs", op, shared.upstreams.sqs.clone(), "application/x-amz-json-1.0"),
         Some(("secretsmanager", op)) => {
@@ -202,14 +233,53 @@ async fn handle(State(shared): State<Shared>, headers: HeaderMap, body: Bytes) -
     };
     let action = iam_action(service, operation);
     let resource = resource_of(&shared, service, &parsed);
-    let key = access_key(&headers).unwrap_or_default();
-    let (function, role_arn, decision) = {
+    let (function, role_arn, decision) =
+        judge(&shared, &headers, operation, &action, &resource, message_groups, None);
+    if !decision.is_allowed() {
+        return denied(&shared, service, content_type, &function, &role_arn, &action, &resource);
+    }
+    forward(&shared, &upstream, headers, body).await
+}
+
+/// A call the rehearsal answers itself ([`callback_apis`]), once judged.
+fn answer_locally(shared: &Shared, headers: &HeaderMap, local: LocalCall) -> Response {
+    let action = iam_action(local.service, &local.operation);
+    let (function, role_arn, decision) =
+        judge(shared, headers, &local.operation, &action, &local.resource, Vec::new(), local.subject.clone());
+    if !decision.is_allowed() {
+        return denied(
+            shared,
+            local.service,
+            local.content_type,
+            &function,
+            &role_arn,
+            &action,
+            &local.resource,
+        );
+    }
+    let mut response = (local.status, local.answer).into_response();
+    response.headers_mut().insert("content-type", local.content_type.parse().expect("static header"));
+    response
+}
+
+/// Judge a call against its caller's role and record it: the caller, its role and the verdict.
+fn judge(
+    shared: &Shared,
+    headers: &HeaderMap,
+    operation: &str,
+    action: &str,
+    resource: &str,
+    message_groups: Vec<Option<String>>,
+    subject: Option<String>,
+) -> (String, String, Decision) {
+    let key = access_key(headers).unwrap_or_default();
+    {
         let mut registry = shared.lock();
         let (function, role_arn, decision) = match registry.identities.get(&key) {
             Some(identity) => (
                 identity.function.clone(),
                 identity.role_arn.clone(),
-                evaluate(&identity.statements, &action, &resource),
+                evaluate(&identity.statements, action, resource),
             ),
             None => ("?".to_owned(), format!("unknown access key {key}"), Decision::ImplicitlyDenied),
         };
@@ -218,32 +288,42 @@ async fn handle(State(shared): State<Shared>, headers: HeaderMap, body: Bytes) -
             function: function.clone(),
             phase,
             operation: operation.to_owned(),
-            action: action.clone(),
-            resource: resource.clone(),
+            action: action.to_owned(),
+            resource: resource.to_owned(),
             decision: decision.clone(),
             message_groups,
+            subject,
         });
         (function, role_arn, decision)
-    };
-    if !decision.is_allowed() {
-        let role = role_arn.rsplit('/').next().unwrap_or(&role_arn);
-        let message = format!(
-            "User: arn:aws:sts::{}:assumed-role/{role}/{function} is not authorized to perform: {action} on resource: {resource} because no identity-based policy allows the {action} action",
-            shared.upstreams.account
-        );
-        let mut response = (
-            StatusCode::BAD_REQUEST,
-            json!({"__type": "AccessDeniedException", "message": message}).to_string(),
-        )
-            .into_response();
-        let headers = response.headers_mut();
-        headers.insert("content-type", content_type.parse().expect("static header"));
-        if service == "sqs" {
-            headers.insert("x-amzn-query-error", "AccessDenied;Sender".parse().expect("static header"));
-        }
-        return response;
     }
-    forward(&shared, &upstream, headers, body).await
+}
+
+/// The `AccessDeniedException` AWS answers a call no statement allows.
+fn denied(
+    shared: &Shared,
+    service: &str,
+    content_type: &'static str,
+    function: &str,
+    role_arn: &str,
+    action: &str,
+    resource: &str,
+) -> Response {
+    let role = role_arn.rsplit('/').next().unwrap_or(role_arn);
+    let message = format!(
+        "User: arn:aws:sts::{}:assumed-role/{role}/{function} is not authorized to perform: {action} on resource: {resource} because no identity-based policy allows the {action} action",
+        shared.upstreams.account
+    );
+    // Lambda's REST API answers 403 and names the error in a header; the JSON protocols, 400.
+    let status = if service == "lambda" { StatusCode::FORBIDDEN } else { StatusCode::BAD_REQUEST };
+    let mut response =
+        (status, json!({"__type": "AccessDeniedException", "message": message}).to_string()).into_response();
+    let headers = response.headers_mut();
+    headers.insert("content-type", content_type.parse().expect("static header"));
+    headers.insert("x-amzn-errortype", "AccessDeniedException".parse().expect("static header"));
+    if service == "sqs" {
+        headers.insert("x-amzn-query-error", "AccessDenied;Sender".parse().expect("static header"));
+    }
+    response
 }
 
 async fn forward(shared: &Shared, upstream: &str, headers: HeaderMap, body: Bytes) -> Response {

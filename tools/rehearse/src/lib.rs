@@ -11,7 +11,9 @@
 //!    the stack gives it and its role's own credentials ([`function_process`]).
 //! 3. Every SQS and Secrets Manager call goes through [`aws_proxy`], which records it and judges
 //!    it against the caller's resolved policy statements ([`iam`]); a call no statement allows
-//!    is refused as AWS would refuse it, and fails the rehearsal.
+//!    is refused as AWS would refuse it, and fails the rehearsal. So do the callbacks' calls
+//!    (Step Functions task tokens, Lambda durable callbacks) and the bus's `PutEvents`, which
+//!    the proxy answers itself once allowed ([`callback_apis`]).
 //! 4. Before anything runs, [`preconditions`] refuses what AWS itself would refuse when
 //!    CloudFormation creates the stack (an event source mapping's queue hiding messages for less
 //!    than the function's timeout, batch sizes and windows out of range).
@@ -21,6 +23,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod aws_proxy;
+pub mod callback_apis;
 pub mod deployment;
 pub mod events;
 pub mod function_process;
@@ -110,12 +113,33 @@ pub struct LocalSecrets {
 /// The header the rehearsal's default profile sends from a secret.
 pub const PROFILE_HEADER: &str = "x-rehearsal-token";
 
+/// What the workflow parameters name (CallbackStateMachineArns, CallbackFunctionArns,
+/// EventBusName): the scenario's callbacks belong to these, and its events go to this bus.
+#[derive(Debug, Clone)]
+pub struct Workflows {
+    pub state_machine_arn: String,
+    pub durable_function_arn: String,
+    pub event_bus: String,
+}
+
+impl Workflows {
+    fn local() -> Workflows {
+        let account = events::ACCOUNT;
+        Workflows {
+            state_machine_arn: format!("arn:aws:states:{REGION}:{account}:stateMachine:rehearsal-classify"),
+            durable_function_arn: format!("arn:aws:lambda:{REGION}:{account}:function:rehearsal-durable:1"),
+            event_bus: "rehearsal-workflows".to_owned(),
+        }
+    }
+}
+
 /// A local stack, ready for the functions to run against.
 pub struct Rehearsal {
     pub options: Options,
     pub deployment: Deployment,
     pub proxy: AwsProxy,
     pub secrets: LocalSecrets,
+    pub workflows: Workflows,
     pub secrets_manager: SecretsManager,
     pub queues: BTreeMap<String, LocalQueue>,
     pub sqs: Queues,
@@ -199,6 +223,7 @@ impl Rehearsal {
             }
         }
 
+        let workflows = Workflows::local();
         let mut parameters: BTreeMap<String, String> = [
             ("JwtIssuer", "https://issuer.rehearsal.example/".to_owned()),
             ("JwtAudience", "aitasks-rehearsal".to_owned()),
@@ -219,6 +244,12 @@ impl Rehearsal {
             ("DefaultModel", "rehearsal-model".to_owned()),
             ("SubnetIds", "subnet-0rehearsal".to_owned()),
             ("SecurityGroupIds", "sg-0rehearsal".to_owned()),
+            // Callbacks to one state machine and one durable function, events on a bus, and
+            // the intake queue for the scenario's tenant: every new call is judged too.
+            ("CallbackStateMachineArns", workflows.state_machine_arn.clone()),
+            ("CallbackFunctionArns", workflows.durable_function_arn.clone()),
+            ("EventBusName", workflows.event_bus.clone()),
+            ("IntakeAppIds", scenario::TENANT.to_owned()),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v))
@@ -261,6 +292,7 @@ impl Rehearsal {
             deployment,
             proxy,
             secrets,
+            workflows,
             secrets_manager,
             queues,
             sqs,
@@ -301,6 +333,9 @@ impl Rehearsal {
         let mut endpoints: BTreeMap<String, String> = [
             ("AWS_ENDPOINT_URL_SQS".to_owned(), self.proxy.endpoint.clone()),
             ("AWS_ENDPOINT_URL_SECRETS_MANAGER".to_owned(), self.proxy.endpoint.clone()),
+            ("AWS_ENDPOINT_URL_SFN".to_owned(), self.proxy.endpoint.clone()),
+            ("AWS_ENDPOINT_URL_EVENTBRIDGE".to_owned(), self.proxy.endpoint.clone()),
+            ("AWS_ENDPOINT_URL_LAMBDA".to_owned(), self.proxy.endpoint.clone()),
         ]
         .into();
         // Lambda runs the X-Ray daemon for a function with active tracing; here it listens on a

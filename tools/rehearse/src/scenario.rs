@@ -13,8 +13,12 @@
 //!    set to the backoff) runs too.
 //! 4. The task is read back `succeeded`; release, the unreleased-sources listing and a source's
 //!    deletion.
-//! 5. The schedule invokes the sweeper.
-//! 6. CloudFormation updates, then deletes, the custom resource.
+//! 5. Workflows waiting on tasks ([`callbacks`]): tasks created with a Step Functions token and
+//!    a durable callback, intake messages (one taken, one from a tenant the queue does not
+//!    take); the intake queue's mapping, the task queue's again; each token and callback is
+//!    answered once, by a function whose role allows it, and events reach the bus.
+//! 6. The schedule invokes the sweeper.
+//! 7. CloudFormation updates, then deletes, the custom resource.
 //!
 //! Then: the completion events reached the events queue, and the provider saw the key and the
 //! credential header from their secrets; a function no step reached (because an earlier one failed) is still started, so its
@@ -28,15 +32,17 @@ use aitasks_contracts::TaskStatus;
 use aitasks_testkit::runtime_api::Answer;
 use serde_json::{json, Value};
 
+use crate::deployment::QueueMapping;
 use crate::events;
 use crate::function_process::{FunctionProcess, Invocation};
 use crate::preconditions;
 use crate::report::{Report, Step};
 use crate::Rehearsal;
 
+mod callbacks;
 mod http;
 
-const TENANT: &str = "rehearsal-app";
+pub const TENANT: &str = "rehearsal-app";
 
 struct Scenario<'a> {
     rehearsal: &'a Rehearsal,
@@ -70,10 +76,11 @@ pub async fn run(rehearsal: &Rehearsal) -> Report {
     // visibility to the backoff (sqs:ChangeMessageVisibility, judged like every call), reports
     // the record as failed, and the mapping delivers it again.
     rehearsal.stub.script([aitasks_testkit::Reply::status(503)]);
-    scenario.event_source_mappings().await;
+    scenario.event_source_mappings(|mapping| mapping.function != callbacks::INTAKE_FUNCTION).await;
     if let Some(ids) = &ids {
         scenario.http_after_processing(ids).await;
     }
+    scenario.callbacks().await;
     scenario.schedules().await;
     let physical_ids = scenario.custom_resources("Update", &physical_ids).await;
     scenario.custom_resources("Delete", &physical_ids).await;
@@ -155,9 +162,12 @@ impl Scenario<'_> {
         }
     }
 
-    /// Be the SQS event source mapping: poll with the function's role, invoke, delete.
-    async fn event_source_mappings(&mut self) {
-        for mapping in self.rehearsal.deployment.queue_mappings.clone() {
+    /// Be the SQS event source mappings `which` selects (in that order): poll with the
+    /// function's role, invoke, delete.
+    async fn event_source_mappings(&mut self, which: impl Fn(&QueueMapping) -> bool) {
+        let mappings: Vec<QueueMapping> =
+            self.rehearsal.deployment.queue_mappings.iter().filter(|m| which(m)).cloned().collect();
+        for mapping in mappings {
             let label =
                 format!("SQS batch from {}", mapping.queue_arn.rsplit(':').next().unwrap_or_default());
             let Some(queue) = self.rehearsal.queues.values().find(|q| q.arn == mapping.queue_arn).cloned()
@@ -255,7 +265,7 @@ impl Scenario<'_> {
                 handled += messages.len();
             }
             if handled == 0 {
-                self.step(&mapping.function, &label, Err("no message reached the task queue".into()));
+                self.step(&mapping.function, &label, Err("no message reached the queue".into()));
             } else {
                 self.step(
                     &mapping.function,

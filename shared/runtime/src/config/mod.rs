@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+pub mod intake;
 pub mod tenant_quotas;
 
 /// A variable that is missing or cannot be read.
@@ -49,6 +50,13 @@ pub struct RuntimeConfig {
     /// inside API Gateway's 30 s. What is left is the sweeper's (a run cancel) or the caller's,
     /// told `"more": true` (a delete).
     pub request_work: Duration,
+    /// A waiting callback is heartbeated by the sweep after this long (`AITASK_CALLBACK_HEARTBEAT_MS`,
+    /// 45000): with the one-minute schedule, every sweep heartbeats each, so a state whose
+    /// `HeartbeatSeconds` is two minutes or more never times out while its task lives.
+    pub callback_heartbeat: Duration,
+    /// A queued task whose every caller is gone is canceled (`AITASK_CALLBACK_CANCEL_WHEN_GONE`,
+    /// true).
+    pub cancel_when_gone: bool,
 }
 
 impl RuntimeConfig {
@@ -82,6 +90,8 @@ impl Default for RuntimeConfig {
             sweep_max_pages: 10,
             request_page: 500,
             request_work: Duration::from_millis(5_000),
+            callback_heartbeat: Duration::from_millis(45_000),
+            cancel_when_gone: true,
         }
     }
 }
@@ -101,7 +111,19 @@ pub struct Settings {
     pub system_active_cap: Option<i64>,
     /// Server-side quotas per tenant (`AITASK_TENANT_QUOTAS`).
     pub tenant_quotas: tenant_quotas::TenantQuotas,
+    /// Completion events also go to this EventBridge bus (`AITASK_EVENT_BUS_NAME`), with this
+    /// `source` (`AITASK_EVENT_SOURCE`, `aitasks`).
+    pub event_bus: Option<EventBus>,
+    /// Whose tasks each intake queue takes (`AITASK_INTAKE_TENANTS`; the intake function only).
+    pub intake_tenants: intake::IntakeTenants,
     pub runtime: RuntimeConfig,
+}
+
+/// The EventBridge bus completion events also go to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventBus {
+    pub name: String,
+    pub source: String,
 }
 
 impl Settings {
@@ -151,6 +173,17 @@ impl Settings {
             request_page: number("AITASK_REQUEST_BATCH", defaults.request_page as u64)?.clamp(1, 10_000)
                 as usize,
             request_work: millis("AITASK_REQUEST_WORK_MS", 5_000)?,
+            callback_heartbeat: millis("AITASK_CALLBACK_HEARTBEAT_MS", 45_000)?
+                .max(Duration::from_millis(100)),
+            cancel_when_gone: match lookup("AITASK_CALLBACK_CANCEL_WHEN_GONE").as_deref().map(str::trim) {
+                None | Some("true") => true,
+                Some("false") => false,
+                Some(other) => {
+                    return Err(ConfigError(format!(
+                        "AITASK_CALLBACK_CANCEL_WHEN_GONE must be true or false, not {other:?}"
+                    )))
+                }
+            },
         };
         Ok(Settings {
             database_url: required("DATABASE_URL")?,
@@ -160,6 +193,14 @@ impl Settings {
             app_claim: lookup("AITASK_APP_CLAIM").unwrap_or_else(|| "app_id".to_owned()),
             tenant_quotas: match lookup("AITASK_TENANT_QUOTAS") {
                 Some(text) => tenant_quotas::TenantQuotas::parse(&text)?,
+                None => Default::default(),
+            },
+            event_bus: lookup("AITASK_EVENT_BUS_NAME").map(|name| EventBus {
+                name,
+                source: lookup("AITASK_EVENT_SOURCE").unwrap_or_else(|| "aitasks".to_owned()),
+            }),
+            intake_tenants: match lookup("AITASK_INTAKE_TENANTS") {
+                Some(text) => intake::IntakeTenants::parse(&text)?,
                 None => Default::default(),
             },
             system_active_cap: match lookup("AITASK_SYSTEM_ACTIVE_CAP") {
@@ -191,6 +232,16 @@ mod tests {
         let settings = Settings::from_lookup(env(base.clone())).unwrap();
         assert_eq!(settings.runtime, RuntimeConfig::default());
         assert_eq!(settings.app_claim, "app_id");
+        assert_eq!(settings.event_bus, None);
+        let mut bus = base.clone();
+        bus.push(("AITASK_EVENT_BUS_NAME", "workflows"));
+        bus.push(("AITASK_CALLBACK_CANCEL_WHEN_GONE", "false"));
+        let settings = Settings::from_lookup(env(bus)).unwrap();
+        assert_eq!(settings.event_bus, Some(EventBus { name: "workflows".into(), source: "aitasks".into() }));
+        assert!(!settings.runtime.cancel_when_gone);
+        let mut unclear = base.clone();
+        unclear.push(("AITASK_CALLBACK_CANCEL_WHEN_GONE", "yes"));
+        assert!(Settings::from_lookup(env(unclear)).is_err());
         let mut custom = base.clone();
         custom.push(("AITASK_CANCEL_POLL_MS", "50"));
         custom.push(("AITASK_MAX_ATTEMPTS", "5"));

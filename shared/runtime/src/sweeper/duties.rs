@@ -1,12 +1,13 @@
 //! The sweeper's duties, in the order a sweep runs them, each a bounded loop of one statement.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use aitasks_store::{self as store, StoreError, TaskStatus};
 
 use super::pages::{drain, Pages};
 use super::{redelivery, SweepSummary, HORIZON};
 use crate::app::App;
+use crate::callbacks;
 
 /// Delivered completion events are kept for a day, for inspection.
 const DELIVERED_EVENTS_KEPT: Duration = Duration::from_secs(24 * 60 * 60);
@@ -15,6 +16,9 @@ const DELIVERED_EVENTS_KEPT: Duration = Duration::from_secs(24 * 60 * 60);
 const LOST_AFTER: Duration = Duration::from_secs(60);
 /// An undelivered event is hidden from other sweepers this long while one delivers it.
 const EVENT_HOLD: Duration = Duration::from_secs(60);
+/// The callback duties start no page after this long: their calls go to AWS (each bounded in
+/// time), and the sweep has a minute for everything.
+const CALLBACK_WORK: Duration = Duration::from_secs(20);
 
 /// One duty of the sweep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +36,11 @@ pub enum Duty {
     SendOwed,
     /// Completion events not marked delivered are delivered.
     DeliverEvents,
+    /// Waiting callbacks are heartbeated (a caller found gone stops, and its task is canceled
+    /// if it has not started); one whose task has ended becomes owed.
+    HeartbeatCallbacks,
+    /// Owed callbacks not answered yet (a publisher that died, a call to retry) are answered.
+    DeliverCallbacks,
     PruneAdmissions,
     PruneDeliveredEvents,
     /// Released application tasks past retention are deleted.
@@ -42,13 +51,15 @@ pub enum Duty {
 }
 
 /// Every duty, in the order a sweep runs them.
-pub const DUTIES: [Duty; 11] = [
+pub const DUTIES: [Duty; 13] = [
     Duty::ExpireQueued,
     Duty::ExpireRunning,
     Duty::RestoreLost,
     Duty::FinishRunCancels,
     Duty::SendOwed,
     Duty::DeliverEvents,
+    Duty::HeartbeatCallbacks,
+    Duty::DeliverCallbacks,
     Duty::PruneAdmissions,
     Duty::PruneDeliveredEvents,
     Duty::DeleteRetained,
@@ -66,6 +77,8 @@ impl Duty {
             Duty::FinishRunCancels => "finishRunCancels",
             Duty::SendOwed => "sendOwed",
             Duty::DeliverEvents => "deliverEvents",
+            Duty::HeartbeatCallbacks => "heartbeatCallbacks",
+            Duty::DeliverCallbacks => "deliverCallbacks",
             Duty::PruneAdmissions => "pruneAdmissions",
             Duty::PruneDeliveredEvents => "pruneDeliveredEvents",
             Duty::DeleteRetained => "deleteRetained",
@@ -155,11 +168,43 @@ impl Duty {
                 while pages.next() {
                     let events = store::take_undelivered_events(client, EVENT_HOLD, page).await?;
                     pages.took(events.len());
-                    let delivered = app.queues.publish_events(&events).await;
+                    let delivered = app.send_events(&events).await;
                     if delivered.len() < events.len() {
                         pages.stalled();
                     }
                     summary.events_delivered += store::mark_delivered(client, &delivered).await?;
+                }
+            }
+            Duty::HeartbeatCallbacks => {
+                let Some(callers) = &app.callbacks else { return Ok(()) };
+                let started = Instant::now();
+                while started.elapsed() < CALLBACK_WORK && pages.next() {
+                    let due = store::take_heartbeats(client, config.callback_heartbeat, page).await?;
+                    pages.took(due.len());
+                    summary.callbacks_owed_late += due.iter().filter(|d| d.owed).count() as u64;
+                    let beats =
+                        callbacks::heartbeat_due(callers, client, due, config.cancel_when_gone).await?;
+                    summary.callback_heartbeats += beats.sent;
+                    summary.callbacks_gone += beats.gone;
+                    summary.callback_failures += beats.failed;
+                    summary.callback_tasks_canceled += beats.canceled.len() as u64;
+                    app.publish(beats.canceled).await;
+                }
+            }
+            Duty::DeliverCallbacks => {
+                let Some(callers) = &app.callbacks else { return Ok(()) };
+                let started = Instant::now();
+                while started.elapsed() < CALLBACK_WORK && pages.next() {
+                    let owed = store::take_owed_callbacks(client, callbacks::HOLD, page).await?;
+                    pages.took(owed.len());
+                    let answered = callbacks::answer_owed(callers, client, owed).await?;
+                    summary.callbacks_delivered += answered.delivered;
+                    summary.callbacks_gone += answered.gone;
+                    summary.callback_failures += answered.retried + answered.refused;
+                    // Every call of the page failed: the services are down; the next sweep retries.
+                    if answered.calls() > 0 && answered.retried == answered.calls() {
+                        pages.stalled();
+                    }
                 }
             }
             Duty::PruneAdmissions => {

@@ -41,6 +41,17 @@ pub struct SweepSummary {
     pub messages_restored: u64,
     pub restored_possible_duplicates: u64,
     pub events_delivered: u64,
+    /// Callbacks answered here (not by the function that ended their task).
+    pub callbacks_delivered: u64,
+    pub callback_heartbeats: u64,
+    /// Callers found gone (their token timed out or is unknown): no more calls to them.
+    pub callbacks_gone: u64,
+    /// Calls that failed (retried later) or were refused for good.
+    pub callback_failures: u64,
+    /// Queued tasks canceled because every caller waiting for them was gone.
+    pub callback_tasks_canceled: u64,
+    /// Callbacks the heartbeat found waiting for a task that had ended (made owed then).
+    pub callbacks_owed_late: u64,
     pub admissions_pruned: u64,
     pub events_pruned: u64,
     pub released_deleted: u64,

@@ -4,6 +4,7 @@
 
 mod admission;
 mod batch;
+mod callbacks;
 mod lifecycle;
 mod limits;
 mod limits_hostile_usage;

@@ -134,6 +134,61 @@ async fn a_template_with_a_permission_removed_is_refused() {
     );
 }
 
+/// process-task loses its Step Functions grant: its SendTaskSuccess calls are refused as AWS
+/// would refuse them, and the rehearsal names the call.
+#[tokio::test]
+async fn a_template_without_the_callback_grant_is_refused() {
+    let template = edited_template(|t| {
+        let statements = t["Resources"]["ProcessTaskFunction"]["Properties"]["Policies"][0]["Statement"]
+            .as_sequence_mut()
+            .expect("statements");
+        statements.retain(|s| !serde_yaml::to_string(s).expect("yaml").contains("states:SendTaskSuccess"));
+    });
+    let mut options = options();
+    options.template = template.clone();
+    let rehearsal = Rehearsal::prepare(options).await.expect("the local stack");
+    let report = scenario::run(&rehearsal).await;
+    rehearsal.cleanup().await;
+    let _ = std::fs::remove_file(template);
+    assert!(!report.passed());
+    let machine = &rehearsal.workflows.state_machine_arn;
+    let problems = report.problems();
+    assert!(
+        problems.iter().any(|p| p.starts_with("ProcessTaskFunction may not call states:SendTaskSuccess on ")
+            && p.contains(machine.as_str())),
+        "the refused answer is named with its function, action and state machine: {problems:#?}"
+    );
+}
+
+/// With the workflow parameters empty, no function may call Step Functions, a durable callback
+/// or PutEvents on anything, and there is no intake queue or function.
+#[tokio::test]
+async fn empty_workflow_parameters_grant_nothing() {
+    let mut options = options();
+    for parameter in ["CallbackStateMachineArns", "CallbackFunctionArns", "EventBusName", "IntakeAppIds"] {
+        options.parameters.insert(parameter.to_owned(), String::new());
+    }
+    let rehearsal = Rehearsal::prepare(options).await.expect("the local stack");
+    rehearsal.cleanup().await;
+    assert!(!rehearsal.deployment.functions.contains_key("IntakeTaskFunction"));
+    for (logical_id, function) in &rehearsal.deployment.functions {
+        for action in
+            ["states:SendTaskSuccess", "lambda:SendDurableExecutionCallbackSuccess", "events:PutEvents"]
+        {
+            for resource in [
+                "*",
+                "arn:aws:states:us-east-1:123456789012:stateMachine:any",
+                "arn:aws:events:us-east-1:123456789012:event-bus/default",
+            ] {
+                assert!(
+                    !aitasks_rehearse::iam::evaluate(&function.statements, action, resource).is_allowed(),
+                    "{logical_id} may call {action} on {resource}"
+                );
+            }
+        }
+    }
+}
+
 #[tokio::test]
 async fn a_secret_variable_in_globals_is_refused() {
     let template = edited_template(|t| {

@@ -1,0 +1,234 @@
+//! The intake queue (docs/api.md, "The intake queue"): a producer that may send to the queue
+//! (a Step Functions state `arn:aws:states:::sqs:sendMessage.waitForTaskToken`, say) sends
+//! `{"appId"?, "task": <create body>, "taskToken"?}`, and the task is created as `POST /v1/tasks`
+//! creates it (idempotent on its effect key), with the token as its callback. The tenant comes
+//! from the queue's configuration (`AITASK_INTAKE_TENANTS`): whoever may send to the queue is
+//! trusted as the tenants listed for it.
+//!
+//! A message that cannot become a task (it does not parse, names a tenant the queue does not
+//! take, is refused as a create would be) fails its token at once with the reason, so the
+//! waiting workflow sees it; one without a token to tell is logged as an error and left to the
+//! queue's redrive policy (its dead-letter queue has an alarm). Never silently.
+
+use aitasks_contracts::{Callback, ErrorCode, Path, Problems};
+use serde_json::{json, Map, Value};
+
+use crate::api_error::ApiError;
+use crate::app::App;
+use crate::callbacks;
+use crate::metrics::{Document, Unit};
+
+/// What became of one intake message.
+#[derive(Debug)]
+pub enum Taken {
+    /// Created (`new`), or found by its effect key (its token attached either way): acknowledged.
+    Created { task_id: uuid::Uuid, new: bool },
+    /// Refused for good, and the producer's callback failed with the reason: acknowledged.
+    Refused { code: ErrorCode, reason: String },
+    /// Refused for good with no callback to tell: reported failed, so the redrive policy moves it
+    /// to the dead-letter queue.
+    Undeliverable { code: ErrorCode, reason: String },
+    /// Not handled now (the database is unavailable, the refusal could not be sent): reported
+    /// failed, to be received again.
+    Retry { reason: String },
+}
+
+impl Taken {
+    fn outcome(&self) -> &'static str {
+        match self {
+            Taken::Created { new: true, .. } => "created",
+            Taken::Created { .. } => "existing",
+            Taken::Refused { .. } => "refused",
+            Taken::Undeliverable { .. } => "undeliverable",
+            Taken::Retry { .. } => "retry",
+        }
+    }
+
+    /// Whether the record is reported failed (SQS delivers it again, then dead-letters it).
+    pub fn report_failed(&self) -> bool {
+        matches!(self, Taken::Undeliverable { .. } | Taken::Retry { .. })
+    }
+}
+
+/// A refusal: the code a failed callback's `error` carries, and its cause.
+struct Refusal {
+    code: ErrorCode,
+    body: Value,
+}
+
+impl Refusal {
+    fn invalid(problems: Problems) -> Refusal {
+        let body = json!({"code": ErrorCode::InvalidRequest.as_str(), "message": "the intake message is invalid",
+                          "details": problems.listed()});
+        Refusal { code: ErrorCode::InvalidRequest, body }
+    }
+
+    fn of(error: &ApiError) -> Refusal {
+        let mut body = json!({"code": error.code().as_str(), "message": error.public_message()});
+        if let ApiError::Invalid(problems) = error {
+            body["details"] = json!(problems.listed());
+        }
+        Refusal { code: error.code(), body }
+    }
+}
+
+/// Take one intake message that arrived on `queue` (the queue's name).
+pub async fn take<P>(app: &App<P>, queue: &str, body: &str) -> Taken {
+    let taken = take_message(app, queue, body).await;
+    match &taken {
+        Taken::Created { task_id, .. } => {
+            tracing::info!(%task_id, queue, outcome = taken.outcome(), "intake message taken")
+        }
+        Taken::Refused { code, reason } => {
+            tracing::warn!(queue, error_code = code.as_str(), reason = %reason, "intake message refused; its callback was failed with the reason")
+        }
+        Taken::Undeliverable { code, reason } => {
+            tracing::error!(queue, error_code = code.as_str(), reason = %reason, "intake message refused, and it names no callback to tell: left to the queue's dead-letter queue")
+        }
+        Taken::Retry { reason } => {
+            tracing::warn!(queue, reason = %reason, "intake message not taken now; it is received again")
+        }
+    }
+    Document::new(&[&["Outcome"]])
+        .dimension("Outcome", taken.outcome())
+        .metric("IntakeMessages", Unit::Count, 1.0)
+        .emit();
+    taken
+}
+
+async fn take_message<P>(app: &App<P>, queue: &str, body: &str) -> Taken {
+    let value: Value = match serde_json::from_str(body) {
+        Ok(value) => value,
+        Err(error) => {
+            let refusal =
+                Refusal::invalid(Problems::one(&Path::root(), format!("is not valid JSON: {error}")));
+            return refuse(app, None, refusal).await;
+        }
+    };
+    let message = match parse(&value) {
+        Ok(message) => message,
+        Err((callback, problems)) => return refuse(app, callback, Refusal::invalid(problems)).await,
+    };
+    let tenant = match app.settings.intake_tenants.tenant(queue, message.app_id.as_deref()) {
+        Ok(tenant) => tenant,
+        Err(refusal) => {
+            let body = json!({"code": ErrorCode::Unauthorized.as_str(), "message": refusal.to_string()});
+            return refuse(app, message.callback, Refusal { code: ErrorCode::Unauthorized, body }).await;
+        }
+    };
+    match crate::create::create_task(app, &tenant, message.create.to_string().as_bytes()).await {
+        Ok(created) => Taken::Created { task_id: created.task().id, new: created.is_new() },
+        Err(error @ (ApiError::Unavailable(_) | ApiError::Internal(_))) => {
+            Taken::Retry { reason: crate::error_chain(&error) }
+        }
+        Err(error) => refuse(app, message.callback, Refusal::of(&error)).await,
+    }
+}
+
+/// A message's parts: the create body with its callback, and the tenant it names.
+struct Message {
+    app_id: Option<String>,
+    create: Value,
+    callback: Option<Callback>,
+}
+
+/// The envelope, strictly. On problems, the callback that can still be told (the token given,
+/// or the task's own `callback`, if it is valid) comes back with them.
+fn parse(value: &Value) -> Result<Message, (Option<Callback>, Problems)> {
+    let root = Path::root();
+    let mut problems = Problems::new();
+    let token = value.get("taskToken").map(|token| {
+        let mut found = Problems::new();
+        let wrapped = json!({"stepFunctions": {"taskToken": token}});
+        let callback = Callback::parse(&wrapped, &root.key("taskToken"), &mut found);
+        if !found.is_empty() {
+            // The path inside the wrapping is the caller's `taskToken`.
+            problems.add(&root.key("taskToken"), "must be a Step Functions task token (1 to 2048 characters of A-Z, a-z, 0-9, +, /, =, -, _ and .)");
+        }
+        callback
+    });
+    let own = value.pointer("/task/callback").and_then(|callback| {
+        Callback::parse(callback, &root.key("task").key("callback"), &mut Problems::new())
+    });
+    let callback = token.clone().flatten().or_else(|| own.clone());
+    let Some(object) = value.as_object() else {
+        problems.add(&root, "must be an object: {\"appId\"?, \"task\": <create body>, \"taskToken\"?}");
+        return Err((callback, problems));
+    };
+    for key in object.keys() {
+        if !["appId", "task", "taskToken"].contains(&key.as_str()) {
+            problems.add(&root.key(key), "is not a known field");
+        }
+    }
+    let app_id = match object.get("appId") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(app_id)) => Some(app_id.clone()),
+        Some(_) => {
+            problems.add(&root.key("appId"), "must be a string");
+            None
+        }
+    };
+    let mut create: Map<String, Value> = match object.get("task") {
+        Some(Value::Object(task)) => task.clone(),
+        Some(_) => {
+            problems.add(&root.key("task"), "must be an object (a POST /v1/tasks body)");
+            Map::new()
+        }
+        None => {
+            problems.add(&root.key("task"), "is required");
+            Map::new()
+        }
+    };
+    if let Some(Some(token)) = &token {
+        if own.is_some() || create.contains_key("callback") {
+            problems.add(&root.key("taskToken"), "give one callback: taskToken, or task.callback, not both");
+        } else {
+            create.insert("callback".to_owned(), json!({"stepFunctions": {"taskToken": token.token()}}));
+        }
+    }
+    if !problems.is_empty() {
+        return Err((callback, problems));
+    }
+    Ok(Message { app_id, create: Value::Object(create), callback })
+}
+
+/// Refuse the message: fail its callback with the reason, or, with none to tell, leave it to the
+/// dead-letter queue.
+async fn refuse<P>(app: &App<P>, callback: Option<Callback>, refusal: Refusal) -> Taken {
+    let reason = refusal.body.to_string();
+    let (Some(callback), Some(callers)) = (callback, &app.callbacks) else {
+        return Taken::Undeliverable { code: refusal.code, reason };
+    };
+    match callbacks::fail_now(callers, &callback, refusal.code.as_str(), &reason).await {
+        Ok(()) => Taken::Refused { code: refusal.code, reason },
+        Err(failed) => Taken::Retry { reason: format!("the refusal could not be sent ({failed}): {reason}") },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_envelope_is_strict_and_keeps_the_token_it_can_still_fail() {
+        let task = json!({"runId": "00000000-0000-0000-0000-000000000000", "stepKey": "s", "effectKey": "e",
+                          "modelId": "default", "request": {}});
+        let message = parse(&json!({"task": task, "taskToken": "tok-1"})).unwrap();
+        assert_eq!(message.create["callback"], json!({"stepFunctions": {"taskToken": "tok-1"}}));
+        assert_eq!(message.callback.unwrap().token(), "tok-1");
+        assert_eq!(parse(&json!({"task": task, "appId": "acme"})).unwrap().app_id.as_deref(), Some("acme"));
+
+        let (callback, problems) =
+            parse(&json!({"task": 7, "taskToken": "tok-2", "extra": 1})).err().unwrap();
+        assert_eq!(callback.unwrap().token(), "tok-2", "a bad message still fails its token");
+        assert_eq!(problems.paths(), ["extra", "task"]);
+        let (callback, problems) = parse(&json!({"task": task, "taskToken": "not a token"})).err().unwrap();
+        assert!(callback.is_none());
+        assert_eq!(problems.paths(), ["taskToken"]);
+        let two = json!({"task": {"callback": {"lambdaDurable": {"callbackId": "Y2I="}}}, "taskToken": "t"});
+        let (_, problems) = parse(&two).err().unwrap();
+        assert_eq!(problems.paths(), ["taskToken"]);
+        let (callback, _) = parse(&json!([1])).err().unwrap();
+        assert!(callback.is_none());
+    }
+}

@@ -1,0 +1,19 @@
+-- After a publish (App::publish): the events the queue and the bus took are marked delivered,
+-- and the owed callbacks of the tasks those transitions ended are taken for their call now,
+-- hidden from other senders for :hold_ms like sql/callbacks/take_owed.sql. One statement for
+-- both, so a settlement whose task has no callback costs no more round trips than before.
+WITH marked AS (
+    UPDATE task_events SET delivered_at = now() WHERE id = ANY(:event_ids) AND delivered_at IS NULL
+),
+taken AS (
+    UPDATE task_callbacks
+    SET due_at = now() + :hold_ms::bigint * interval '1 millisecond', tries = tries + 1
+    WHERE id IN (SELECT id FROM task_callbacks
+                 WHERE task_id = ANY(:task_ids) AND state = 'owed' AND due_at <= now()
+                 ORDER BY id
+                 FOR UPDATE SKIP LOCKED)
+    RETURNING id, task_id, kind, token, tries
+)
+SELECT taken.id, taken.task_id, taken.kind, taken.token, taken.tries, tasks.status, tasks.output,
+    tasks.usage, tasks.error_code, tasks.error_message
+FROM taken JOIN tasks ON tasks.id = taken.task_id

@@ -1,0 +1,265 @@
+//! Callbacks (`sql/callbacks/`): who waits for a task without polling, and the calls that answer
+//! them. A callback is attached by a create, becomes owed in the statement that ends its task
+//! (the outbox's trigger, migrations/V19), is taken for its call with a hold (so a sender that
+//! dies between its call and its record is replaced once the hold passes), and ends when AWS
+//! accepts the call, says the caller is gone, or refuses it for good. Delivery is at least once.
+
+use std::time::Duration;
+
+use aitasks_contracts::TaskStatus;
+use serde_json::Value;
+use tokio_postgres::Row;
+use uuid::Uuid;
+
+use crate::error::{StoreError, StoreResult};
+use crate::model::PendingEvent;
+use crate::params::{limit, millis, truncate_message, CANCELED_CODE};
+use crate::pool::GenericClient;
+use crate::queries::{
+    ATTACH_CALLBACKS, CANCEL_ABANDONED, MARK_PUBLISHED, RECORD_CALLBACKS, TAKE_HEARTBEATS, TAKE_OWED,
+};
+use crate::rows::event_from_row;
+
+/// A callback a create names.
+#[derive(Clone, PartialEq, Eq)]
+pub struct NewCallback<'a> {
+    pub task_id: Uuid,
+    /// `step_functions` or `lambda_durable` (`aitasks_contracts::Callback::kind`).
+    pub kind: &'a str,
+    pub token: &'a str,
+}
+
+/// What a task ended as, for its callbacks' answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskEnd {
+    pub status: TaskStatus,
+    pub output: Option<Value>,
+    pub usage: Option<Value>,
+    pub error_code: Option<String>,
+    pub error_message: Option<String>,
+}
+
+/// An owed callback taken for its call. Its `Debug` leaves the token out.
+#[derive(Clone, PartialEq)]
+pub struct OwedCallback {
+    pub id: i64,
+    pub task_id: Uuid,
+    pub kind: String,
+    pub token: String,
+    /// Calls started, this one included.
+    pub tries: i32,
+    pub end: TaskEnd,
+}
+
+impl std::fmt::Debug for OwedCallback {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OwedCallback")
+            .field("id", &self.id)
+            .field("task_id", &self.task_id)
+            .field("kind", &self.kind)
+            .field("tries", &self.tries)
+            .field("end", &self.end)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A waiting callback whose heartbeat is due (or that its task's end made owed). Its `Debug`
+/// leaves the token out.
+#[derive(Clone, PartialEq)]
+pub struct DueHeartbeat {
+    pub id: i64,
+    pub task_id: Uuid,
+    pub kind: String,
+    pub token: String,
+    /// Its task has ended: no heartbeat, the delivery duty answers it.
+    pub owed: bool,
+    /// The task's status when it was taken.
+    pub task_status: TaskStatus,
+}
+
+impl std::fmt::Debug for DueHeartbeat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DueHeartbeat")
+            .field("id", &self.id)
+            .field("task_id", &self.task_id)
+            .field("kind", &self.kind)
+            .field("owed", &self.owed)
+            .field("task_status", &self.task_status)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a call came to, as the store records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallbackEnd {
+    /// AWS accepted the success or failure call.
+    Delivered,
+    /// The caller no longer waits (AWS's error code and message).
+    Gone(String),
+    /// AWS refuses the call for good, or it was tried too often.
+    Refused(String),
+    /// Try again after this long (what went wrong).
+    Retry { after: Duration, error: String },
+}
+
+impl CallbackEnd {
+    fn state(&self) -> &'static str {
+        match self {
+            CallbackEnd::Delivered => "delivered",
+            CallbackEnd::Gone(_) => "gone",
+            CallbackEnd::Refused(_) => "refused",
+            CallbackEnd::Retry { .. } => "owed",
+        }
+    }
+}
+
+/// Attach callbacks to their tasks (`sql/callbacks/attach.sql`): one statement for a create or a
+/// whole batch's. Those whose task has ended already are owed at once. The ids of the tasks that
+/// got a callback owed now (their sender should call at once).
+pub async fn attach_callbacks(
+    client: &impl GenericClient,
+    callbacks: &[NewCallback<'_>],
+) -> StoreResult<Vec<Uuid>> {
+    if callbacks.is_empty() {
+        return Ok(Vec::new());
+    }
+    let task_ids: Vec<Uuid> = callbacks.iter().map(|c| c.task_id).collect();
+    let kinds: Vec<&str> = callbacks.iter().map(|c| c.kind).collect();
+    let tokens: Vec<&str> = callbacks.iter().map(|c| c.token).collect();
+    let statement = client.prepare_cached(ATTACH_CALLBACKS.text()).await?;
+    let params = ATTACH_CALLBACKS.bind(&[("task_ids", &task_ids), ("kinds", &kinds), ("tokens", &tokens)])?;
+    let rows = client.query(&statement, &params).await?;
+    let mut owed = Vec::new();
+    for row in &rows {
+        if row.try_get::<_, String>("state")? == "owed" {
+            owed.push(row.try_get("task_id")?);
+        }
+    }
+    Ok(owed)
+}
+
+/// A page of owed callbacks whose time has come, held for `hold` (`sql/callbacks/take_owed.sql`).
+pub async fn take_owed_callbacks(
+    client: &impl GenericClient,
+    hold: Duration,
+    page: usize,
+) -> StoreResult<Vec<OwedCallback>> {
+    let statement = client.prepare_cached(TAKE_OWED.text()).await?;
+    let (hold_ms, page) = (millis(hold), limit(page));
+    let params = TAKE_OWED.bind(&[("hold_ms", &hold_ms), ("page", &page)])?;
+    client.query(&statement, &params).await?.iter().map(owed_from_row).collect()
+}
+
+/// After a publish: mark the events that were taken delivered and take, held for `hold`, the owed
+/// callbacks of the tasks those events ended (`sql/events/mark_published.sql`), in one statement.
+pub async fn mark_published(
+    client: &impl GenericClient,
+    delivered: &[i64],
+    task_ids: &[Uuid],
+    hold: Duration,
+) -> StoreResult<Vec<OwedCallback>> {
+    let statement = client.prepare_cached(MARK_PUBLISHED.text()).await?;
+    let hold_ms = millis(hold);
+    let params =
+        MARK_PUBLISHED.bind(&[("event_ids", &delivered), ("task_ids", &task_ids), ("hold_ms", &hold_ms)])?;
+    client.query(&statement, &params).await?.iter().map(owed_from_row).collect()
+}
+
+/// A page of waiting callbacks not heartbeated for `every`, marked heartbeated now; those whose
+/// task has ended come back owed (`sql/callbacks/take_heartbeats.sql`).
+pub async fn take_heartbeats(
+    client: &impl GenericClient,
+    every: Duration,
+    page: usize,
+) -> StoreResult<Vec<DueHeartbeat>> {
+    let statement = client.prepare_cached(TAKE_HEARTBEATS.text()).await?;
+    let (every_ms, page) = (millis(every), limit(page));
+    let params = TAKE_HEARTBEATS.bind(&[("every_ms", &every_ms), ("page", &page)])?;
+    client
+        .query(&statement, &params)
+        .await?
+        .iter()
+        .map(|row| {
+            Ok(DueHeartbeat {
+                id: row.try_get("id")?,
+                task_id: row.try_get("task_id")?,
+                kind: row.try_get("kind")?,
+                token: row.try_get("token")?,
+                owed: row.try_get::<_, String>("state")? == "owed",
+                task_status: status(row)?,
+            })
+        })
+        .collect()
+}
+
+/// Record what the calls came to (`sql/callbacks/record.sql`); how many callbacks changed.
+pub async fn record_callbacks(
+    client: &impl GenericClient,
+    outcomes: &[(i64, CallbackEnd)],
+) -> StoreResult<u64> {
+    if outcomes.is_empty() {
+        return Ok(0);
+    }
+    let ids: Vec<i64> = outcomes.iter().map(|(id, _)| *id).collect();
+    let states: Vec<&str> = outcomes.iter().map(|(_, end)| end.state()).collect();
+    let retry_ms: Vec<i64> = outcomes
+        .iter()
+        .map(|(_, end)| match end {
+            CallbackEnd::Retry { after, .. } => millis(*after),
+            _ => 0,
+        })
+        .collect();
+    let errors: Vec<Option<String>> = outcomes
+        .iter()
+        .map(|(_, end)| match end {
+            CallbackEnd::Delivered => None,
+            CallbackEnd::Gone(error) | CallbackEnd::Refused(error) | CallbackEnd::Retry { error, .. } => {
+                Some(truncate_message(error))
+            }
+        })
+        .collect();
+    let statement = client.prepare_cached(RECORD_CALLBACKS.text()).await?;
+    let params = RECORD_CALLBACKS.bind(&[
+        ("ids", &ids),
+        ("states", &states),
+        ("retry_ms", &retry_ms),
+        ("errors", &errors),
+    ])?;
+    Ok(client.query(&statement, &params).await?.len() as u64)
+}
+
+/// Of these tasks, end `canceled` the queued ones whose every callback is gone
+/// (`sql/callbacks/cancel_abandoned.sql`); their completion events, to publish.
+pub async fn cancel_abandoned(
+    client: &impl GenericClient,
+    task_ids: &[Uuid],
+) -> StoreResult<Vec<PendingEvent>> {
+    if task_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let statement = client.prepare_cached(CANCEL_ABANDONED.text()).await?;
+    let params = CANCEL_ABANDONED.bind(&[("task_ids", &task_ids), ("canceled_code", &CANCELED_CODE)])?;
+    client.query(&statement, &params).await?.iter().map(event_from_row).collect()
+}
+
+fn status(row: &Row) -> StoreResult<TaskStatus> {
+    let text: String = row.try_get("status")?;
+    TaskStatus::parse(&text).ok_or_else(|| StoreError::Corrupt(format!("unknown task status {text:?}")))
+}
+
+fn owed_from_row(row: &Row) -> StoreResult<OwedCallback> {
+    Ok(OwedCallback {
+        id: row.try_get("id")?,
+        task_id: row.try_get("task_id")?,
+        kind: row.try_get("kind")?,
+        token: row.try_get("token")?,
+        tries: row.try_get("tries")?,
+        end: TaskEnd {
+            status: status(row)?,
+            output: row.try_get("output")?,
+            usage: row.try_get("usage")?,
+            error_code: row.try_get("error_code")?,
+            error_message: row.try_get("error_message")?,
+        },
+    })
+}
