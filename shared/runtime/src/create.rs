@@ -12,8 +12,8 @@
 use std::collections::HashSet;
 
 use aitasks_contracts::{
-    item_value, parse_json, request_hash, stored_size, AppId, Callback, CreateBatch, CreateTask, Owner, Scope,
-    MAX_BATCH_BODY_BYTES, MAX_CREATE_BODY_BYTES, REQUEST_MAX_BYTES,
+    item_value, parse_json, request_hash, stored_size, AppId, Callback, CreateBatch, CreateTask, Owner,
+    Scope, MAX_BATCH_BODY_BYTES, MAX_CREATE_BODY_BYTES, REQUEST_MAX_BYTES,
 };
 use aitasks_store::{self as store, Created, NewCallback, NewTask, OwedMessage, TaskOwner};
 use serde_json::{json, Value};
