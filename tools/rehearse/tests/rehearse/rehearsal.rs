@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 
+use aitasks_rehearse::report::Report;
 use aitasks_rehearse::{scenario, Options, Rehearsal};
 use serde_yaml::Value as Yaml;
 
@@ -22,6 +23,17 @@ fn edited_template(edit: impl FnOnce(&mut Yaml)) -> PathBuf {
     let path = std::env::temp_dir().join(format!("aitasks-template-{}.yaml", uuid::Uuid::new_v4().simple()));
     std::fs::write(&path, serde_yaml::to_string(&template).expect("yaml")).expect("write the copy");
     path
+}
+
+/// The rehearsal's scenario on an edited copy of the template (removed after).
+async fn rehearse_edited(template: PathBuf) -> (Rehearsal, Report) {
+    let mut options = options();
+    options.template = template.clone();
+    let rehearsal = Rehearsal::prepare(options).await.expect("the local stack");
+    let report = scenario::run(&rehearsal).await;
+    rehearsal.cleanup().await;
+    let _ = std::fs::remove_file(template);
+    (rehearsal, report)
 }
 
 #[tokio::test]
@@ -118,12 +130,7 @@ async fn a_template_with_a_permission_removed_is_refused() {
             .expect("statements");
         statements.retain(|s| s["Action"][0].as_str() != Some("sqs:SendMessage"));
     });
-    let mut options = options();
-    options.template = template.clone();
-    let rehearsal = Rehearsal::prepare(options).await.expect("the local stack");
-    let report = scenario::run(&rehearsal).await;
-    rehearsal.cleanup().await;
-    let _ = std::fs::remove_file(template);
+    let (rehearsal, report) = rehearse_edited(template).await;
     assert!(!report.passed());
     let task_queue = &rehearsal.queues["TaskQueue"].arn;
     let problems = report.problems();
@@ -144,12 +151,7 @@ async fn a_template_without_the_callback_grant_is_refused() {
             .expect("statements");
         statements.retain(|s| !serde_yaml::to_string(s).expect("yaml").contains("states:SendTaskSuccess"));
     });
-    let mut options = options();
-    options.template = template.clone();
-    let rehearsal = Rehearsal::prepare(options).await.expect("the local stack");
-    let report = scenario::run(&rehearsal).await;
-    rehearsal.cleanup().await;
-    let _ = std::fs::remove_file(template);
+    let (rehearsal, report) = rehearse_edited(template).await;
     assert!(!report.passed());
     let machine = &rehearsal.workflows.state_machine_arn;
     let problems = report.problems();
@@ -202,12 +204,7 @@ async fn a_secret_variable_in_globals_is_refused() {
             .expect("global variables")
             .insert(Yaml::from("AITASK_PROVIDER_KEY_SECRET_ARN"), secret);
     });
-    let mut options = options();
-    options.template = template.clone();
-    let rehearsal = Rehearsal::prepare(options).await.expect("the local stack");
-    let report = scenario::run(&rehearsal).await;
-    rehearsal.cleanup().await;
-    let _ = std::fs::remove_file(template);
+    let (rehearsal, report) = rehearse_edited(template).await;
     assert!(!report.passed());
     let problems = report.problems();
     let key = &rehearsal.secrets.provider_key_arn;
@@ -234,12 +231,7 @@ async fn a_queue_that_hides_messages_for_less_than_the_function_runs_is_refused(
     let template = edited_template(|t| {
         t["Resources"]["TaskQueue"]["Properties"]["VisibilityTimeout"] = Yaml::from(60);
     });
-    let mut options = options();
-    options.template = template.clone();
-    let rehearsal = Rehearsal::prepare(options).await.expect("the local stack");
-    let report = scenario::run(&rehearsal).await;
-    rehearsal.cleanup().await;
-    let _ = std::fs::remove_file(template);
+    let (_, report) = rehearse_edited(template).await;
     println!("{}", report.render());
     assert!(!report.passed(), "a visibility timeout below the function's timeout passed");
     let problems = report.problems();
