@@ -89,7 +89,7 @@ sbom:
 build:
 	cargo build --workspace --all-targets
 
-# The rehearsal's tests need the cargo-lambda release binaries: they run in rehearse-fast.
+# The rehearsal's tests need the functions built as Lambda bootstraps (lambda-smoke): they run in rehearse-fast.
 unit: up build
 	@$(LOAD_ENV) cargo test --workspace --exclude aitasks-rehearse
 

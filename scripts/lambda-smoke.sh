@@ -1,18 +1,35 @@
 #!/usr/bin/env bash
-# cargo-lambda smoke test: build every function with `cargo lambda build --release`, then serve
-# them with `cargo lambda watch` and invoke each once with its event fixture from
-# tests/fixtures/, checking the answer. Needs `make up` (Postgres, the SQS-compatible server).
+# cargo-lambda smoke test: build every function as a Lambda bootstrap (the test profile, into
+# target/lambda-test; with AITASK_LAMBDA_BUILD=release, `cargo lambda build --release` into
+# target/lambda), then serve them with `cargo lambda watch` and invoke each once with its event
+# fixture from tests/fixtures/, checking the answer. Needs `make up` (Postgres, the SQS-compatible server).
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 
 TOOLS="$("$ROOT/scripts/tools.sh")"
 export PATH="$TOOLS:$PATH"
 
-log "cargo lambda build --release (every function)"
-cargo lambda build --release -p create-task -p process-task -p sweeper -p release-delete -p migrate -p intake-task 2>&1 | grep -vE '^\s+(Compiling|Checking|Downloaded|Downloading)' >&2
+FUNCTIONS=(create-task process-task sweeper release-delete migrate intake-task)
 target_dir="$(target_dir)"
-for fn in create-task process-task sweeper release-delete migrate intake-task; do
-  binary="$target_dir/lambda/$fn/bootstrap"
+if [ "${AITASK_LAMBDA_BUILD:-test}" = release ]; then
+  # What `make rehearse` ships: the release profile (fat LTO, one codegen unit), x86_64 Linux.
+  log "cargo lambda build --release (every function)"
+  cargo lambda build --release "${FUNCTIONS[@]/#/--package=}" 2>&1 | grep -vE '^\s+(Compiling|Checking|Downloaded|Downloading)' >&2
+  lambda_dir="$target_dir/lambda"
+else
+  # `make test`: the same code in the test build's profile, linked from the dependencies the
+  # tests compiled (the release build's fat LTO of six binaries is most of a bare CI run's time
+  # on two cores; `make rehearse` builds and rehearses the release binaries).
+  log "cargo build (every function, the test profile) as Lambda bootstraps"
+  cargo build -q "${FUNCTIONS[@]/#/--package=}"
+  lambda_dir="$target_dir/lambda-test"
+  for fn in "${FUNCTIONS[@]}"; do
+    mkdir -p "$lambda_dir/$fn"
+    cp -f "$target_dir/debug/$fn" "$lambda_dir/$fn/bootstrap"
+  done
+fi
+for fn in "${FUNCTIONS[@]}"; do
+  binary="$lambda_dir/$fn/bootstrap"
   [ -x "$binary" ] || { log "missing $binary"; exit 1; }
   log "$fn: $(du -h "$binary" | cut -f1) ($binary)"
 done

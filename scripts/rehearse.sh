@@ -3,8 +3,8 @@
 #   scripts/rehearse.sh        build the release binaries with cargo-lambda (x86_64, as
 #                              lambda-smoke does), `sam build` for arm64 when this machine can,
 #                              then the rehearsal and its tests
-#   scripts/rehearse.sh fast   the rehearsal and its tests on the binaries lambda-smoke built
-#                              (what `make test` runs)
+#   scripts/rehearse.sh fast   the rehearsal and its tests on the bootstraps lambda-smoke laid
+#                              out (what `make test` runs: the test profile's build)
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 
@@ -36,5 +36,9 @@ if [ "${1:-}" != "fast" ]; then
 fi
 
 load_local_env
+# Fast: the bootstraps lambda-smoke laid out (the test profile, unless it built the release).
+if [ "${1:-}" = "fast" ] && [ -z "${AITASK_LAMBDA_DIR:-}" ] && [ "${AITASK_LAMBDA_BUILD:-test}" != release ]; then
+  export AITASK_LAMBDA_DIR="$(target_dir)/lambda-test"
+fi
 cargo run -q -p aitasks-rehearse
 cargo test -q -p aitasks-rehearse

@@ -8,6 +8,7 @@
 mod batches;
 mod bounded;
 mod contract;
+mod deferred;
 mod durable_callbacks;
 mod event_bus;
 mod functions;

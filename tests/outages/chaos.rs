@@ -10,6 +10,9 @@
 //! throttles and fails some calls: each gets exactly one success or failure accepted, the one
 //! its task's end calls for, whatever was killed.
 //!
+//! One task in six is deferred to a provider batch (a stub of OpenAI's Files and Batches API):
+//! batches complete, fail and expire at random, and what they do not answer runs on-demand.
+//!
 //! Half the creates come in batches (`POST /v1/tasks/batch`), and every SQS batch is claimed and
 //! settled as one (process-task). `make test` runs 200 tasks; `make chaos` runs 2000
 //! (`CHAOS_TASKS`).
@@ -55,6 +58,11 @@ fn request(i: usize) -> Value {
     }
 }
 
+/// Whether task `i` is deferred to a provider batch.
+fn is_deferred(i: usize) -> bool {
+    i % 6 == 5
+}
+
 /// Whether task `i` carries a durable callback.
 fn has_callback(i: usize) -> bool {
     i % 5 == 4
@@ -82,6 +90,10 @@ fn create_body(
                           "request": request(i)});
     for (key, value) in owner.as_object().expect("object") {
         body[key] = value.clone();
+    }
+    if is_deferred(i) {
+        body["modelId"] = json!("batchable");
+        body["delivery"] = json!({"deferred": {"within": "PT2H"}});
     }
     if has_callback(i) {
         // A create sent again (its answer lost to a kill) names the same callback.
@@ -153,6 +165,11 @@ async fn chaos_loses_nothing_and_settles_everything_once() {
     .to_string();
     let durable = DurableStub::start().await;
     durable.faults(4);
+    let batches = StubBatches::start().await;
+    let mut models: Value = serde_json::from_str(&models).expect("models");
+    models["batchable"] = json!({"model": "chaos-batch", "baseUrl": batches.base_url, "apiKeyEnv": "BATCH_KEY",
+                                 "batch": {"maxRecords": 10, "maxWaitSeconds": 1}});
+    let models = models.to_string();
     let callbacks: Arc<Mutex<HashMap<usize, String>>> = Arc::default();
     let env = Stack::env(
         &db,
@@ -167,6 +184,8 @@ async fn chaos_loses_nothing_and_settles_everything_once() {
             ("AITASK_RESEND_AFTER_MS", "3000"),
             ("AITASK_STALE_RUNNING_MS", "2000"),
             ("AITASK_LOCAL_POLLERS", "4"),
+            ("BATCH_KEY", BATCH_STUB_KEY),
+            ("AITASK_BATCH_POLL_MS", "300"),
         ],
     );
     let server = Arc::new(AsyncMutex::new(DevServer::spawn(env).await));
@@ -253,6 +272,24 @@ async fn chaos_loses_nothing_and_settles_everything_once() {
         })
     };
 
+    // Provider batches end at random: answered, failed, expired.
+    let batch_faults = {
+        let (batches, creating) = (batches.clone(), creating.clone());
+        tokio::spawn(async move {
+            let mut random = Xorshift::new(seed.rotate_left(29));
+            while creating.load(Ordering::Relaxed) || started.elapsed() < chaos_for {
+                let outcome = match random.below(3) {
+                    0 => BatchOutcome::Complete,
+                    1 => BatchOutcome::Fail,
+                    _ => BatchOutcome::Expire,
+                };
+                batches.set_outcome(outcome);
+                tokio::time::sleep(Duration::from_millis(500 + random.below(1500))).await;
+            }
+            batches.set_outcome(BatchOutcome::Complete);
+        })
+    };
+
     // Duplicate deliveries of messages for tasks already accepted.
     let duplicator = {
         let (accepted, creating, duplicates) = (accepted.clone(), creating.clone(), duplicates.clone());
@@ -293,6 +330,7 @@ async fn chaos_loses_nothing_and_settles_everything_once() {
         started.elapsed().as_secs_f64()
     );
     killer.await.expect("killer");
+    batch_faults.await.expect("batch faults");
     duplicator.await.expect("duplicator");
     println!(
         "chaos: faults stopped after {:.1}s: {} kills, {} duplicate messages",
@@ -411,6 +449,20 @@ async fn chaos_loses_nothing_and_settles_everything_once() {
         stub.aborted()
     );
     assert!(by_outcome.keys().any(|(s, _)| s == "succeeded"), "some tasks succeed despite the faults");
+    let batch_outcomes = client
+        .query("SELECT COALESCE(outcome, state), count(*) FROM task_batches GROUP BY 1 ORDER BY 1", &[])
+        .await
+        .expect("batches");
+    let batch_outcomes: Vec<String> =
+        batch_outcomes.iter().map(|row| format!("{} {}", row.get::<_, String>(0), row.get::<_, i64>(1))).collect();
+    println!(
+        "chaos: {} deferred tasks in {} provider batches ({}), {} of their lines run on-demand",
+        (0..total).filter(|&i| is_deferred(i)).count(),
+        batches.creates(),
+        batch_outcomes.join(", "),
+        batches.on_demand_calls()
+    );
+    assert!(batches.creates() > 0, "some deferred tasks went through a batch");
 
     // Every callback got exactly one answer accepted, the one its task's end calls for.
     let status_of: HashMap<String, String> =

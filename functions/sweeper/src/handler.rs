@@ -21,6 +21,12 @@ pub async fn handle<P>(app: &App<P>, _event: LambdaEvent<Value>) -> Result<sweep
             tracing::warn!(error = %aitasks_runtime::error_chain(&error), "could not sample the backlog")
         }
     }
+    match aitasks_runtime::batcher::sample_deferred(app).await {
+        Ok(sample) => deferred_metrics(&sample).into_iter().for_each(Document::emit),
+        Err(error) => {
+            tracing::warn!(error = %aitasks_runtime::error_chain(&error), "could not sample the deferred tasks")
+        }
+    }
     if !summary.failed_duties.is_empty() {
         return Err(format!("sweep duties failed: {}", summary.failed_duties.join(", ")).into());
     }
@@ -36,6 +42,29 @@ fn backlog_metrics(sample: &sweeper::BacklogSample) -> Document {
         .metric("OldestQueuedAgeMs", Unit::Milliseconds, store.oldest_queued_ms.unwrap_or(0.0))
         .metric("OldestRunningAgeMs", Unit::Milliseconds, store.oldest_running_ms.unwrap_or(0.0))
         .metric_opt("TaskQueueMessages", Unit::Count, sample.queue_messages.map(|n| n as f64))
+}
+
+/// Deferred tasks awaiting a batch and the age of the oldest, by model profile; and the time left
+/// before the nearest window end of a deferred task not yet done (`DeferredWindowLeftMs`, which
+/// `DeferredDeadlineAlarm` watches; a full day when there is none, so the alarm stays quiet).
+fn deferred_metrics(sample: &aitasks_runtime::batcher::DeferredSample) -> Vec<Document> {
+    const A_DAY_MS: f64 = 86_400_000.0;
+    let mut documents: Vec<Document> = sample
+        .profiles
+        .iter()
+        .map(|profile| {
+            Document::new(&[&["ModelId"]])
+                .dimension("ModelId", &profile.profile)
+                .metric("DeferredWaiting", Unit::Count, profile.waiting as f64)
+                .metric("OldestDeferredAgeMs", Unit::Milliseconds, profile.oldest_ms.unwrap_or(0.0))
+        })
+        .collect();
+    documents.push(Document::new(&[&[]]).metric(
+        "DeferredWindowLeftMs",
+        Unit::Milliseconds,
+        sample.nearest_window_ms.unwrap_or(A_DAY_MS),
+    ));
+    documents
 }
 
 /// The sweep's repairs and housekeeping, as metrics without dimensions (one series each).
@@ -57,5 +86,11 @@ fn sweep_metrics(summary: &sweeper::SweepSummary) -> Document {
         .metric("CallbackTasksCanceled", Unit::Count, count(summary.callback_tasks_canceled))
         .metric("RunTasksCanceled", Unit::Count, count(summary.run_tasks_canceled))
         .metric("ReleasedDeleted", Unit::Count, count(summary.released_deleted))
+        .metric("BatchesOpened", Unit::Count, count(summary.batches.batches_opened))
+        .metric("BatchRecords", Unit::Count, count(summary.batches.batched_tasks))
+        .metric("BatchesSubmitted", Unit::Count, count(summary.batches.batches_submitted))
+        .metric("BatchesCompleted", Unit::Count, count(summary.batches.batches_completed))
+        .metric("BatchesFailed", Unit::Count, count(summary.batches.batches_failed))
+        .metric("DeferredSentNow", Unit::Count, count(summary.batches.deferred_sent_now))
         .metric("SweepMs", Unit::Milliseconds, count(summary.elapsed_ms))
 }

@@ -8,6 +8,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::callback::Callback;
+use crate::delivery::DeliveryMode;
 use crate::fields::Fields;
 use crate::ids::EffectKey;
 use crate::problems::{Path, Problems};
@@ -67,6 +68,8 @@ pub struct CreateTask {
     pub scope: Option<Scope>,
     /// Whom to answer when the task ends (docs/api.md, "Callbacks").
     pub callback: Option<Callback>,
+    /// Now, or deferred to a provider's batch within a window (docs/api.md, "Deferred tasks").
+    pub delivery: DeliveryMode,
 }
 
 impl CreateTask {
@@ -76,7 +79,7 @@ impl CreateTask {
         let fields = Fields::object(
             body,
             &root,
-            &["runId", "owner", "stepKey", "effectKey", "modelId", "request", "scope", "callback"],
+            &["runId", "owner", "stepKey", "effectKey", "modelId", "request", "scope", "callback", "delivery"],
             &mut problems,
         )
         .ok_or_else(|| problems.clone())?;
@@ -109,7 +112,11 @@ impl CreateTask {
             None => Some(None),
             Some(value) => Callback::parse(value, &fields.path("callback"), &mut problems).map(Some),
         };
-        match (owner, step_key, effect_key, model_id, request, scope, callback) {
+        let delivery = match fields.value("delivery") {
+            None => Some(DeliveryMode::Now),
+            Some(value) => DeliveryMode::parse(value, &fields.path("delivery"), &mut problems),
+        };
+        match (owner, step_key, effect_key, model_id, request, scope, callback, delivery) {
             (
                 Some(owner),
                 Some(step_key),
@@ -118,8 +125,9 @@ impl CreateTask {
                 Some(request),
                 Some(scope),
                 Some(callback),
+                Some(delivery),
             ) if problems.is_empty() => {
-                Ok(CreateTask { owner, step_key, effect_key, model_id, request, scope, callback })
+                Ok(CreateTask { owner, step_key, effect_key, model_id, request, scope, callback, delivery })
             }
             _ => Err(problems),
         }

@@ -43,6 +43,9 @@ pub struct TaskAnswer<'a> {
     pub started_at: Option<DateTime<Utc>>,
     pub completed_at: Option<DateTime<Utc>>,
     pub updated_at: DateTime<Utc>,
+    /// A deferred task's window end (`delivery.deferred.within` after its creation).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deferred_by: Option<DateTime<Utc>>,
 }
 
 impl<'a> From<&'a Task> for TaskAnswer<'a> {
@@ -72,6 +75,7 @@ impl<'a> From<&'a Task> for TaskAnswer<'a> {
             started_at: task.started_at,
             completed_at: task.completed_at,
             updated_at: task.updated_at,
+            deferred_by: task.deferred_by,
         }
     }
 }
@@ -259,6 +263,8 @@ mod tests {
             completed_at: Some(now),
             updated_at: now,
             trace_header: None,
+            deferred_by: None,
+            awaiting_batch: false,
         }
     }
 

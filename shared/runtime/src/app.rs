@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use aitasks_providers::{HttpProvider, ModelProfiles};
+use aitasks_providers::{BatchClient, HttpProvider, ModelProfiles};
 use aitasks_store::{PoolSettings, StorePool};
 
 use crate::bus::Bus;
@@ -18,12 +18,18 @@ pub struct App<P = HttpProvider> {
     pub queues: Queues,
     pub profiles: ModelProfiles,
     pub provider: P,
+    /// The providers' batch APIs, for the batcher's deferred tasks.
+    pub batches: BatchClient,
     /// Step Functions and Lambda, to answer and heartbeat callbacks. `None` (an `App` built by
     /// hand without [`App::with_aws`]): callbacks are left owed, for a function that has them.
     pub callbacks: Option<Callbacks>,
     /// The EventBridge bus completion events also go to (`AITASK_EVENT_BUS_NAME`).
     pub bus: Option<Bus>,
 }
+
+/// One call to a provider's batch API (an upload, a status, a results file): the sweep has a
+/// minute for all its duties.
+const BATCH_CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Start-up failed: the function cannot serve.
 #[derive(Debug, thiserror::Error)]
@@ -44,9 +50,9 @@ impl App<HttpProvider> {
         App::build_from_env(false).await
     }
 
-    /// [`App::from_env`] for process-task, the one function that calls providers (and whose
-    /// role may read the profiles' own secrets): every profile's `apiKeySecretArn` and
-    /// `secretHeaders` are read.
+    /// [`App::from_env`] for the functions that call providers, process-task and the sweeper (its
+    /// batcher), whose roles may read the profiles' own secrets: every profile's
+    /// `apiKeySecretArn` and `secretHeaders` are read.
     pub async fn worker_from_env() -> Result<Arc<App>, StartupError> {
         App::build_from_env(true).await
     }
@@ -91,7 +97,8 @@ impl<P> App<P> {
         pool_settings.max_size = settings.db_pool_size;
         let pool = aitasks_store::connect(&pool_settings)?;
         let queues = Queues::new(sqs, settings.task_queue_url.clone(), settings.events_queue_url.clone());
-        Ok(App { settings, pool, queues, profiles, provider, callbacks: None, bus: None })
+        let batches = BatchClient::new(BATCH_CALL_TIMEOUT)?;
+        Ok(App { settings, pool, queues, profiles, provider, batches, callbacks: None, bus: None })
     }
 
     /// The callbacks' clients and the event bus (when the settings name one) on this SDK

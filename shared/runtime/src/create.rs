@@ -8,6 +8,9 @@
 //! A create's `callback` is attached to its task, new or found by its effect key, before the
 //! task's message is sent (one statement for a batch's callbacks); one whose task has ended
 //! already is answered at once.
+//!
+//! A deferred create (`delivery.deferred`) whose profile batches is stored awaiting a batch and
+//! sends no message: the sweeper's batcher takes it ([`crate::batcher`]).
 
 use std::collections::HashSet;
 
@@ -67,6 +70,7 @@ fn check<P>(app: &App<P>, tenant: &AppId, body: &Value) -> Result<Checked, ApiEr
         .profiles
         .resolve(&parsed.model_id)
         .map_err(|_| ApiError::ModelUnknown(parsed.model_id.clone()))?;
+    let window = parsed.delivery.within();
     let owner = match parsed.owner {
         Owner::Run(run_id) => TaskOwner::Run(run_id),
         Owner::Application { scope_id, usage_subject } => TaskOwner::Application {
@@ -87,6 +91,9 @@ fn check<P>(app: &App<P>, tenant: &AppId, body: &Value) -> Result<Checked, ApiEr
         model_config_hash: Some(profile.config_hash()),
         max_attempts: app.settings.runtime.max_attempts,
         trace_header: crate::xray::current_header(),
+        deferred_window_ms: window.map(|w| i64::try_from(w.as_millis()).unwrap_or(i64::MAX)),
+        // A profile without a batch API runs a deferred task now: it keeps its window only.
+        awaiting_batch: window.is_some() && profile.batching().is_some(),
     };
     Ok(Checked { task, scope: parsed.scope, callback: parsed.callback })
 }
@@ -152,7 +159,7 @@ pub async fn create_task<P>(app: &App<P>, tenant: &AppId, body: &[u8]) -> Result
     }
     count_created([(Some(&created), item.scope.is_some())]);
     if let Created::New(task) = &created {
-        if task.status == store::TaskStatus::Queued {
+        if task.status == store::TaskStatus::Queued && !task.awaiting_batch {
             // After the commit: if this send is lost, the task stays unsent and the sweeper
             // sends it. Consumers tolerate the duplicate that a late mark can cause.
             let send = app.queues.send_task(task.id, &task.app_id);
@@ -281,7 +288,7 @@ async fn send_new<P>(app: &App<P>, client: &store::Client, answers: &[Result<Cre
     let owed: Vec<OwedMessage> = answers
         .iter()
         .filter_map(|answer| match answer {
-            Ok(Created::New(task)) if task.status == store::TaskStatus::Queued => {
+            Ok(Created::New(task)) if task.status == store::TaskStatus::Queued && !task.awaiting_batch => {
                 Some(OwedMessage { task_id: task.id, app_id: task.app_id.clone() })
             }
             _ => None,

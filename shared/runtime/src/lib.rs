@@ -9,6 +9,7 @@
 //!   deadline) and settled fenced, the successes that finish together completed together.
 //! - [`sweeper`]: expiry, re-sends, event re-delivery, pruning and retention: a table of duties,
 //!   each in bounded pages.
+//! - [`batcher`]: deferred tasks through the providers' batch APIs, the sweeper's batch duties.
 //! - [`callbacks`]: answering and heartbeating the callers that wait for a task (Step Functions
 //!   task tokens, Lambda durable-function callbacks), through the outbox.
 //! - [`intake`]: the intake queue's messages, each a create with its task token.
@@ -16,7 +17,7 @@
 //!   event bus, built once per cold start.
 //!
 //! The modules depend on each other in one direction: `intake` → `api` → `create` →
-//! `admission`; `worker`, `sweeper` → `app` → `callbacks`, `bus`, `config`, `queue`, `secrets`,
+//! `admission`; `sweeper` → `batcher` → `worker` (its retry decision); `worker`, `sweeper`, `batcher` → `app` → `callbacks`, `bus`, `config`, `queue`, `secrets`,
 //! `aws`; and `metrics`, `errors`, `xray` below everything.
 
 mod admission;
@@ -25,6 +26,7 @@ pub mod api;
 mod api_error;
 mod app;
 pub mod aws;
+pub mod batcher;
 pub mod bus;
 pub mod callbacks;
 pub mod config;

@@ -154,6 +154,8 @@ async fn insert_all(
     let config_hashes: Vec<Option<&str>> = tasks.iter().map(|t| t.model_config_hash.as_deref()).collect();
     let max_attempts: Vec<i32> = tasks.iter().map(|t| t.max_attempts).collect();
     let trace_headers: Vec<Option<&str>> = tasks.iter().map(|t| t.trace_header.as_deref()).collect();
+    let deferred_windows: Vec<Option<i64>> = tasks.iter().map(|t| t.deferred_window_ms).collect();
+    let awaiting: Vec<bool> = tasks.iter().map(|t| t.awaiting_batch).collect();
     let statement = client.prepare_cached(INSERT_TASKS.text()).await?;
     let params = INSERT_TASKS.bind(&[
         ("app_id", &app_id),
@@ -171,6 +173,8 @@ async fn insert_all(
         ("model_config_hashes", &config_hashes),
         ("max_attempts", &max_attempts),
         ("trace_headers", &trace_headers),
+        ("deferred_windows_ms", &deferred_windows),
+        ("awaiting_batches", &awaiting),
     ])?;
     let rows = client.query(&statement, &params).await?;
     if rows.len() != tasks.len() {

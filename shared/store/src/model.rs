@@ -44,6 +44,10 @@ pub struct Task {
     pub updated_at: DateTime<Utc>,
     /// The trace the task's create started (`aitasks_runtime::xray`), when it was traced.
     pub trace_header: Option<String>,
+    /// A deferred task's window end: its creation plus its `within` (migrations/V20).
+    pub deferred_by: Option<DateTime<Utc>>,
+    /// Queued and waiting for a provider batch: no task message is owed for it.
+    pub awaiting_batch: bool,
 }
 
 impl Task {
@@ -120,6 +124,10 @@ pub struct NewTask {
     pub max_attempts: i32,
     /// The X-Ray trace header of the create, for the worker to continue (migrations/V13).
     pub trace_header: Option<String>,
+    /// A deferred task's window (`delivery.deferred.within`), in milliseconds.
+    pub deferred_window_ms: Option<i64>,
+    /// The task waits for a provider batch (deferred, and its profile batches).
+    pub awaiting_batch: bool,
 }
 
 /// The outcome of a create.

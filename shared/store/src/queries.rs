@@ -1,6 +1,6 @@
 //! Every statement of the store. Each one's full text is `shared/store/sql/<name>.sql`: open the
 //! file to see exactly what runs and what it writes. The folders follow a task's life: `create`,
-//! `callbacks`, `admission`, `read`, `lease`, `settle`, `cancel`, `sweep`, `events`, `owned`, `listing`,
+//! `batch` (deferred tasks and the provider batches that carry them), `callbacks`, `admission`, `read`, `lease`, `settle`, `cancel`, `sweep`, `events`, `owned`, `listing`,
 //! `provider_limits`, `tenant_quota`, `runs`, `stats`. Parameters are named (`:task_id`) and
 //! bound by name (`Sql::bind`); `tests/snapshots/statements.snap` shows every final statement as
 //! Postgres gets it.
@@ -31,6 +31,23 @@ statements! {
     LOCK_SYSTEM_SHARED = "admission/lock_system_shared";
     READ_STATE = "admission/read_state";
     RUN_FOR_SHARE = "admission/run_for_share";
+
+    BATCH_AWAITING = "batch/awaiting";
+    BATCH_END = "batch/end";
+    BATCH_GIVE_BACK = "batch/give_back";
+    BATCH_GIVE_BACK_FOR_REPAIR = "batch/give_back_for_repair";
+    BATCH_LOOK_LATER = "batch/look_later";
+    BATCH_NEAREST_WINDOW = "batch/nearest_window";
+    BATCH_OPEN = "batch/open";
+    BATCH_PRUNE_ENDED = "batch/prune_ended";
+    BATCH_ROUTE_DUE = "batch/route_due";
+    BATCH_ROUTE_NOW = "batch/route_now";
+    BATCH_ROUTE_PROFILE = "batch/route_profile";
+    BATCH_SUBMITTED = "batch/submitted";
+    BATCH_TAKE_DUE = "batch/take_due";
+    BATCH_TAKE_REPAIR = "batch/take_repair";
+    BATCH_TASKS_OF = "batch/tasks_of";
+    BATCH_WAITING = "batch/waiting";
 
     ATTACH_CALLBACKS = "callbacks/attach";
     CANCEL_ABANDONED = "callbacks/cancel_abandoned";
@@ -181,7 +198,7 @@ mod tests {
             cache_key, step_key, effect_key, kind, request, input_hash, model_id, model_ref, \
             model_config_hash, status, output, usage, attempts, max_attempts, error_code, \
             error_message, cancel_requested_at, heartbeat_at, released_at, created_at, started_at, \
-            completed_at, updated_at, trace_header";
+            completed_at, updated_at, trace_header, deferred_by, awaiting_batch";
         let marker = "run_id, usage_subject, usage_user_id, scope_id";
         // Statements that leave a column out on purpose, each saying why in its file.
         let partial = ["create/select_by_effect_keys"];

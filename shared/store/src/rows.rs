@@ -53,6 +53,8 @@ impl Task {
             completed_at: None,
             updated_at: row.try_get("updated_at")?,
             trace_header: new.trace_header.clone(),
+            deferred_by: row.try_get("deferred_by")?,
+            awaiting_batch: row.try_get("awaiting_batch")?,
         })
     }
 
@@ -97,6 +99,8 @@ impl Task {
             completed_at: row.try_get("completed_at")?,
             updated_at: row.try_get("updated_at")?,
             trace_header: row.try_get("trace_header")?,
+            deferred_by: row.try_get("deferred_by")?,
+            awaiting_batch: row.try_get("awaiting_batch")?,
         })
     }
 }
@@ -121,7 +125,7 @@ impl Run {
 
 impl NewTask {
     /// The columns every task insert binds the same way, by their parameter names.
-    pub(crate) fn request_values(&self) -> [Param<'_>; 10] {
+    pub(crate) fn request_values(&self) -> [Param<'_>; 12] {
         [
             ("step_key", &self.step_key),
             ("effect_key", &self.effect_key),
@@ -133,6 +137,8 @@ impl NewTask {
             ("model_config_hash", &self.model_config_hash),
             ("max_attempts", &self.max_attempts),
             ("trace_header", &self.trace_header),
+            ("deferred_window_ms", &self.deferred_window_ms),
+            ("awaiting_batch", &self.awaiting_batch),
         ]
     }
 }

@@ -96,7 +96,7 @@ pub struct OwedMessage {
 }
 
 impl OwedMessage {
-    fn from_row(row: &tokio_postgres::Row) -> StoreResult<OwedMessage> {
+    pub(crate) fn from_row(row: &tokio_postgres::Row) -> StoreResult<OwedMessage> {
         Ok(OwedMessage { task_id: row.try_get("id")?, app_id: row.try_get("app_id")? })
     }
 }

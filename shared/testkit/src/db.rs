@@ -232,6 +232,8 @@ pub fn new_task(app_id: &str, owner: TaskOwner, effect_key: &str) -> NewTask {
         model_config_hash: None,
         max_attempts: 3,
         trace_header: None,
+        deferred_window_ms: None,
+        awaiting_batch: false,
     }
 }
 

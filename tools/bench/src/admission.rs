@@ -46,6 +46,8 @@ fn task(app: &str, scope: &str, effect_key: String) -> NewTask {
         model_config_hash: Some("0".repeat(64)),
         max_attempts: 3,
         trace_header: None,
+        deferred_window_ms: None,
+        awaiting_batch: false,
     }
 }
 

@@ -26,6 +26,8 @@ pub(crate) fn new_task(app: &str, effect_key: String) -> NewTask {
         model_config_hash: None,
         max_attempts: 3,
         trace_header: None,
+        deferred_window_ms: None,
+        awaiting_batch: false,
     }
 }
 

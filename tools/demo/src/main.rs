@@ -195,6 +195,23 @@ async fn main() -> Result<(), Failure> {
         canceled_at.elapsed().as_secs_f64()
     ));
 
+    println!("\nDeferred delivery: a classify that may wait up to a day for a provider batch (half the price)");
+    let mut deferred = task_body(&run_id, "classify-deferred", tasks[1].1.clone());
+    deferred["delivery"] = json!({"deferred": {"within": "PT24H"}});
+    let (status, queued) = client.call(reqwest::Method::POST, "/v1/tasks", Some(&deferred)).await?;
+    println!(
+        "  HTTP {status}, window ends {}; the local model's profile has no `batch` (llama.cpp has no batch API), so it runs now",
+        queued["deferredBy"].as_str().unwrap_or("?")
+    );
+    let deferred_id = queued["id"].as_str().unwrap_or_default().to_owned();
+    let (_, settled) =
+        client.call(reqwest::Method::GET, &format!("/v1/tasks/{deferred_id}?wait=20"), None).await?;
+    client.say(&format!(
+        "classify-deferred -> {} {}",
+        settled["status"].as_str().unwrap_or("?"),
+        settled["output"]
+    ));
+
     println!("\nThe run's tasks, listed (GET /v1/tasks?runId=…, keyset pages of 2):");
     let mut after: Option<String> = None;
     loop {

@@ -57,6 +57,12 @@ pub struct RuntimeConfig {
     /// A queued task whose every caller is gone is canceled (`AITASK_CALLBACK_CANCEL_WHEN_GONE`,
     /// true).
     pub cancel_when_gone: bool,
+    /// The last part of a deferred task's window the batcher keeps for the on-demand path: a
+    /// task awaiting a batch this close to its window's end runs on-demand, and a batch that has
+    /// not answered by then is given up (`AITASK_DEFERRED_SLACK_MS`, 1800000; 1 minute to 30).
+    pub deferred_slack: Duration,
+    /// How often an open batch's status is asked for (`AITASK_BATCH_POLL_MS`, 60000).
+    pub batch_poll: Duration,
 }
 
 impl RuntimeConfig {
@@ -92,6 +98,8 @@ impl Default for RuntimeConfig {
             request_work: Duration::from_millis(5_000),
             callback_heartbeat: Duration::from_millis(45_000),
             cancel_when_gone: true,
+            deferred_slack: Duration::from_millis(1_800_000),
+            batch_poll: Duration::from_millis(60_000),
         }
     }
 }
@@ -184,6 +192,9 @@ impl Settings {
                     )))
                 }
             },
+            deferred_slack: millis("AITASK_DEFERRED_SLACK_MS", 1_800_000)?
+                .clamp(Duration::from_secs(60), Duration::from_secs(1_800)),
+            batch_poll: millis("AITASK_BATCH_POLL_MS", 60_000)?.max(Duration::from_millis(100)),
         };
         Ok(Settings {
             database_url: required("DATABASE_URL")?,

@@ -7,7 +7,7 @@ use aitasks_store::{self as store, StoreError, TaskStatus};
 use super::pages::{drain, Pages};
 use super::{redelivery, SweepSummary, HORIZON};
 use crate::app::App;
-use crate::callbacks;
+use crate::{batcher, callbacks};
 
 /// Delivered completion events are kept for a day, for inspection.
 const DELIVERED_EVENTS_KEPT: Duration = Duration::from_secs(24 * 60 * 60);
@@ -32,6 +32,10 @@ pub enum Duty {
     /// Runs whose cancel request ran out of time: the cancel reaches their remaining tasks.
     /// Before the owed messages are sent: a task canceled here needs none.
     FinishRunCancels,
+    /// Deferred tasks: batches formed (or their tasks sent on-demand), open batches submitted
+    /// and polled, their results settled ([`crate::batcher`]).
+    FormBatches,
+    LookAtBatches,
     /// Messages never sent, or sent long ago without a claim, are (re)sent.
     SendOwed,
     /// Completion events not marked delivered are delivered.
@@ -48,14 +52,18 @@ pub enum Duty {
     PruneQuotaDays,
     /// Per-minute provider counts older than an hour, and the tenants idle in a profile's line.
     PruneProviderMinutes,
+    /// Batches that ended over a day ago.
+    PruneBatches,
 }
 
 /// Every duty, in the order a sweep runs them.
-pub const DUTIES: [Duty; 13] = [
+pub const DUTIES: [Duty; 16] = [
     Duty::ExpireQueued,
     Duty::ExpireRunning,
     Duty::RestoreLost,
     Duty::FinishRunCancels,
+    Duty::FormBatches,
+    Duty::LookAtBatches,
     Duty::SendOwed,
     Duty::DeliverEvents,
     Duty::HeartbeatCallbacks,
@@ -65,6 +73,7 @@ pub const DUTIES: [Duty; 13] = [
     Duty::DeleteRetained,
     Duty::PruneQuotaDays,
     Duty::PruneProviderMinutes,
+    Duty::PruneBatches,
 ];
 
 impl Duty {
@@ -75,6 +84,8 @@ impl Duty {
             Duty::ExpireRunning => "expireRunning",
             Duty::RestoreLost => "restoreLost",
             Duty::FinishRunCancels => "finishRunCancels",
+            Duty::FormBatches => "formBatches",
+            Duty::LookAtBatches => "lookAtBatches",
             Duty::SendOwed => "sendOwed",
             Duty::DeliverEvents => "deliverEvents",
             Duty::HeartbeatCallbacks => "heartbeatCallbacks",
@@ -84,6 +95,7 @@ impl Duty {
             Duty::DeleteRetained => "deleteRetained",
             Duty::PruneQuotaDays => "pruneQuotaDays",
             Duty::PruneProviderMinutes => "pruneProviderMinutes",
+            Duty::PruneBatches => "pruneBatches",
         }
     }
 
@@ -150,6 +162,10 @@ impl Duty {
                     }
                 }
             }
+            Duty::FormBatches => {
+                batcher::form_batches(app, page, config.sweep_max_pages, &mut summary.batches).await?;
+            }
+            Duty::LookAtBatches => batcher::look_at_batches(app, &mut summary.batches).await?,
             Duty::SendOwed => {
                 while pages.next() {
                     let owed =
@@ -228,6 +244,10 @@ impl Duty {
                 summary.provider_minutes_pruned +=
                     drain(pages, |page| store::prune_provider_minutes(client, page)).await?;
                 drain(pages, |page| store::prune_provider_line(client, page)).await?;
+            }
+            Duty::PruneBatches => {
+                summary.batches_pruned +=
+                    drain(pages, |page| store::prune_ended_batches(client, HORIZON, page)).await?;
             }
         }
         Ok(())

@@ -61,6 +61,11 @@ pub struct SweepSummary {
     /// Tasks a run's cancel reached here because the cancel request ran out of time.
     pub run_tasks_canceled: u64,
     pub run_cancels_finished: u64,
+    /// Ended batches deleted after a day.
+    pub batches_pruned: u64,
+    /// Deferred tasks and their batches ([`crate::batcher`]).
+    #[serde(flatten)]
+    pub batches: crate::batcher::BatchSummary,
     /// The duties that failed this time (each logged with its error); the others ran.
     pub failed_duties: Vec<&'static str>,
     pub elapsed_ms: u64,

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use aitasks_contracts::{AiRequest, Path};
-use aitasks_providers::{CancellationToken, Provider};
+use aitasks_providers::{CancellationToken, Provider, Resume};
 use aitasks_store::{self as store, Lease, LeaseCheck, StoreError, Task};
 use futures::FutureExt;
 use tokio::time::{Instant, MissedTickBehavior};
@@ -63,10 +63,13 @@ async fn execute<P: Provider>(app: &App<P>, task: &Task, receipt: &str, deadline
         return Ending::Finished(Err(aitasks_providers::ProviderError::ConfigChanged(task.model_id.clone())));
     }
     let config = &app.settings.runtime;
+    let resume = match task.deferred_by {
+        Some(_) => repair_of(app, task).await,
+        None => None,
+    };
     let cancel = CancellationToken::new();
     let called = AtomicBool::new(false);
-    let call =
-        calls::run(app, &chain, &request, &task.app_id, &cancel, &called).instrument(tracing::info_span!(
+    let call = calls::run(app, &chain, &request, resume.as_ref(), &task.app_id, &cancel, &called).instrument(tracing::info_span!(
             "provider call",
             kind = %task.kind,
             model_id = %task.model_id
@@ -94,6 +97,26 @@ async fn execute<P: Provider>(app: &App<P>, task: &Task, receipt: &str, deadline
     // Dropping the call aborts the HTTP request; the token covers anything it spawned.
     cancel.cancel();
     ending
+}
+
+/// What this attempt's repair turn continues from, when a batch's answer for the task failed the
+/// checks (the batcher kept it with the task). A repair that cannot be read is skipped: the
+/// attempt then runs afresh, as any attempt does.
+async fn repair_of<P>(app: &App<P>, task: &Task) -> Option<Resume> {
+    let taken = async {
+        let client = store::client(&app.pool).await?;
+        store::take_repair(&client, task.lease()).await
+    };
+    match taken.await {
+        Ok(Some(value)) => serde_json::from_value(value)
+            .inspect_err(|error| tracing::warn!(%error, "a kept repair turn does not read; running the attempt afresh"))
+            .ok(),
+        Ok(None) => None,
+        Err(error) => {
+            tracing::warn!(error = %crate::error_chain(&error), "could not read a kept repair turn; running the attempt afresh");
+            None
+        }
+    }
 }
 
 /// Poll for a cancel every `cancel_poll`, heartbeat (row and message) every `heartbeat`; return

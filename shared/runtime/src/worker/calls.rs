@@ -10,7 +10,7 @@ use std::time::Duration;
 use aitasks_contracts::AiRequest;
 use aitasks_providers::{
     CallEstimate, CallGate, CancellationToken, Completion, GateFuture, ModelProfile, NoLimits, Passed,
-    Provider, ProviderError,
+    Provider, ProviderError, Resume,
 };
 
 use super::permit::{MinuteGate, Permit, SLOT_WAIT};
@@ -27,6 +27,7 @@ pub(super) async fn run<P: Provider>(
     app: &App<P>,
     chain: &[&ModelProfile],
     request: &AiRequest,
+    resume: Option<&Resume>,
     app_id: &str,
     cancel: &CancellationToken,
     called: &AtomicBool,
@@ -51,7 +52,12 @@ pub(super) async fn run<P: Provider>(
         };
         let minute_gate = MinuteGate::of(app, profile, app_id, &permit);
         let gate = Watched { inner: minute_gate.as_ref().map_or(&NoLimits as &dyn CallGate, |g| g), called };
-        let result = app.provider.run_gated(profile, request, &gate, cancel).await;
+        // A batch's answer that failed the checks is repaired by the task's own profile, the one
+        // the batch asked; a fallback starts afresh.
+        let result = match resume.filter(|_| profile.id == chain[0].id) {
+            Some(resume) => app.provider.repair_gated(profile, request, resume, &gate, cancel).await,
+            None => app.provider.run_gated(profile, request, &gate, cancel).await,
+        };
         permit.leave().await;
         match result {
             Err(ProviderError::AtLimit { wait }) => at_limit(wait),

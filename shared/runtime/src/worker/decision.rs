@@ -10,7 +10,7 @@ use crate::config::RuntimeConfig;
 
 /// How an attempt's provider call ended.
 #[derive(Debug)]
-pub(super) enum Ending {
+pub(crate) enum Ending {
     /// The call returned (an output, or an error).
     Finished(Result<Completion, ProviderError>),
     /// A cancel was requested while the call ran; the call was aborted.
@@ -34,11 +34,11 @@ pub(super) enum Ending {
 const DEADLINE_MESSAGE: &str = "The invocation was about to reach its deadline.";
 
 /// The message stored with [`ErrorCode::RuntimeError`]: the detail may hold internals.
-pub(super) const UNEXPECTED_MESSAGE: &str = "The worker failed unexpectedly.";
+pub(crate) const UNEXPECTED_MESSAGE: &str = "The worker failed unexpectedly.";
 
 /// What to write for the attempt.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) enum Decision<'a> {
+pub(crate) enum Decision<'a> {
     /// Store the output: the task ends `succeeded`.
     Complete(&'a Completion),
     /// Put the task back in the queue, its message visible again after `delay`.
@@ -59,11 +59,27 @@ const LIMITED_MESSAGE: &str = "The task waited for its provider's limits longer 
 /// The message of a task that kept being stopped before its first call, past its queue timeout.
 const UNWORKED_MESSAGE: &str = "The task could not be worked on within the queue timeout.";
 
+/// A task's age as the queue timeout reads it: its time since creation, or for a deferred task
+/// (`deferred_by`, its window's end) the time that brings it to the timeout exactly when its
+/// window ends, so a deferred task given back unworked ends at its own deadline, not 15
+/// minutes after a creation up to a day ago.
+pub(crate) fn timeout_age(
+    created_at: chrono::DateTime<chrono::Utc>,
+    deferred_by: Option<chrono::DateTime<chrono::Utc>>,
+    config: &RuntimeConfig,
+) -> Duration {
+    let now = chrono::Utc::now();
+    match deferred_by {
+        Some(by) => config.queue_timeout.saturating_sub((by - now).to_std().unwrap_or_default()),
+        None => (now - created_at).to_std().unwrap_or_default(),
+    }
+}
+
 /// Decide what an ended attempt writes. `attempt` is the attempt just made (1-based) and
 /// `max_attempts` the task's budget; `age` is the task's time since its creation. `jitter` (0 to 1, random in the worker) picks the retry's
 /// delay between zero and the backoff's cap ("full jitter"), so tasks that failed together (one
 /// 429 for many) do not come back together.
-pub(super) fn decide<'a>(
+pub(crate) fn decide<'a>(
     ending: &'a Ending,
     attempt: i32,
     max_attempts: i32,

@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 /// A uniformly random number in [0, 1): the low 53 bits of a v4 UUID (all random; its version
 /// and variant bits are higher up).
-pub(super) fn random_fraction() -> f64 {
+pub(crate) fn random_fraction() -> f64 {
     const BITS: u64 = (1 << 53) - 1;
     (Uuid::new_v4().as_u128() as u64 & BITS) as f64 / (BITS + 1) as f64
 }

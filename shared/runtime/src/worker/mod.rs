@@ -14,9 +14,9 @@
 mod attempt;
 mod calls;
 mod deadline;
-mod decision;
+pub(crate) mod decision;
 mod delivery;
-mod jitter;
+pub(crate) mod jitter;
 mod permit;
 mod process;
 mod settle;

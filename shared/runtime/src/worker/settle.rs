@@ -23,7 +23,7 @@ pub(super) async fn settle<P>(
     settler: &Settler,
 ) -> Result<Outcome, StoreError> {
     let runtime = &app.settings.runtime;
-    let age = (chrono::Utc::now() - task.created_at).to_std().unwrap_or_default();
+    let age = super::decision::timeout_age(task.created_at, task.deferred_by, runtime);
     let decision = decide(&ending, task.attempts, task.max_attempts, age, runtime, random_fraction());
     let Decision::Complete(completion) = decision else {
         return carry_out(app, task, &ending, decision, worked).await;

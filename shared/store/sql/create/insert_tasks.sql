@@ -16,10 +16,11 @@ WITH items AS (
     FROM unnest(:ids::uuid[], :run_ids::uuid[], :scope_ids::text[], :usage_subjects::jsonb[],
         :step_keys::text[], :effect_keys::text[], :kinds::text[], :requests::jsonb[],
         :input_hashes::text[], :model_ids::text[], :model_refs::jsonb[],
-        :model_config_hashes::text[], :max_attempts::int[], :trace_headers::text[])
+        :model_config_hashes::text[], :max_attempts::int[], :trace_headers::text[],
+        :deferred_windows_ms::bigint[], :awaiting_batches::boolean[])
         WITH ORDINALITY AS item(id, run_id, scope_id, usage_subject, step_key, effect_key, kind,
             request, input_hash, model_id, model_ref, model_config_hash, max_attempts,
-            trace_header, ord)
+            trace_header, deferred_window_ms, awaiting_batch, ord)
 ),
 run AS (
     SELECT id AS owner_run_id, scope_id AS run_scope_id, state AS run_state,
@@ -32,17 +33,18 @@ run AS (
 inserted AS (
     INSERT INTO tasks (id, app_id, run_id, scope_id, usage_subject, usage_user_id, step_key,
         effect_key, kind, request, input_hash, model_id, model_ref, model_config_hash,
-        max_attempts, trace_header)
+        max_attempts, trace_header, deferred_by, awaiting_batch)
     SELECT items.id, :app_id, items.run_id, COALESCE(run.run_scope_id, items.scope_id),
         items.usage_subject, run.run_user_id, items.step_key, items.effect_key, items.kind,
         items.request, items.input_hash, items.model_id, items.model_ref,
-        items.model_config_hash, items.max_attempts, items.trace_header
+        items.model_config_hash, items.max_attempts, items.trace_header,
+        now() + items.deferred_window_ms * interval '1 millisecond', items.awaiting_batch
     FROM items LEFT JOIN run ON run.owner_run_id = items.run_id
     WHERE items.run_id IS NULL OR run.run_state = 'running'
     ORDER BY items.effect_key, items.ord
     ON CONFLICT (app_id, effect_key) DO NOTHING
     RETURNING id, scope_id, source_id, cache_key, usage_user_id, status, attempts, created_at,
-        updated_at
+        updated_at, deferred_by, awaiting_batch
 )
 SELECT items.ord, run.run_state, inserted.*
 FROM items

@@ -20,9 +20,12 @@
 -- when the statement itself waited, on a table lock say): a claim cannot take a task after its
 -- worker stopped waiting, and a worker that stopped waiting gives back what its claim took
 -- before, uncounted (unclaim.sql).
+-- A claim clears `batch_id` and `awaiting_batch`: an on-demand attempt belongs to no provider
+-- batch (a deferred task given back by one, or named by a stray message; migrations/V20).
 UPDATE tasks
 SET status = 'running', attempts = attempts + 1, started_at = COALESCE(started_at, now()),
-    heartbeat_at = now(), updated_at = now(), claim_token = :claim_token
+    heartbeat_at = now(), updated_at = now(), claim_token = :claim_token, batch_id = NULL,
+    awaiting_batch = false
 WHERE id IN (
     SELECT id FROM tasks
     WHERE id = ANY(:task_ids::uuid[]) AND status = (SELECT 'queued'::text)
@@ -33,5 +36,5 @@ WHERE id IN (
 RETURNING id, app_id, run_id, usage_subject, usage_user_id, scope_id, source_id, cache_key, step_key,
     effect_key, kind, request, input_hash, model_id, model_ref, model_config_hash, status, output,
     usage, attempts, max_attempts, error_code, error_message, cancel_requested_at, heartbeat_at,
-    released_at, created_at, started_at, completed_at, updated_at, trace_header,
+    released_at, created_at, started_at, completed_at, updated_at, trace_header, deferred_by, awaiting_batch,
     set_config('synchronous_commit', 'off', true) AS commit_without_flush_wait

@@ -4,7 +4,7 @@
 -- task is not picked again; a failed send gives it back (mark_unsent.sql).
 UPDATE tasks SET message_sent_at = now() WHERE id IN (
     SELECT id FROM tasks
-    WHERE status = 'queued' AND message_sent_at < :cutoff
+    WHERE status = 'queued' AND NOT awaiting_batch AND message_sent_at < :cutoff
     ORDER BY message_sent_at, id LIMIT :page
     FOR UPDATE SKIP LOCKED)
 RETURNING id, app_id

@@ -1,13 +1,24 @@
 -- Queued tasks created longer ago than the queue timeout end `failed` with
 -- WORKFLOW_AI_QUEUE_TIMEOUT (`canceled` where a cancel was requested): the timeout bounds a
 -- task's time in the system from its creation, so no number of give-backs or retries keeps it
--- alive (tasks_queued_created_idx). A bounded page chosen with SKIP LOCKED, so concurrent
--- sweepers share the work.
-WITH candidates AS (
+-- alive (tasks_queued_created_idx). A deferred task's bound is its own window instead
+-- (`deferred_by`, tasks_deferred_by_idx): awaiting a batch or sent on-demand, it ends once that
+-- has passed. Bounded pages chosen with SKIP LOCKED, so concurrent sweepers share the work.
+WITH timed_out AS (
     SELECT id AS candidate_id FROM tasks
-    WHERE status = 'queued' AND created_at < now() - :queue_timeout_ms::bigint * interval '1 millisecond'
+    WHERE status = 'queued' AND deferred_by IS NULL
+      AND created_at < now() - :queue_timeout_ms::bigint * interval '1 millisecond'
     ORDER BY created_at, id LIMIT :page
     FOR UPDATE SKIP LOCKED
+),
+out_of_window AS (
+    SELECT id AS candidate_id FROM tasks
+    WHERE status = 'queued' AND deferred_by IS NOT NULL AND deferred_by < now()
+    ORDER BY deferred_by, id LIMIT :page
+    FOR UPDATE SKIP LOCKED
+),
+candidates AS (
+    SELECT candidate_id FROM timed_out UNION ALL SELECT candidate_id FROM out_of_window
 ),
 settled AS (
     UPDATE tasks
@@ -15,13 +26,15 @@ settled AS (
         error_code = CASE WHEN cancel_requested_at IS NOT NULL THEN :canceled_code
                      ELSE :queue_timeout_code END,
         error_message = CASE WHEN cancel_requested_at IS NOT NULL THEN 'The task was canceled.'
+                        WHEN deferred_by IS NOT NULL THEN 'The deferred task was not started within its window.'
                         ELSE 'The task was not started within the queue timeout of its creation.' END,
+        awaiting_batch = false,
         output = NULL, completed_at = now(), updated_at = now()
     FROM candidates WHERE id = candidate_id
     RETURNING id, app_id, run_id, usage_subject, usage_user_id, scope_id, source_id, cache_key, step_key,
         effect_key, kind, request, input_hash, model_id, model_ref, model_config_hash, status, output,
         usage, attempts, max_attempts, error_code, error_message, cancel_requested_at, heartbeat_at,
-        released_at, created_at, started_at, completed_at, updated_at, trace_header
+        released_at, created_at, started_at, completed_at, updated_at, trace_header, deferred_by, awaiting_batch
 ),
 events AS (
     -- The transactional outbox: one event for every row this statement made terminal.

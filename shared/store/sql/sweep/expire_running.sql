@@ -21,12 +21,14 @@ settled AS (
                        THEN NULL ELSE heartbeat_at END,
         message_sent_at = CASE WHEN cancel_requested_at IS NULL AND attempts < max_attempts
                           THEN NULL ELSE message_sent_at END,
-        output = NULL, updated_at = now()
+        -- Taken back from a batch the batcher gave up on (a batch task's heartbeat is the time
+        -- it gives up): its result, if it comes, is fenced out.
+        batch_id = NULL, output = NULL, updated_at = now()
     FROM candidates WHERE id = candidate_id
     RETURNING id, app_id, run_id, usage_subject, usage_user_id, scope_id, source_id, cache_key, step_key,
         effect_key, kind, request, input_hash, model_id, model_ref, model_config_hash, status, output,
         usage, attempts, max_attempts, error_code, error_message, cancel_requested_at, heartbeat_at,
-        released_at, created_at, started_at, completed_at, updated_at, trace_header
+        released_at, created_at, started_at, completed_at, updated_at, trace_header, deferred_by, awaiting_batch
 ),
 events AS (
     -- The transactional outbox: one event for every row this statement made terminal.

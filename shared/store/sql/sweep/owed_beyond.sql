@@ -6,6 +6,6 @@ SELECT count(owed.one) > :in_queue::bigint AS lost, max(cutoff) AS cutoff
 FROM (SELECT now() - :older_than_ms::bigint * interval '1 millisecond' AS cutoff) c
 LEFT JOIN LATERAL (
     SELECT 1 AS one FROM tasks
-    WHERE status = 'queued' AND message_sent_at < c.cutoff
+    WHERE status = 'queued' AND NOT awaiting_batch AND message_sent_at < c.cutoff
     LIMIT :in_queue::bigint + 1
 ) owed ON true

@@ -5,6 +5,7 @@
 mod admission;
 mod batch;
 mod callbacks;
+mod deferred;
 mod lifecycle;
 mod limits;
 mod limits_hostile_usage;

@@ -32,6 +32,8 @@ fn new_task(owner: TaskOwner, effect_key: String) -> NewTask {
         model_config_hash: Some(format!("{:064x}", 9)),
         max_attempts: 3,
         trace_header: None,
+        deferred_window_ms: None,
+        awaiting_batch: false,
     }
 }
 

@@ -1,0 +1,194 @@
+//! Looking at an open batch: submit it (idempotently, on the batch row's id), poll it, and once
+//! the provider is done with it settle its results and send what they did not settle on-demand.
+//! A batch is given up (cancelled at the provider, its tasks sent on-demand) once its tasks'
+//! windows are within the slack of their end.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use aitasks_contracts::{AiRequest, Path};
+use aitasks_providers::{BatchLine, BatchPhase, ModelProfile};
+use aitasks_store::{self as store, BatchOutcome, BatchState, OpenBatch, StoreError};
+use uuid::Uuid;
+
+use super::{results, send_now, BatchSummary};
+use crate::app::App;
+
+/// A batch taken for a look is hidden from other batchers this long (a look's provider calls
+/// are each bounded by the batch client's timeout, well inside it).
+const LOOK_HOLD: Duration = Duration::from_secs(90);
+/// No new look starts after this long: the sweep has a minute for every duty.
+const LOOK_WORK: Duration = Duration::from_secs(25);
+/// A submit that kept failing this many times gives its tasks to the on-demand path.
+const MAX_SUBMIT_TRIES: i32 = 8;
+
+/// Look at the open batches that are due, one at a time, for up to [`LOOK_WORK`].
+pub async fn look_at_batches<P>(app: &App<P>, summary: &mut BatchSummary) -> Result<(), StoreError> {
+    let client = store::client(&app.pool).await?;
+    let started = Instant::now();
+    while started.elapsed() < LOOK_WORK {
+        let Some(batch) = store::take_due_batches(&client, LOOK_HOLD, 1).await?.pop() else { break };
+        let Ok(profile) = app.profiles.resolve(&batch.profile) else {
+            let why = "the batch's profile is no longer configured";
+            return_all(app, &client, &batch, BatchOutcome::Unsubmitted, Some(why), summary).await?;
+            continue;
+        };
+        match batch.state {
+            BatchState::Submitting => submit(app, &client, profile, &batch, summary).await?,
+            BatchState::Submitted => poll(app, &client, profile, &batch, summary).await?,
+        }
+    }
+    Ok(())
+}
+
+/// Every task still in the batch goes back to the on-demand path, and the batch ends.
+async fn return_all<P>(
+    app: &App<P>,
+    client: &store::Client,
+    batch: &OpenBatch,
+    outcome: BatchOutcome,
+    why: Option<&str>,
+    summary: &mut BatchSummary,
+) -> Result<(), StoreError> {
+    let owed = store::give_back_batch(client, batch.id).await?;
+    send_now(app, client, &owed).await?;
+    summary.batch_tasks_returned += owed.len() as u64;
+    if store::end_batch(client, batch.id, outcome, why).await? {
+        summary.batches_failed += 1;
+        tracing::warn!(batch_id = %batch.id, profile = %batch.profile, outcome = outcome.as_str(), why, tasks = owed.len(), "a batch ended unanswered; its tasks run on-demand");
+    }
+    Ok(())
+}
+
+/// The tasks still running in the batch, with their requests parsed. A stored request that no
+/// longer parses is left out: no line names it, so it goes back on-demand with the unanswered,
+/// where the worker ends it as a runtime error.
+async fn batch_requests(
+    client: &store::Client,
+    batch_id: Uuid,
+) -> Result<(Vec<store::BatchTask>, HashMap<Uuid, AiRequest>), StoreError> {
+    let tasks = store::batch_tasks(client, batch_id).await?;
+    let path = Path::root().key("request");
+    let requests = tasks
+        .iter()
+        .filter_map(|task| Some((task.lease.task_id, AiRequest::parse(&task.request, &path).ok()?)))
+        .collect();
+    Ok((tasks, requests))
+}
+
+fn retry_delay(tries: i32) -> Duration {
+    Duration::from_secs(1u64 << tries.clamp(0, 8) as u32).min(Duration::from_secs(300))
+}
+
+async fn submit<P>(
+    app: &App<P>,
+    client: &store::Client,
+    profile: &ModelProfile,
+    batch: &OpenBatch,
+    summary: &mut BatchSummary,
+) -> Result<(), StoreError> {
+    if batch.given_up || batch.tries > MAX_SUBMIT_TRIES {
+        let why = "the provider did not take the batch in time";
+        return return_all(app, client, batch, BatchOutcome::Unsubmitted, Some(why), summary).await;
+    }
+    let (tasks, requests) = batch_requests(client, batch.id).await?;
+    if tasks.is_empty() {
+        // Every task was canceled before the batch went out: nothing to send.
+        store::end_batch(client, batch.id, BatchOutcome::Canceled, None).await?;
+        return Ok(());
+    }
+    let lines: Vec<BatchLine<'_>> =
+        requests.iter().map(|(task_id, request)| BatchLine { task_id: *task_id, request }).collect();
+    match app.batches.submit(profile, batch.id, &lines).await {
+        Ok(provider_batch_id) => {
+            let poll = app.settings.runtime.batch_poll;
+            if store::mark_batch_submitted(client, batch.id, &provider_batch_id, poll).await? {
+                summary.batches_submitted += 1;
+                tracing::info!(batch_id = %batch.id, profile = %profile.id, %provider_batch_id, records = lines.len(), "submitted a batch");
+            }
+            Ok(())
+        }
+        Err(error) if !error.is_retryable() => {
+            let why = error.to_string();
+            return_all(app, client, batch, BatchOutcome::Unsubmitted, Some(&why), summary).await
+        }
+        Err(error) => {
+            tracing::warn!(batch_id = %batch.id, profile = %profile.id, error = %error, "could not submit the batch; trying again later");
+            store::look_at_batch_later(client, batch.id, retry_delay(batch.tries), Some(&error.to_string())).await
+        }
+    }
+}
+
+async fn poll<P>(
+    app: &App<P>,
+    client: &store::Client,
+    profile: &ModelProfile,
+    batch: &OpenBatch,
+    summary: &mut BatchSummary,
+) -> Result<(), StoreError> {
+    let Some(provider_batch_id) = batch.provider_batch_id.as_deref() else {
+        let why = "a submitted batch without the provider's id";
+        return return_all(app, client, batch, BatchOutcome::Failed, Some(why), summary).await;
+    };
+    let poll_again = app.settings.runtime.batch_poll;
+    match app.batches.status(profile, provider_batch_id).await {
+        Ok(BatchPhase::Done { results, stopped }) => {
+            finish(app, client, profile, batch, &results, stopped.as_deref(), summary).await
+        }
+        Ok(BatchPhase::Working) | Err(_) if batch.given_up => {
+            if let Err(error) = app.batches.cancel(profile, provider_batch_id).await {
+                tracing::warn!(batch_id = %batch.id, error = %error, "could not cancel the given-up batch at the provider");
+            }
+            let why = "not answered before its tasks' windows came within the slack of their end";
+            return_all(app, client, batch, BatchOutcome::GivenUp, Some(why), summary).await
+        }
+        Ok(BatchPhase::Working) => store::look_at_batch_later(client, batch.id, poll_again, None).await,
+        Err(error) => {
+            tracing::warn!(batch_id = %batch.id, error = %error, "could not poll the batch; trying again later");
+            store::look_at_batch_later(client, batch.id, poll_again, Some(&error.to_string())).await
+        }
+    }
+}
+
+/// The provider is done with the batch: settle what its results answer, send the rest on-demand.
+async fn finish<P>(
+    app: &App<P>,
+    client: &store::Client,
+    profile: &ModelProfile,
+    batch: &OpenBatch,
+    results: &[String],
+    stopped: Option<&str>,
+    summary: &mut BatchSummary,
+) -> Result<(), StoreError> {
+    let (tasks, requests) = batch_requests(client, batch.id).await?;
+    if !tasks.is_empty() && !results.is_empty() {
+        match app.batches.results(profile, results, &requests).await {
+            Ok(lines) => results::settle(app, client, profile, batch.id, &tasks, lines, summary).await?,
+            Err(error) if error.is_retryable() && !batch.given_up => {
+                tracing::warn!(batch_id = %batch.id, error = %error, "could not read the batch's results; trying again later");
+                let poll_again = app.settings.runtime.batch_poll;
+                return store::look_at_batch_later(client, batch.id, poll_again, Some(&error.to_string())).await;
+            }
+            Err(error) => {
+                tracing::warn!(batch_id = %batch.id, error = %error, "the batch's results could not be read; its tasks run on-demand")
+            }
+        }
+    }
+    let outcome = match stopped {
+        None => BatchOutcome::Completed,
+        Some(reason) if reason.contains("expire") => BatchOutcome::Expired,
+        Some(reason) if reason.contains("cancel") || reason.contains("stop") => BatchOutcome::Canceled,
+        Some(_) => BatchOutcome::Failed,
+    };
+    let owed = store::give_back_batch(client, batch.id).await?;
+    send_now(app, client, &owed).await?;
+    summary.batch_tasks_returned += owed.len() as u64;
+    if store::end_batch(client, batch.id, outcome, stopped).await? {
+        match outcome {
+            BatchOutcome::Completed => summary.batches_completed += 1,
+            _ => summary.batches_failed += 1,
+        }
+        tracing::info!(batch_id = %batch.id, profile = %profile.id, outcome = outcome.as_str(), unanswered = owed.len(), "a batch ended");
+    }
+    Ok(())
+}

@@ -1,0 +1,69 @@
+//! The batcher: deferred tasks through the providers' batch APIs (docs/lifecycle.md, "Deferred
+//! tasks"), run by the sweeper as three of its duties.
+//!
+//! - [`form`]: each batching profile's tasks awaiting a batch become a batch when the group is
+//!   full (`batch.maxRecords`, or a file's worth of bytes) or its oldest has waited
+//!   `batch.maxWaitSeconds`; a group still below `batch.minRecords` then, tasks near their
+//!   window's end, and the tasks of a profile that no longer batches run on-demand instead.
+//! - [`look`]: an open batch due for a look is submitted (idempotently: the batch row was
+//!   recorded first) or polled; its results are settled ([`results`]), and what they do not
+//!   settle goes back to the on-demand path. A batch not done when its tasks' windows are near
+//!   their end is given up, its tasks sent on-demand with the slack to spare.
+//! - [`sample`]: the figures the metrics and the deadline alarm read.
+//!
+//! Every message it owes it sends itself, and marks unsent what SQS did not take (the sweeper's
+//! `sendOwed` duty sends those).
+
+mod form;
+mod look;
+mod results;
+mod sample;
+
+use aitasks_store::{self as store, OwedMessage, StoreError};
+use serde::Serialize;
+
+use crate::app::App;
+
+pub use form::form_batches;
+pub use look::look_at_batches;
+pub use sample::{sample_deferred, DeferredSample};
+
+/// The most a batch's requests hold in all, as stored: what one function reads into memory to
+/// write a batch's file (50 MB; each provider's own file limit is larger).
+pub const BATCH_MAX_BYTES: u64 = 50_000_000;
+
+/// What the batcher did in one sweep.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BatchSummary {
+    /// Batches opened (recorded, their tasks claimed), and the tasks they took.
+    pub batches_opened: u64,
+    pub batched_tasks: u64,
+    /// Deferred tasks sent on-demand instead of waiting for a batch (below `minRecords`, near
+    /// their window's end, a profile that no longer batches).
+    pub deferred_sent_now: u64,
+    /// Batches the provider took, and batches that ended: answered, or not (failed, expired,
+    /// canceled, given up, never taken).
+    pub batches_submitted: u64,
+    pub batches_completed: u64,
+    pub batches_failed: u64,
+    /// Results that settled their task (succeeded or failed), answers sent to an on-demand
+    /// repair turn, and tasks a batch gave back to the on-demand path unanswered.
+    pub batch_results_settled: u64,
+    pub batch_repairs: u64,
+    pub batch_tasks_returned: u64,
+}
+
+/// Send the messages of tasks the batcher put on the on-demand path (marked sent by the
+/// statement that did): what SQS does not take is marked unsent, for the sweeper's `sendOwed`.
+async fn send_now<P>(app: &App<P>, client: &store::Client, owed: &[OwedMessage]) -> Result<(), StoreError> {
+    if owed.is_empty() {
+        return Ok(());
+    }
+    let failed = app.queues.send_tasks(owed).await;
+    if !failed.is_empty() {
+        tracing::warn!(unsent = failed.len(), "some on-demand sends failed; the sweeper will send them");
+        store::mark_unsent(client, &failed).await?;
+    }
+    Ok(())
+}

@@ -1,0 +1,158 @@
+//! Settling a batch's results, each through the checks and the fences of an on-demand attempt:
+//! an answer that passed the checks completes its task (the unscoped ones together, in pages,
+//! as a worker's group commit does), one that failed them goes to an on-demand repair turn, and
+//! a line's error is decided as an attempt's would be (retried on-demand within the attempt
+//! budget, or failed). A task named twice is settled by its first line; a line naming a task no
+//! longer in the batch (canceled, taken back) changes nothing, and neither does a late one: every
+//! write is fenced on the task's lease.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+use aitasks_providers::{Completion, LineOutcome, LineResult, ModelProfile, ProviderError};
+use aitasks_store::{self as store, BatchTask, Fenced, OwedMessage, PendingEvent, StoreError};
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::{send_now, BatchSummary};
+use crate::app::App;
+use crate::metrics::{self, Settlement};
+use crate::worker::decision::{decide, timeout_age, Decision, Ending};
+use crate::worker::jitter::random_fraction;
+
+/// Successes completed by one statement.
+const COMPLETE_PAGE: usize = 500;
+
+pub(super) async fn settle<P>(
+    app: &App<P>,
+    client: &store::Client,
+    profile: &ModelProfile,
+    batch_id: Uuid,
+    tasks: &[BatchTask],
+    lines: Vec<LineResult>,
+    summary: &mut BatchSummary,
+) -> Result<(), StoreError> {
+    let in_batch: HashMap<Uuid, &BatchTask> = tasks.iter().map(|task| (task.lease.task_id, task)).collect();
+    let mut seen: HashSet<Uuid> = HashSet::with_capacity(lines.len());
+    let mut answered: Vec<(&BatchTask, Completion)> = Vec::new();
+    let mut repairs: Vec<OwedMessage> = Vec::new();
+    for line in lines {
+        // A duplicate line: the first one named is the task's answer.
+        if !seen.insert(line.task_id) {
+            continue;
+        }
+        let Some(task) = in_batch.get(&line.task_id).copied() else { continue };
+        match line.outcome {
+            LineOutcome::Answered(completion) => answered.push((task, completion)),
+            LineOutcome::Invalid(resume) => match serde_json::to_value(&resume) {
+                Ok(resume) => {
+                    if let Some(owed) = store::give_back_for_repair(client, batch_id, task.lease, &resume).await? {
+                        summary.batch_repairs += 1;
+                        repairs.push(owed);
+                    }
+                }
+                Err(error) => {
+                    let failed = ProviderError::LoopFailed(format!("the repair turn could not be kept: {error}"));
+                    line_failed(app, client, profile, task, failed, summary).await?;
+                }
+            },
+            LineOutcome::Failed(error) => line_failed(app, client, profile, task, error, summary).await?,
+        }
+    }
+    send_now(app, client, &repairs).await?;
+    for page in answered.chunks(COMPLETE_PAGE) {
+        complete(app, client, profile, page, summary).await?;
+    }
+    Ok(())
+}
+
+/// Complete a page of answered tasks: the unscoped in one statement, each scoped in its own
+/// (its admission bookkeeping); their events published, their settlements counted.
+async fn complete<P>(
+    app: &App<P>,
+    client: &store::Client,
+    profile: &ModelProfile,
+    page: &[(&BatchTask, Completion)],
+    summary: &mut BatchSummary,
+) -> Result<(), StoreError> {
+    let usages: Vec<Option<Value>> =
+        page.iter().map(|(_, completion)| serde_json::to_value(&completion.usage).ok()).collect();
+    let attempts: Vec<(store::Lease, &Value, Option<&Value>)> = page
+        .iter()
+        .zip(&usages)
+        .map(|((task, completion), usage)| (task.lease, &completion.output, usage.as_ref()))
+        .collect();
+    let mut written: HashMap<Uuid, Fenced<PendingEvent>> = HashMap::new();
+    let unscoped: Vec<_> = attempts.iter().filter(|(lease, _, _)| !lease.scoped).copied().collect();
+    for (attempt, event) in unscoped.iter().zip(store::complete_many(client, &unscoped).await?) {
+        written.insert(attempt.0.task_id, event);
+    }
+    for (lease, output, usage) in attempts.iter().filter(|(lease, _, _)| lease.scoped) {
+        written.insert(lease.task_id, store::complete_attempt(client, *lease, output, *usage).await?);
+    }
+    let mut events = Vec::new();
+    for (task, completion) in page {
+        if let Some(Fenced::Written(event)) = written.remove(&task.lease.task_id) {
+            summary.batch_results_settled += 1;
+            metrics::settled(&Settlement {
+                status: "succeeded",
+                error_code: None,
+                model_id: &profile.id,
+                attempts: task.lease.attempt,
+                worked: Duration::ZERO,
+                usage: Some(&completion.usage),
+                cost_usd: completion.usage.estimated_cost_usd,
+            });
+            events.push(event);
+        }
+    }
+    app.publish(events).await;
+    Ok(())
+}
+
+/// A line's error, decided as an on-demand attempt's: retried on-demand within the attempt
+/// budget (the message sent after the backoff), or the task fails. Any other decision leaves the
+/// task in the batch, to go back on-demand with the unanswered.
+async fn line_failed<P>(
+    app: &App<P>,
+    client: &store::Client,
+    profile: &ModelProfile,
+    task: &BatchTask,
+    error: ProviderError,
+    summary: &mut BatchSummary,
+) -> Result<(), StoreError> {
+    let runtime = &app.settings.runtime;
+    let ending = Ending::Finished(Err(error));
+    let age = timeout_age(task.created_at, task.deferred_by, runtime);
+    let lease = task.lease;
+    match decide(&ending, lease.attempt, task.max_attempts, age, runtime, random_fraction()) {
+        Decision::Requeue { code, message, delay } => {
+            if store::requeue_attempt(client, lease, code, &message).await? {
+                metrics::retried(code.as_str(), Duration::ZERO);
+                summary.batch_tasks_returned += 1;
+                let group = crate::queue::message_group(&task.app_id);
+                if let Err(error) = app.queues.send_task_after(lease.task_id, Some(&group), delay).await {
+                    tracing::warn!(error = %crate::error_chain(&error), "could not send a retried batch task's message; the sweeper will");
+                    store::mark_unsent(client, &[lease.task_id]).await?;
+                }
+            }
+        }
+        Decision::Fail { code, message } => {
+            if let Fenced::Written(event) = store::fail_attempt(client, lease, code, &message).await? {
+                summary.batch_results_settled += 1;
+                metrics::settled(&Settlement {
+                    status: "failed",
+                    error_code: Some(code.as_str()),
+                    model_id: &profile.id,
+                    attempts: lease.attempt,
+                    worked: Duration::ZERO,
+                    usage: None,
+                    cost_usd: None,
+                });
+                app.publish(vec![event]).await;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}

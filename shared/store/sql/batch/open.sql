@@ -1,0 +1,23 @@
+-- Open a batch for tasks the batcher holds locked (awaiting.sql), recorded before the provider
+-- is asked: the batch row and the claim of its tasks commit together, so a batcher killed after
+-- this commit finds the batch `submitting` and submits it (idempotently) on its next look.
+--
+-- Each task's next attempt is counted and leased as a worker's claim would (status running,
+-- attempts + 1), with `batch_id` naming the batch. Its heartbeat is the time the batcher gives
+-- the batch up for it, its window's end less :slack_ms: the stale-running sweep leaves it alone
+-- until then, and takes it back if the batcher never does.
+WITH batch AS (
+    INSERT INTO task_batches (id, profile, provider, records, give_up_at)
+    SELECT :batch_id, :profile, :provider, count(*),
+        min(deferred_by) - :slack_ms::bigint * interval '1 millisecond'
+    FROM tasks WHERE id = ANY(:task_ids::uuid[])
+    RETURNING id
+)
+UPDATE tasks
+SET status = 'running', attempts = attempts + 1, started_at = COALESCE(started_at, now()),
+    heartbeat_at = GREATEST(now(), deferred_by - :slack_ms::bigint * interval '1 millisecond'),
+    updated_at = now(), awaiting_batch = false, claim_token = NULL,
+    batch_id = (SELECT id FROM batch)
+WHERE id = ANY(:task_ids::uuid[]) AND status = 'queued' AND awaiting_batch
+  AND cancel_requested_at IS NULL AND attempts < max_attempts
+RETURNING id

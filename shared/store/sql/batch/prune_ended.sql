@@ -1,0 +1,7 @@
+-- A page of batches ended longer ago than :older_than_ms, deleted (their tasks keep their own
+-- record). Bounded, SKIP LOCKED (task_batches_ended_idx).
+DELETE FROM task_batches WHERE id IN (
+    SELECT id FROM task_batches
+    WHERE state = 'ended' AND ended_at < now() - :older_than_ms::bigint * interval '1 millisecond'
+    ORDER BY ended_at LIMIT :page
+    FOR UPDATE SKIP LOCKED)
