@@ -31,6 +31,7 @@ pub mod iam;
 pub mod local_aws;
 pub mod preconditions;
 pub mod report;
+pub mod rest_apis;
 pub mod scenario;
 pub mod xray_daemon;
 
