@@ -289,3 +289,120 @@ async fn without_batch_models_nothing_is_granted() {
         }
     }
 }
+
+/// An allowed Bedrock call reaches the Bedrock stub signed with the stub's own credentials (as
+/// `BedrockBatchStub` checks them: signed again with its secret, compared), its path, query and
+/// body unchanged; a refused one never reaches it. A stand-in server checks the signature here.
+#[tokio::test]
+async fn allowed_bedrock_calls_reach_the_stub_signed_for_it() {
+    use std::sync::{Arc, Mutex};
+
+    use aitasks_rehearse::aws_proxy::AwsProxy;
+    use aitasks_rehearse::iam::Statement;
+    use axum::http::{HeaderMap, Method, Uri};
+
+    const KEY: &str = "AKIDSTANDIN";
+    const SECRET: &str = "stand-in-secret";
+    type Seen = Arc<Mutex<Vec<(String, String, bool, Vec<u8>)>>>;
+    let seen: Seen = Arc::default();
+    async fn check(
+        axum::extract::State(seen): axum::extract::State<Seen>,
+        method: Method,
+        uri: Uri,
+        headers: HeaderMap,
+        body: axum::body::Bytes,
+    ) -> &'static str {
+        let header =
+            |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+        let authorization = header("authorization");
+        let signed = authorization
+            .split("SignedHeaders=")
+            .nth(1)
+            .and_then(|s| s.split(',').next())
+            .unwrap_or_default();
+        let time = chrono::NaiveDateTime::parse_from_str(&header("x-amz-date"), "%Y%m%dT%H%M%SZ")
+            .map(|t| std::time::SystemTime::from(t.and_utc()))
+            .unwrap_or(std::time::UNIX_EPOCH);
+        let pairs: Vec<(String, String)> =
+            signed.split(';').map(|name| (name.to_owned(), header(name))).collect();
+        let identity = aws_credential_types::Credentials::new(KEY, SECRET, None, None, "stand-in").into();
+        let params = aws_sigv4::sign::v4::SigningParams::builder()
+            .identity(&identity)
+            .region("us-east-1")
+            .name("bedrock")
+            .time(time)
+            .settings(aws_sigv4::http_request::SigningSettings::default())
+            .build()
+            .unwrap();
+        let url =
+            format!("http://{}{}", header("host"), uri.path_and_query().map(|p| p.as_str()).unwrap_or("/"));
+        let signable = aws_sigv4::http_request::SignableRequest::new(
+            method.as_str(),
+            &url,
+            pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+            aws_sigv4::http_request::SignableBody::Bytes(&body),
+        )
+        .unwrap();
+        let (_, signature) = aws_sigv4::http_request::sign(signable, &params.into()).unwrap().into_parts();
+        let valid = authorization.starts_with(&format!("AWS4-HMAC-SHA256 Credential={KEY}/"))
+            && authorization.ends_with(&format!("Signature={signature}"));
+        let path = uri.path_and_query().map(|p| p.to_string()).unwrap_or_default();
+        seen.lock().unwrap().push((method.to_string(), path, valid, body.to_vec()));
+        r#"{"jobArn": "arn:aws:bedrock:us-east-1:123456789012:model-invocation-job/standin1"}"#
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let stand_in = format!("http://{}", listener.local_addr().unwrap());
+    let router = axum::Router::new().fallback(check).with_state(seen.clone());
+    tokio::spawn(async move { axum::serve(listener, router).await });
+
+    let proxy = AwsProxy::start("http://127.0.0.1:9", "http://127.0.0.1:9", "us-east-1", "123456789012")
+        .await
+        .unwrap();
+    let role = "arn:aws:iam::123456789012:role/batch";
+    let policy = json!({"Statement": [
+        {"Effect": "Allow", "Action": "bedrock:CreateModelInvocationJob",
+         "Resource": [BATCH_MODEL_ARN, "arn:aws:bedrock:us-east-1:123456789012:model-invocation-job/*"]},
+        {"Effect": "Allow", "Action": "bedrock:GetModelInvocationJob",
+         "Resource": "arn:aws:bedrock:us-east-1:123456789012:model-invocation-job/*"},
+        {"Effect": "Allow", "Action": "iam:PassRole", "Resource": role,
+         "Condition": {"StringEquals": {"iam:PassedToService": "bedrock.amazonaws.com"}}}
+    ]});
+    let statements = Statement::from_document("SweeperFunctionRole policy 0", &policy).unwrap();
+    proxy.register("AKIDSWEEPER", "SweeperFunction", "arn:aws:iam::123456789012:role/sweeper", statements);
+    proxy.set_bedrock(&stand_in, KEY, SECRET);
+    let send = |method: reqwest::Method, path: &str, body: Vec<u8>| {
+        let date = chrono::Utc::now().format("%Y%m%d");
+        reqwest::Client::new()
+            .request(method, format!("{}{path}", proxy.endpoint))
+            .header("authorization", format!("AWS4-HMAC-SHA256 Credential=AKIDSWEEPER/{date}/us-east-1/bedrock/aws4_request, SignedHeaders=host, Signature=0"))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+    };
+    let create = create_job(BATCH_MODEL_ARN, role);
+    let answer = send(reqwest::Method::POST, "/model-invocation-job", create.clone()).await.unwrap();
+    assert_eq!(answer.status(), 200);
+    assert!(answer.text().await.unwrap().contains("standin1"), "the stub's answer comes back");
+    let job = "arn%3Aaws%3Abedrock%3Aus-east-1%3A123456789012%3Amodel-invocation-job%2Fstandin1";
+    let answer =
+        send(reqwest::Method::GET, &format!("/model-invocation-job/{job}"), Vec::new()).await.unwrap();
+    assert_eq!(answer.status(), 200);
+    // Refused (another model; a stop the policy does not grant): the stub never hears of them.
+    let other =
+        send(reqwest::Method::POST, "/model-invocation-job", create_job("amazon.titan-text-lite-v1", role))
+            .await
+            .unwrap();
+    assert_eq!(other.status(), 403);
+    let stop =
+        send(reqwest::Method::POST, &format!("/model-invocation-job/{job}/stop"), Vec::new()).await.unwrap();
+    assert_eq!(stop.status(), 403);
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(
+        seen,
+        vec![
+            ("POST".to_owned(), "/model-invocation-job".to_owned(), true, create),
+            ("GET".to_owned(), format!("/model-invocation-job/{job}"), true, Vec::new()),
+        ],
+        "each allowed call once, signed for the stub, as sent"
+    );
+}
