@@ -89,6 +89,39 @@ async fn the_sweeper_s_batch_calls_are_judged_on_exactly_its_grants() {
     assert_eq!(rule.pattern["source"][0], "aws.bedrock");
     assert_eq!(rule.pattern["detail-type"][0], "Batch Inference Job State Change");
 
+    // What Bedrock may do as BatchServiceRole: be assumed by Bedrock only, for this account's
+    // and region's batch jobs; read and write the batch bucket (in this account) and nothing else.
+    let service_role = &rehearsal.deployment.resolved["Resources"]["BatchServiceRole"]["Properties"];
+    let trust = &service_role["AssumeRolePolicyDocument"]["Statement"][0];
+    assert_eq!(trust["Principal"]["Service"], "bedrock.amazonaws.com");
+    assert_eq!(trust["Condition"]["StringEquals"]["aws:SourceAccount"], "123456789012");
+    assert_eq!(
+        trust["Condition"]["ArnLike"]["aws:SourceArn"],
+        "arn:aws:bedrock:us-east-1:123456789012:model-invocation-job/*"
+    );
+    let mut as_bedrock = Vec::new();
+    for policy in service_role["Policies"].as_array().expect("policies") {
+        as_bedrock.extend(
+            aitasks_rehearse::iam::Statement::from_document("BatchServiceRole", &policy["PolicyDocument"])
+                .expect("statements"),
+        );
+    }
+    let own = [("aws:ResourceAccount", "123456789012")];
+    let may = |action: &str, resource: &str, context: &[(&str, &str)]| {
+        aitasks_rehearse::iam::evaluate_in(&as_bedrock, action, resource, context).is_allowed()
+    };
+    assert!(may("s3:GetObject", &format!("arn:aws:s3:::{bucket}/aitasks/x/input.jsonl"), &own));
+    assert!(may("s3:PutObject", &format!("arn:aws:s3:::{bucket}/aitasks/x/output/j/input.jsonl.out"), &own));
+    assert!(may("s3:ListBucket", &format!("arn:aws:s3:::{bucket}"), &own));
+    assert!(!may("s3:GetObject", "arn:aws:s3:::another-bucket/k", &own), "another bucket");
+    assert!(!may(
+        "s3:GetObject",
+        &format!("arn:aws:s3:::{bucket}/k"),
+        &[("aws:ResourceAccount", "999999999999")]
+    ));
+    assert!(!may("s3:DeleteObject", &format!("arn:aws:s3:::{bucket}/k"), &own));
+    assert!(!may("bedrock:InvokeModel", BATCH_MODEL_ARN, &own));
+
     // The batch file goes in, is listed and read back: judged, then served by moto's S3.
     let key = "aitasks/0b6f/input.jsonl";
     let lines = b"{\"recordId\":\"t1\",\"modelInput\":{}}\n".to_vec();
