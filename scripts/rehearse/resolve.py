@@ -10,7 +10,7 @@
    and every intrinsic function (Ref, Fn::GetAtt, Fn::Sub, Fn::If, Fn::Join, Fn::Select,
    Fn::Split, Fn::Equals, Fn::Not, Fn::And, Fn::Or, Condition, AWS::NoValue), with each
    resource's physical id and attributes taken from the local stack (queues, secrets) or made
-   up the way CloudFormation names them (functions, roles, versions, the API).
+   up the way CloudFormation names them (functions, roles, versions, the API, buckets, rules).
 
 LOCAL_STACK_JSON: {"region", "accountId", "stackName", "parameters": {...},
                    "resources": {LogicalId: {"Ref": ..., "Arn": ..., other attributes}}}
@@ -92,6 +92,16 @@ class Resolver:
                 "Version": "1",
             },
             "AWS::ApiGatewayV2::Api": lambda: {"Ref": "rehearsalapi", "ApiEndpoint": "http://127.0.0.1"},
+            # Bucket names are lowercase; the ARN has no region or account.
+            "AWS::S3::Bucket": lambda: {
+                "Ref": name.lower()[:63],
+                "Arn": f"arn:aws:s3:::{name.lower()[:63]}",
+                "DomainName": f"{name.lower()[:63]}.s3.amazonaws.com",
+            },
+            "AWS::Events::Rule": lambda: {
+                "Ref": name,
+                "Arn": f"arn:aws:events:{self.region}:{self.account}:rule/{name}",
+            },
             "AWS::Logs::LogGroup": lambda: {
                 "Ref": name,
                 "Arn": f"arn:aws:logs:{self.region}:{self.account}:log-group:{name}:*",

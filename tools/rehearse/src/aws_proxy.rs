@@ -1,23 +1,28 @@
-//! The AWS endpoint the functions see: every SQS, Secrets Manager, Step Functions, EventBridge
-//! and Lambda durable-callback call goes through here. It
+//! The AWS endpoint the functions see: every SQS, Secrets Manager, Step Functions, EventBridge,
+//! Lambda durable-callback, S3 and Bedrock control-plane call goes through here. It
 //! knows the caller by its access key (each function runs with its own role's credentials, as
 //! in Lambda), records the call (service, IAM action, resource ARN, and when it happened), and
 //! judges it against the caller's role as IAM would. An allowed call goes on to the emulator
-//! (the SQS-compatible server, or moto's Secrets Manager) and its answer comes back unchanged,
-//! or is answered here ([`crate::callback_apis`]); a denied one gets the `AccessDeniedException`
-//! AWS would send, so the function fails as it would in AWS.
+//! (the SQS-compatible server, or moto's Secrets Manager and S3) and its answer comes back
+//! unchanged, or is answered here ([`crate::callback_apis`]); a denied one gets the
+//! `AccessDeniedException` AWS would send, so the function fails as it would in AWS. S3 and the
+//! Bedrock control plane ([`crate::rest_apis`]) are recognized by the service the request is
+//! signed for; a Bedrock call, once allowed, goes to the Bedrock stub named by
+//! [`AwsProxy::set_bedrock`] signed again with the stub's own credentials (without one it is
+//! answered 501 after it was judged).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 
 use crate::callback_apis::{self, LocalCall, Owners};
-use crate::iam::{evaluate, Decision, Statement};
+use crate::iam::{evaluate_in, Decision, Statement};
+use crate::rest_apis;
 
 /// One AWS call a function made.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,7 +61,17 @@ struct Registry {
     secret_arns: HashMap<String, String>,
     /// Whose task tokens and durable callback ids the scenario handed out.
     owners: Owners,
+    /// Where allowed Bedrock control-plane calls go.
+    bedrock: Option<BedrockUpstream>,
     calls: Vec<Call>,
+}
+
+/// A Bedrock control-plane stub and the credentials it checks signatures with.
+#[derive(Debug, Clone)]
+struct BedrockUpstream {
+    endpoint: String,
+    access_key: String,
+    secret_key: String,
 }
 
 struct Upstreams {
@@ -145,6 +160,16 @@ impl AwsProxy {
         self.shared.lock().owners.callback_ids.insert(id.to_owned(), function_arn.to_owned());
     }
 
+    /// Allowed Bedrock control-plane calls go to `endpoint`, signed again for it with
+    /// `access_key`/`secret_key` (a stub checks its own signatures, not the function's).
+    pub fn set_bedrock(&self, endpoint: &str, access_key: &str, secret_key: &str) {
+        self.shared.lock().bedrock = Some(BedrockUpstream {
+            endpoint: endpoint.trim_end_matches('/').to_owned(),
+            access_key: access_key.to_owned(),
+            secret_key: secret_key.to_owned(),
+        });
+    }
+
     /// Every call so far, in order.
     pub fn calls(&self) -> Vec<Call> {
         self.shared.lock().calls.clone()
@@ -195,8 +220,18 @@ fn resource_of(shared: &Shared, service: &str, body: &Value) -> String {
     }
 }
 
-async fn handle(State(shared): State<Shared>, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+async fn handle(
+    State(shared): State<Shared>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let target = headers.get("x-amz-target").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+    let signed_for = rest_apis::signing_service(&headers).unwrap_or_default();
+    if target.is_empty() && (signed_for == "s3" || signed_for == "bedrock") {
+        return handle_rest(&shared, &signed_for, method, uri, headers, body).await;
+    }
     let local = {
         let registry = shared.lock();
         let upstreams = &shared.upstreams;
@@ -234,7 +269,7 @@ async fn handle(State(shared): State<Shared>, uri: Uri, headers: HeaderMap, body
     let action = iam_action(service, operation);
     let resource = resource_of(&shared, service, &parsed);
     let (function, role_arn, decision) =
-        judge(&shared, &headers, operation, &action, &resource, message_groups, None);
+        judge(&shared, &headers, operation, &action, &resource, &[], message_groups, None);
     if !decision.is_allowed() {
         return denied(&shared, service, content_type, &function, &role_arn, &action, &resource);
     }
@@ -244,8 +279,16 @@ async fn handle(State(shared): State<Shared>, uri: Uri, headers: HeaderMap, body
 /// A call the rehearsal answers itself ([`callback_apis`]), once judged.
 fn answer_locally(shared: &Shared, headers: &HeaderMap, local: LocalCall) -> Response {
     let action = iam_action(local.service, &local.operation);
-    let (function, role_arn, decision) =
-        judge(shared, headers, &local.operation, &action, &local.resource, Vec::new(), local.subject.clone());
+    let (function, role_arn, decision) = judge(
+        shared,
+        headers,
+        &local.operation,
+        &action,
+        &local.resource,
+        &[],
+        Vec::new(),
+        local.subject.clone(),
+    );
     if !decision.is_allowed() {
         return denied(
             shared,
@@ -262,13 +305,131 @@ fn answer_locally(shared: &Shared, headers: &HeaderMap, local: LocalCall) -> Res
     response
 }
 
+/// An S3 or Bedrock control-plane call: every permission it needs judged (and recorded) in
+/// order, the first refused one answered as the service answers it; an allowed S3 call goes on
+/// to moto's S3, an allowed Bedrock call to the Bedrock stub.
+async fn handle_rest(
+    shared: &Shared,
+    signed_for: &str,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let Some(call) = rest_apis::recognize(
+        signed_for,
+        method.as_str(),
+        uri.path(),
+        uri.query(),
+        &body,
+        &shared.upstreams.region,
+        &shared.upstreams.account,
+    ) else {
+        return (
+            StatusCode::NOT_IMPLEMENTED,
+            format!("the rehearsal does not serve {signed_for} {method} {uri}"),
+        )
+            .into_response();
+    };
+    for check in &call.checks {
+        let (function, role_arn, decision) = judge(
+            shared,
+            &headers,
+            &call.operation,
+            &check.action,
+            &check.resource,
+            &check.context(),
+            Vec::new(),
+            None,
+        );
+        if !decision.is_allowed() {
+            let content_type = if call.service == "s3" { "application/xml" } else { "application/json" };
+            return denied(
+                shared,
+                call.service,
+                content_type,
+                &function,
+                &role_arn,
+                &check.action,
+                &check.resource,
+            );
+        }
+    }
+    let path_and_query = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/").to_owned();
+    if call.service == "s3" {
+        let url = format!("{}{path_and_query}", shared.upstreams.secrets);
+        return forward_to(shared, method, &url, &headers, body).await;
+    }
+    let Some(bedrock) = shared.lock().bedrock.clone() else {
+        return (
+            StatusCode::NOT_IMPLEMENTED,
+            format!("{} was allowed, but the rehearsal has no Bedrock stub to answer it", call.operation),
+        )
+            .into_response();
+    };
+    let url = format!("{}{path_and_query}", bedrock.endpoint);
+    match resign(&bedrock, &method, &url, &headers, &body) {
+        Ok(signed) => forward_to(shared, method, &url, &signed, body).await,
+        Err(error) => {
+            (StatusCode::BAD_GATEWAY, format!("cannot sign for the Bedrock stub: {error}")).into_response()
+        }
+    }
+}
+
+/// The request's headers signed again, for the stub at `url`, with the stub's credentials.
+fn resign(
+    upstream: &BedrockUpstream,
+    method: &Method,
+    url: &str,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<HeaderMap, String> {
+    let identity = aws_credential_types::Credentials::new(
+        upstream.access_key.clone(),
+        upstream.secret_key.clone(),
+        None,
+        None,
+        "rehearsal",
+    )
+    .into();
+    let content_type =
+        headers.get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("application/json");
+    let kept = [("content-type", content_type)];
+    let params = aws_sigv4::sign::v4::SigningParams::builder()
+        .identity(&identity)
+        .region(crate::local_aws::REGION)
+        .name("bedrock")
+        .time(std::time::SystemTime::now())
+        .settings(aws_sigv4::http_request::SigningSettings::default())
+        .build()
+        .map_err(|e| e.to_string())?;
+    let signable = aws_sigv4::http_request::SignableRequest::new(
+        method.as_str(),
+        url,
+        kept.into_iter(),
+        aws_sigv4::http_request::SignableBody::Bytes(body),
+    )
+    .map_err(|e| e.to_string())?;
+    let (instructions, _) =
+        aws_sigv4::http_request::sign(signable, &params.into()).map_err(|e| e.to_string())?.into_parts();
+    let mut signed = HeaderMap::new();
+    signed.insert("content-type", content_type.parse().map_err(|_| "content-type")?);
+    for header in instructions.into_parts().0 {
+        let name = axum::http::HeaderName::from_bytes(header.name().as_bytes()).map_err(|e| e.to_string())?;
+        signed.insert(name, header.value().parse().map_err(|_| format!("header {}", header.name()))?);
+    }
+    Ok(signed)
+}
+
 /// Judge a call against its caller's role and record it: the caller, its role and the verdict.
+#[allow(clippy::too_many_arguments)]
 fn judge(
     shared: &Shared,
     headers: &HeaderMap,
     operation: &str,
     action: &str,
     resource: &str,
+    context: &[(&str, &str)],
     message_groups: Vec<Option<String>>,
     subject: Option<String>,
 ) -> (String, String, Decision) {
@@ -279,7 +440,7 @@ fn judge(
             Some(identity) => (
                 identity.function.clone(),
                 identity.role_arn.clone(),
-                evaluate(&identity.statements, action, resource),
+                evaluate_in(&identity.statements, action, resource, context),
             ),
             None => ("?".to_owned(), format!("unknown access key {key}"), Decision::ImplicitlyDenied),
         };
@@ -313,10 +474,21 @@ fn denied(
         "User: arn:aws:sts::{}:assumed-role/{role}/{function} is not authorized to perform: {action} on resource: {resource} because no identity-based policy allows the {action} action",
         shared.upstreams.account
     );
-    // Lambda's REST API answers 403 and names the error in a header; the JSON protocols, 400.
-    let status = if service == "lambda" { StatusCode::FORBIDDEN } else { StatusCode::BAD_REQUEST };
-    let mut response =
-        (status, json!({"__type": "AccessDeniedException", "message": message}).to_string()).into_response();
+    // The REST APIs (Lambda's, Bedrock's, S3) answer 403 and name the error in a header, S3 in
+    // an XML body; the JSON protocols, 400.
+    let status = match service {
+        "lambda" | "bedrock" | "s3" => StatusCode::FORBIDDEN,
+        _ => StatusCode::BAD_REQUEST,
+    };
+    let body = if service == "s3" {
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>AccessDenied</Code><Message>{}</Message></Error>",
+            message.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+        )
+    } else {
+        json!({"__type": "AccessDeniedException", "message": message}).to_string()
+    };
+    let mut response = (status, body).into_response();
     let headers = response.headers_mut();
     headers.insert("content-type", content_type.parse().expect("static header"));
     headers.insert("x-amzn-errortype", "AccessDeniedException".parse().expect("static header"));
@@ -327,8 +499,20 @@ fn denied(
 }
 
 async fn forward(shared: &Shared, upstream: &str, headers: HeaderMap, body: Bytes) -> Response {
-    let mut request = shared.upstreams.http.post(format!("{upstream}/")).body(body);
-    for (name, value) in &headers {
+    forward_to(shared, Method::POST, &format!("{upstream}/"), &headers, body).await
+}
+
+/// The request as it came (method, headers but the host's, body) to `url`; the answer back.
+async fn forward_to(
+    shared: &Shared,
+    method: Method,
+    url: &str,
+    headers: &HeaderMap,
+    body: Bytes,
+) -> Response {
+    let method = reqwest::Method::from_bytes(method.as_str().as_bytes()).unwrap_or(reqwest::Method::POST);
+    let mut request = shared.upstreams.http.request(method, url).body(body);
+    for (name, value) in headers {
         if name != "host" && name != "content-length" {
             request = request.header(name, value);
         }

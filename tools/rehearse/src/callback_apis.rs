@@ -50,7 +50,7 @@ fn durable_operation(path: &str) -> Option<(String, String)> {
     Some((operation.to_owned(), percent_decode(id)))
 }
 
-fn percent_decode(text: &str) -> String {
+pub(crate) fn percent_decode(text: &str) -> String {
     let mut out = Vec::with_capacity(text.len());
     let bytes = text.as_bytes();
     let mut i = 0;

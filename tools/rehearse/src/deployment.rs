@@ -78,6 +78,20 @@ pub struct Schedule {
     pub input: Value,
 }
 
+/// An EventBridge rule with a function of the stack as a target.
+#[derive(Debug, Clone)]
+pub struct EventRule {
+    pub logical_id: String,
+    pub arn: String,
+    pub function: String,
+    /// The rule's `EventPattern`.
+    pub pattern: Value,
+    /// Whether an `AWS::Lambda::Permission` lets `events.amazonaws.com` invoke the function from
+    /// this rule (its `SourceArn` the rule's ARN): without one, EventBridge's invocations fail
+    /// and the function never hears of the events, though the stack deploys.
+    pub permitted: bool,
+}
+
 /// A CloudFormation custom resource backed by a function.
 #[derive(Debug, Clone)]
 pub struct CustomResource {
@@ -113,6 +127,7 @@ pub struct Deployment {
     pub routes: Vec<Route>,
     pub queue_mappings: Vec<QueueMapping>,
     pub schedules: Vec<Schedule>,
+    pub event_rules: Vec<EventRule>,
     pub custom_resources: Vec<CustomResource>,
     pub queues: Vec<QueueSpec>,
     pub resource_types: BTreeMap<String, String>,
@@ -224,6 +239,28 @@ impl Deployment {
                         expression: text(&properties["ScheduleExpression"]),
                         input,
                     });
+                }
+                "AWS::Events::Rule" => {
+                    let arn = text(&resource["Arn"]);
+                    for target in properties["Targets"].as_array().into_iter().flatten() {
+                        let Some(function) = function_of(&text(&target["Arn"])) else { continue };
+                        let permitted = resources.values().any(|r| {
+                            let p = &r["Properties"];
+                            r["Type"] == "AWS::Lambda::Permission"
+                                && text(&p["Principal"]) == "events.amazonaws.com"
+                                && text(&p["Action"]) == "lambda:InvokeFunction"
+                                && text(&p["SourceArn"]) == arn
+                                && function_of(&text(&p["FunctionName"])).as_deref()
+                                    == Some(function.as_str())
+                        });
+                        deployment.event_rules.push(EventRule {
+                            logical_id: id.clone(),
+                            arn: arn.clone(),
+                            function,
+                            pattern: properties["EventPattern"].clone(),
+                            permitted,
+                        });
+                    }
                 }
                 "AWS::ApiGatewayV2::Api" => {
                     deployment.routes.extend(read_routes(id, properties, &function_of)?);

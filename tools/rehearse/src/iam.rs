@@ -3,9 +3,14 @@
 //! else the call is denied implicitly. `Action`/`NotAction` match case-insensitively and
 //! `Resource`/`NotResource` case-sensitively, both with the `*` and `?` wildcards.
 //!
-//! Conditions are not evaluated: an `Allow` with a `Condition` is treated as not matching and a
-//! `Deny` with one as matching, so the verdict can only be stricter than AWS's. moto's own IAM
-//! enforcement ignores resources, which is why the rehearsal judges calls here instead.
+//! Conditions are evaluated against the request context the caller passes
+//! ([`evaluate_in`]: `iam:PassedToService` for a role passed to a service) with the string and
+//! ARN operators (`StringEquals`, `StringLike`, `ArnEquals`, `ArnLike`, `Bool`). A condition
+//! the rehearsal cannot evaluate (another operator, or a key the context does not carry, such
+//! as `aws:SecureTransport`) is never in the caller's favour: an `Allow` under it is treated as
+//! not matching and a `Deny` under it as matching, so the verdict can only be stricter than
+//! AWS's. moto's own IAM enforcement ignores resources, which is why
+//! the rehearsal judges calls here instead.
 
 use serde_json::Value;
 
@@ -17,7 +22,8 @@ pub struct Statement {
     pub allow: bool,
     actions: Patterns,
     resources: Patterns,
-    conditional: bool,
+    /// The statement's `Condition` block, `Null` when it has none.
+    condition: Value,
 }
 
 /// `Action` (the listed patterns) or `NotAction` (everything else); the same for resources.
@@ -76,7 +82,7 @@ impl Statement {
                     allow,
                     actions: Patterns::from_statement(statement, "Action", "NotAction")?,
                     resources: Patterns::from_statement(statement, "Resource", "NotResource")?,
-                    conditional: statement.get("Condition").is_some(),
+                    condition: statement.get("Condition").cloned().unwrap_or(Value::Null),
                 })
             })
             .collect()
@@ -84,6 +90,48 @@ impl Statement {
 
     fn applies(&self, action: &str, resource: &str) -> bool {
         self.actions.matches(action, true) && self.resources.matches(resource, false)
+    }
+
+    /// Whether the statement's conditions hold in `context`: `Some(true)` without any, `None`
+    /// when one uses an operator the rehearsal does not evaluate or a key `context` lacks.
+    fn conditions_hold(&self, context: &[(&str, &str)]) -> Option<bool> {
+        let Some(operators) = self.condition.as_object() else { return Some(true) };
+        let mut holds = true;
+        for (operator, keys) in operators {
+            let (ignore_case, wildcards) = match operator.as_str() {
+                "StringEquals" => (false, false),
+                "StringEqualsIgnoreCase" | "Bool" => (true, false),
+                // IAM matches both ARN operators with wildcards.
+                "StringLike" | "ArnLike" | "ArnEquals" => (false, true),
+                _ => return None,
+            };
+            for (key, wanted) in keys.as_object()? {
+                let wanted: Vec<String> = match wanted {
+                    Value::Array(list) => list.iter().map(condition_text).collect(),
+                    one => vec![condition_text(one)],
+                };
+                // Condition keys are case-insensitive.
+                let value = context.iter().find(|(k, _)| k.eq_ignore_ascii_case(key)).map(|(_, v)| *v)?;
+                holds &= wanted.iter().any(|w| {
+                    if wildcards {
+                        wildcard_match(w, value, ignore_case)
+                    } else if ignore_case {
+                        w.eq_ignore_ascii_case(value)
+                    } else {
+                        w == value
+                    }
+                });
+            }
+        }
+        Some(holds)
+    }
+}
+
+/// A condition value as IAM compares it (booleans and numbers as their text).
+fn condition_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
     }
 }
 
@@ -104,14 +152,28 @@ impl Decision {
     }
 }
 
-/// Evaluate `action` on `resource` against a role's statements.
+/// Evaluate `action` on `resource` against a role's statements, with no request context.
 pub fn evaluate(statements: &[Statement], action: &str, resource: &str) -> Decision {
-    if let Some(deny) = statements.iter().find(|s| !s.allow && s.applies(action, resource)) {
+    evaluate_in(statements, action, resource, &[])
+}
+
+/// Evaluate `action` on `resource` in a request `context` (condition key, value).
+pub fn evaluate_in(
+    statements: &[Statement],
+    action: &str,
+    resource: &str,
+    context: &[(&str, &str)],
+) -> Decision {
+    // A Deny under a condition the rehearsal cannot evaluate counts as matching (stricter).
+    if let Some(deny) = statements
+        .iter()
+        .find(|s| !s.allow && s.applies(action, resource) && s.conditions_hold(context).unwrap_or(true))
+    {
         return Decision::ExplicitlyDenied(deny.source.clone());
     }
     statements
         .iter()
-        .find(|s| s.allow && !s.conditional && s.applies(action, resource))
+        .find(|s| s.allow && s.applies(action, resource) && s.conditions_hold(context).unwrap_or(false))
         .map(|s| Decision::Allowed(s.source.clone()))
         .unwrap_or(Decision::ImplicitlyDenied)
 }
@@ -226,6 +288,41 @@ mod tests {
         );
         assert!(evaluate(&statements, "s3:PutObject", "arn:aws:s3:::bucket/key").is_allowed());
         assert!(!evaluate(&statements, "sqs:SendMessage", "arn:aws:s3:::bucket/key").is_allowed());
+    }
+
+    /// iam:PassRole as the template grants it: the batch role, to Bedrock only. Without the
+    /// context (or to another service, or another role) the call is refused.
+    #[test]
+    fn conditions_are_evaluated_in_the_request_context() {
+        let document = json!({"Statement": [
+            {"Effect": "Allow", "Action": "iam:PassRole", "Resource": "arn:aws:iam::1:role/batch",
+             "Condition": {"StringEquals": {"iam:PassedToService": "bedrock.amazonaws.com"}}},
+            {"Effect": "Allow", "Action": "s3:GetObject", "Resource": "*",
+             "Condition": {"NumericLessThan": {"s3:max-keys": "10"}}},
+            {"Effect": "Deny", "Action": "s3:PutObject", "Resource": "*",
+             "Condition": {"ArnLike": {"aws:SourceArn": "arn:aws:bedrock:*:1:model-invocation-job/*"}}}
+        ]});
+        let statements = Statement::from_document("Policy0", &document).unwrap();
+        let bedrock = [("iam:PassedToService", "bedrock.amazonaws.com")];
+        assert!(evaluate_in(&statements, "iam:PassRole", "arn:aws:iam::1:role/batch", &bedrock).is_allowed());
+        assert!(!evaluate(&statements, "iam:PassRole", "arn:aws:iam::1:role/batch").is_allowed());
+        assert!(!evaluate_in(
+            &statements,
+            "iam:PassRole",
+            "arn:aws:iam::1:role/batch",
+            &[("iam:PassedToService", "lambda.amazonaws.com")]
+        )
+        .is_allowed());
+        assert!(!evaluate_in(&statements, "iam:PassRole", "arn:aws:iam::1:role/admin", &bedrock).is_allowed());
+        // An operator the rehearsal does not evaluate never allows.
+        assert!(!evaluate_in(&statements, "s3:GetObject", "arn:aws:s3:::b/k", &[("s3:max-keys", "1")])
+            .is_allowed());
+        // A Deny's condition is evaluated when the context carries its key.
+        let job = [("aws:SourceArn", "arn:aws:bedrock:r:1:model-invocation-job/j")];
+        assert!(matches!(
+            evaluate_in(&statements, "s3:PutObject", "arn:aws:s3:::b/k", &job),
+            Decision::ExplicitlyDenied(_)
+        ));
     }
 
     #[test]

@@ -11,7 +11,9 @@
 //!    the stack gives it and its role's own credentials ([`function_process`]).
 //! 3. Every SQS and Secrets Manager call goes through [`aws_proxy`], which records it and judges
 //!    it against the caller's resolved policy statements ([`iam`]); a call no statement allows
-//!    is refused as AWS would refuse it, and fails the rehearsal. So do the callbacks' calls
+//!    is refused as AWS would refuse it, and fails the rehearsal. So does every S3 and Bedrock
+//!    control-plane call of Bedrock batch inference ([`rest_apis`]: the batch bucket's objects,
+//!    the jobs, the service role passed), S3 going on to moto's. So do the callbacks' calls
 //!    (Step Functions task tokens, Lambda durable callbacks) and the bus's `PutEvents`, which
 //!    the proxy answers itself once allowed ([`callback_apis`]).
 //! 4. Before anything runs, [`preconditions`] refuses what AWS itself would refuse when
@@ -31,6 +33,7 @@ pub mod iam;
 pub mod local_aws;
 pub mod preconditions;
 pub mod report;
+pub mod rest_apis;
 pub mod scenario;
 pub mod xray_daemon;
 
@@ -133,6 +136,10 @@ impl Workflows {
     }
 }
 
+/// The Bedrock model the rehearsal's `BatchBedrockModelArns` names: the sweeper may start batch
+/// inference jobs on it and on no other.
+pub const BATCH_MODEL_ARN: &str = "arn:aws:bedrock:us-east-1::foundation-model/rehearsal.batch-model-v1:0";
+
 /// A local stack, ready for the functions to run against.
 pub struct Rehearsal {
     pub options: Options,
@@ -142,6 +149,8 @@ pub struct Rehearsal {
     pub workflows: Workflows,
     pub secrets_manager: SecretsManager,
     pub queues: BTreeMap<String, LocalQueue>,
+    /// The template's S3 buckets, by logical id: their names in moto's S3.
+    pub buckets: BTreeMap<String, String>,
     pub sqs: Queues,
     pub stub: aitasks_testkit::StubProvider,
     pub bucket: ResponseBucket,
@@ -210,6 +219,7 @@ impl Rehearsal {
             serde_yaml::from_str(&text)?
         };
         let mut queues = BTreeMap::new();
+        let mut buckets = BTreeMap::new();
         let mut local_resources = serde_json::Map::new();
         for (logical_id, resource) in template["Resources"].as_object().into_iter().flatten() {
             if resource["Type"] == "AWS::SQS::Queue" {
@@ -220,6 +230,16 @@ impl Rehearsal {
                     json!({"Ref": queue.url, "Arn": queue.arn, "QueueName": queue.name, "QueueUrl": queue.url}),
                 );
                 queues.insert(logical_id.clone(), queue);
+            }
+            if resource["Type"] == "AWS::S3::Bucket" {
+                let name = format!("r{run}-{logical_id}").to_lowercase();
+                local_aws::create_bucket(&secrets_manager.endpoint, &name).await?;
+                local_resources.insert(
+                    logical_id.clone(),
+                    json!({"Ref": name, "Arn": format!("arn:aws:s3:::{name}"),
+                           "DomainName": format!("{name}.s3.amazonaws.com")}),
+                );
+                buckets.insert(logical_id.clone(), name);
             }
         }
 
@@ -250,6 +270,9 @@ impl Rehearsal {
             ("CallbackFunctionArns", workflows.durable_function_arn.clone()),
             ("EventBusName", workflows.event_bus.clone()),
             ("IntakeAppIds", scenario::TENANT.to_owned()),
+            // Bedrock batch inference on one model: the batch bucket, its service role, the
+            // sweeper's S3, Bedrock and PassRole grants, the job-state rule.
+            ("BatchBedrockModelArns", BATCH_MODEL_ARN.to_owned()),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v))
@@ -295,6 +318,7 @@ impl Rehearsal {
             workflows,
             secrets_manager,
             queues,
+            buckets,
             sqs,
             stub,
             bucket,
@@ -336,6 +360,10 @@ impl Rehearsal {
             ("AWS_ENDPOINT_URL_SFN".to_owned(), self.proxy.endpoint.clone()),
             ("AWS_ENDPOINT_URL_EVENTBRIDGE".to_owned(), self.proxy.endpoint.clone()),
             ("AWS_ENDPOINT_URL_LAMBDA".to_owned(), self.proxy.endpoint.clone()),
+            // Bedrock batch inference: the batch bucket's objects (path-style) and the control
+            // plane, both judged by the proxy.
+            ("AWS_ENDPOINT_URL_S3".to_owned(), self.proxy.endpoint.clone()),
+            ("AWS_ENDPOINT_URL_BEDROCK".to_owned(), self.proxy.endpoint.clone()),
         ]
         .into();
         // Lambda runs the X-Ray daemon for a function with active tracing; here it listens on a

@@ -1,5 +1,5 @@
-//! The local stand-ins for the AWS resources the stack creates or is given: Secrets Manager
-//! (moto's server, which speaks the real wire format), the queues on the SQS-compatible server,
+//! The local stand-ins for the AWS resources the stack creates or is given: Secrets Manager and
+//! S3 (moto's server, which speaks the real wire formats), the queues on the SQS-compatible server,
 //! the secrets the parameters name, and an endpoint that takes CloudFormation's custom-resource
 //! responses the way a pre-signed S3 URL does.
 
@@ -67,6 +67,24 @@ impl SecretsManager {
         let created = self.client.create_secret().name(name).secret_string(value).send().await?;
         Ok(created.arn().ok_or("CreateSecret returned no ARN")?.to_owned())
     }
+}
+
+/// Create a bucket in moto's S3 (the same server as its Secrets Manager: moto tells the
+/// services apart by the credential scope a request is signed for, which it does not verify).
+pub async fn create_bucket(moto_endpoint: &str, name: &str) -> Result<(), Failure> {
+    let date = chrono::Utc::now().format("%Y%m%d");
+    let answer = reqwest::Client::new()
+        .put(format!("{}/{name}", moto_endpoint.trim_end_matches('/')))
+        .header(
+            "authorization",
+            format!("AWS4-HMAC-SHA256 Credential=rehearsal-admin/{date}/{REGION}/s3/aws4_request, SignedHeaders=host, Signature=0"),
+        )
+        .send()
+        .await?;
+    if !answer.status().is_success() {
+        return Err(format!("moto's S3 refused to create bucket {name}: {}", answer.status()).into());
+    }
+    Ok(())
 }
 
 /// An RDS-style secret (username, password, host, port, dbname) for a Postgres URL.

@@ -62,6 +62,18 @@ impl Report {
                 .or_default()
                 .push(format!("EventBridge Scheduler {} ({})", schedule.logical_id, schedule.expression));
         }
+        for rule in &deployment.event_rules {
+            triggers.entry(rule.function.clone()).or_default().push(format!(
+                "EventBridge rule {} ({}; {})",
+                rule.logical_id,
+                rule.pattern,
+                if rule.permitted {
+                    "its Lambda permission names the rule"
+                } else {
+                    "no Lambda permission for it"
+                }
+            ));
+        }
         for resource in &deployment.custom_resources {
             let timeout = resource.properties["ServiceTimeout"].to_string();
             triggers.entry(resource.function.clone()).or_default().push(format!(

@@ -17,7 +17,9 @@
 //!    a durable callback, intake messages (one taken, one from a tenant the queue does not
 //!    take); the intake queue's mapping, the task queue's again; each token and callback is
 //!    answered once, by a function whose role allows it, and events reach the bus.
-//! 6. The schedule invokes the sweeper.
+//! 6. The schedule invokes the sweeper; so does each EventBridge rule that targets a function
+//!    (Bedrock's batch job state changes, with BatchBedrockModelArns), with an event its pattern
+//!    matches, once its `AWS::Lambda::Permission` is found.
 //! 7. CloudFormation updates, then deletes, the custom resource.
 //!
 //! Then: the completion events reached the events queue, and the provider saw the key and the
@@ -82,6 +84,7 @@ pub async fn run(rehearsal: &Rehearsal) -> Report {
     }
     scenario.callbacks().await;
     scenario.schedules().await;
+    scenario.event_rules().await;
     let physical_ids = scenario.custom_resources("Update", &physical_ids).await;
     scenario.custom_resources("Delete", &physical_ids).await;
     if let Some(ids) = &ids {
@@ -330,6 +333,39 @@ impl Scenario<'_> {
             let label = format!("schedule {}", schedule.expression);
             if let Some(answer) = self.invoke(&schedule.function, &label, schedule.input.clone()).await {
                 self.step(&schedule.function, &label, Ok(format!("{answer}")));
+            }
+        }
+    }
+
+    /// Be EventBridge for each rule that targets a function: an event its pattern matches (the
+    /// first `source` and `detail-type` it names), sent only if a Lambda permission lets the
+    /// rule invoke the function, as in AWS.
+    async fn event_rules(&mut self) {
+        for rule in self.rehearsal.deployment.event_rules.clone() {
+            let label = format!("EventBridge rule {}", rule.logical_id);
+            if !rule.permitted {
+                let problem = format!(
+                    "{} targets {} but no AWS::Lambda::Permission lets events.amazonaws.com invoke it with SourceArn {}: EventBridge's invocations would fail",
+                    rule.logical_id, rule.function, rule.arn
+                );
+                self.step(&rule.function, &label, Err(problem));
+                continue;
+            }
+            let first = |key: &str| rule.pattern[key][0].as_str().unwrap_or("rehearsal").to_owned();
+            let job = format!(
+                "arn:aws:bedrock:{}:{}:model-invocation-job/rehearsal-job",
+                crate::local_aws::REGION,
+                events::ACCOUNT
+            );
+            let event = json!({
+                "version": "0", "id": uuid::Uuid::new_v4().to_string(),
+                "detail-type": first("detail-type"), "source": first("source"),
+                "account": events::ACCOUNT, "time": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                "region": crate::local_aws::REGION, "resources": [job],
+                "detail": {"batchJobName": "aitasks-rehearsal", "batchJobArn": job, "status": "Completed"}
+            });
+            if let Some(answer) = self.invoke(&rule.function, &label, event).await {
+                self.step(&rule.function, &label, Ok(format!("{answer}")));
             }
         }
     }

@@ -2,5 +2,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod batches;
 mod migrate_answers;
 mod rehearsal;
