@@ -219,13 +219,18 @@ fn the_template_holds_what_the_linters_miss() {
         "SweeperThrottlesAlarm",
         "FailedTasksAlarm",
         "OldestQueuedTaskAlarm",
+        "DeferredDeadlineAlarm",
     ] {
         assert_eq!(resources[alarm]["Type"].as_str(), Some("AWS::CloudWatch::Alarm"), "{alarm}");
     }
     // The alarms on the functions' own metrics name a metric and dimension set the code writes
     // (worker.rs: Settlements by Outcome; the sweeper's backlog: no dimensions).
     for (alarm, metric, dimensions) in
-        [("FailedTasksAlarm", "Settlements", 1), ("OldestQueuedTaskAlarm", "OldestQueuedAgeMs", 0)]
+        [
+        ("FailedTasksAlarm", "Settlements", 1),
+        ("OldestQueuedTaskAlarm", "OldestQueuedAgeMs", 0),
+        ("DeferredDeadlineAlarm", "DeferredWindowLeftMs", 0),
+    ]
     {
         let properties = &resources[alarm]["Properties"];
         assert_eq!(properties["MetricName"].as_str(), Some(metric), "{alarm}");
@@ -295,6 +300,12 @@ fn the_template_holds_what_the_linters_miss() {
         "OldestQueuedAgeMs",
         "OldestRunningAgeMs",
         "ProviderThrottled",
+        "DeferredWaiting",
+        "BatchesSubmitted",
+        "BatchesCompleted",
+        "BatchesFailed",
+        "DeferredSentNow",
+        "DeferredWindowLeftMs",
         "{aitasks/${AWS::StackName},Result}",
     ] {
         assert!(dashboard.contains(metric), "the dashboard shows {metric}");
@@ -330,9 +341,22 @@ fn the_template_holds_what_the_linters_miss() {
             ]),
         ),
         // GetQueueAttributes: the task queue's counts, to find lost messages (docs/lifecycle.md).
+        // The batcher (deferred tasks): the batch bucket, Bedrock's batch jobs and the service
+        // role passed to them, each under HasBedrockBatch.
         (
             "SweeperFunction",
-            with_callbacks(&["secretsmanager:GetSecretValue", "sqs:GetQueueAttributes", "sqs:SendMessage"]),
+            with_callbacks(&[
+                "bedrock:CreateModelInvocationJob",
+                "bedrock:GetModelInvocationJob",
+                "bedrock:StopModelInvocationJob",
+                "iam:PassRole",
+                "s3:GetObject",
+                "s3:ListBucket",
+                "s3:PutObject",
+                "secretsmanager:GetSecretValue",
+                "sqs:GetQueueAttributes",
+                "sqs:SendMessage",
+            ]),
         ),
         ("MigrateFunction", vec!["secretsmanager:GetSecretValue"]),
         (
