@@ -101,10 +101,18 @@ impl<P> App<P> {
         Ok(App { settings, pool, queues, profiles, provider, batches, callbacks: None, bus: None })
     }
 
-    /// The callbacks' clients and the event bus (when the settings name one) on this SDK
-    /// configuration.
+    /// The callbacks' clients, the event bus (when the settings name one) and Bedrock batch
+    /// inference (when they name its bucket) on this SDK configuration.
     pub fn with_aws(mut self, aws: &aws_config::SdkConfig) -> App<P> {
         self.callbacks = Some(Callbacks::new(aws));
+        // Bedrock batch inference signs its S3 and control-plane calls with the role's credentials.
+        if let Some((bucket, role_arn)) = self.settings.batch_bucket.clone() {
+            let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+            match aitasks_providers::BatchAws::from_sdk_config(aws, bucket, role_arn, env) {
+                Some(batch_aws) => self.batches = self.batches.with_aws(batch_aws),
+                None => tracing::warn!("AITASK_BATCH_BUCKET is set but the AWS configuration has no credentials or region: Bedrock batches cannot be submitted"),
+            }
+        }
         self.bus = self
             .settings
             .event_bus

@@ -124,6 +124,9 @@ pub struct Settings {
     pub event_bus: Option<EventBus>,
     /// Whose tasks each intake queue takes (`AITASK_INTAKE_TENANTS`; the intake function only).
     pub intake_tenants: intake::IntakeTenants,
+    /// Bedrock batch inference: the bucket its files go through (`AITASK_BATCH_BUCKET`) and the
+    /// service role Bedrock assumes (`AITASK_BATCH_ROLE_ARN`); both, or no Bedrock batches.
+    pub batch_bucket: Option<(String, String)>,
     pub runtime: RuntimeConfig,
 }
 
@@ -225,6 +228,7 @@ impl Settings {
                     cap => Some(cap.min(i64::MAX as u64) as i64),
                 },
             },
+            batch_bucket: lookup("AITASK_BATCH_BUCKET").zip(lookup("AITASK_BATCH_ROLE_ARN")),
             runtime,
         })
     }
