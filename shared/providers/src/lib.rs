@@ -35,7 +35,7 @@ pub use credentials::{
 pub use error::{ProfileError, ProviderError};
 pub use gate::{CallEstimate, CallGate, GateFuture, NoLimits, Passed};
 pub use profiles::{
-    CallLimits, CallSettings, ModelProfile, ModelProfiles, Prices, TokenLimitField, ANTHROPIC_BASE_URL,
-    DEFAULT_BASE_URL, DEFAULT_MODEL,
+    BatchSettings, CallLimits, CallSettings, ModelProfile, ModelProfiles, Prices, TokenLimitField,
+    ANTHROPIC_BASE_URL, DEFAULT_BASE_URL, DEFAULT_MODEL, MAX_BATCH_RECORDS, MAX_BATCH_WAIT_SECONDS,
 };
 pub use tokio_util::sync::CancellationToken;
