@@ -27,7 +27,7 @@ mod settings;
 mod wire;
 
 pub use anthropic::ANTHROPIC_VERSION;
-pub use client::{Completion, HttpProvider, Provider, Usage, MAX_REPAIR_GATE_WAIT, MAX_REPAIR_TURNS};
+pub use client::{Completion, HttpProvider, Provider, Resume, Usage, MAX_REPAIR_GATE_WAIT, MAX_REPAIR_TURNS};
 pub use credentials::{
     profile_header_secrets, profile_header_variable, profile_key_secrets, profile_key_variable, ApiKey,
     SecretHeader, CREDENTIAL_HEADER_WORDS,
