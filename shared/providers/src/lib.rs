@@ -12,10 +12,16 @@
 //!   settings (temperature, token field and cap, seed, reasoning effort, headers, timeout). An
 //!   answer that fails the contract checker gets at most [`MAX_REPAIR_TURNS`] repair turns,
 //!   then [`ProviderError::LoopFailed`]; a refusal or a truncated answer is its own error.
+//! - [`BatchClient`]: deferred tasks through OpenAI's Batch API, Anthropic's Message Batches
+//!   and Bedrock batch inference, each line the on-demand request and each result read and
+//!   checked as an on-demand answer is; an invalid answer becomes a [`Resume`] for the one
+//!   on-demand repair turn ([`Provider::repair_gated`]). A profile's `batch` object
+//!   ([`BatchSettings`]) turns it on.
 //! - [`ProviderError`]: retryable or not, and the task error code, as a type. The client makes
 //!   no retries of its own: every other retry is an attempt, counted on the task.
 
 mod anthropic;
+mod batches;
 mod bedrock;
 mod client;
 mod credentials;
@@ -27,6 +33,10 @@ mod settings;
 mod wire;
 
 pub use anthropic::ANTHROPIC_VERSION;
+pub use batches::{
+    BatchAws, BatchClient, BatchLine, BatchPhase, LineOutcome, LineResult, MAX_RESULT_FILE_BYTES,
+    MAX_RESULT_LINE_BYTES,
+};
 pub use client::{Completion, HttpProvider, Provider, Resume, Usage, MAX_REPAIR_GATE_WAIT, MAX_REPAIR_TURNS};
 pub use credentials::{
     profile_header_secrets, profile_header_variable, profile_key_secrets, profile_key_variable, ApiKey,
