@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use aitasks_providers::{BatchAws, BatchClient, LineOutcome, ModelProfile, ProviderError};
+use aitasks_providers::{
+    BatchAws, BatchClient, CancellationToken, LineOutcome, ModelProfile, Provider, ProviderError,
+};
 use aitasks_testkit::{
     BatchOutcome, BedrockBatchStub, LineScript, Moto, BATCH_AWS_ACCESS_KEY, BATCH_AWS_SECRET_KEY,
 };
@@ -101,6 +103,29 @@ async fn error_and_invalid_records_and_a_failed_job() {
     // Converse messages, ready for the repair turn: the question, the bad tool call, its error result.
     assert_eq!(resume.conversation.len(), 3);
     assert_eq!(resume.conversation[2]["content"][0]["toolResult"]["status"], "error");
+    // The repair turn, on-demand through the Converse SDK client, continues that conversation.
+    let converse = crate::bedrock_client::serve(vec![crate::bedrock_client::answer(
+        json!({"choice": "neg"}),
+        "tool_use",
+    )])
+    .await;
+    let live = ModelProfile { base_url: converse.uri(), ..profile.clone() };
+    let done = crate::bedrock_client::client(crate::bedrock_client::SECRET)
+        .repair_gated(
+            &live,
+            &requests[&ids[2]],
+            resume,
+            &aitasks_providers::NoLimits,
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!((done.output, done.usage.calls, done.usage.input_tokens), (json!("neg"), 2, 41));
+    let sent: serde_json::Value = converse.received_requests().await.unwrap()[0].body_json().unwrap();
+    let messages = sent["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 3);
+    assert_eq!(messages[1]["content"][0]["toolUse"]["name"], "classification");
+    assert_eq!(messages[2]["content"][0]["toolResult"]["status"], "error");
     assert!(!outcomes.contains_key(&ids[3]));
 
     stub.set_outcome(BatchOutcome::Fail);
