@@ -21,6 +21,7 @@
 //!   no retries of its own: every other retry is an attempt, counted on the task.
 
 mod anthropic;
+mod batch_settings;
 mod batches;
 mod bedrock;
 mod client;
