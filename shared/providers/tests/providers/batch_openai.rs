@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use aitasks_providers::{
     BatchClient, BatchPhase, CancellationToken, HttpProvider, LineOutcome, Provider, ProviderError, Resume,
-    MAX_RESULT_LINE_BYTES,
+    MAX_RESULT_FILE_BYTES, MAX_RESULT_LINE_BYTES,
 };
 use aitasks_testkit::{BatchOutcome, LineScript, Reply, StubBatches, StubProvider};
 use serde_json::json;
@@ -208,6 +208,14 @@ async fn an_oversized_line_is_its_task_s_malformed_answer_and_the_rest_are_read(
     let [LineOutcome::Failed(error)] = &outcomes[&ids[0]][..] else { panic!("{:?}", outcomes[&ids[0]]) };
     assert!(matches!(error, ProviderError::Malformed(m) if m.contains("over 1048576 bytes")), "{error:?}");
     answered(&outcomes[&ids[1]][0]);
+
+    // A file over its bound is not read at all.
+    let (ids, requests) = tasks(1);
+    stub.script(ids[0], LineScript::Oversized(MAX_RESULT_FILE_BYTES));
+    let batch = client.submit(&profile, Uuid::new_v4(), &lines(&ids, &requests)).await.unwrap();
+    let (results, _) = until_done(&client, &profile, &batch).await;
+    let error = client.results(&profile, &results, &requests).await.unwrap_err();
+    assert!(matches!(&error, ProviderError::Malformed(m) if m.contains("over 67108864 bytes")), "{error:?}");
 }
 
 #[tokio::test]
