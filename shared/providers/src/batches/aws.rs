@@ -269,4 +269,25 @@ mod tests {
         assert_eq!(xml_values(listing, "Key"), vec!["a/b&c.out".to_owned(), "d".to_owned()]);
         assert_eq!(encode_key("aitasks/x y/input.jsonl"), "aitasks/x%20y/input.jsonl");
     }
+
+    #[test]
+    fn the_sdk_configuration_gives_credentials_region_and_endpoints() {
+        let config = aws_types::SdkConfig::builder()
+            .region(aws_types::region::Region::new("eu-west-1"))
+            .credentials_provider(SharedCredentialsProvider::new(aws_credential_types::Credentials::new(
+                "a", "s", None, None, "t",
+            )))
+            .build();
+        let aws = BatchAws::from_sdk_config(&config, "b", "arn:role", |name| {
+            (name == "AWS_ENDPOINT_URL_S3").then(|| "http://127.0.0.1:9/".to_owned())
+        })
+        .unwrap();
+        assert_eq!(aws.object_url("aitasks/x/input.jsonl"), "http://127.0.0.1:9/b/aitasks/x/input.jsonl");
+        assert_eq!(
+            aws.bedrock_url("/model-invocation-job"),
+            "https://bedrock.eu-west-1.amazonaws.com/model-invocation-job"
+        );
+        let bare = aws_types::SdkConfig::builder().build();
+        assert!(BatchAws::from_sdk_config(&bare, "b", "r", |_| None).is_none(), "no credentials, no region");
+    }
 }
