@@ -9,7 +9,8 @@ use aitasks_contracts::{schema_name, system_prompt, user_message, AiRequest};
 use serde_json::{json, Value};
 
 use crate::error::ProviderError;
-use crate::wire::{malformed, send, Call, Turn, Wire};
+use crate::profiles::ModelProfile;
+use crate::wire::{malformed, send, token_limit, Call, Turn, Wire};
 
 /// The API version every request names.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -21,46 +22,44 @@ impl Wire for Anthropic {
         vec![json!({"role": "user", "content": user_message(request)})]
     }
 
-    async fn turn(
+    fn body(
         &self,
-        call: &Call<'_>,
+        profile: &ModelProfile,
         request: &AiRequest,
         schema: &Value,
         conversation: &[Value],
-    ) -> Result<Turn, ProviderError> {
-        let (profile, settings) = (call.profile, &call.profile.call);
-        let limit = call.token_limit(request);
+    ) -> Value {
         let tool = schema_name(request);
         let mut body = json!({
             "model": profile.model,
-            "max_tokens": limit,
+            "max_tokens": token_limit(profile, request),
             "system": system_prompt(request),
             "messages": conversation,
             "tools": [{"name": tool, "description": "Record the answer.", "input_schema": schema}],
             "tool_choice": {"type": "tool", "name": tool},
         });
-        if let Some(temperature) = settings.temperature {
+        if let Some(temperature) = profile.call.temperature {
             // Anthropic's range is 0 to 1.
             body["temperature"] = json!(temperature.min(1.0));
         }
-        let mut http = call
-            .http
-            .post(format!("{}/messages", profile.base_url))
-            .header("anthropic-version", ANTHROPIC_VERSION)
-            .json(&body);
-        if let Some(key) = &profile.api_key {
-            http = http.header("x-api-key", key.expose());
-        }
-        let body = send(call, http).await?;
+        body
+    }
+
+    fn read(&self, profile: &ModelProfile, request: &AiRequest, body: &Value) -> Result<Turn, ProviderError> {
         match body.get("stop_reason").and_then(Value::as_str) {
-            Some("max_tokens") => return Err(ProviderError::Truncated { limit: u64::from(limit) }),
+            Some("max_tokens") => {
+                return Err(ProviderError::Truncated { limit: u64::from(token_limit(profile, request)) })
+            }
             Some("refusal") => {
                 return Err(ProviderError::Refused("the model declined (stop_reason: refusal)".into()))
             }
             _ => {}
         }
-        let content =
-            body.get("content").and_then(Value::as_array).ok_or_else(|| malformed(call, "content", &body))?;
+        let tool = schema_name(request);
+        let content = body
+            .get("content")
+            .and_then(Value::as_array)
+            .ok_or_else(|| malformed(profile, "content", body))?;
         let tool_use = content.iter().find(|block| block["type"] == "tool_use" && block["name"] == tool);
         let answer = match tool_use {
             Some(block) if block["input"].is_object() => Ok(block["input"].clone()),
@@ -74,6 +73,27 @@ impl Wire for Anthropic {
             output_tokens: body.pointer("/usage/output_tokens").and_then(Value::as_u64).unwrap_or(0),
             model: body.get("model").and_then(Value::as_str).map(str::to_owned),
         })
+    }
+
+    async fn turn(
+        &self,
+        call: &Call<'_>,
+        request: &AiRequest,
+        schema: &Value,
+        conversation: &[Value],
+    ) -> Result<Turn, ProviderError> {
+        let profile = call.profile;
+        let body = self.body(profile, request, schema, conversation);
+        let mut http = call
+            .http
+            .post(format!("{}/messages", profile.base_url))
+            .header("anthropic-version", ANTHROPIC_VERSION)
+            .json(&body);
+        if let Some(key) = &profile.api_key {
+            http = http.header("x-api-key", key.expose());
+        }
+        let answer = send(call, http).await?;
+        self.read(profile, request, &answer)
     }
 
     fn repair(&self, conversation: &mut Vec<Value>, turn: Turn, problems: &str) {

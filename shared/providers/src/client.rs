@@ -1,19 +1,20 @@
 //! The provider client: one attempt of a task against the profile's provider, with the
 //! structured-output repair turns. Each provider's wire format is its own module
-//! ([`crate::openai`], [`crate::anthropic`]); the loop around them is here.
+//! ([`crate::openai`], [`crate::anthropic`], [`crate::bedrock`]); the loop around them is here,
+//! and the repair turn that continues a batch line's invalid answer ([`Provider::repair_gated`]).
 
 use std::future::Future;
 use std::time::{Duration, Instant};
 
 use aitasks_contracts::{answer_schema_for, check_answer, AiRequest};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{said, ProviderError};
 use crate::gate::{CallEstimate, CallGate, NoLimits};
 use crate::profiles::ModelProfile;
-use crate::wire::{Call, Turn, Wire};
+use crate::wire::{Call, Format, Turn, Wire};
 
 /// Repair turns per attempt: when an answer fails the checker the model is asked again with
 /// the problems stated, at most this many times.
@@ -27,7 +28,7 @@ pub struct Completion {
 }
 
 /// Tokens and time spent on one attempt (all of its turns).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
     pub input_tokens: u64,
@@ -37,8 +38,31 @@ pub struct Usage {
     /// Provider calls made, repair turns included.
     pub calls: u32,
     /// The profile that answered: the task's own, or one of its fallbacks.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<String>,
+    /// What the calls cost in US dollars at the profile's list prices (a batch line's at its
+    /// batch prices), when the profile has prices.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimated_cost_usd: Option<f64>,
+}
+
+impl Usage {
+    fn add_cost(&mut self, cost: Option<f64>) {
+        if let Some(cost) = cost {
+            self.estimated_cost_usd = Some(self.estimated_cost_usd.unwrap_or(0.0) + cost);
+        }
+    }
+}
+
+/// Where the on-demand repair turn of a batch line's invalid answer starts: the conversation
+/// with the model's reply and the checker's problems already in it (in the profile's wire
+/// format), the problems, and what the batch line cost. The store keeps it as JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Resume {
+    pub conversation: Vec<Value>,
+    pub problems: String,
+    pub usage: Usage,
 }
 
 /// Something that turns an [`AiRequest`] into a checked output.
@@ -53,6 +77,22 @@ pub trait Provider: Send + Sync {
         gate: &dyn CallGate,
         cancel: &CancellationToken,
     ) -> impl Future<Output = Result<Completion, ProviderError>> + Send;
+
+    /// One call continuing `resume` (a batch line whose answer failed the checker): the repair
+    /// turn, its answer checked, no further repair turn (invalid again:
+    /// [`ProviderError::LoopFailed`]). The usage adds `resume.usage`. A provider without a
+    /// repair turn of its own runs the attempt afresh.
+    fn repair_gated(
+        &self,
+        profile: &ModelProfile,
+        request: &AiRequest,
+        resume: &Resume,
+        gate: &dyn CallGate,
+        cancel: &CancellationToken,
+    ) -> impl Future<Output = Result<Completion, ProviderError>> + Send {
+        let _ = resume;
+        self.run_gated(profile, request, gate, cancel)
+    }
 
     /// Run one attempt with no provider-side limits.
     fn run(
@@ -108,11 +148,51 @@ impl Provider for HttpProvider {
             profile,
             timeout: profile.timeout.unwrap_or(self.timeout),
         };
+        let start = Start {
+            conversation: Format::of(profile).start(request),
+            usage: Usage::start(profile),
+            calls: MAX_REPAIR_TURNS + 1,
+        };
+        self.turns(&call, request, gate, cancel, start).await
+    }
+
+    async fn repair_gated(
+        &self,
+        profile: &ModelProfile,
+        request: &AiRequest,
+        resume: &Resume,
+        gate: &dyn CallGate,
+        cancel: &CancellationToken,
+    ) -> Result<Completion, ProviderError> {
+        let call = Call {
+            http: &self.http,
+            bedrock: self.bedrock.as_ref(),
+            profile,
+            timeout: profile.timeout.unwrap_or(self.timeout),
+        };
+        let mut usage = resume.usage.clone();
+        usage.profile = Some(profile.id.clone());
+        let start = Start { conversation: resume.conversation.clone(), usage, calls: 1 };
+        self.turns(&call, request, gate, cancel, start).await
+    }
+}
+
+impl HttpProvider {
+    async fn turns(
+        &self,
+        call: &Call<'_>,
+        request: &AiRequest,
+        gate: &dyn CallGate,
+        cancel: &CancellationToken,
+        start: Start,
+    ) -> Result<Completion, ProviderError> {
         let turns = async {
-            match profile.provider.as_str() {
-                "anthropic" => run_turns(&crate::anthropic::Anthropic, &call, request, gate).await,
-                "bedrock" => run_turns(&crate::bedrock::Bedrock, &call, request, gate).await,
-                _ => run_turns(&crate::openai::OpenAi, &call, request, gate).await,
+            match Format::of(call.profile) {
+                Format::Anthropic => {
+                    run_turns(&crate::anthropic::Anthropic, call, request, gate, start).await
+                }
+                Format::Bedrock => run_turns(&crate::bedrock::Bedrock, call, request, gate, start).await,
+                Format::OpenAi => run_turns(&crate::openai::OpenAi, call, request, gate, start).await,
             }
         };
         tokio::select! {
@@ -120,6 +200,46 @@ impl Provider for HttpProvider {
             _ = cancel.cancelled() => Err(ProviderError::Canceled),
             result = turns => result,
         }
+    }
+}
+
+impl Usage {
+    /// Nothing used yet, by `profile`.
+    pub(crate) fn start(profile: &ModelProfile) -> Usage {
+        Usage {
+            input_tokens: 0,
+            output_tokens: 0,
+            model: profile.model.clone(),
+            latency_ms: 0,
+            calls: 0,
+            profile: Some(profile.id.clone()),
+            estimated_cost_usd: None,
+        }
+    }
+
+    /// One turn's tokens and model added.
+    pub(crate) fn add_turn(&mut self, turn: &Turn) {
+        self.input_tokens = self.input_tokens.saturating_add(turn.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(turn.output_tokens);
+        if let Some(model) = &turn.model {
+            self.model = reported_model(model);
+        }
+    }
+}
+
+/// Where a run of turns starts: its conversation, what was used before it, and how many calls
+/// it may make.
+struct Start {
+    conversation: Vec<Value>,
+    usage: Usage,
+    calls: u32,
+}
+
+/// A turn's answer through the contract checker: the output, or the problems to state.
+pub(crate) fn checked(request: &AiRequest, turn: &Turn) -> Result<Value, String> {
+    match &turn.answer {
+        Ok(answer) => check_answer(request, answer).map_err(|problems| problems.to_string()),
+        Err(problem) => Err(problem.clone()),
     }
 }
 
@@ -143,23 +263,18 @@ fn reported_model(name: &str) -> String {
     name.chars().filter(|c| !c.is_control()).take(MODEL_NAME_MAX_CHARS).collect()
 }
 
-/// Ask, check the answer, and ask again with the problems stated, up to [`MAX_REPAIR_TURNS`].
+/// Ask, check the answer, and ask again with the problems stated, up to `start.calls` calls in
+/// all ([`MAX_REPAIR_TURNS`] repair turns for an attempt, one for a batch line's repair).
 async fn run_turns<W: Wire>(
     wire: &W,
     call: &Call<'_>,
     request: &AiRequest,
     gate: &dyn CallGate,
+    start: Start,
 ) -> Result<Completion, ProviderError> {
     let schema = answer_schema_for(request, call.profile.schema_dialect());
-    let mut conversation = wire.start(request);
-    let mut usage = Usage {
-        input_tokens: 0,
-        output_tokens: 0,
-        model: call.profile.model.clone(),
-        latency_ms: 0,
-        calls: 0,
-        profile: Some(call.profile.id.clone()),
-    };
+    let Start { mut conversation, mut usage, calls } = start;
+    let mut made = 0;
     // What the repair turns waited for the limits, in all.
     let mut waited = Duration::ZERO;
     loop {
@@ -171,7 +286,7 @@ async fn run_turns<W: Wire>(
             match gate.pass(estimate).await {
                 Ok(passed) => break passed,
                 // No call made yet: the attempt ends unworked, for the worker to pass over.
-                Err(wait) if usage.calls == 0 => return Err(ProviderError::AtLimit { wait }),
+                Err(wait) if made == 0 => return Err(ProviderError::AtLimit { wait }),
                 // A repair turn of an attempt under way waits for the limit to let it through,
                 // up to a bound the concurrency slot's hold allows for (worker permit.rs); then
                 // the attempt ends as rate limited, counted.
@@ -191,26 +306,21 @@ async fn run_turns<W: Wire>(
         let turn = wire.turn(call, request, &schema, &conversation).await;
         usage.latency_ms += u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         usage.calls += 1;
+        made += 1;
         let turn = turn.map(reported_usage_bounded);
         // A call that sent a prompt and got an answer used tokens: a count of 0 is a provider
         // (or a proxy) that did not say, and the reservation stays counted.
         let used = turn.as_ref().ok().map(|t| t.input_tokens + t.output_tokens).filter(|&n| n > 0);
         gate.settle(passed, used).await;
         let turn: Turn = turn?;
-        usage.input_tokens = usage.input_tokens.saturating_add(turn.input_tokens);
-        usage.output_tokens = usage.output_tokens.saturating_add(turn.output_tokens);
-        if let Some(model) = &turn.model {
-            usage.model = reported_model(model);
-        }
-        let problems = match &turn.answer {
-            Ok(answer) => match check_answer(request, answer) {
-                Ok(output) => return Ok(Completion { output, usage }),
-                Err(problems) => problems.to_string(),
-            },
-            Err(problem) => problem.clone(),
+        usage.add_turn(&turn);
+        usage.add_cost(call.profile.cost(turn.input_tokens, turn.output_tokens));
+        let problems = match checked(request, &turn) {
+            Ok(output) => return Ok(Completion { output, usage }),
+            Err(problems) => problems,
         };
         tracing::debug!(calls = usage.calls, %problems, "answer failed the checker");
-        if usage.calls > MAX_REPAIR_TURNS {
+        if made >= calls {
             // The problems may quote the answer, and the answer the prompt.
             return Err(ProviderError::LoopFailed(said(None, "problems", &problems)));
         }
@@ -227,7 +337,7 @@ pub const MAX_REPAIR_GATE_WAIT: Duration = Duration::from_secs(62);
 
 const MAX_TURN_TOKENS: u64 = 1_000_000_000;
 
-fn reported_usage_bounded(mut turn: Turn) -> Turn {
+pub(crate) fn reported_usage_bounded(mut turn: Turn) -> Turn {
     turn.input_tokens = turn.input_tokens.min(MAX_TURN_TOKENS);
     turn.output_tokens = turn.output_tokens.min(MAX_TURN_TOKENS);
     turn

@@ -12,10 +12,17 @@
 //!   settings (temperature, token field and cap, seed, reasoning effort, headers, timeout). An
 //!   answer that fails the contract checker gets at most [`MAX_REPAIR_TURNS`] repair turns,
 //!   then [`ProviderError::LoopFailed`]; a refusal or a truncated answer is its own error.
+//! - [`BatchClient`]: deferred tasks through OpenAI's Batch API, Anthropic's Message Batches
+//!   and Bedrock batch inference, each line the on-demand request and each result read and
+//!   checked as an on-demand answer is; an invalid answer becomes a [`Resume`] for the one
+//!   on-demand repair turn ([`Provider::repair_gated`]). A profile's `batch` object
+//!   ([`BatchSettings`]) turns it on.
 //! - [`ProviderError`]: retryable or not, and the task error code, as a type. The client makes
 //!   no retries of its own: every other retry is an attempt, counted on the task.
 
 mod anthropic;
+mod batch_settings;
+mod batches;
 mod bedrock;
 mod client;
 mod credentials;
@@ -27,7 +34,11 @@ mod settings;
 mod wire;
 
 pub use anthropic::ANTHROPIC_VERSION;
-pub use client::{Completion, HttpProvider, Provider, Usage, MAX_REPAIR_GATE_WAIT, MAX_REPAIR_TURNS};
+pub use batches::{
+    BatchAws, BatchClient, BatchLine, BatchPhase, LineOutcome, LineResult, MAX_RESULT_FILE_BYTES,
+    MAX_RESULT_LINE_BYTES,
+};
+pub use client::{Completion, HttpProvider, Provider, Resume, Usage, MAX_REPAIR_GATE_WAIT, MAX_REPAIR_TURNS};
 pub use credentials::{
     profile_header_secrets, profile_header_variable, profile_key_secrets, profile_key_variable, ApiKey,
     SecretHeader, CREDENTIAL_HEADER_WORDS,
@@ -35,7 +46,7 @@ pub use credentials::{
 pub use error::{ProfileError, ProviderError};
 pub use gate::{CallEstimate, CallGate, GateFuture, NoLimits, Passed};
 pub use profiles::{
-    CallLimits, CallSettings, ModelProfile, ModelProfiles, Prices, TokenLimitField, ANTHROPIC_BASE_URL,
-    DEFAULT_BASE_URL, DEFAULT_MODEL,
+    BatchSettings, CallLimits, CallSettings, ModelProfile, ModelProfiles, Prices, TokenLimitField,
+    ANTHROPIC_BASE_URL, DEFAULT_BASE_URL, DEFAULT_MODEL, MAX_BATCH_RECORDS, MAX_BATCH_WAIT_SECONDS,
 };
 pub use tokio_util::sync::CancellationToken;

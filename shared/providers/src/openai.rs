@@ -8,7 +8,8 @@ use aitasks_contracts::{schema_name, system_prompt, user_message, AiRequest};
 use serde_json::{json, Value};
 
 use crate::error::{said, ProviderError};
-use crate::wire::{malformed, parse_answer, send, Call, Turn, Wire};
+use crate::profiles::ModelProfile;
+use crate::wire::{malformed, parse_answer, send, token_limit, Call, Turn, Wire};
 
 pub(crate) struct OpenAi;
 
@@ -20,15 +21,14 @@ impl Wire for OpenAi {
         ]
     }
 
-    async fn turn(
+    fn body(
         &self,
-        call: &Call<'_>,
+        profile: &ModelProfile,
         request: &AiRequest,
         schema: &Value,
         conversation: &[Value],
-    ) -> Result<Turn, ProviderError> {
-        let (profile, settings) = (call.profile, &call.profile.call);
-        let limit = call.token_limit(request);
+    ) -> Value {
+        let settings = &profile.call;
         let mut body = json!({
             "model": profile.model,
             "messages": conversation,
@@ -37,7 +37,7 @@ impl Wire for OpenAi {
                 "json_schema": {"name": schema_name(request), "strict": true, "schema": schema},
             },
         });
-        body[settings.token_limit_field.as_str()] = json!(limit);
+        body[settings.token_limit_field.as_str()] = json!(token_limit(profile, request));
         if let Some(temperature) = settings.temperature {
             body["temperature"] = json!(temperature);
         }
@@ -47,20 +47,21 @@ impl Wire for OpenAi {
         if let Some(effort) = &settings.reasoning_effort {
             body["reasoning_effort"] = json!(effort);
         }
-        let mut http = call.http.post(format!("{}/chat/completions", profile.base_url)).json(&body);
-        if let Some(key) = &profile.api_key {
-            http = http.bearer_auth(key.expose());
-        }
-        let body = send(call, http).await?;
-        let choice = body.pointer("/choices/0").ok_or_else(|| malformed(call, "choices[0]", &body))?;
-        let message = choice.get("message").ok_or_else(|| malformed(call, "choices[0].message", &body))?;
+        body
+    }
+
+    fn read(&self, profile: &ModelProfile, request: &AiRequest, body: &Value) -> Result<Turn, ProviderError> {
+        let choice = body.pointer("/choices/0").ok_or_else(|| malformed(profile, "choices[0]", body))?;
+        let message = choice.get("message").ok_or_else(|| malformed(profile, "choices[0].message", body))?;
         if let Some(refusal) = message.get("refusal").and_then(Value::as_str) {
             // The model's own words may quote the prompt: DEBUG only.
             tracing::debug!(%refusal, "the model refused");
             return Err(ProviderError::Refused(said(None, "refusal", refusal)));
         }
         match choice.get("finish_reason").and_then(Value::as_str) {
-            Some("length") => return Err(ProviderError::Truncated { limit: u64::from(limit) }),
+            Some("length") => {
+                return Err(ProviderError::Truncated { limit: u64::from(token_limit(profile, request)) })
+            }
             Some("content_filter") => {
                 return Err(ProviderError::Refused("the content filter stopped the answer".into()))
             }
@@ -74,6 +75,23 @@ impl Wire for OpenAi {
             output_tokens: body.pointer("/usage/completion_tokens").and_then(Value::as_u64).unwrap_or(0),
             model: body.get("model").and_then(Value::as_str).map(str::to_owned),
         })
+    }
+
+    async fn turn(
+        &self,
+        call: &Call<'_>,
+        request: &AiRequest,
+        schema: &Value,
+        conversation: &[Value],
+    ) -> Result<Turn, ProviderError> {
+        let profile = call.profile;
+        let body = self.body(profile, request, schema, conversation);
+        let mut http = call.http.post(format!("{}/chat/completions", profile.base_url)).json(&body);
+        if let Some(key) = &profile.api_key {
+            http = http.bearer_auth(key.expose());
+        }
+        let answer = send(call, http).await?;
+        self.read(profile, request, &answer)
     }
 
     fn repair(&self, conversation: &mut Vec<Value>, turn: Turn, problems: &str) {

@@ -9,6 +9,8 @@ use std::time::Duration;
 use aitasks_contracts::canonical_hash;
 use serde_json::{json, Map, Value};
 
+use crate::batch_settings::BatchJson;
+pub use crate::batch_settings::{BatchSettings, MAX_BATCH_RECORDS, MAX_BATCH_WAIT_SECONDS};
 use crate::credentials::{profile_key_variable, secret_headers, ApiKey, SecretHeader};
 use crate::error::{ProfileError, ProviderError};
 pub use crate::settings::{CallSettings, TokenLimitField};
@@ -45,6 +47,10 @@ pub struct ModelProfile {
     /// Limits every worker instance respects together (`limits`), held in Postgres. Not part of
     /// the hash either.
     pub limits: Option<CallLimits>,
+    /// `batch`: deferred tasks of this profile go through the provider's batch API
+    /// ([`crate::BatchClient`]). Not part of the hash: it changes when an answer comes and what
+    /// it costs, not which. `None`: deferred tasks of this profile run on-demand.
+    pub batch: Option<BatchSettings>,
 }
 
 /// A profile's provider-side limits: calls started and tokens used per UTC minute, calls in
@@ -74,6 +80,22 @@ impl Prices {
 }
 
 impl ModelProfile {
+    /// The `batch` settings when batching is enabled (`None`: deferred tasks run on-demand).
+    pub fn batching(&self) -> Option<&BatchSettings> {
+        self.batch.as_ref().filter(|batch| batch.enabled)
+    }
+
+    /// The estimated cost of a call at the profile's prices, when it has them.
+    pub fn cost(&self, input_tokens: u64, output_tokens: u64) -> Option<f64> {
+        self.prices.map(|prices| prices.cost(input_tokens, output_tokens))
+    }
+
+    /// The estimated cost of a batch line: the batch prices, else the profile's.
+    pub fn batch_cost(&self, input_tokens: u64, output_tokens: u64) -> Option<f64> {
+        let prices = self.batch.and_then(|batch| batch.prices).or(self.prices);
+        prices.map(|prices| prices.cost(input_tokens, output_tokens))
+    }
+
     /// Which JSON Schema keywords the endpoint takes: the `schemaDialect` setting (`"strict"`,
     /// the default, for OpenAI structured outputs; `"full"` for endpoints such as llama.cpp that
     /// enforce the whole schema while generating).
@@ -166,6 +188,7 @@ impl ModelProfiles {
                     call: CallSettings::default(),
                     timeout: None,
                     limits: None,
+                    batch: None,
                 },
             );
         }
@@ -287,6 +310,15 @@ fn profile_from_json(
             Some(limits)
         }
     };
+    let batch = match typed::<BatchJson>(
+        &mut fields,
+        id,
+        "batch",
+        "{enabled?, maxRecords?, maxWaitSeconds?, minRecords?, prices?}",
+    )? {
+        None => None,
+        Some(json) => Some(BatchSettings::from_json(id, &provider, json)?),
+    };
     // Taken out before the settings are read: they are credentials, not configuration.
     let secret_headers = {
         let plain: Vec<String> = fields
@@ -305,6 +337,7 @@ fn profile_from_json(
         call,
         timeout,
         limits,
+        batch,
         id: id.to_owned(),
         provider,
         model,

@@ -24,8 +24,13 @@ pub(crate) struct Call<'a> {
 impl Call<'_> {
     /// The output-token cap of a call for `request`: the kind's, or the profile's when lower.
     pub(crate) fn token_limit(&self, request: &AiRequest) -> u32 {
-        self.profile.call.token_cap(aitasks_contracts::max_output_tokens(request))
+        token_limit(self.profile, request)
     }
+}
+
+/// The output-token cap of a call of `profile` for `request`.
+pub(crate) fn token_limit(profile: &ModelProfile, request: &AiRequest) -> u32 {
+    profile.call.token_cap(aitasks_contracts::max_output_tokens(request))
 }
 
 /// One turn's parsed answer: the answer object, or why there is none to check.
@@ -38,11 +43,28 @@ pub(crate) struct Turn {
     pub model: Option<String>,
 }
 
-/// A provider's wire format.
+/// A provider's wire format. The body of a call and the reading of an answer are functions of
+/// their own, so that a batch line is the same request the on-demand call sends and a batch
+/// result is read as an on-demand answer is ([`crate::batches`]).
 pub(crate) trait Wire: Sync {
     /// The conversation's first messages.
     fn start(&self, request: &AiRequest) -> Vec<Value>;
-    /// One call; an answer that says it refused or was cut off is an error, not a turn.
+    /// The JSON body of one call.
+    fn body(
+        &self,
+        profile: &ModelProfile,
+        request: &AiRequest,
+        schema: &Value,
+        conversation: &[Value],
+    ) -> Value;
+    /// A 2xx answer read: an answer that says it refused or was cut off is an error, not a turn.
+    fn read(
+        &self,
+        profile: &ModelProfile,
+        request: &AiRequest,
+        answer: &Value,
+    ) -> Result<Turn, ProviderError>;
+    /// One call: [`Wire::body`] sent, its answer through [`Wire::read`].
     fn turn(
         &self,
         call: &Call<'_>,
@@ -54,10 +76,86 @@ pub(crate) trait Wire: Sync {
     fn repair(&self, conversation: &mut Vec<Value>, turn: Turn, problems: &str);
 }
 
-/// Send a request and read its body: the shared HTTP error classes, with `overloaded` statuses
-/// (Anthropic's 529) among the 5xx. An error names the body by the provider's error code and the
-/// body's size and hash ([`said`]); the body itself goes to a DEBUG line.
+/// The wire format a profile speaks, for the parts that need no call (a batch's lines).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Format {
+    OpenAi,
+    Anthropic,
+    Bedrock,
+}
+
+impl Format {
+    pub(crate) fn of(profile: &ModelProfile) -> Format {
+        match profile.provider.as_str() {
+            "anthropic" => Format::Anthropic,
+            "bedrock" => Format::Bedrock,
+            _ => Format::OpenAi,
+        }
+    }
+
+    pub(crate) fn start(self, request: &AiRequest) -> Vec<Value> {
+        match self {
+            Format::OpenAi => crate::openai::OpenAi.start(request),
+            Format::Anthropic => crate::anthropic::Anthropic.start(request),
+            Format::Bedrock => crate::bedrock::Bedrock.start(request),
+        }
+    }
+
+    pub(crate) fn body(
+        self,
+        profile: &ModelProfile,
+        request: &AiRequest,
+        schema: &Value,
+        conversation: &[Value],
+    ) -> Value {
+        match self {
+            Format::OpenAi => crate::openai::OpenAi.body(profile, request, schema, conversation),
+            Format::Anthropic => crate::anthropic::Anthropic.body(profile, request, schema, conversation),
+            Format::Bedrock => crate::bedrock::Bedrock.body(profile, request, schema, conversation),
+        }
+    }
+
+    pub(crate) fn read(
+        self,
+        profile: &ModelProfile,
+        request: &AiRequest,
+        answer: &Value,
+    ) -> Result<Turn, ProviderError> {
+        match self {
+            Format::OpenAi => crate::openai::OpenAi.read(profile, request, answer),
+            Format::Anthropic => crate::anthropic::Anthropic.read(profile, request, answer),
+            Format::Bedrock => crate::bedrock::Bedrock.read(profile, request, answer),
+        }
+    }
+
+    pub(crate) fn repair(self, conversation: &mut Vec<Value>, turn: Turn, problems: &str) {
+        match self {
+            Format::OpenAi => crate::openai::OpenAi.repair(conversation, turn, problems),
+            Format::Anthropic => crate::anthropic::Anthropic.repair(conversation, turn, problems),
+            Format::Bedrock => crate::bedrock::Bedrock.repair(conversation, turn, problems),
+        }
+    }
+}
+
+/// Send a request and read its JSON body: [`fetch`] with the on-demand bound.
 pub(crate) async fn send(call: &Call<'_>, request: reqwest::RequestBuilder) -> Result<Value, ProviderError> {
+    let text = fetch(call, request, MAX_RESPONSE_BYTES).await?;
+    serde_json::from_str(&text).map_err(|_| {
+        let text = scrub_secret(text.clone(), call.profile);
+        tracing::debug!(body = %snippet(&text), "the provider's answer is not JSON");
+        ProviderError::Malformed(format!("not JSON: {}", said(None, "body", &text)))
+    })
+}
+
+/// Send a request with the profile's headers and read at most `limit` bytes of its body: the
+/// shared HTTP error classes, with `overloaded` statuses (Anthropic's 529) among the 5xx. An
+/// error names the body by the provider's error code and the body's size and hash ([`said`]);
+/// the body itself goes to a DEBUG line.
+pub(crate) async fn fetch(
+    call: &Call<'_>,
+    request: reqwest::RequestBuilder,
+    limit: usize,
+) -> Result<String, ProviderError> {
     let mut request = request.timeout(call.timeout);
     for (name, value) in &call.profile.call.headers {
         request = request.header(name, value);
@@ -69,32 +167,41 @@ pub(crate) async fn send(call: &Call<'_>, request: reqwest::RequestBuilder) -> R
             request = request.header(&header.name, value);
         }
     }
-    let response = request.send().await.map_err(|e| transport_error(e, call))?;
+    let response = request.send().await.map_err(|e| transport_error(e, call.timeout, call.profile))?;
     let status = response.status();
     let retry_after = response
         .headers()
         .get(reqwest::header::RETRY_AFTER)
         .and_then(|v| v.to_str().ok())
         .and_then(parse_retry_after);
-    let text = read_bounded(response, call).await?;
+    let text = read_bounded(response, limit, call.timeout, call.profile).await?;
     if !status.is_success() {
         let text = scrub_secret(text, call.profile);
         tracing::debug!(status = status.as_u16(), body = %snippet(&text), "the provider's error answer");
-        let message = said(error_code(&text).as_deref(), "body", &text);
-        return Err(match status.as_u16() {
-            429 => ProviderError::RateLimited { retry_after, message },
-            401 | 403 => ProviderError::Auth { status: status.as_u16() },
-            404 => ProviderError::ModelUnknown(format!("{} ({message})", call.profile.model)),
-            408 => ProviderError::Server { status: 408, message },
-            code if status.is_server_error() => ProviderError::Server { status: code, message },
-            code => ProviderError::Rejected { status: code, message },
-        });
+        let code = error_code(&text);
+        return Err(status_error(status.as_u16(), retry_after, code.as_deref(), &text, &call.profile.model));
     }
-    serde_json::from_str(&text).map_err(|_| {
-        let text = scrub_secret(text.clone(), call.profile);
-        tracing::debug!(body = %snippet(&text), "the provider's answer is not JSON");
-        ProviderError::Malformed(format!("not JSON: {}", said(None, "body", &text)))
-    })
+    Ok(text)
+}
+
+/// An HTTP error status in our classes; `code` is the provider's error code, `text` what it
+/// wrote (scrubbed), named by size and hash only.
+pub(crate) fn status_error(
+    status: u16,
+    retry_after: Option<Duration>,
+    code: Option<&str>,
+    text: &str,
+    model: &str,
+) -> ProviderError {
+    let message = said(code, "body", text);
+    match status {
+        429 => ProviderError::RateLimited { retry_after, message },
+        401 | 403 => ProviderError::Auth { status },
+        404 => ProviderError::ModelUnknown(format!("{model} ({message})")),
+        408 => ProviderError::Server { status: 408, message },
+        code if code >= 500 => ProviderError::Server { status: code, message },
+        code => ProviderError::Rejected { status: code, message },
+    }
 }
 
 /// The most of a provider's response body that is read: a longer one is malformed (an answer
@@ -102,18 +209,22 @@ pub(crate) async fn send(call: &Call<'_>, request: reqwest::RequestBuilder) -> R
 /// read without a bound into a function's memory.
 const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
 
-async fn read_bounded(mut response: reqwest::Response, call: &Call<'_>) -> Result<String, ProviderError> {
+/// At most `limit` bytes of a response body, or [`ProviderError::Malformed`].
+pub(crate) async fn read_bounded(
+    mut response: reqwest::Response,
+    limit: usize,
+    timeout: Duration,
+    profile: &ModelProfile,
+) -> Result<String, ProviderError> {
     let too_long = || {
-        ProviderError::Malformed(format!(
-            "the response body is over {MAX_RESPONSE_BYTES} bytes; the rest was not read"
-        ))
+        ProviderError::Malformed(format!("the response body is over {limit} bytes; the rest was not read"))
     };
-    if response.content_length().is_some_and(|n| n > MAX_RESPONSE_BYTES as u64) {
+    if response.content_length().is_some_and(|n| n > limit as u64) {
         return Err(too_long());
     }
     let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| transport_error(e, call))? {
-        if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
+    while let Some(chunk) = response.chunk().await.map_err(|e| transport_error(e, timeout, profile))? {
+        if body.len() + chunk.len() > limit {
             return Err(too_long());
         }
         body.extend_from_slice(&chunk);
@@ -122,8 +233,8 @@ async fn read_bounded(mut response: reqwest::Response, call: &Call<'_>) -> Resul
 }
 
 /// A 2xx body without the part the format promises.
-pub(crate) fn malformed(call: &Call<'_>, what: &str, body: &Value) -> ProviderError {
-    let text = scrub_secret(body.to_string(), call.profile);
+pub(crate) fn malformed(profile: &ModelProfile, what: &str, body: &Value) -> ProviderError {
+    let text = scrub_secret(body.to_string(), profile);
     tracing::debug!(body = %snippet(&text), "the provider's answer has no {what}");
     ProviderError::Malformed(format!("no {what} in the answer: {}", said(None, "body", &text)))
 }
@@ -137,20 +248,24 @@ pub(crate) fn parse_answer(text: Option<&str>) -> Result<Value, String> {
     }
 }
 
-fn transport_error(error: reqwest::Error, call: &Call<'_>) -> ProviderError {
+pub(crate) fn transport_error(
+    error: reqwest::Error,
+    timeout: Duration,
+    profile: &ModelProfile,
+) -> ProviderError {
     if error.is_timeout() {
-        ProviderError::Timeout(call.timeout)
+        ProviderError::Timeout(timeout)
     } else if error.is_connect() || error.is_request() {
         // reqwest errors name the URL, never the headers; scrub anyway.
-        ProviderError::Connection(scrub_secret(error.to_string(), call.profile))
+        ProviderError::Connection(scrub_secret(error.to_string(), profile))
     } else {
-        ProviderError::Malformed(scrub_secret(error.to_string(), call.profile))
+        ProviderError::Malformed(scrub_secret(error.to_string(), profile))
     }
 }
 
 /// The provider's error code in an error body, when it gave one: OpenAI's `error.code` or
 /// `error.type`, Anthropic's `error.type`, a top-level `code` or `type` (vLLM and others).
-fn error_code(text: &str) -> Option<String> {
+pub(crate) fn error_code(text: &str) -> Option<String> {
     let body: Value = serde_json::from_str(text).ok()?;
     ["/error/code", "/error/type", "/code", "/type"]
         .iter()
@@ -160,7 +275,7 @@ fn error_code(text: &str) -> Option<String> {
 }
 
 /// At most 300 characters of a provider's body, for DEBUG lines.
-fn snippet(text: &str) -> String {
+pub(crate) fn snippet(text: &str) -> String {
     let mut out: String = text.chars().take(300).collect();
     if out.len() < text.len() {
         out.push('…');
@@ -170,7 +285,7 @@ fn snippet(text: &str) -> String {
 
 /// Providers sometimes echo the credentials they were given (the key, a secret header's
 /// value); never pass them on.
-fn scrub_secret(text: String, profile: &ModelProfile) -> String {
+pub(crate) fn scrub_secret(text: String, profile: &ModelProfile) -> String {
     let secrets =
         profile.api_key.iter().chain(profile.secret_headers.iter().filter_map(|h| h.value.as_ref()));
     secrets
@@ -180,7 +295,7 @@ fn scrub_secret(text: String, profile: &ModelProfile) -> String {
 }
 
 /// `Retry-After`: whole seconds, or an HTTP date.
-fn parse_retry_after(value: &str) -> Option<Duration> {
+pub(crate) fn parse_retry_after(value: &str) -> Option<Duration> {
     if let Ok(seconds) = value.trim().parse::<u64>() {
         return Some(Duration::from_secs(seconds));
     }

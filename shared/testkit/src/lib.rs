@@ -18,6 +18,7 @@ mod queues;
 mod random;
 pub mod runtime_api;
 mod stats;
+mod stub_batches;
 mod stub_provider;
 mod tcp_proxy;
 mod tokens;
@@ -33,6 +34,10 @@ pub use private_sqs::PrivateSqs;
 pub use queues::{sqs_at, TestQueues};
 pub use random::Xorshift;
 pub use stats::percentile;
+pub use stub_batches::{
+    BatchOutcome, BedrockBatchStub, LineScript, StubBatches, BATCH_AWS_ACCESS_KEY, BATCH_AWS_SECRET_KEY,
+    BATCH_STUB_KEY,
+};
 pub use stub_provider::{Reply, StubProvider};
 pub use tcp_proxy::{via, TcpProxy};
 pub use tokens::{dev_token, token_with, DEV_SECRET};

@@ -318,7 +318,12 @@ fn render(reply: &Reply, request: &Value) -> (u16, String, String) {
 /// A valid answer for the request's answer schema: the first choice, one item, a date-time, a
 /// short text.
 pub(crate) fn auto_answer(request: &Value) -> Value {
-    let schema = &request["response_format"]["json_schema"]["schema"];
+    answer_for_schema(&request["response_format"]["json_schema"]["schema"])
+}
+
+/// A valid answer for an answer schema (the one [`auto_answer`] reads from a chat request; the
+/// batch stubs read it from each line's body in its provider's shape).
+pub(crate) fn answer_for_schema(schema: &Value) -> Value {
     let mut answer = serde_json::Map::new();
     if let Some(properties) = schema["properties"].as_object() {
         for (name, property) in properties {

@@ -17,7 +17,7 @@ use wiremock::matchers::{method, path_regex};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 const ACCESS_KEY: &str = "AKIDREHEARSAL";
-const SECRET: &str = "role-secret-key-do-not-log";
+pub(crate) const SECRET: &str = "role-secret-key-do-not-log";
 const MODEL: &str = "anthropic.claude-3-haiku-20240307-v1:0";
 
 /// Whether `request`'s SigV4 signature is the one `SECRET` gives (the headers it says it signed,
@@ -75,7 +75,7 @@ impl Respond for Converse {
     }
 }
 
-fn answer(input: Value, stop_reason: &str) -> ResponseTemplate {
+pub(crate) fn answer(input: Value, stop_reason: &str) -> ResponseTemplate {
     ResponseTemplate::new(200).set_body_json(json!({
         "output": {"message": {"role": "assistant", "content": [
             {"toolUse": {"toolUseId": "tooluse_1", "name": "classification", "input": input}}]}},
@@ -91,7 +91,7 @@ fn error(status: u16, kind: &str) -> ResponseTemplate {
         .set_body_json(json!({"message": format!("{kind} from the stub")}))
 }
 
-async fn serve(replies: Vec<ResponseTemplate>) -> MockServer {
+pub(crate) async fn serve(replies: Vec<ResponseTemplate>) -> MockServer {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(path_regex("^/model/[^/]+/converse$"))
@@ -101,7 +101,7 @@ async fn serve(replies: Vec<ResponseTemplate>) -> MockServer {
     server
 }
 
-fn client(secret: &str) -> HttpProvider {
+pub(crate) fn client(secret: &str) -> HttpProvider {
     let config = aws_sdk_bedrockruntime::Config::builder()
         .behavior_version(BehaviorVersion::latest())
         .region(Region::new("us-east-1"))

@@ -3,6 +3,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod anthropic_client;
+mod batch_anthropic;
+mod batch_bedrock;
+mod batch_openai;
+mod batch_support;
 mod bedrock_client;
 mod credentials;
 mod openai_client;

@@ -25,6 +25,7 @@ fn profile(server: &MockServer) -> ModelProfile {
         call: Default::default(),
         timeout: None,
         limits: None,
+        batch: None,
     }
 }
 

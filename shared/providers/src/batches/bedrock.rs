@@ -1,0 +1,181 @@
+//! Amazon Bedrock batch inference: the lines as `{"recordId", "modelInput"}` JSONL in
+//! `s3://{bucket}/aitasks/{batch_id}/input.jsonl` (each `modelInput` the Converse-shaped body of
+//! the on-demand call), a job of it (`POST /model-invocation-job`, `modelInvocationType:
+//! Converse`, our batch id its client request token, so a retried submit makes no second job),
+//! its status (`GET /model-invocation-job/{arn}`), the results under
+//! `{output}/{job id}/` (`*.jsonl.out`: `{"recordId", "modelOutput"}` or `{"recordId",
+//! "error": {"errorCode", "errorMessage"}}`) and `POST /model-invocation-job/{arn}/stop`.
+
+use std::collections::HashMap;
+
+use aitasks_contracts::AiRequest;
+use reqwest::Method;
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+use super::aws::{encode, xml_value, xml_values, AwsCall};
+use super::MAX_RESULT_FILE_BYTES;
+use super::{collect, judge, line_body, unanswered, BatchLine, BatchPhase, LineOutcome, LineResult};
+use crate::error::{is_token, said, ProviderError};
+use crate::profiles::ModelProfile;
+use crate::wire::{malformed, scrub_secret};
+
+/// The most of a control-plane or listing answer that is read.
+const MAX_ANSWER_BYTES: usize = 4 * 1024 * 1024;
+/// How many pages of a listing are read (1000 keys each).
+const LIST_PAGES: usize = 10;
+
+fn parse(profile: &ModelProfile, text: &str) -> Result<Value, ProviderError> {
+    serde_json::from_str(text).map_err(|_| {
+        ProviderError::Malformed(format!(
+            "not JSON: {}",
+            said(None, "body", &scrub_secret(text.to_owned(), profile))
+        ))
+    })
+}
+
+pub(super) async fn submit(
+    call: &AwsCall<'_>,
+    batch_id: Uuid,
+    lines: &[BatchLine<'_>],
+) -> Result<String, ProviderError> {
+    let (aws, profile) = (call.aws, call.profile);
+    let mut jsonl = String::new();
+    for line in lines {
+        let record =
+            json!({"recordId": line.task_id.to_string(), "modelInput": line_body(profile, line.request)});
+        jsonl.push_str(&record.to_string());
+        jsonl.push('\n');
+    }
+    let prefix = format!("aitasks/{batch_id}");
+    let input_key = format!("{prefix}/input.jsonl");
+    call.send(Method::PUT, &aws.object_url(&input_key), "s3", jsonl.into_bytes(), MAX_ANSWER_BYTES).await?;
+    let job = json!({
+        "jobName": format!("aitasks-{batch_id}"),
+        "clientRequestToken": batch_id.to_string(),
+        "roleArn": aws.role_arn,
+        "modelId": profile.model,
+        "modelInvocationType": "Converse",
+        "inputDataConfig": {"s3InputDataConfig": {
+            "s3Uri": format!("s3://{}/{input_key}", aws.bucket), "s3InputFormat": "JSONL"}},
+        "outputDataConfig": {"s3OutputDataConfig": {"s3Uri": format!("s3://{}/{prefix}/output/", aws.bucket)}},
+        "timeoutDurationInHours": 24,
+    });
+    let url = aws.bedrock_url("/model-invocation-job");
+    let text =
+        call.send(Method::POST, &url, "bedrock", job.to_string().into_bytes(), MAX_ANSWER_BYTES).await?;
+    let created = parse(profile, &text)?;
+    created["jobArn"].as_str().map(str::to_owned).ok_or_else(|| malformed(profile, "jobArn", &created))
+}
+
+pub(super) async fn status(call: &AwsCall<'_>, job_arn: &str) -> Result<BatchPhase, ProviderError> {
+    let (aws, profile) = (call.aws, call.profile);
+    let url = aws.bedrock_url(&format!("/model-invocation-job/{}", encode(job_arn)));
+    let text = call.send(Method::GET, &url, "bedrock", Vec::new(), MAX_ANSWER_BYTES).await?;
+    let job = parse(profile, &text)?;
+    let state = job["status"].as_str().ok_or_else(|| malformed(profile, "status", &job))?;
+    let results = || -> Result<Vec<String>, ProviderError> {
+        let output = job.pointer("/outputDataConfig/s3OutputDataConfig/s3Uri").and_then(Value::as_str);
+        let output = output.ok_or_else(|| malformed(profile, "outputDataConfig", &job))?;
+        // The job's id is the last part of its ARN; its files are under `{output}/{job id}/`.
+        let id = job_arn.rsplit('/').next().filter(|id| is_token(id));
+        let id = id.ok_or_else(|| ProviderError::Malformed("the job ARN has no job id".into()))?;
+        Ok(vec![format!("{}/{id}/", output.trim_end_matches('/'))])
+    };
+    Ok(match state {
+        "Submitted" | "Validating" | "Scheduled" | "InProgress" | "Stopping" => BatchPhase::Working,
+        "Completed" | "PartiallyCompleted" => BatchPhase::Done { results: results()?, stopped: None },
+        "Failed" | "Stopped" | "Expired" => {
+            BatchPhase::Done { results: results().unwrap_or_default(), stopped: Some(state.to_owned()) }
+        }
+        _ => return Err(malformed(profile, "a known status", &job)),
+    })
+}
+
+pub(super) async fn results(
+    call: &AwsCall<'_>,
+    output: &str,
+    requests: &HashMap<Uuid, AiRequest>,
+    out: &mut Vec<LineResult>,
+) -> Result<(), ProviderError> {
+    let (aws, profile) = (call.aws, call.profile);
+    let own = format!("s3://{}/", aws.bucket);
+    let prefix = output.strip_prefix(&own).filter(|prefix| !prefix.contains("..")).ok_or_else(|| {
+        ProviderError::Malformed(format!(
+            "the results are not in the batch bucket: {}",
+            said(None, "uri", output)
+        ))
+    })?;
+    for key in list(call, prefix).await? {
+        if !key.ends_with(".jsonl.out") {
+            continue;
+        }
+        let url = aws.object_url(&key);
+        let text = call.send(Method::GET, &url, "s3", Vec::new(), MAX_RESULT_FILE_BYTES).await?;
+        collect(&text, "recordId", requests, out, |line, request| outcome(profile, line, request));
+    }
+    Ok(())
+}
+
+/// The keys under `prefix` (ListObjectsV2, bounded pages).
+async fn list(call: &AwsCall<'_>, prefix: &str) -> Result<Vec<String>, ProviderError> {
+    let aws = call.aws;
+    let mut keys = Vec::new();
+    let mut token: Option<String> = None;
+    for _ in 0..LIST_PAGES {
+        let mut url = format!("{}?list-type=2&prefix={}", aws.bucket_url(), encode(prefix));
+        if let Some(token) = &token {
+            url = format!(
+                "{}?continuation-token={}&list-type=2&prefix={}",
+                aws.bucket_url(),
+                encode(token),
+                encode(prefix)
+            );
+        }
+        let text = call.send(Method::GET, &url, "s3", Vec::new(), MAX_ANSWER_BYTES).await?;
+        keys.extend(xml_values(&text, "Key"));
+        match (xml_value(&text, "IsTruncated").as_deref(), xml_value(&text, "NextContinuationToken")) {
+            (Some("true"), Some(next)) => token = Some(next),
+            _ => break,
+        }
+    }
+    Ok(keys)
+}
+
+/// One record: `{"recordId", "modelOutput"}` or `{"recordId", "error": {"errorCode", "errorMessage"}}`.
+fn outcome(profile: &ModelProfile, line: &Value, request: &AiRequest) -> LineOutcome {
+    if let Some(output) = line.get("modelOutput").filter(|o| o.is_object()) {
+        return judge(profile, request, output);
+    }
+    let error = &line["error"];
+    if !error.is_object() {
+        return LineOutcome::Failed(malformed(profile, "modelOutput or error", line));
+    }
+    let text = scrub_secret(error["errorMessage"].as_str().unwrap_or_default().to_owned(), profile);
+    let code = &error["errorCode"];
+    let status = code.as_u64().and_then(|c| u16::try_from(c).ok());
+    let name = code.as_str().filter(|name| is_token(name));
+    if matches!(name, Some("Expired" | "JobExpired" | "Stopped")) {
+        return unanswered("the job ended first");
+    }
+    let message = said(name, "errorMessage", &text);
+    LineOutcome::Failed(match (name, status) {
+        (Some("ThrottlingException"), _) | (_, Some(429)) => {
+            ProviderError::RateLimited { retry_after: None, message }
+        }
+        (Some("AccessDeniedException"), _) | (_, Some(401 | 403)) => {
+            ProviderError::Auth { status: status.unwrap_or(403) }
+        }
+        (Some("ModelTimeoutException"), _) | (_, Some(408)) => ProviderError::Server { status: 408, message },
+        (_, Some(status)) if status >= 500 || status == 424 => ProviderError::Server { status, message },
+        (Some("ValidationException"), _) => ProviderError::Rejected { status: 400, message },
+        (_, Some(status)) if status >= 400 => ProviderError::Rejected { status, message },
+        _ => ProviderError::Server { status: 500, message },
+    })
+}
+
+pub(super) async fn cancel(call: &AwsCall<'_>, job_arn: &str) -> Result<(), ProviderError> {
+    let aws = call.aws;
+    let url = aws.bedrock_url(&format!("/model-invocation-job/{}/stop", encode(job_arn)));
+    call.send(Method::POST, &url, "bedrock", Vec::new(), MAX_ANSWER_BYTES).await.map(drop)
+}

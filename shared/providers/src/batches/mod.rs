@@ -1,0 +1,279 @@
+//! Deferred tasks through the providers' batch APIs: OpenAI's Files and Batches API
+//! ([`openai`]), Anthropic's Message Batches ([`anthropic`]) and Amazon Bedrock's batch inference
+//! jobs over S3 ([`bedrock`], signed by [`aws`]).
+//!
+//! A batch line is the request the on-demand call sends (the same body function), keyed by the
+//! task id; a result line is read by the same reader and checker as an on-demand answer, its
+//! usage priced at the profile's batch prices. An answer that fails the checker comes back as a
+//! [`Resume`] for the on-demand repair turn ([`crate::Provider::repair_gated`]).
+//!
+//! Everything a provider sends is input: result files are read to at most
+//! [`MAX_RESULT_FILE_BYTES`] and their lines to [`MAX_RESULT_LINE_BYTES`]; a line naming a task
+//! that is not in the batch, or no task at all, is left out with a warning; errors name what
+//! the provider wrote by size and hash only, and never carry a key.
+
+mod anthropic;
+mod aws;
+mod bedrock;
+mod lines;
+mod openai;
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use aitasks_contracts::{answer_schema_for, AiRequest};
+use serde_json::Value;
+use uuid::Uuid;
+
+pub use aws::BatchAws;
+
+use crate::client::{checked, reported_usage_bounded, Completion, Resume, Usage};
+use crate::error::ProviderError;
+use crate::profiles::ModelProfile;
+use crate::wire::{Call, Format};
+
+/// The most of one result file that is read: a longer one is an error of the whole read.
+pub const MAX_RESULT_FILE_BYTES: usize = 64 * 1024 * 1024;
+/// The longest result line: a longer one is its task's [`ProviderError::Malformed`].
+pub const MAX_RESULT_LINE_BYTES: usize = 1024 * 1024;
+
+/// One task of a batch: its id is the line's `custom_id` (`recordId` on Bedrock).
+#[derive(Debug, Clone, Copy)]
+pub struct BatchLine<'a> {
+    pub task_id: Uuid,
+    pub request: &'a AiRequest,
+}
+
+/// Where a batch is at the provider.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BatchPhase {
+    /// Validating, queued, in progress, finalizing, stopping.
+    Working,
+    /// The provider is done with it: `results` are what [`BatchClient::results`] reads (OpenAI's
+    /// output and error file ids, Anthropic's `results_url`, Bedrock's S3 output prefix);
+    /// `stopped` says why it did not complete (`None` when it completed).
+    Done { results: Vec<String>, stopped: Option<String> },
+}
+
+/// What one result line says about its task.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LineOutcome {
+    /// A checked answer; its usage has one call, priced at the batch prices.
+    Answered(Completion),
+    /// The answer failed the checker: the on-demand repair turn starts from here.
+    Invalid(Resume),
+    /// The line's error, in the classes of an on-demand call's; an expired or canceled line is
+    /// a retryable [`ProviderError::Server`] with status 504.
+    Failed(ProviderError),
+}
+
+/// One result line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LineResult {
+    pub task_id: Uuid,
+    pub outcome: LineOutcome,
+}
+
+/// The batch APIs of every provider, chosen by the profile (as [`crate::HttpProvider`] is).
+#[derive(Debug, Clone)]
+pub struct BatchClient {
+    http: reqwest::Client,
+    timeout: Duration,
+    aws: Option<BatchAws>,
+}
+
+impl BatchClient {
+    /// A client whose calls give up after `timeout` each (an upload of a whole batch is one).
+    pub fn new(timeout: Duration) -> Result<BatchClient, ProviderError> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(timeout.min(Duration::from_secs(10)))
+            .pool_idle_timeout(Duration::from_secs(60))
+            .build()
+            .map_err(|e| ProviderError::Connection(format!("cannot build the HTTP client: {e}")))?;
+        Ok(BatchClient { http, timeout, aws: None })
+    }
+
+    /// Bedrock batch inference through this client: the credentials, region, bucket and role.
+    pub fn with_aws(mut self, aws: BatchAws) -> BatchClient {
+        self.aws = Some(aws);
+        self
+    }
+
+    fn call<'a>(&'a self, profile: &'a ModelProfile) -> Call<'a> {
+        Call { http: &self.http, bedrock: None, profile, timeout: self.timeout }
+    }
+
+    fn aws_call<'a>(&'a self, profile: &'a ModelProfile) -> Result<aws::AwsCall<'a>, ProviderError> {
+        let aws = self.aws.as_ref().ok_or_else(|| {
+            ProviderError::Connection("no AWS configuration for Bedrock batches (bucket, role)".into())
+        })?;
+        Ok(aws::AwsCall { http: &self.http, aws, profile, timeout: self.timeout })
+    }
+
+    /// Submit a batch, idempotent on `batch_id` where the provider allows it: OpenAI by the
+    /// batch's metadata, Bedrock by the job's client request token; Anthropic has no idempotency
+    /// key, so a retried submit after a lost answer makes a second batch there. Returns the
+    /// provider's batch id (a Bedrock job's ARN).
+    #[tracing::instrument(skip_all, fields(profile = %profile.id, %batch_id, lines = lines.len()))]
+    pub async fn submit(
+        &self,
+        profile: &ModelProfile,
+        batch_id: Uuid,
+        lines: &[BatchLine<'_>],
+    ) -> Result<String, ProviderError> {
+        match Format::of(profile) {
+            Format::OpenAi => openai::submit(&self.call(profile), batch_id, lines).await,
+            Format::Anthropic => anthropic::submit(&self.call(profile), lines).await,
+            Format::Bedrock => bedrock::submit(&self.aws_call(profile)?, batch_id, lines).await,
+        }
+    }
+
+    /// Where the batch is.
+    pub async fn status(
+        &self,
+        profile: &ModelProfile,
+        provider_batch_id: &str,
+    ) -> Result<BatchPhase, ProviderError> {
+        match Format::of(profile) {
+            Format::OpenAi => openai::status(&self.call(profile), provider_batch_id).await,
+            Format::Anthropic => anthropic::status(&self.call(profile), provider_batch_id).await,
+            Format::Bedrock => bedrock::status(&self.aws_call(profile)?, provider_batch_id).await,
+        }
+    }
+
+    /// Every result line of the tasks in `requests` from `phase_results` (what
+    /// [`BatchPhase::Done`] gave), in any order, duplicates passed on. A file over
+    /// [`MAX_RESULT_FILE_BYTES`] is an error; a line over [`MAX_RESULT_LINE_BYTES`] is its
+    /// task's [`ProviderError::Malformed`].
+    pub async fn results(
+        &self,
+        profile: &ModelProfile,
+        phase_results: &[String],
+        requests: &HashMap<Uuid, AiRequest>,
+    ) -> Result<Vec<LineResult>, ProviderError> {
+        let mut out = Vec::new();
+        for reference in phase_results {
+            match Format::of(profile) {
+                Format::OpenAi => openai::results(&self.call(profile), reference, requests, &mut out).await?,
+                Format::Anthropic => {
+                    anthropic::results(&self.call(profile), reference, requests, &mut out).await?
+                }
+                Format::Bedrock => {
+                    bedrock::results(&self.aws_call(profile)?, reference, requests, &mut out).await?
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Best effort: cancel (stop) a batch nobody waits for any more.
+    pub async fn cancel(&self, profile: &ModelProfile, provider_batch_id: &str) -> Result<(), ProviderError> {
+        match Format::of(profile) {
+            Format::OpenAi => openai::cancel(&self.call(profile), provider_batch_id).await,
+            Format::Anthropic => anthropic::cancel(&self.call(profile), provider_batch_id).await,
+            Format::Bedrock => bedrock::cancel(&self.aws_call(profile)?, provider_batch_id).await,
+        }
+    }
+}
+
+/// The body of one batch line: the on-demand call's, for its first turn.
+fn line_body(profile: &ModelProfile, request: &AiRequest) -> Value {
+    let format = Format::of(profile);
+    let schema = answer_schema_for(request, profile.schema_dialect());
+    format.body(profile, request, &schema, &format.start(request))
+}
+
+/// A result line's answer (the body an on-demand call would have had) read and checked.
+fn judge(profile: &ModelProfile, request: &AiRequest, answer: &Value) -> LineOutcome {
+    let format = Format::of(profile);
+    let turn = match format.read(profile, request, answer) {
+        Ok(turn) => reported_usage_bounded(turn),
+        Err(error) => return LineOutcome::Failed(error),
+    };
+    let mut usage = Usage::start(profile);
+    usage.calls = 1;
+    usage.add_turn(&turn);
+    usage.estimated_cost_usd = profile.batch_cost(turn.input_tokens, turn.output_tokens);
+    match checked(request, &turn) {
+        Ok(output) => LineOutcome::Answered(Completion { output, usage }),
+        Err(problems) => {
+            let mut conversation = format.start(request);
+            format.repair(&mut conversation, turn, &problems);
+            LineOutcome::Invalid(Resume { conversation, problems, usage })
+        }
+    }
+}
+
+/// The task a line names, when it is one of the batch's; else a warning and `None`.
+fn known<'r>(id: Option<&str>, requests: &'r HashMap<Uuid, AiRequest>) -> Option<(Uuid, &'r AiRequest)> {
+    let parsed = id.and_then(|id| Uuid::parse_str(id).ok());
+    match parsed.and_then(|task_id| requests.get(&task_id).map(|request| (task_id, request))) {
+        Some(found) => Some(found),
+        None => {
+            // The id is what the provider wrote: its size only.
+            tracing::warn!(
+                id_chars = id.map_or(0, str::len),
+                "a batch result line names no task of the batch; left out"
+            );
+            None
+        }
+    }
+}
+
+/// A line's outcome for a line that was over [`MAX_RESULT_LINE_BYTES`].
+fn too_long() -> LineOutcome {
+    LineOutcome::Failed(ProviderError::Malformed(format!(
+        "the batch result line is over {MAX_RESULT_LINE_BYTES} bytes; it was not read"
+    )))
+}
+
+/// An expired or canceled line: answered by nobody, worth another attempt.
+fn unanswered(why: &str) -> LineOutcome {
+    LineOutcome::Failed(ProviderError::Server {
+        status: 504,
+        message: format!("the batch ended before this task was answered ({why})"),
+    })
+}
+
+/// Every line of a result file whose task is in `requests`, through `outcome`.
+fn collect(
+    text: &str,
+    key: &str,
+    requests: &HashMap<Uuid, AiRequest>,
+    out: &mut Vec<LineResult>,
+    mut outcome: impl FnMut(&Value, &AiRequest) -> LineOutcome,
+) {
+    for line in lines::lines(text, key) {
+        match line {
+            lines::Line::Json(value) => {
+                if let Some((task_id, request)) = known(value[key].as_str(), requests) {
+                    out.push(LineResult { task_id, outcome: outcome(&value, request) });
+                }
+            }
+            lines::Line::Unreadable { id, too_long: long } => {
+                if let Some((task_id, _)) = known(id.as_deref(), requests) {
+                    let outcome = if long {
+                        too_long()
+                    } else {
+                        LineOutcome::Failed(ProviderError::Malformed(
+                            "a batch result line is not JSON".into(),
+                        ))
+                    };
+                    out.push(LineResult { task_id, outcome });
+                }
+            }
+        }
+    }
+}
+
+/// A provider's id used in a URL path: a short token only (no `/`, no `..`).
+fn path_id<'a>(id: &'a str, what: &str) -> Result<&'a str, ProviderError> {
+    if crate::error::is_token(id) {
+        Ok(id)
+    } else {
+        Err(ProviderError::Malformed(format!(
+            "the provider's {what} id is not a short token: {}",
+            crate::error::said(None, "id", id)
+        )))
+    }
+}

@@ -1,0 +1,170 @@
+//! OpenAI's Batch API: the lines uploaded as a JSONL file (`POST /files`, `purpose=batch`), a
+//! batch of it (`POST /batches`, `completion_window: 24h`, our batch id in its metadata), its
+//! status (`GET /batches/{id}`), its output and error files (`GET /files/{id}/content`), and
+//! `POST /batches/{id}/cancel`. A submit first looks for a batch whose metadata names our batch
+//! id (the last [`LIST_PAGES`] pages of batches), so a retried submit makes none twice.
+
+use std::collections::HashMap;
+
+use aitasks_contracts::AiRequest;
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+use super::MAX_RESULT_FILE_BYTES;
+use super::{collect, judge, line_body, path_id, unanswered, BatchLine, BatchPhase, LineOutcome, LineResult};
+use crate::error::{said, ProviderError};
+use crate::wire::{error_code, fetch, malformed, scrub_secret, send, status_error, Call};
+
+/// How many pages of 100 batches a submit looks through for one it already made.
+const LIST_PAGES: usize = 10;
+/// The metadata key that carries our batch id.
+const METADATA_KEY: &str = "aitasks_batch";
+
+fn authorized(call: &Call<'_>, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+    match &call.profile.api_key {
+        Some(key) => request.bearer_auth(key.expose()),
+        None => request,
+    }
+}
+
+pub(super) async fn submit(
+    call: &Call<'_>,
+    batch_id: Uuid,
+    lines: &[BatchLine<'_>],
+) -> Result<String, ProviderError> {
+    if let Some(existing) = existing(call, batch_id).await? {
+        tracing::info!(provider_batch = %existing, "the batch was submitted before; not again");
+        return Ok(existing);
+    }
+    let mut jsonl = String::new();
+    for line in lines {
+        let entry = json!({
+            "custom_id": line.task_id.to_string(),
+            "method": "POST",
+            "url": "/v1/chat/completions",
+            "body": line_body(call.profile, line.request),
+        });
+        jsonl.push_str(&entry.to_string());
+        jsonl.push('\n');
+    }
+    let boundary = format!("aitasks-{}", Uuid::new_v4().simple());
+    let mut form = Vec::with_capacity(jsonl.len() + 512);
+    form.extend_from_slice(
+        format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"purpose\"\r\n\r\nbatch\r\n\
+             --{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"aitasks-{batch_id}.jsonl\"\r\n\
+             Content-Type: application/jsonl\r\n\r\n"
+        )
+        .as_bytes(),
+    );
+    form.extend_from_slice(jsonl.as_bytes());
+    form.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    let upload = call
+        .http
+        .post(format!("{}/files", call.profile.base_url))
+        .header("content-type", format!("multipart/form-data; boundary={boundary}"))
+        .body(form);
+    let file = send(call, authorized(call, upload)).await?;
+    let file_id = file["id"].as_str().ok_or_else(|| malformed(call.profile, "file id", &file))?;
+    let create = call.http.post(format!("{}/batches", call.profile.base_url)).json(&json!({
+        "input_file_id": file_id,
+        "endpoint": "/v1/chat/completions",
+        "completion_window": "24h",
+        "metadata": {METADATA_KEY: batch_id.to_string()},
+    }));
+    let batch = send(call, authorized(call, create)).await?;
+    batch["id"].as_str().map(str::to_owned).ok_or_else(|| malformed(call.profile, "batch id", &batch))
+}
+
+/// The batch made before for `batch_id`, if any.
+async fn existing(call: &Call<'_>, batch_id: Uuid) -> Result<Option<String>, ProviderError> {
+    let wanted = batch_id.to_string();
+    let mut after: Option<String> = None;
+    for _ in 0..LIST_PAGES {
+        let mut list = call.http.get(format!("{}/batches", call.profile.base_url)).query(&[("limit", "100")]);
+        if let Some(after) = &after {
+            list = list.query(&[("after", after)]);
+        }
+        let page = send(call, authorized(call, list)).await?;
+        let data = page["data"].as_array().ok_or_else(|| malformed(call.profile, "data", &page))?;
+        if let Some(found) = data.iter().find(|batch| batch["metadata"][METADATA_KEY] == wanted.as_str()) {
+            return Ok(found["id"].as_str().map(str::to_owned));
+        }
+        let last = data.last().and_then(|batch| batch["id"].as_str()).map(str::to_owned);
+        match (page["has_more"].as_bool(), last) {
+            (Some(true), Some(last)) => after = Some(last),
+            _ => return Ok(None),
+        }
+    }
+    Ok(None)
+}
+
+pub(super) async fn status(call: &Call<'_>, batch: &str) -> Result<BatchPhase, ProviderError> {
+    let url = format!("{}/batches/{}", call.profile.base_url, path_id(batch, "batch")?);
+    let batch = send(call, authorized(call, call.http.get(url))).await?;
+    let state = batch["status"].as_str().ok_or_else(|| malformed(call.profile, "status", &batch))?;
+    let files: Vec<String> = ["output_file_id", "error_file_id"]
+        .iter()
+        .filter_map(|field| batch[*field].as_str())
+        .filter(|id| !id.is_empty())
+        .map(str::to_owned)
+        .collect();
+    Ok(match state {
+        "validating" | "in_progress" | "finalizing" | "cancelling" => BatchPhase::Working,
+        "completed" => BatchPhase::Done { results: files, stopped: None },
+        other => {
+            // What the provider wrote: a short token only.
+            let state = if crate::error::is_token(other) { other } else { "unknown" };
+            let code = batch.pointer("/errors/data/0/code").and_then(Value::as_str);
+            let why = match code.filter(|code| crate::error::is_token(code)) {
+                Some(code) => format!("{state}: {code}"),
+                None => state.to_owned(),
+            };
+            BatchPhase::Done { results: files, stopped: Some(why) }
+        }
+    })
+}
+
+pub(super) async fn results(
+    call: &Call<'_>,
+    file_id: &str,
+    requests: &HashMap<Uuid, AiRequest>,
+    out: &mut Vec<LineResult>,
+) -> Result<(), ProviderError> {
+    let url = format!("{}/files/{}/content", call.profile.base_url, path_id(file_id, "file")?);
+    let text = fetch(call, authorized(call, call.http.get(url)), MAX_RESULT_FILE_BYTES).await?;
+    collect(&text, "custom_id", requests, out, |line, request| outcome(call, line, request));
+    Ok(())
+}
+
+/// One line: `{"custom_id", "response": {"status_code", "body"}, "error"}`.
+fn outcome(call: &Call<'_>, line: &Value, request: &AiRequest) -> LineOutcome {
+    let profile = call.profile;
+    if let Some(response) = line.get("response").filter(|r| r.is_object()) {
+        let body = &response["body"];
+        return match response["status_code"].as_u64().and_then(|s| u16::try_from(s).ok()) {
+            Some(200) => judge(profile, request, body),
+            Some(status) if status >= 400 => {
+                let text = scrub_secret(body.to_string(), profile);
+                let code = error_code(&text);
+                LineOutcome::Failed(status_error(status, None, code.as_deref(), &text, &profile.model))
+            }
+            _ => LineOutcome::Failed(malformed(profile, "response.status_code", line)),
+        };
+    }
+    let error = &line["error"];
+    match error["code"].as_str() {
+        Some("batch_expired") => unanswered("expired"),
+        Some("batch_cancelled") => unanswered("canceled"),
+        code if error.is_object() => {
+            let text = scrub_secret(error.to_string(), profile);
+            LineOutcome::Failed(ProviderError::Server { status: 500, message: said(code, "error", &text) })
+        }
+        _ => LineOutcome::Failed(malformed(profile, "response or error", line)),
+    }
+}
+
+pub(super) async fn cancel(call: &Call<'_>, batch: &str) -> Result<(), ProviderError> {
+    let url = format!("{}/batches/{}/cancel", call.profile.base_url, path_id(batch, "batch")?);
+    send(call, authorized(call, call.http.post(url))).await.map(drop)
+}

@@ -1,0 +1,334 @@
+//! Stubs of the providers' batch APIs, real HTTP servers speaking their wire formats:
+//! [`StubBatches`] serves OpenAI's Files and Batches API (`/v1/files`, `/v1/batches`) and
+//! Anthropic's Message Batches (`/v1/messages/batches`) under one base URL; [`BedrockBatchStub`]
+//! serves Bedrock's batch-inference control plane, checks every request's SigV4 signature, and
+//! keeps the records in moto's S3.
+//!
+//! Each line is answered from its own request's schema (as [`crate::Reply::Auto`] answers), in
+//! a shuffled order; a test scripts single lines ([`LineScript`]: an invalid answer, an error,
+//! no line, a duplicate, an oversized line), moves batches on ([`StubBatches::advance`], or one
+//! step per status read unless [`StubBatches::hold`]), and picks how they end
+//! ([`BatchOutcome`]). Every create is counted, so a test can prove a resubmission made none.
+
+mod bedrock;
+mod server;
+mod sigv4;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+
+pub use bedrock::{BedrockBatchStub, BATCH_AWS_ACCESS_KEY, BATCH_AWS_SECRET_KEY};
+
+use crate::stub_provider::answer_for_schema;
+
+/// The key both batch APIs of [`StubBatches`] accept (`Authorization: Bearer` or `x-api-key`).
+pub const BATCH_STUB_KEY: &str = "sk-batch-stub-key";
+
+/// How the batches end when they are advanced past in-progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BatchOutcome {
+    /// Every line answered (or as scripted).
+    Complete,
+    /// The batch fails as a whole (OpenAI `failed`, Bedrock `Failed`; Anthropic, which has no
+    /// failed batches, errors every line with `api_error`).
+    Fail,
+    /// The batch expires: every line unanswered (`batch_expired`, `expired`; Bedrock `Expired`
+    /// writes nothing).
+    Expire,
+}
+
+/// What one task's line does instead of a valid answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LineScript {
+    /// An answer the checker refuses (`{}`).
+    Invalid,
+    /// An error line with this HTTP status.
+    Error(u16),
+    /// No line at all.
+    Omit,
+    /// The valid line twice.
+    Duplicate,
+    /// A valid answer whose line is longer than this many bytes.
+    Oversized(usize),
+}
+
+/// Where a stub batch is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stage {
+    Validating,
+    InProgress,
+    Completed,
+    Failed,
+    Expired,
+    Cancelling,
+    Cancelled,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Api {
+    OpenAi,
+    Anthropic,
+}
+
+pub(crate) struct Batch {
+    pub(crate) id: String,
+    pub(crate) api: Api,
+    pub(crate) stage: Stage,
+    /// `(custom_id, request body)` as submitted.
+    pub(crate) lines: Vec<(String, Value)>,
+    pub(crate) metadata: Value,
+    pub(crate) input_file_id: Option<String>,
+    pub(crate) output_file: Option<String>,
+    pub(crate) error_file: Option<String>,
+}
+
+pub(crate) struct Stubs {
+    pub(crate) files: HashMap<String, String>,
+    pub(crate) batches: Vec<Batch>,
+    pub(crate) outcome: BatchOutcome,
+    pub(crate) auto: bool,
+    pub(crate) scripts: HashMap<String, LineScript>,
+    pub(crate) creates: usize,
+    pub(crate) uploads: usize,
+    pub(crate) next: u64,
+    pub(crate) random: crate::Xorshift,
+    /// Requests refused for their key.
+    pub(crate) unauthorized: usize,
+}
+
+/// The OpenAI and Anthropic batch APIs. Dropping it leaves the server running until the test
+/// process ends (as [`crate::DurableStub`]).
+#[derive(Clone)]
+pub struct StubBatches {
+    /// The base URL a profile names (`http://127.0.0.1:<port>/v1`), for either provider.
+    pub base_url: String,
+    state: Arc<Mutex<Stubs>>,
+}
+
+impl StubBatches {
+    pub async fn start() -> StubBatches {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let base_url = format!("http://{}/v1", listener.local_addr().expect("address"));
+        let state = Arc::new(Mutex::new(Stubs {
+            files: HashMap::new(),
+            batches: Vec::new(),
+            outcome: BatchOutcome::Complete,
+            auto: true,
+            scripts: HashMap::new(),
+            creates: 0,
+            uploads: 0,
+            next: 0,
+            random: crate::Xorshift::new(0x5eed_ba7c),
+            unauthorized: 0,
+        }));
+        let router =
+            axum::Router::new().fallback(server::handle).with_state((state.clone(), base_url.clone()));
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, router).await;
+        });
+        StubBatches { base_url, state }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Stubs> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// How batches end from now on.
+    pub fn set_outcome(&self, outcome: BatchOutcome) {
+        self.lock().outcome = outcome;
+    }
+
+    /// Move every batch one step (validating → in progress → its outcome; cancelling → cancelled).
+    pub fn advance(&self) {
+        let mut stubs = self.lock();
+        for index in 0..stubs.batches.len() {
+            step(&mut stubs, index);
+        }
+    }
+
+    /// Status reads no longer move batches on (only [`StubBatches::advance`] does).
+    pub fn hold(&self) {
+        self.lock().auto = false;
+    }
+
+    /// Each status read moves its batch one step (the default).
+    pub fn release(&self) {
+        self.lock().auto = true;
+    }
+
+    /// Script the line of task `custom_id` (a task id) in every batch from now on.
+    pub fn script(&self, custom_id: impl ToString, script: LineScript) {
+        self.lock().scripts.insert(custom_id.to_string(), script);
+    }
+
+    /// Batches created (OpenAI `POST /batches` and Anthropic `POST /messages/batches`).
+    pub fn creates(&self) -> usize {
+        self.lock().creates
+    }
+
+    /// Files uploaded (`POST /files`).
+    pub fn uploads(&self) -> usize {
+        self.lock().uploads
+    }
+
+    /// Requests refused for a missing or wrong key.
+    pub fn unauthorized(&self) -> usize {
+        self.lock().unauthorized
+    }
+
+    /// Every line submitted so far, `(custom_id, request body)`, in order.
+    pub fn submitted_lines(&self) -> Vec<(String, Value)> {
+        self.lock().batches.iter().flat_map(|batch| batch.lines.clone()).collect()
+    }
+}
+
+/// One step of batch `index`; the final one writes its results.
+pub(crate) fn step(stubs: &mut Stubs, index: usize) {
+    let outcome = stubs.outcome;
+    let stage = stubs.batches[index].stage;
+    let next = match stage {
+        Stage::Validating => Stage::InProgress,
+        Stage::InProgress => match outcome {
+            BatchOutcome::Complete => Stage::Completed,
+            BatchOutcome::Fail => Stage::Failed,
+            BatchOutcome::Expire => Stage::Expired,
+        },
+        Stage::Cancelling => Stage::Cancelled,
+        done => done,
+    };
+    if next == stage {
+        return;
+    }
+    stubs.batches[index].stage = next;
+    if matches!(next, Stage::Completed | Stage::Failed | Stage::Expired | Stage::Cancelled) {
+        write_results(stubs, index, next);
+    }
+}
+
+/// The result lines of a batch that just ended, shuffled, as its API writes them.
+fn write_results(stubs: &mut Stubs, index: usize, stage: Stage) {
+    let api = stubs.batches[index].api;
+    if api == Api::OpenAi && stage == Stage::Failed {
+        return;
+    }
+    let mut output = Vec::new();
+    let mut errors = Vec::new();
+    let lines = stubs.batches[index].lines.clone();
+    for (n, (custom_id, body)) in lines.iter().enumerate() {
+        let script = stubs.scripts.get(custom_id).cloned();
+        let line = match (stage, api) {
+            (Stage::Expired, Api::OpenAi) => {
+                Err(json!({"id": format!("batch_req_{n}"), "custom_id": custom_id,
+                "response": null, "error": {"code": "batch_expired", "message": "This request could not be executed before the completion window expired."}}))
+            }
+            (Stage::Cancelled, Api::OpenAi) => {
+                Err(json!({"id": format!("batch_req_{n}"), "custom_id": custom_id,
+                "response": null, "error": {"code": "batch_cancelled", "message": "This request was cancelled."}}))
+            }
+            (Stage::Expired, Api::Anthropic) => {
+                Ok(json!({"custom_id": custom_id, "result": {"type": "expired"}}))
+            }
+            (Stage::Cancelled, Api::Anthropic) => {
+                Ok(json!({"custom_id": custom_id, "result": {"type": "canceled"}}))
+            }
+            (Stage::Failed, Api::Anthropic) => Ok(anthropic_error(custom_id, 500)),
+            _ => match (&script, api) {
+                (Some(LineScript::Omit), _) => continue,
+                (Some(LineScript::Error(status)), Api::OpenAi) => Err(json!({"id": format!("batch_req_{n}"),
+                    "custom_id": custom_id, "response": {"status_code": status, "request_id": format!("req_{n}"),
+                    "body": {"error": {"message": "stub error", "type": if *status >= 500 { "server_error" } else { "invalid_request_error" }, "code": null}}},
+                    "error": null})),
+                (Some(LineScript::Error(status)), Api::Anthropic) => Ok(anthropic_error(custom_id, *status)),
+                (_, Api::OpenAi) => {
+                    let answer = scripted_answer(&script, &body["response_format"]["json_schema"]["schema"]);
+                    let mut completion = json!({"id": format!("chatcmpl-{n}"), "object": "chat.completion", "model": "stub-model",
+                        "choices": [{"index": 0, "message": {"role": "assistant", "content": answer.to_string()}, "finish_reason": "stop"}],
+                        "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}});
+                    pad(&mut completion, &script);
+                    Ok(json!({"id": format!("batch_req_{n}"), "custom_id": custom_id,
+                        "response": {"status_code": 200, "request_id": format!("req_{n}"), "body": completion}, "error": null}))
+                }
+                (_, Api::Anthropic) => {
+                    let tool = &body["tools"][0];
+                    let answer = scripted_answer(&script, &tool["input_schema"]);
+                    let mut message = json!({"id": format!("msg_{n}"), "type": "message", "role": "assistant", "model": "stub-model",
+                        "content": [{"type": "tool_use", "id": format!("toolu_{n}"), "name": tool["name"], "input": answer}],
+                        "stop_reason": "tool_use", "usage": {"input_tokens": 11, "output_tokens": 7}});
+                    pad(&mut message, &script);
+                    Ok(json!({"custom_id": custom_id, "result": {"type": "succeeded", "message": message}}))
+                }
+            },
+        };
+        let copies = if script == Some(LineScript::Duplicate) { 2 } else { 1 };
+        for _ in 0..copies {
+            match &line {
+                Ok(line) => output.push(line.to_string()),
+                Err(line) => errors.push(line.to_string()),
+            }
+        }
+    }
+    shuffle(&mut output, &mut stubs.random);
+    shuffle(&mut errors, &mut stubs.random);
+    match api {
+        Api::Anthropic => {
+            let id = store_file(stubs, output);
+            stubs.batches[index].output_file = Some(id);
+        }
+        Api::OpenAi => {
+            if !output.is_empty() {
+                let id = store_file(stubs, output);
+                stubs.batches[index].output_file = Some(id);
+            }
+            if !errors.is_empty() {
+                let id = store_file(stubs, errors);
+                stubs.batches[index].error_file = Some(id);
+            }
+        }
+    }
+}
+
+/// A results file of `lines`: its id.
+fn store_file(stubs: &mut Stubs, lines: Vec<String>) -> String {
+    stubs.next += 1;
+    let id = format!("file-out{}", stubs.next);
+    stubs.files.insert(id.clone(), lines.iter().map(|l| format!("{l}\n")).collect());
+    id
+}
+
+fn anthropic_error(custom_id: &str, status: u16) -> Value {
+    let kind = match status {
+        400 => "invalid_request_error",
+        401 => "authentication_error",
+        403 => "permission_error",
+        404 => "not_found_error",
+        429 => "rate_limit_error",
+        529 => "overloaded_error",
+        _ => "api_error",
+    };
+    json!({"custom_id": custom_id, "result": {"type": "errored",
+        "error": {"type": "error", "error": {"type": kind, "message": "stub error"}}}})
+}
+
+/// The answer of a line: valid from its schema, or `{}` when scripted invalid.
+pub(crate) fn scripted_answer(script: &Option<LineScript>, schema: &Value) -> Value {
+    match script {
+        Some(LineScript::Invalid) => json!({}),
+        _ => answer_for_schema(schema),
+    }
+}
+
+/// An oversized line's padding, outside the answer.
+pub(crate) fn pad(body: &mut Value, script: &Option<LineScript>) {
+    if let Some(LineScript::Oversized(bytes)) = script {
+        body["padding"] = json!("x".repeat(*bytes + 1));
+    }
+}
+
+pub(crate) fn shuffle<T>(items: &mut [T], random: &mut crate::Xorshift) {
+    for i in (1..items.len()).rev() {
+        let j = random.below(i as u64 + 1) as usize;
+        items.swap(i, j);
+    }
+}

@@ -1,0 +1,208 @@
+//! The HTTP side of [`super::StubBatches`]: OpenAI's Files and Batches routes and Anthropic's
+//! Message Batches routes, one handler.
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Value};
+
+use super::{step, Api, Batch, Stage, Stubs, BATCH_STUB_KEY};
+
+fn answer(status: StatusCode, body: Value) -> Response {
+    let mut response = (status, body.to_string()).into_response();
+    response.headers_mut().insert("content-type", "application/json".parse().expect("static header"));
+    response
+}
+
+fn not_found() -> Response {
+    answer(StatusCode::NOT_FOUND, json!({"error": {"message": "no such thing", "type": "not_found_error"}}))
+}
+
+type Shared = (std::sync::Arc<std::sync::Mutex<Stubs>>, String);
+
+pub(super) async fn handle(
+    State((state, base_url)): State<Shared>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+    let mut stubs = state.lock().unwrap_or_else(|p| p.into_inner());
+    if header("authorization") != format!("Bearer {BATCH_STUB_KEY}") && header("x-api-key") != BATCH_STUB_KEY
+    {
+        stubs.unauthorized += 1;
+        return answer(
+            StatusCode::UNAUTHORIZED,
+            json!({"error": {"message": "bad key", "type": "authentication_error"}}),
+        );
+    }
+    let path = uri.path().trim_start_matches("/v1/").to_owned();
+    let parts: Vec<&str> = path.split('/').collect();
+    match (method.as_str(), parts.as_slice()) {
+        ("POST", ["files"]) => upload(&mut stubs, &header("content-type"), &body),
+        ("GET", ["files", id, "content"]) => match stubs.files.get(*id) {
+            Some(text) => (StatusCode::OK, text.clone()).into_response(),
+            None => not_found(),
+        },
+        ("POST", ["batches"]) => {
+            let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            let file = request["input_file_id"].as_str().unwrap_or_default().to_owned();
+            let Some(text) = stubs.files.get(&file).cloned() else { return not_found() };
+            let lines = text
+                .lines()
+                .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+                .map(|line| (line["custom_id"].as_str().unwrap_or_default().to_owned(), line["body"].clone()))
+                .collect();
+            stubs.creates += 1;
+            stubs.next += 1;
+            let id = format!("batch_{}", stubs.next);
+            stubs.batches.push(Batch {
+                id: id.clone(),
+                api: Api::OpenAi,
+                stage: Stage::Validating,
+                lines,
+                metadata: request["metadata"].clone(),
+                input_file_id: Some(file),
+                output_file: None,
+                error_file: None,
+            });
+            answer(StatusCode::OK, openai_batch(stubs.batches.last().expect("just pushed")))
+        }
+        ("GET", ["batches"]) => {
+            let query = uri.query().unwrap_or_default();
+            let param = |name: &str| {
+                query.split('&').find_map(|pair| pair.strip_prefix(&format!("{name}="))).map(str::to_owned)
+            };
+            let limit: usize = param("limit").and_then(|l| l.parse().ok()).unwrap_or(20);
+            // Newest first, as OpenAI lists them.
+            let all: Vec<&Batch> = stubs.batches.iter().rev().filter(|b| b.api == Api::OpenAi).collect();
+            let start = match param("after") {
+                Some(after) => all.iter().position(|b| b.id == after).map_or(all.len(), |i| i + 1),
+                None => 0,
+            };
+            let page: Vec<Value> = all.iter().skip(start).take(limit).map(|b| openai_batch(b)).collect();
+            let has_more = start + page.len() < all.len();
+            answer(StatusCode::OK, json!({"object": "list", "data": page, "has_more": has_more}))
+        }
+        ("GET", ["batches", id]) | ("POST", ["batches", id, "cancel"]) => {
+            let Some(index) = stubs.batches.iter().position(|b| b.id == *id && b.api == Api::OpenAi) else {
+                return not_found();
+            };
+            if method == Method::POST {
+                stubs.batches[index].stage = Stage::Cancelling;
+            } else if stubs.auto {
+                step(&mut stubs, index);
+            }
+            answer(StatusCode::OK, openai_batch(&stubs.batches[index]))
+        }
+        ("POST", ["messages", "batches"]) => {
+            let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            let lines = request["requests"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|r| (r["custom_id"].as_str().unwrap_or_default().to_owned(), r["params"].clone()))
+                .collect();
+            stubs.creates += 1;
+            stubs.next += 1;
+            let id = format!("msgbatch_{}", stubs.next);
+            stubs.batches.push(Batch {
+                id,
+                api: Api::Anthropic,
+                stage: Stage::InProgress,
+                lines,
+                metadata: Value::Null,
+                input_file_id: None,
+                output_file: None,
+                error_file: None,
+            });
+            answer(StatusCode::OK, anthropic_batch(stubs.batches.last().expect("just pushed"), &base_url))
+        }
+        ("GET", ["messages", "batches", id]) | ("POST", ["messages", "batches", id, "cancel"]) => {
+            let Some(index) = stubs.batches.iter().position(|b| b.id == *id && b.api == Api::Anthropic)
+            else {
+                return not_found();
+            };
+            if method == Method::POST {
+                stubs.batches[index].stage = Stage::Cancelling;
+            } else if stubs.auto {
+                step(&mut stubs, index);
+            }
+            answer(StatusCode::OK, anthropic_batch(&stubs.batches[index], &base_url))
+        }
+        ("GET", ["messages", "batches", id, "results"]) => {
+            let file = stubs.batches.iter().find(|b| b.id == *id).and_then(|b| b.output_file.clone());
+            match file.and_then(|file| stubs.files.get(&file).cloned()) {
+                Some(text) => (StatusCode::OK, text).into_response(),
+                None => not_found(),
+            }
+        }
+        _ => not_found(),
+    }
+}
+
+/// `POST /files`: a multipart form with `purpose=batch` and the JSONL `file`.
+fn upload(stubs: &mut Stubs, content_type: &str, body: &[u8]) -> Response {
+    let Some(boundary) = content_type.split("boundary=").nth(1) else {
+        return answer(StatusCode::BAD_REQUEST, json!({"error": {"message": "not multipart"}}));
+    };
+    let text = String::from_utf8_lossy(body);
+    let mut purpose = None;
+    let mut file = None;
+    for part in text.split(&format!("--{boundary}")) {
+        let Some((head, content)) = part.split_once("\r\n\r\n") else { continue };
+        let content = content.strip_suffix("\r\n").unwrap_or(content);
+        if head.contains("name=\"purpose\"") {
+            purpose = Some(content.to_owned());
+        } else if head.contains("name=\"file\"") {
+            file = Some(content.to_owned());
+        }
+    }
+    let (Some("batch"), Some(file)) = (purpose.as_deref(), file) else {
+        return answer(
+            StatusCode::BAD_REQUEST,
+            json!({"error": {"message": "purpose=batch and a file are required"}}),
+        );
+    };
+    stubs.uploads += 1;
+    stubs.next += 1;
+    let id = format!("file-in{}", stubs.next);
+    let bytes = file.len();
+    stubs.files.insert(id.clone(), file);
+    answer(StatusCode::OK, json!({"id": id, "object": "file", "purpose": "batch", "bytes": bytes}))
+}
+
+fn openai_batch(batch: &Batch) -> Value {
+    let status = match batch.stage {
+        Stage::Validating => "validating",
+        Stage::InProgress => "in_progress",
+        Stage::Completed => "completed",
+        Stage::Failed => "failed",
+        Stage::Expired => "expired",
+        Stage::Cancelling => "cancelling",
+        Stage::Cancelled => "cancelled",
+    };
+    let errors = (batch.stage == Stage::Failed).then(|| {
+        json!({"object": "list", "data": [{"code": "invalid_file", "message": "the stub failed the batch"}]})
+    });
+    json!({"id": batch.id, "object": "batch", "endpoint": "/v1/chat/completions", "completion_window": "24h",
+        "input_file_id": batch.input_file_id, "status": status, "output_file_id": batch.output_file,
+        "error_file_id": batch.error_file, "metadata": batch.metadata, "errors": errors,
+        "request_counts": {"total": batch.lines.len(), "completed": 0, "failed": 0}})
+}
+
+fn anthropic_batch(batch: &Batch, base_url: &str) -> Value {
+    let ended = matches!(batch.stage, Stage::Completed | Stage::Failed | Stage::Expired | Stage::Cancelled);
+    let status = match batch.stage {
+        Stage::Cancelling => "canceling",
+        _ if ended => "ended",
+        _ => "in_progress",
+    };
+    let canceled = matches!(batch.stage, Stage::Cancelling | Stage::Cancelled);
+    json!({"id": batch.id, "type": "message_batch", "processing_status": status,
+        "request_counts": {"processing": if ended { 0 } else { batch.lines.len() }},
+        "cancel_initiated_at": if canceled { json!("2026-12-02T00:00:00Z") } else { Value::Null },
+        "results_url": if ended { json!(format!("{base_url}/messages/batches/{}/results", batch.id)) } else { Value::Null }})
+}
