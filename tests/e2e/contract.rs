@@ -225,13 +225,11 @@ fn the_template_holds_what_the_linters_miss() {
     }
     // The alarms on the functions' own metrics name a metric and dimension set the code writes
     // (worker.rs: Settlements by Outcome; the sweeper's backlog: no dimensions).
-    for (alarm, metric, dimensions) in
-        [
+    for (alarm, metric, dimensions) in [
         ("FailedTasksAlarm", "Settlements", 1),
         ("OldestQueuedTaskAlarm", "OldestQueuedAgeMs", 0),
         ("DeferredDeadlineAlarm", "DeferredWindowLeftMs", 0),
-    ]
-    {
+    ] {
         let properties = &resources[alarm]["Properties"];
         assert_eq!(properties["MetricName"].as_str(), Some(metric), "{alarm}");
         let named = properties["Dimensions"].as_sequence().map(Vec::len).unwrap_or(0);

@@ -75,8 +75,13 @@ async fn a_thousand_deferred_tasks_in_two_batches_settle_exactly_once_each() {
     let stack = start(&batches, 500, 3600).await;
     let api = stack.api(APP);
     let ids = create_deferred(&api, (0..1000).map(|i| format!("ticket-{i}"))).await;
-    wait_count(&stack.db, "SELECT count(*) FROM tasks WHERE status = 'succeeded'", 1000, Duration::from_secs(120))
-        .await;
+    wait_count(
+        &stack.db,
+        "SELECT count(*) FROM tasks WHERE status = 'succeeded'",
+        1000,
+        Duration::from_secs(120),
+    )
+    .await;
     assert_eq!(batches.creates(), 2, "two full batches of 500");
     let lines = batches.submitted_lines();
     let custom_ids: BTreeSet<&str> = lines.iter().map(|(id, _)| id.as_str()).collect();
@@ -93,7 +98,8 @@ async fn a_thousand_deferred_tasks_in_two_batches_settle_exactly_once_each() {
     assert_eq!(task["attempts"], 1);
     assert!(task["deferredBy"].is_string());
     let cost = task["usage"]["estimatedCostUsd"].as_f64().expect("priced at the batch prices");
-    let (input, output) = (task["usage"]["inputTokens"].as_f64().unwrap(), task["usage"]["outputTokens"].as_f64().unwrap());
+    let (input, output) =
+        (task["usage"]["inputTokens"].as_f64().unwrap(), task["usage"]["outputTokens"].as_f64().unwrap());
     assert!((cost - (input * 0.1 + output * 0.4) / 1e6).abs() < 1e-12, "{task}");
     assert_eq!(stack.db.count("SELECT count(*) FROM task_batches WHERE outcome = 'completed'").await, 2);
 }
@@ -105,10 +111,19 @@ async fn an_expired_batch_sends_its_tasks_on_demand_and_they_succeed_within_thei
     let stack = start(&batches, 20, 3600).await;
     let api = stack.api(APP);
     create_deferred(&api, (0..20).map(|i| format!("late-{i}"))).await;
-    wait_count(&stack.db, "SELECT count(*) FROM tasks WHERE status = 'succeeded'", 20, Duration::from_secs(60)).await;
+    wait_count(
+        &stack.db,
+        "SELECT count(*) FROM tasks WHERE status = 'succeeded'",
+        20,
+        Duration::from_secs(60),
+    )
+    .await;
     assert_eq!(batches.creates(), 1);
     assert_eq!(batches.on_demand_calls(), 20, "each ran on-demand once");
-    assert_eq!(stack.db.count("SELECT count(*) FROM tasks WHERE completed_at < deferred_by AND attempts = 1").await, 20);
+    assert_eq!(
+        stack.db.count("SELECT count(*) FROM tasks WHERE completed_at < deferred_by AND attempts = 1").await,
+        20
+    );
     assert_eq!(stack.db.count("SELECT count(*) FROM task_batches WHERE outcome = 'expired'").await, 1);
 }
 
@@ -120,7 +135,13 @@ async fn an_answer_that_fails_the_checks_is_repaired_on_demand_in_one_call() {
     let first = create_deferred(&api, (0..4).map(|i| format!("repair-{i}"))).await;
     batches.script(&first[1], LineScript::Invalid);
     create_deferred(&api, std::iter::once("repair-4".to_owned())).await;
-    wait_count(&stack.db, "SELECT count(*) FROM tasks WHERE status = 'succeeded'", 5, Duration::from_secs(60)).await;
+    wait_count(
+        &stack.db,
+        "SELECT count(*) FROM tasks WHERE status = 'succeeded'",
+        5,
+        Duration::from_secs(60),
+    )
+    .await;
     let repaired = api.get(&format!("/v1/tasks/{}", first[1])).await.1;
     assert_eq!(repaired["usage"]["calls"], 2, "the batch's answer and one repair turn: {repaired}");
     assert_eq!(repaired["attempts"], 1, "the repair is the same attempt");
@@ -137,18 +158,36 @@ async fn a_cancel_during_a_batch_ends_the_task_at_once_and_its_result_is_discard
     let stack = start(&batches, 3, 3600).await;
     let api = stack.api(APP);
     let ids = create_deferred(&api, (0..3).map(|i| format!("cancel-{i}"))).await;
-    wait_count(&stack.db, "SELECT count(*) FROM tasks WHERE status = 'running' AND batch_id IS NOT NULL", 3, Duration::from_secs(30))
-        .await;
-    wait_count(&stack.db, "SELECT count(*) FROM task_batches WHERE state = 'submitted'", 1, Duration::from_secs(30)).await;
+    wait_count(
+        &stack.db,
+        "SELECT count(*) FROM tasks WHERE status = 'running' AND batch_id IS NOT NULL",
+        3,
+        Duration::from_secs(30),
+    )
+    .await;
+    wait_count(
+        &stack.db,
+        "SELECT count(*) FROM task_batches WHERE state = 'submitted'",
+        1,
+        Duration::from_secs(30),
+    )
+    .await;
     let (status, canceled) = api.post(&format!("/v1/tasks/{}/cancel", ids[0]), &json!({})).await;
     assert_eq!(status, 200, "{canceled}");
     assert_eq!(canceled["status"], "canceled", "at once: no worker watches a batch's task");
     batches.release();
     batches.advance();
-    wait_count(&stack.db, "SELECT count(*) FROM tasks WHERE status = 'succeeded'", 2, Duration::from_secs(60)).await;
+    wait_count(
+        &stack.db,
+        "SELECT count(*) FROM tasks WHERE status = 'succeeded'",
+        2,
+        Duration::from_secs(60),
+    )
+    .await;
     let task = api.get(&format!("/v1/tasks/{}", ids[0])).await.1;
     assert_eq!((task["status"].as_str(), task["output"].is_null()), (Some("canceled"), true), "{task}");
-    let events = stack.db.count(&format!("SELECT count(*) FROM task_events WHERE task_id = '{}'", ids[0])).await;
+    let events =
+        stack.db.count(&format!("SELECT count(*) FROM task_events WHERE task_id = '{}'", ids[0])).await;
     assert_eq!(events, 1, "one completion event, the cancel's");
 }
 
@@ -182,7 +221,9 @@ async fn a_batcher_killed_between_the_provider_s_answer_and_its_commit_submits_t
         min_records: 1,
         slack: Duration::from_secs(1800),
     };
-    let aitasks_store::Formed::Opened { batch_id, .. } = aitasks_store::form_batch(&mut owned, &group).await.unwrap() else {
+    let aitasks_store::Formed::Opened { batch_id, .. } =
+        aitasks_store::form_batch(&mut owned, &group).await.unwrap()
+    else {
         panic!("a full group opens a batch")
     };
     let tasks = aitasks_store::batch_tasks(&client, batch_id).await.unwrap();

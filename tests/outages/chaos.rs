@@ -453,8 +453,10 @@ async fn chaos_loses_nothing_and_settles_everything_once() {
         .query("SELECT COALESCE(outcome, state), count(*) FROM task_batches GROUP BY 1 ORDER BY 1", &[])
         .await
         .expect("batches");
-    let batch_outcomes: Vec<String> =
-        batch_outcomes.iter().map(|row| format!("{} {}", row.get::<_, String>(0), row.get::<_, i64>(1))).collect();
+    let batch_outcomes: Vec<String> = batch_outcomes
+        .iter()
+        .map(|row| format!("{} {}", row.get::<_, String>(0), row.get::<_, i64>(1)))
+        .collect();
     println!(
         "chaos: {} deferred tasks in {} provider batches ({}), {} of their lines run on-demand",
         (0..total).filter(|&i| is_deferred(i)).count(),

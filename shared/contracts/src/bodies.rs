@@ -79,7 +79,17 @@ impl CreateTask {
         let fields = Fields::object(
             body,
             &root,
-            &["runId", "owner", "stepKey", "effectKey", "modelId", "request", "scope", "callback", "delivery"],
+            &[
+                "runId",
+                "owner",
+                "stepKey",
+                "effectKey",
+                "modelId",
+                "request",
+                "scope",
+                "callback",
+                "delivery",
+            ],
             &mut problems,
         )
         .ok_or_else(|| problems.clone())?;

@@ -38,7 +38,8 @@ impl DeliveryMode {
         }
         let fields = Fields::object(value, path, &["deferred"], problems)?;
         let inner_path = fields.path("deferred");
-        let inner = Fields::object(fields.required("deferred", problems)?, &inner_path, &["within"], problems)?;
+        let inner =
+            Fields::object(fields.required("deferred", problems)?, &inner_path, &["within"], problems)?;
         let within_path = inner.path("within");
         let text = inner.required("within", problems)?;
         let Some(within) = text.as_str().and_then(parse_duration) else {
@@ -46,7 +47,8 @@ impl DeliveryMode {
             return None;
         };
         if !(DEFERRED_MIN_WITHIN..=DEFERRED_MAX_WITHIN).contains(&within) {
-            problems.add(&within_path, "must be at least PT2H and at most PT24H (the providers' batch window)");
+            problems
+                .add(&within_path, "must be at least PT2H and at most PT24H (the providers' batch window)");
             return None;
         }
         Some(DeliveryMode::Deferred { within })
@@ -67,11 +69,14 @@ impl DeliveryMode {
 pub fn parse_duration(text: &str) -> Option<Duration> {
     let (number, unit_seconds) = if let Some(time) = text.strip_prefix("PT") {
         let (number, unit) = time.split_at(time.len().checked_sub(1)?);
-        (number, match unit {
-            "H" => 3_600,
-            "M" => 60,
-            _ => return None,
-        })
+        (
+            number,
+            match unit {
+                "H" => 3_600,
+                "M" => 60,
+                _ => return None,
+            },
+        )
     } else {
         (text.strip_prefix('P')?.strip_suffix('D')?, 86_400)
     };
@@ -98,8 +103,21 @@ mod tests {
         assert_eq!(parse_duration("P1D"), hours(24));
         assert_eq!(parse_duration("PT90M"), Some(Duration::from_secs(5400)));
         for bad in [
-            "", "P", "PT", "24H", "PT1.5H", "P1W", "P1M", "PT1H30M", "PT01H", "PT9999999H", "pt1h", "PT-1H", "PT5400S",
-            "P0D", "PT0H",
+            "",
+            "P",
+            "PT",
+            "24H",
+            "PT1.5H",
+            "P1W",
+            "P1M",
+            "PT1H30M",
+            "PT01H",
+            "PT9999999H",
+            "pt1h",
+            "PT-1H",
+            "PT5400S",
+            "P0D",
+            "PT0H",
         ] {
             assert_eq!(parse_duration(bad), None, "{bad}");
         }

@@ -109,7 +109,9 @@ pub async fn send_profile_now(
 ) -> StoreResult<Vec<OwedMessage>> {
     let statement = client.prepare_cached(BATCH_ROUTE_PROFILE.text()).await?;
     let page = limit(page);
-    let rows = client.query(&statement, &BATCH_ROUTE_PROFILE.bind(&[("profile", &profile), ("page", &page)])?).await?;
+    let rows = client
+        .query(&statement, &BATCH_ROUTE_PROFILE.bind(&[("profile", &profile), ("page", &page)])?)
+        .await?;
     rows.iter().map(OwedMessage::from_row).collect()
 }
 
@@ -121,7 +123,8 @@ pub async fn send_due_now(
 ) -> StoreResult<Vec<OwedMessage>> {
     let statement = client.prepare_cached(BATCH_ROUTE_DUE.text()).await?;
     let (slack_ms, page) = (millis(slack), limit(page));
-    let rows = client.query(&statement, &BATCH_ROUTE_DUE.bind(&[("slack_ms", &slack_ms), ("page", &page)])?).await?;
+    let rows =
+        client.query(&statement, &BATCH_ROUTE_DUE.bind(&[("slack_ms", &slack_ms), ("page", &page)])?).await?;
     rows.iter().map(OwedMessage::from_row).collect()
 }
 
@@ -159,7 +162,8 @@ pub async fn take_due_batches(
 ) -> StoreResult<Vec<OpenBatch>> {
     let statement = client.prepare_cached(BATCH_TAKE_DUE.text()).await?;
     let (hold_ms, page) = (millis(hold), limit(page));
-    let rows = client.query(&statement, &BATCH_TAKE_DUE.bind(&[("hold_ms", &hold_ms), ("page", &page)])?).await?;
+    let rows =
+        client.query(&statement, &BATCH_TAKE_DUE.bind(&[("hold_ms", &hold_ms), ("page", &page)])?).await?;
     rows.iter()
         .map(|row| {
             let state = match row.try_get::<_, &str>("state")? {
@@ -245,7 +249,8 @@ pub async fn look_at_batch_later(
     let statement = client.prepare_cached(BATCH_LOOK_LATER.text()).await?;
     let after_ms = millis(after);
     let error = error.map(crate::params::truncate_message);
-    let params = BATCH_LOOK_LATER.bind(&[("batch_id", &batch_id), ("after_ms", &after_ms), ("error", &error)])?;
+    let params =
+        BATCH_LOOK_LATER.bind(&[("batch_id", &batch_id), ("after_ms", &after_ms), ("error", &error)])?;
     client.execute(&statement, &params).await?;
     Ok(())
 }
@@ -351,7 +356,8 @@ pub async fn batch_waiting(
 ) -> StoreResult<(u64, Option<f64>)> {
     let statement = client.prepare_cached(BATCH_WAITING.text()).await?;
     let cap = i64::try_from(cap).unwrap_or(i64::MAX);
-    let row = client.query_one(&statement, &BATCH_WAITING.bind(&[("profile", &profile), ("cap", &cap)])?).await?;
+    let row =
+        client.query_one(&statement, &BATCH_WAITING.bind(&[("profile", &profile), ("cap", &cap)])?).await?;
     let waiting: i64 = row.try_get("waiting")?;
     Ok((u64::try_from(waiting).unwrap_or(0), row.try_get("oldest_ms")?))
 }

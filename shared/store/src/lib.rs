@@ -64,8 +64,8 @@ pub use admission::create_scoped;
 pub use batches::{
     batch_tasks, batch_waiting, end_batch, form_batch, give_back_batch, give_back_for_repair,
     look_at_batch_later, mark_batch_submitted, nearest_window, prune_ended_batches, send_due_now,
-    send_profile_now, take_due_batches, take_repair, BatchGroup, BatchOutcome, BatchState, BatchTask,
-    Formed, OpenBatch,
+    send_profile_now, take_due_batches, take_repair, BatchGroup, BatchOutcome, BatchState, BatchTask, Formed,
+    OpenBatch,
 };
 pub use callbacks::{
     attach_callbacks, cancel_abandoned, mark_published, record_callbacks, take_heartbeats,

@@ -195,7 +195,9 @@ async fn main() -> Result<(), Failure> {
         canceled_at.elapsed().as_secs_f64()
     ));
 
-    println!("\nDeferred delivery: a classify that may wait up to a day for a provider batch (half the price)");
+    println!(
+        "\nDeferred delivery: a classify that may wait up to a day for a provider batch (half the price)"
+    );
     let mut deferred = task_body(&run_id, "classify-deferred", tasks[1].1.clone());
     deferred["delivery"] = json!({"deferred": {"within": "PT24H"}});
     let (status, queued) = client.call(reqwest::Method::POST, "/v1/tasks", Some(&deferred)).await?;

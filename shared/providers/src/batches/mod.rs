@@ -62,9 +62,11 @@ pub enum LineOutcome {
     Answered(Completion),
     /// The answer failed the checker: the on-demand repair turn starts from here.
     Invalid(Resume),
-    /// The line's error, in the classes of an on-demand call's; an expired or canceled line is
-    /// a retryable [`ProviderError::Server`] with status 504.
+    /// The line's error, in the classes of an on-demand call's.
     Failed(ProviderError),
+    /// Nobody answered it: the batch expired or was canceled before this task's turn. Not the
+    /// task's failure: it runs on-demand with its attempt uncounted.
+    Unanswered(String),
 }
 
 /// One result line.
@@ -227,12 +229,9 @@ fn too_long() -> LineOutcome {
     )))
 }
 
-/// An expired or canceled line: answered by nobody, worth another attempt.
+/// An expired or canceled line: answered by nobody.
 fn unanswered(why: &str) -> LineOutcome {
-    LineOutcome::Failed(ProviderError::Server {
-        status: 504,
-        message: format!("the batch ended before this task was answered ({why})"),
-    })
+    LineOutcome::Unanswered(format!("the batch ended before this task was answered ({why})"))
 }
 
 /// Every line of a result file whose task is in `requests`, through `outcome`.

@@ -26,7 +26,8 @@ pub async fn form_batches<P>(
             break;
         }
     }
-    let profiles: Vec<&ModelProfile> = app.profiles.ids().filter_map(|id| app.profiles.resolve(id).ok()).collect();
+    let profiles: Vec<&ModelProfile> =
+        app.profiles.ids().filter_map(|id| app.profiles.resolve(id).ok()).collect();
     for profile in profiles {
         let Some(batch) = profile.batching() else {
             for _ in 0..max_pages {

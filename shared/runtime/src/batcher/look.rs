@@ -114,7 +114,8 @@ async fn submit<P>(
         }
         Err(error) => {
             tracing::warn!(batch_id = %batch.id, profile = %profile.id, error = %error, "could not submit the batch; trying again later");
-            store::look_at_batch_later(client, batch.id, retry_delay(batch.tries), Some(&error.to_string())).await
+            store::look_at_batch_later(client, batch.id, retry_delay(batch.tries), Some(&error.to_string()))
+                .await
         }
     }
 }
@@ -167,7 +168,8 @@ async fn finish<P>(
             Err(error) if error.is_retryable() && !batch.given_up => {
                 tracing::warn!(batch_id = %batch.id, error = %error, "could not read the batch's results; trying again later");
                 let poll_again = app.settings.runtime.batch_poll;
-                return store::look_at_batch_later(client, batch.id, poll_again, Some(&error.to_string())).await;
+                return store::look_at_batch_later(client, batch.id, poll_again, Some(&error.to_string()))
+                    .await;
             }
             Err(error) => {
                 tracing::warn!(batch_id = %batch.id, error = %error, "the batch's results could not be read; its tasks run on-demand")

@@ -46,17 +46,22 @@ pub(super) async fn settle<P>(
             LineOutcome::Answered(completion) => answered.push((task, completion)),
             LineOutcome::Invalid(resume) => match serde_json::to_value(&resume) {
                 Ok(resume) => {
-                    if let Some(owed) = store::give_back_for_repair(client, batch_id, task.lease, &resume).await? {
+                    if let Some(owed) =
+                        store::give_back_for_repair(client, batch_id, task.lease, &resume).await?
+                    {
                         summary.batch_repairs += 1;
                         repairs.push(owed);
                     }
                 }
                 Err(error) => {
-                    let failed = ProviderError::LoopFailed(format!("the repair turn could not be kept: {error}"));
+                    let failed =
+                        ProviderError::LoopFailed(format!("the repair turn could not be kept: {error}"));
                     line_failed(app, client, profile, task, failed, summary).await?;
                 }
             },
             LineOutcome::Failed(error) => line_failed(app, client, profile, task, error, summary).await?,
+            // Left running in the batch: it goes back on-demand, uncounted, with the unanswered.
+            LineOutcome::Unanswered(_) => {}
         }
     }
     send_now(app, client, &repairs).await?;
@@ -110,6 +115,30 @@ async fn complete<P>(
     Ok(())
 }
 
+/// Requeue a failed line's task for an on-demand retry, its message sent after `delay`.
+async fn retry_on_demand<P>(
+    app: &App<P>,
+    client: &store::Client,
+    task: &BatchTask,
+    code: aitasks_contracts::ErrorCode,
+    message: &str,
+    delay: Duration,
+    summary: &mut BatchSummary,
+) -> Result<(), StoreError> {
+    let lease = task.lease;
+    if !store::requeue_attempt(client, lease, code, message).await? {
+        return Ok(());
+    }
+    metrics::retried(code.as_str(), Duration::ZERO);
+    summary.batch_tasks_returned += 1;
+    let group = crate::queue::message_group(&task.app_id);
+    if let Err(error) = app.queues.send_task_after(lease.task_id, Some(&group), delay).await {
+        tracing::warn!(error = %crate::error_chain(&error), "could not send a retried batch task's message; the sweeper will");
+        store::mark_unsent(client, &[lease.task_id]).await?;
+    }
+    Ok(())
+}
+
 /// A line's error, decided as an on-demand attempt's: retried on-demand within the attempt
 /// budget (the message sent after the backoff), or the task fails. Any other decision leaves the
 /// task in the batch, to go back on-demand with the unanswered.
@@ -127,15 +156,7 @@ async fn line_failed<P>(
     let lease = task.lease;
     match decide(&ending, lease.attempt, task.max_attempts, age, runtime, random_fraction()) {
         Decision::Requeue { code, message, delay } => {
-            if store::requeue_attempt(client, lease, code, &message).await? {
-                metrics::retried(code.as_str(), Duration::ZERO);
-                summary.batch_tasks_returned += 1;
-                let group = crate::queue::message_group(&task.app_id);
-                if let Err(error) = app.queues.send_task_after(lease.task_id, Some(&group), delay).await {
-                    tracing::warn!(error = %crate::error_chain(&error), "could not send a retried batch task's message; the sweeper will");
-                    store::mark_unsent(client, &[lease.task_id]).await?;
-                }
-            }
+            retry_on_demand(app, client, task, code, &message, delay, summary).await?
         }
         Decision::Fail { code, message } => {
             if let Fenced::Written(event) = store::fail_attempt(client, lease, code, &message).await? {

@@ -69,11 +69,13 @@ async fn execute<P: Provider>(app: &App<P>, task: &Task, receipt: &str, deadline
     };
     let cancel = CancellationToken::new();
     let called = AtomicBool::new(false);
-    let call = calls::run(app, &chain, &request, resume.as_ref(), &task.app_id, &cancel, &called).instrument(tracing::info_span!(
+    let call = calls::run(app, &chain, &request, resume.as_ref(), &task.app_id, &cancel, &called).instrument(
+        tracing::info_span!(
             "provider call",
             kind = %task.kind,
             model_id = %task.model_id
-        ));
+        ),
+    );
     let stop_at = deadline.checked_sub(config.deadline_margin).unwrap_or_else(Instant::now);
     // Claimed too late to call anyone before the stop: give it back uncounted, untried.
     if Instant::now() >= stop_at {

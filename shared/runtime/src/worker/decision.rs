@@ -149,6 +149,7 @@ mod tests {
                 latency_ms: 1,
                 calls: 1,
                 profile: None,
+                estimated_cost_usd: None,
             },
         }
     }

@@ -30,7 +30,7 @@ pub(super) async fn settle<P>(
     };
     match store_success(app, task, completion, settler).await {
         Ok(Stored::Written { event, published }) => {
-            record_settlement(app, task, &ending, worked, &event);
+            record_settlement(task, &ending, worked, &event);
             if !published {
                 app.publish(vec![event]).await;
             }
@@ -146,7 +146,7 @@ async fn carry_out<P>(
     };
     drop(client);
     if let Some(event) = event {
-        record_settlement(app, task, ending, worked, &event);
+        record_settlement(task, ending, worked, &event);
         app.publish(vec![event]).await;
     }
     Ok(Outcome::Ack)
@@ -176,7 +176,7 @@ fn cause(ending: &Ending) -> Option<String> {
 }
 
 /// The one log line and the metrics of a settlement.
-fn record_settlement<P>(app: &App<P>, task: &Task, ending: &Ending, worked: Duration, event: &PendingEvent) {
+fn record_settlement(task: &Task, ending: &Ending, worked: Duration, event: &PendingEvent) {
     let cause = cause(ending);
     let cause = cause.as_deref();
     let usage = match ending {
@@ -211,7 +211,6 @@ fn record_settlement<P>(app: &App<P>, task: &Task, ending: &Ending, worked: Dura
     } else {
         settled!(info);
     }
-    let prices = app.profiles.resolve(&task.model_id).ok().and_then(|profile| profile.prices);
     metrics::settled(&Settlement {
         status,
         error_code,
@@ -219,6 +218,6 @@ fn record_settlement<P>(app: &App<P>, task: &Task, ending: &Ending, worked: Dura
         attempts: task.attempts,
         worked,
         usage,
-        cost_usd: prices.zip(usage).map(|(prices, u)| prices.cost(u.input_tokens, u.output_tokens)),
+        cost_usd: usage.and_then(|u| u.estimated_cost_usd),
     });
 }

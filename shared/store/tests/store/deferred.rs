@@ -55,12 +55,14 @@ async fn a_task_awaiting_a_batch_owes_no_message_and_waits_out_the_queue_timeout
     assert_eq!(window.num_milliseconds(), 2 * HOUR_MS, "the window is the database's creation plus within");
     store::create_task(&client, &new_task(APP, app_owner("s"), "plain")).await.unwrap();
     db.sql("UPDATE tasks SET created_at = now() - interval '20 minutes'").await;
-    let owed = store::claim_unsent(&client, Duration::from_secs(5), Duration::from_secs(300), 100).await.unwrap();
+    let owed =
+        store::claim_unsent(&client, Duration::from_secs(5), Duration::from_secs(300), 100).await.unwrap();
     assert_eq!(owed.len(), 1, "only the plain task owes a message");
     let expired = store::expire_queued(&client, Duration::from_secs(900), 100).await.unwrap();
     assert_eq!(expired.len(), 1, "the queue timeout ends only the plain task");
     // Past its window a deferred task ends too, with its own sentence.
-    db.sql(&format!("UPDATE tasks SET deferred_by = now() - interval '1 second' WHERE id = '{}'", ids[1])).await;
+    db.sql(&format!("UPDATE tasks SET deferred_by = now() - interval '1 second' WHERE id = '{}'", ids[1]))
+        .await;
     let expired = store::expire_queued(&client, Duration::from_secs(900), 100).await.unwrap();
     assert_eq!(expired.len(), 1);
     assert_eq!(expired[0].task.id, ids[1]);
@@ -79,7 +81,8 @@ async fn a_group_becomes_a_batch_when_full_or_after_the_wait_and_below_the_minim
     let hour = Duration::from_secs(3600);
     assert_eq!(store::form_batch(&mut client, &group(10, hour, 1)).await.unwrap(), Formed::Waiting);
     // Full at four: a batch of the four oldest, the fifth waits.
-    let Formed::Opened { batch_id, tasks } = store::form_batch(&mut client, &group(4, hour, 1)).await.unwrap()
+    let Formed::Opened { batch_id, tasks } =
+        store::form_batch(&mut client, &group(4, hour, 1)).await.unwrap()
     else {
         panic!("a full group opens a batch")
     };
@@ -94,7 +97,8 @@ async fn a_group_becomes_a_batch_when_full_or_after_the_wait_and_below_the_minim
     let stale = store::expire_running(&client, Duration::from_secs(30), 100).await.unwrap();
     assert!(stale.requeued.is_empty() && stale.settled.is_empty());
     // After the wait, one task is below a minimum of two: sent on-demand, marked sent.
-    let Formed::SentNow(owed) = store::form_batch(&mut client, &group(10, Duration::ZERO, 2)).await.unwrap() else {
+    let Formed::SentNow(owed) = store::form_batch(&mut client, &group(10, Duration::ZERO, 2)).await.unwrap()
+    else {
         panic!("below the minimum after the wait runs on-demand")
     };
     assert_eq!(owed.iter().map(|m| m.task_id).collect::<Vec<_>>(), vec![ids[4]]);
@@ -128,7 +132,8 @@ async fn concurrent_batchers_split_the_awaiting_tasks_and_none_is_taken_twice() 
     let client = db.client().await;
     let mut claimed = Vec::new();
     for batch in &batches {
-        claimed.extend(store::batch_tasks(&client, *batch).await.unwrap().into_iter().map(|t| t.lease.task_id));
+        claimed
+            .extend(store::batch_tasks(&client, *batch).await.unwrap().into_iter().map(|t| t.lease.task_id));
     }
     let total = claimed.len();
     claimed.sort();
@@ -141,7 +146,8 @@ async fn a_batch_lease_fences_results_a_cancel_ends_a_batched_task_at_once_and_t
     let db = TestDb::new().await;
     let mut client = db.client().await;
     let ids = create_deferred(&db, 4, 2 * HOUR_MS).await;
-    let Formed::Opened { batch_id, .. } = store::form_batch(&mut client, &group(4, Duration::ZERO, 1)).await.unwrap()
+    let Formed::Opened { batch_id, .. } =
+        store::form_batch(&mut client, &group(4, Duration::ZERO, 1)).await.unwrap()
     else {
         panic!("opened")
     };
@@ -151,9 +157,10 @@ async fn a_batch_lease_fences_results_a_cancel_ends_a_batched_task_at_once_and_t
     let canceled = store::request_cancel(&client, APP, ids[0]).await.unwrap();
     assert_eq!(canceled.unwrap().task().status, TaskStatus::Canceled);
     let output = json!({"label": "a"});
-    let written = store::complete_many(&client, &[(lease(ids[0]), &output, None), (lease(ids[1]), &output, None)])
-        .await
-        .unwrap();
+    let written =
+        store::complete_many(&client, &[(lease(ids[0]), &output, None), (lease(ids[1]), &output, None)])
+            .await
+            .unwrap();
     assert!(matches!(written[0], Fenced::Lost), "the canceled task's result is discarded");
     assert!(matches!(written[1], Fenced::Written(_)));
     let again = store::complete_many(&client, &[(lease(ids[1]), &output, None)]).await.unwrap();
@@ -163,7 +170,11 @@ async fn a_batch_lease_fences_results_a_cancel_ends_a_batched_task_at_once_and_t
     let back = store::give_back_for_repair(&client, batch_id, lease(ids[2]), &resume).await.unwrap();
     assert_eq!(back.map(|m| m.task_id), Some(ids[2]));
     let repaired = store::get_task(&client, APP, ids[2]).await.unwrap().unwrap();
-    assert_eq!((repaired.status, repaired.attempts), (TaskStatus::Queued, 0), "the batch's attempt uncounted");
+    assert_eq!(
+        (repaired.status, repaired.attempts),
+        (TaskStatus::Queued, 0),
+        "the batch's attempt uncounted"
+    );
     let claim = store::claim(&client, &[ids[2]]).await.unwrap();
     let store::Claim::Claimed(claimed) = &claim[0] else { panic!("claimable on-demand") };
     assert_eq!(store::take_repair(&client, claimed.lease()).await.unwrap(), Some(resume));
@@ -186,11 +197,16 @@ async fn tasks_near_their_window_s_end_run_on_demand_and_the_window_is_sampled()
     assert!(store::send_due_now(&client, slack, 10).await.unwrap().is_empty());
     let left = store::nearest_window(&client, slack).await.unwrap().unwrap();
     assert!((left - 2.0 * HOUR_MS as f64).abs() < 60_000.0, "{left}");
-    db.sql(&format!("UPDATE tasks SET deferred_by = now() + interval '10 minutes' WHERE id = '{}'", ids[0])).await;
+    db.sql(&format!("UPDATE tasks SET deferred_by = now() + interval '10 minutes' WHERE id = '{}'", ids[0]))
+        .await;
     let due = store::send_due_now(&client, slack, 10).await.unwrap();
     assert_eq!(due.iter().map(|m| m.task_id).collect::<Vec<_>>(), vec![ids[0]]);
     let (waiting, oldest) = store::batch_waiting(&client, "default", 100).await.unwrap();
     assert_eq!(waiting, 1);
     assert!(oldest.is_some());
-    assert_eq!(store::send_profile_now(&client, "default", 10).await.unwrap().len(), 1, "a profile that stopped batching");
+    assert_eq!(
+        store::send_profile_now(&client, "default", 10).await.unwrap().len(),
+        1,
+        "a profile that stopped batching"
+    );
 }

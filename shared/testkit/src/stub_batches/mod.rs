@@ -9,6 +9,8 @@
 //! no line, a duplicate, an oversized line), moves batches on ([`StubBatches::advance`], or one
 //! step per status read unless [`StubBatches::hold`]), and picks how they end
 //! ([`BatchOutcome`]). Every create is counted, so a test can prove a resubmission made none.
+//! The same base URL answers OpenAI's on-demand chat completions too (each valid from its
+//! schema, counted), as a batching profile's endpoint does when a task runs on-demand.
 
 mod bedrock;
 mod server;
@@ -96,6 +98,8 @@ pub(crate) struct Stubs {
     pub(crate) random: crate::Xorshift,
     /// Requests refused for their key.
     pub(crate) unauthorized: usize,
+    /// On-demand chat completions (`POST /v1/chat/completions`) received, their bodies.
+    pub(crate) on_demand: Vec<Value>,
 }
 
 /// The OpenAI and Anthropic batch APIs. Dropping it leaves the server running until the test
@@ -122,6 +126,7 @@ impl StubBatches {
             next: 0,
             random: crate::Xorshift::new(0x5eed_ba7c),
             unauthorized: 0,
+            on_demand: Vec::new(),
         }));
         let router =
             axum::Router::new().fallback(server::handle).with_state((state.clone(), base_url.clone()));
@@ -176,6 +181,17 @@ impl StubBatches {
     /// Requests refused for a missing or wrong key.
     pub fn unauthorized(&self) -> usize {
         self.lock().unauthorized
+    }
+
+    /// On-demand calls received (`POST /v1/chat/completions`: what a profile that batches asks
+    /// when a task runs on-demand, a repair turn among them).
+    pub fn on_demand_calls(&self) -> usize {
+        self.lock().on_demand.len()
+    }
+
+    /// Their request bodies, in order.
+    pub fn on_demand_requests(&self) -> Vec<Value> {
+        self.lock().on_demand.clone()
     }
 
     /// Every line submitted so far, `(custom_id, request body)`, in order.

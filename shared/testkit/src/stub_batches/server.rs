@@ -41,6 +41,20 @@ pub(super) async fn handle(
     let path = uri.path().trim_start_matches("/v1/").to_owned();
     let parts: Vec<&str> = path.split('/').collect();
     match (method.as_str(), parts.as_slice()) {
+        ("POST", ["chat", "completions"]) => {
+            let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            let schema =
+                request.pointer("/response_format/json_schema/schema").cloned().unwrap_or(Value::Null);
+            let content = super::answer_for_schema(&schema).to_string();
+            stubs.on_demand.push(request);
+            answer(
+                StatusCode::OK,
+                json!({"id": "chatcmpl-stub", "object": "chat.completion", "model": "stub-batch-model",
+                       "choices": [{"index": 0, "finish_reason": "stop",
+                                    "message": {"role": "assistant", "content": content}}],
+                       "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25}}),
+            )
+        }
         ("POST", ["files"]) => upload(&mut stubs, &header("content-type"), &body),
         ("GET", ["files", id, "content"]) => match stubs.files.get(*id) {
             Some(text) => (StatusCode::OK, text.clone()).into_response(),
