@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use crate::error::ProfileError;
-use crate::profiles::Prices;
+use crate::prices::Prices;
 
 /// A profile's `batch` settings: `{enabled?, maxRecords?, maxWaitSeconds?, minRecords?, prices?}`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -78,7 +78,7 @@ impl BatchSettings {
 
 #[cfg(test)]
 mod tests {
-    use crate::profiles::ModelProfiles;
+    use crate::ModelProfiles;
     use std::collections::HashMap;
     use std::time::Duration;
 

@@ -14,7 +14,8 @@ use tokio_util::sync::CancellationToken;
 use crate::error::{said, ProviderError};
 use crate::gate::{CallEstimate, CallGate, NoLimits};
 use crate::profiles::ModelProfile;
-use crate::wire::{Call, Format, Turn, Wire};
+use crate::format::Format;
+use crate::wire::{Call, Turn, Wire};
 
 /// Repair turns per attempt: when an answer fails the checker the model is asked again with
 /// the problems stated, at most this many times.

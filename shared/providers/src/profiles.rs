@@ -11,6 +11,7 @@ use serde_json::{json, Map, Value};
 
 use crate::batch_settings::BatchJson;
 pub use crate::batch_settings::{BatchSettings, MAX_BATCH_RECORDS, MAX_BATCH_WAIT_SECONDS};
+pub use crate::prices::Prices;
 use crate::credentials::{profile_key_variable, secret_headers, ApiKey, SecretHeader};
 use crate::error::{ProfileError, ProviderError};
 pub use crate::settings::{CallSettings, TokenLimitField};
@@ -61,22 +62,6 @@ pub struct CallLimits {
     pub requests_per_minute: Option<u32>,
     pub tokens_per_minute: Option<u64>,
     pub concurrent: Option<u32>,
-}
-
-/// A model's list prices, in US dollars per million tokens.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Prices {
-    pub input_per_million: f64,
-    pub output_per_million: f64,
-}
-
-impl Prices {
-    /// The estimated cost of a call, in US dollars.
-    pub fn cost(&self, input_tokens: u64, output_tokens: u64) -> f64 {
-        (input_tokens as f64 * self.input_per_million + output_tokens as f64 * self.output_per_million)
-            / 1_000_000.0
-    }
 }
 
 impl ModelProfile {

@@ -45,7 +45,7 @@ pub(crate) struct Turn {
 
 /// A provider's wire format. The body of a call and the reading of an answer are functions of
 /// their own, so that a batch line is the same request the on-demand call sends and a batch
-/// result is read as an on-demand answer is ([`crate::batches`]).
+/// result is read as an on-demand answer is (the batch results, `batches`).
 pub(crate) trait Wire: Sync {
     /// The conversation's first messages.
     fn start(&self, request: &AiRequest) -> Vec<Value>;
@@ -74,67 +74,6 @@ pub(crate) trait Wire: Sync {
     ) -> impl Future<Output = Result<Turn, ProviderError>> + Send;
     /// Append the model's reply and the checker's problems for the next turn.
     fn repair(&self, conversation: &mut Vec<Value>, turn: Turn, problems: &str);
-}
-
-/// The wire format a profile speaks, for the parts that need no call (a batch's lines).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Format {
-    OpenAi,
-    Anthropic,
-    Bedrock,
-}
-
-impl Format {
-    pub(crate) fn of(profile: &ModelProfile) -> Format {
-        match profile.provider.as_str() {
-            "anthropic" => Format::Anthropic,
-            "bedrock" => Format::Bedrock,
-            _ => Format::OpenAi,
-        }
-    }
-
-    pub(crate) fn start(self, request: &AiRequest) -> Vec<Value> {
-        match self {
-            Format::OpenAi => crate::openai::OpenAi.start(request),
-            Format::Anthropic => crate::anthropic::Anthropic.start(request),
-            Format::Bedrock => crate::bedrock::Bedrock.start(request),
-        }
-    }
-
-    pub(crate) fn body(
-        self,
-        profile: &ModelProfile,
-        request: &AiRequest,
-        schema: &Value,
-        conversation: &[Value],
-    ) -> Value {
-        match self {
-            Format::OpenAi => crate::openai::OpenAi.body(profile, request, schema, conversation),
-            Format::Anthropic => crate::anthropic::Anthropic.body(profile, request, schema, conversation),
-            Format::Bedrock => crate::bedrock::Bedrock.body(profile, request, schema, conversation),
-        }
-    }
-
-    pub(crate) fn read(
-        self,
-        profile: &ModelProfile,
-        request: &AiRequest,
-        answer: &Value,
-    ) -> Result<Turn, ProviderError> {
-        match self {
-            Format::OpenAi => crate::openai::OpenAi.read(profile, request, answer),
-            Format::Anthropic => crate::anthropic::Anthropic.read(profile, request, answer),
-            Format::Bedrock => crate::bedrock::Bedrock.read(profile, request, answer),
-        }
-    }
-
-    pub(crate) fn repair(self, conversation: &mut Vec<Value>, turn: Turn, problems: &str) {
-        match self {
-            Format::OpenAi => crate::openai::OpenAi.repair(conversation, turn, problems),
-            Format::Anthropic => crate::anthropic::Anthropic.repair(conversation, turn, problems),
-            Format::Bedrock => crate::bedrock::Bedrock.repair(conversation, turn, problems),
-        }
-    }
 }
 
 /// Send a request and read its JSON body: [`fetch`] with the on-demand bound.

@@ -30,7 +30,8 @@ pub use aws::BatchAws;
 use crate::client::{checked, reported_usage_bounded, Completion, Resume, Usage};
 use crate::error::ProviderError;
 use crate::profiles::ModelProfile;
-use crate::wire::{Call, Format};
+use crate::format::Format;
+use crate::wire::Call;
 
 /// The most of one result file that is read: a longer one is an error of the whole read.
 pub const MAX_RESULT_FILE_BYTES: usize = 64 * 1024 * 1024;
