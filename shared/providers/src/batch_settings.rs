@@ -13,7 +13,8 @@ use crate::prices::Prices;
 pub struct BatchSettings {
     /// True unless the object says `"enabled": false`.
     pub enabled: bool,
-    /// The most tasks in one batch: 1 to 50,000 (OpenAI's and Bedrock's per-file cap), 1000 by default.
+    /// The most tasks in one batch: 1 to 2,000 (so a batch's result files stay within what the
+    /// batch client reads, 64 MiB; the providers take more), 1000 by default.
     pub max_records: u32,
     /// The longest a deferred task waits for its batch to fill before it is sent anyway:
     /// `maxWaitSeconds`, 1 to 86,400, 3600 by default.
@@ -26,7 +27,7 @@ pub struct BatchSettings {
 }
 
 /// The most records a batch may have (OpenAI's and Bedrock's per-file cap).
-pub const MAX_BATCH_RECORDS: u32 = 50_000;
+pub const MAX_BATCH_RECORDS: u32 = 2_000;
 /// The longest `maxWaitSeconds`: a day.
 pub const MAX_BATCH_WAIT_SECONDS: u64 = 86_400;
 
@@ -123,8 +124,8 @@ mod tests {
         .unwrap();
         assert_eq!(fallback.batch_cost(1_000_000, 0), Some(2.0), "the profile's prices without batch prices");
         for (batch, said) in [
-            (r#"{"maxRecords": 0}"#, "maxRecords must be from 1 to 50000"),
-            (r#"{"maxRecords": 50001}"#, "maxRecords must be from 1 to 50000"),
+            (r#"{"maxRecords": 0}"#, "maxRecords must be from 1 to 2000"),
+            (r#"{"maxRecords": 2001}"#, "maxRecords must be from 1 to 2000"),
             (r#"{"maxWaitSeconds": 0}"#, "maxWaitSeconds must be from 1 to 86400"),
             (r#"{"maxWaitSeconds": 86401}"#, "maxWaitSeconds"),
             (r#"{"minRecords": 11, "maxRecords": 10}"#, "minRecords must be from 1 to maxRecords (10)"),

@@ -12,9 +12,9 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{said, ProviderError};
+use crate::format::Format;
 use crate::gate::{CallEstimate, CallGate, NoLimits};
 use crate::profiles::ModelProfile;
-use crate::format::Format;
 use crate::wire::{Call, Turn, Wire};
 
 /// Repair turns per attempt: when an answer fails the checker the model is asked again with

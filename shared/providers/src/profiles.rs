@@ -11,9 +11,9 @@ use serde_json::{json, Map, Value};
 
 use crate::batch_settings::BatchJson;
 pub use crate::batch_settings::{BatchSettings, MAX_BATCH_RECORDS, MAX_BATCH_WAIT_SECONDS};
-pub use crate::prices::Prices;
 use crate::credentials::{profile_key_variable, secret_headers, ApiKey, SecretHeader};
 use crate::error::{ProfileError, ProviderError};
+pub use crate::prices::Prices;
 pub use crate::settings::{CallSettings, TokenLimitField};
 
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";

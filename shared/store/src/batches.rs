@@ -60,10 +60,12 @@ pub async fn form_batch(client: &mut Client, group: &BatchGroup<'_>) -> StoreRes
     let statement = transaction.prepare_cached(BATCH_AWAITING.text()).await?;
     let max_records = i64::from(group.max_records);
     let max_bytes = i64::try_from(group.max_bytes).unwrap_or(i64::MAX);
+    let slack_ms = millis(group.slack);
     let params = BATCH_AWAITING.bind(&[
         ("profile", &group.profile),
         ("max_records", &max_records),
         ("max_bytes", &max_bytes),
+        ("slack_ms", &slack_ms),
     ])?;
     let rows = transaction.query(&statement, &params).await?;
     let Some(first) = rows.first() else {
@@ -86,7 +88,6 @@ pub async fn form_batch(client: &mut Client, group: &BatchGroup<'_>) -> StoreRes
         return Ok(Formed::SentNow(owed));
     }
     let batch_id = new_id();
-    let slack_ms = millis(group.slack);
     let statement = transaction.prepare_cached(BATCH_OPEN.text()).await?;
     let params = BATCH_OPEN.bind(&[
         ("batch_id", &batch_id),

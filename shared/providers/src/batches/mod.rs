@@ -29,8 +29,8 @@ pub use aws::BatchAws;
 
 use crate::client::{checked, reported_usage_bounded, Completion, Resume, Usage};
 use crate::error::ProviderError;
-use crate::profiles::ModelProfile;
 use crate::format::Format;
+use crate::profiles::ModelProfile;
 use crate::wire::Call;
 
 /// The most of one result file that is read: a longer one is an error of the whole read.

@@ -187,9 +187,7 @@ async fn expired_failed_and_canceled_batches_end_with_retryable_lines() {
     let (results, stopped) = until_done(&client, &profile, &batch).await;
     assert_eq!(stopped.as_deref(), Some("cancelled"));
     let outcomes = by_task(client.results(&profile, &results, &requests).await.unwrap());
-    assert!(outcomes
-        .values()
-        .all(|o| matches!(&o[..], [LineOutcome::Unanswered(_)])));
+    assert!(outcomes.values().all(|o| matches!(&o[..], [LineOutcome::Unanswered(_)])));
 }
 
 #[tokio::test]

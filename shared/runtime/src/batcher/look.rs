@@ -14,11 +14,15 @@ use uuid::Uuid;
 use super::{results, send_now, BatchSummary};
 use crate::app::App;
 
-/// A batch taken for a look is hidden from other batchers this long (a look's provider calls
-/// are each bounded by the batch client's timeout, well inside it).
-const LOOK_HOLD: Duration = Duration::from_secs(90);
-/// No new look starts after this long: the sweep has a minute for every duty.
-const LOOK_WORK: Duration = Duration::from_secs(25);
+/// A batch taken for a look is hidden from other batchers this long: far longer than a look may
+/// take ([`LOOK_LIMIT`]), so two batchers never work on one batch at once (a late write of one
+/// could otherwise meet the on-demand attempt of a task the other gave back).
+const LOOK_HOLD: Duration = Duration::from_secs(600);
+/// The most one look may take, its provider calls and statements together; one stopped there
+/// leaves what it wrote (each write fenced) and is taken again when its hold lapses.
+const LOOK_LIMIT: Duration = Duration::from_secs(90);
+/// No new look starts after this long: the sweep has its other duties too.
+const LOOK_WORK: Duration = Duration::from_secs(20);
 /// A submit that kept failing this many times gives its tasks to the on-demand path.
 const MAX_SUBMIT_TRIES: i32 = 8;
 
@@ -33,9 +37,18 @@ pub async fn look_at_batches<P>(app: &App<P>, summary: &mut BatchSummary) -> Res
             return_all(app, &client, &batch, BatchOutcome::Unsubmitted, Some(why), summary).await?;
             continue;
         };
-        match batch.state {
-            BatchState::Submitting => submit(app, &client, profile, &batch, summary).await?,
-            BatchState::Submitted => poll(app, &client, profile, &batch, summary).await?,
+        let look = async {
+            match batch.state {
+                BatchState::Submitting => submit(app, &client, profile, &batch, summary).await,
+                BatchState::Submitted => poll(app, &client, profile, &batch, summary).await,
+            }
+        };
+        match tokio::time::timeout(LOOK_LIMIT, look).await {
+            Ok(looked) => looked?,
+            Err(_) => {
+                tracing::warn!(batch_id = %batch.id, "a look at a batch ran out of time; it is taken again when its hold lapses");
+                break;
+            }
         }
     }
     Ok(())

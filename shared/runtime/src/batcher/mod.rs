@@ -29,8 +29,10 @@ pub use look::look_at_batches;
 pub use sample::{sample_deferred, DeferredSample};
 
 /// The most a batch's requests hold in all, as stored: what one function reads into memory to
-/// write a batch's file (50 MB; each provider's own file limit is larger).
-pub const BATCH_MAX_BYTES: u64 = 50_000_000;
+/// write a batch's file, with each line's schema and settings added (20 MB; each provider's own
+/// file limit is larger). With `batch.maxRecords` at most 2,000, a batch's result files stay
+/// within what the batch client reads (64 MiB).
+pub const BATCH_MAX_BYTES: u64 = 20_000_000;
 
 /// What the batcher did in one sweep.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]

@@ -35,7 +35,7 @@ pub(super) async fn settle<P>(
     let in_batch: HashMap<Uuid, &BatchTask> = tasks.iter().map(|task| (task.lease.task_id, task)).collect();
     let mut seen: HashSet<Uuid> = HashSet::with_capacity(lines.len());
     let mut answered: Vec<(&BatchTask, Completion)> = Vec::new();
-    let mut repairs: Vec<OwedMessage> = Vec::new();
+    let mut others: Vec<(&BatchTask, LineOutcome)> = Vec::new();
     for line in lines {
         // A duplicate line: the first one named is the task's answer.
         if !seen.insert(line.task_id) {
@@ -44,31 +44,61 @@ pub(super) async fn settle<P>(
         let Some(task) = in_batch.get(&line.task_id).copied() else { continue };
         match line.outcome {
             LineOutcome::Answered(completion) => answered.push((task, completion)),
-            LineOutcome::Invalid(resume) => match serde_json::to_value(&resume) {
-                Ok(resume) => {
-                    if let Some(owed) =
-                        store::give_back_for_repair(client, batch_id, task.lease, &resume).await?
-                    {
-                        summary.batch_repairs += 1;
-                        repairs.push(owed);
-                    }
-                }
-                Err(error) => {
-                    let failed =
-                        ProviderError::LoopFailed(format!("the repair turn could not be kept: {error}"));
-                    line_failed(app, client, profile, task, failed, summary).await?;
-                }
-            },
-            LineOutcome::Failed(error) => line_failed(app, client, profile, task, error, summary).await?,
             // Left running in the batch: it goes back on-demand, uncounted, with the unanswered.
             LineOutcome::Unanswered(_) => {}
+            outcome => others.push((task, outcome)),
         }
     }
-    send_now(app, client, &repairs).await?;
+    // The answers first: one line's trouble below never holds back the others' results.
     for page in answered.chunks(COMPLETE_PAGE) {
         complete(app, client, profile, page, summary).await?;
     }
-    Ok(())
+    let mut repairs: Vec<OwedMessage> = Vec::new();
+    for (task, outcome) in others {
+        let settled = match outcome {
+            LineOutcome::Invalid(resume) => match keepable(&resume) {
+                Ok(resume) => {
+                    store::give_back_for_repair(client, batch_id, task.lease, &resume).await.map(|owed| {
+                        summary.batch_repairs += u64::from(owed.is_some());
+                        repairs.extend(owed);
+                    })
+                }
+                Err(why) => {
+                    line_failed(app, client, profile, task, ProviderError::LoopFailed(why), summary).await
+                }
+            },
+            LineOutcome::Failed(error) => line_failed(app, client, profile, task, error, summary).await,
+            LineOutcome::Answered(_) | LineOutcome::Unanswered(_) => Ok(()),
+        };
+        match settled {
+            Ok(()) => {}
+            Err(error) if error.is_unavailable() => return Err(error),
+            // The store refused this line's write (a value it cannot hold): the task stays in the
+            // batch and goes back on-demand with the unanswered; the other lines carry on.
+            Err(error) => {
+                tracing::warn!(task_id = %task.lease.task_id, error = %crate::error_chain(&error), "a batch line could not be settled; its task runs on-demand")
+            }
+        }
+    }
+    send_now(app, client, &repairs).await
+}
+
+/// The repair turn of an invalid answer, as the store keeps it, or why it cannot be kept: the
+/// answer is the model's, so it may hold what Postgres cannot store (a NUL) or be too long to
+/// keep (the task's answer then fails as on-demand would, `WORKFLOW_AI_LOOP_FAILED`, retried
+/// within its budget).
+fn keepable(resume: &aitasks_providers::Resume) -> Result<Value, String> {
+    /// Under the table's check (migrations/V20), with room for the JSON's own escaping.
+    const MAX_KEPT_BYTES: usize = 1_000_000;
+    let text =
+        serde_json::to_string(resume).map_err(|e| format!("the repair turn could not be kept: {e}"))?;
+    if text.len() > MAX_KEPT_BYTES {
+        return Err(format!("the invalid answer is too long to repair ({} bytes)", text.len()));
+    }
+    if text.contains("\\u0000") {
+        return Err("the invalid answer holds a NUL character".to_owned());
+    }
+    serde_json::from_str(&text).map_err(|e| format!("the repair turn could not be kept: {e}"))
 }
 
 /// Complete a page of answered tasks: the unscoped in one statement, each scoped in its own

@@ -59,7 +59,7 @@ pub struct RuntimeConfig {
     pub cancel_when_gone: bool,
     /// The last part of a deferred task's window the batcher keeps for the on-demand path: a
     /// task awaiting a batch this close to its window's end runs on-demand, and a batch that has
-    /// not answered by then is given up (`AITASK_DEFERRED_SLACK_MS`, 1800000; 1 minute to 30).
+    /// not answered by then is given up (`AITASK_DEFERRED_SLACK_MS`, 1800000; 5 minutes to 30).
     pub deferred_slack: Duration,
     /// How often an open batch's status is asked for (`AITASK_BATCH_POLL_MS`, 60000).
     pub batch_poll: Duration,
@@ -196,8 +196,9 @@ impl Settings {
                 }
             },
             deferred_slack: millis("AITASK_DEFERRED_SLACK_MS", 1_800_000)?
-                .clamp(Duration::from_secs(60), Duration::from_secs(1_800)),
-            batch_poll: millis("AITASK_BATCH_POLL_MS", 60_000)?.max(Duration::from_millis(100)),
+                .clamp(Duration::from_secs(300), Duration::from_secs(1_800)),
+            batch_poll: millis("AITASK_BATCH_POLL_MS", 60_000)?
+                .clamp(Duration::from_millis(100), Duration::from_secs(300)),
         };
         Ok(Settings {
             database_url: required("DATABASE_URL")?,

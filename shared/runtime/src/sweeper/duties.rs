@@ -62,8 +62,6 @@ pub const DUTIES: [Duty; 16] = [
     Duty::ExpireRunning,
     Duty::RestoreLost,
     Duty::FinishRunCancels,
-    Duty::FormBatches,
-    Duty::LookAtBatches,
     Duty::SendOwed,
     Duty::DeliverEvents,
     Duty::HeartbeatCallbacks,
@@ -74,6 +72,9 @@ pub const DUTIES: [Duty; 16] = [
     Duty::PruneQuotaDays,
     Duty::PruneProviderMinutes,
     Duty::PruneBatches,
+    // Last: their provider calls take the longest, and never delay the other duties.
+    Duty::FormBatches,
+    Duty::LookAtBatches,
 ];
 
 impl Duty {

@@ -3,9 +3,10 @@
 -- this commit finds the batch `submitting` and submits it (idempotently) on its next look.
 --
 -- Each task's next attempt is counted and leased as a worker's claim would (status running,
--- attempts + 1), with `batch_id` naming the batch. Its heartbeat is the time the batcher gives
--- the batch up for it, its window's end less :slack_ms: the stale-running sweep leaves it alone
--- until then, and takes it back if the batcher never does.
+-- attempts + 1), with `batch_id` naming the batch. Its heartbeat is half the slack past the time
+-- the batcher gives the batch up for it (its window's end less :slack_ms; the batcher looks at a
+-- batch by then, look_later.sql): the stale-running sweep leaves it alone while the batcher may
+-- still give it back uncounted, and takes it back only if the batcher never does.
 WITH batch AS (
     INSERT INTO task_batches (id, profile, provider, records, give_up_at)
     SELECT :batch_id, :profile, :provider, count(*),
@@ -15,7 +16,8 @@ WITH batch AS (
 )
 UPDATE tasks
 SET status = 'running', attempts = attempts + 1, started_at = COALESCE(started_at, now()),
-    heartbeat_at = GREATEST(now(), deferred_by - :slack_ms::bigint * interval '1 millisecond'),
+    heartbeat_at = GREATEST(now(), deferred_by - :slack_ms::bigint * interval '1 millisecond')
+        + :slack_ms::bigint / 2 * interval '1 millisecond',
     updated_at = now(), awaiting_batch = false, claim_token = NULL,
     batch_id = (SELECT id FROM batch)
 WHERE id = ANY(:task_ids::uuid[]) AND status = 'queued' AND awaiting_batch
