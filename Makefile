@@ -10,7 +10,7 @@ TOOLS = $(shell scripts/tools.sh)
 
 help:
 	@echo "make demo      the whole system on a local model: one task of each kind, live progress, results"
-	@echo "make test      what CI runs: fmt, clippy, the dependency policy, every test, cargo-lambda build + invoke, template lint, rehearsal"
+	@echo "make test      what CI runs: fmt, clippy, the dependency policy, every test, each function as a Lambda bootstrap invoked through cargo-lambda, template lint, rehearsal"
 	@echo "make check     the fast loop: fmt, clippy, the tests that need no service (nothing to start)"
 	@echo "make up        start Postgres, the SQS-compatible server and the local model; write .local/env"
 	@echo "make down      stop them and delete their data"
@@ -105,7 +105,7 @@ lambda-smoke: up build
 
 # The deploy rehearsal (README, "Deploying"): template.yaml through the SAM transform, every
 # function's release binary with exactly the environment, secrets and IAM policy the stack gives
-# it, every AWS call judged. `make test` runs it on the binaries lambda-smoke built.
+# it, every AWS call judged. `make test` runs it on the bootstraps lambda-smoke laid out (the test build).
 rehearse: up
 	@scripts/rehearse.sh
 
