@@ -8,7 +8,6 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
 
 use axum::body::Bytes;
 use axum::extract::State;
@@ -217,64 +216,7 @@ async fn handle(
 /// Whether the request's SigV4 signature is the one [`DURABLE_SECRET_KEY`] gives (the headers it
 /// says it signed, its own timestamp, region us-east-1, service lambda).
 fn signed_with_secret(method: &Method, uri: &Uri, headers: &HeaderMap, body: &[u8]) -> bool {
-    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
-    let Some(authorization) = header("authorization") else { return false };
-    if !authorization.starts_with(&format!("AWS4-HMAC-SHA256 Credential={DURABLE_ACCESS_KEY}/"))
-        || !authorization.contains("/us-east-1/lambda/aws4_request")
-    {
-        return false;
-    }
-    let Some(signed) = authorization.split("SignedHeaders=").nth(1).and_then(|s| s.split(',').next()) else {
-        return false;
-    };
-    let Some(time) = header("x-amz-date").and_then(|d| parse_amz_date(&d)) else { return false };
-    let signed_headers: Vec<(String, String)> =
-        signed.split(';').filter_map(|name| header(name).map(|value| (name.to_owned(), value))).collect();
-    let identity =
-        aws_credential_types::Credentials::new(DURABLE_ACCESS_KEY, DURABLE_SECRET_KEY, None, None, "stub")
-            .into();
-    let Ok(params) = aws_sigv4::sign::v4::SigningParams::builder()
-        .identity(&identity)
-        .region("us-east-1")
-        .name("lambda")
-        .time(time)
-        .settings(aws_sigv4::http_request::SigningSettings::default())
-        .build()
-    else {
-        return false;
-    };
-    let host = header("host").unwrap_or_default();
-    let url = format!("http://{host}{}", uri.path_and_query().map(|p| p.as_str()).unwrap_or("/"));
-    let Ok(signable) = aws_sigv4::http_request::SignableRequest::new(
-        method.as_str(),
-        &url,
-        signed_headers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-        aws_sigv4::http_request::SignableBody::Bytes(body),
-    ) else {
-        return false;
-    };
-    let Ok(output) = aws_sigv4::http_request::sign(signable, &params.into()) else { return false };
-    let (_, signature) = output.into_parts();
-    authorization.ends_with(&format!("Signature={signature}"))
-}
-
-/// `20260101T000000Z` as a time.
-fn parse_amz_date(text: &str) -> Option<SystemTime> {
-    if text.len() != 16 || !text.ends_with('Z') || text.as_bytes()[8] != b'T' {
-        return None;
-    }
-    let number = |range: std::ops::Range<usize>| text.get(range)?.parse::<i64>().ok();
-    let (year, month, day) = (number(0..4)?, number(4..6)?, number(6..8)?);
-    let (hour, minute, second) = (number(9..11)?, number(11..13)?, number(13..15)?);
-    // Days since 1970-01-01 (the civil-from-days algorithm, inverted).
-    let (y, m) = if month <= 2 { (year - 1, month + 9) } else { (year, month - 3) };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * m + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let seconds = days * 86_400 + hour * 3_600 + minute * 60 + second;
-    Some(SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(u64::try_from(seconds).ok()?))
+    crate::sigv4::signed_with((method, uri, headers, body), DURABLE_ACCESS_KEY, DURABLE_SECRET_KEY, "lambda")
 }
 
 #[cfg(test)]
@@ -286,7 +228,7 @@ mod tests {
         let id = base64_id(&uuid::Uuid::nil());
         assert!(id.len().is_multiple_of(4) && id.contains('/') && id.contains('+'), "{id}");
         assert_eq!(percent_decode("cb%2F%2Bx%3D%3D"), "cb/+x==");
-        let t = parse_amz_date("20260102T030405Z").unwrap();
-        assert_eq!(t.duration_since(SystemTime::UNIX_EPOCH).unwrap().as_secs(), 1_767_323_045);
+        let t = crate::sigv4::amz_date("20260102T030405Z").unwrap();
+        assert_eq!(t.duration_since(std::time::SystemTime::UNIX_EPOCH).unwrap().as_secs(), 1_767_323_045);
     }
 }

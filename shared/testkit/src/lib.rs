@@ -17,6 +17,7 @@ mod private_sqs;
 mod queues;
 mod random;
 pub mod runtime_api;
+mod sigv4;
 mod stats;
 mod stub_batches;
 mod stub_provider;

@@ -166,7 +166,7 @@ async fn try_s3(
     body: Vec<u8>,
 ) -> Result<reqwest::Response, reqwest::Error> {
     let mut request = reqwest::Client::new().request(method.clone(), url);
-    for (name, value) in super::sigv4::s3_headers(method.as_str(), url, &body) {
+    for (name, value) in crate::sigv4::s3_headers(method.as_str(), url, &body) {
         request = request.header(name, value);
     }
     request.body(body).send().await
@@ -188,7 +188,7 @@ async fn handle(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if !super::sigv4::signed_with(
+    if !crate::sigv4::signed_with(
         (&method, &uri, &headers, &body[..]),
         BATCH_AWS_ACCESS_KEY,
         BATCH_AWS_SECRET_KEY,

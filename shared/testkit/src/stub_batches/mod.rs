@@ -14,7 +14,6 @@
 
 mod bedrock;
 mod server;
-mod sigv4;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

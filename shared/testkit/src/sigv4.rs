@@ -1,8 +1,14 @@
-//! Checking a request's SigV4 signature as AWS does: sign it again with the secret and compare.
+//! Checking a request's SigV4 signature as AWS does: sign it again with the secret and compare
+//! (the stubs of Lambda's durable callbacks and of Bedrock's control plane).
 
 use std::time::SystemTime;
 
 use axum::http::{HeaderMap, Method, Uri};
+
+/// `20260101T000000Z` (`X-Amz-Date`) as a time.
+pub(crate) fn amz_date(text: &str) -> Option<SystemTime> {
+    chrono::NaiveDateTime::parse_from_str(text, "%Y%m%dT%H%M%SZ").ok().map(|t| SystemTime::from(t.and_utc()))
+}
 
 /// Whether the request is signed by `access_key`/`secret` for `service` in us-east-1 (the
 /// headers it says it signed, its own timestamp).
@@ -22,11 +28,7 @@ pub(crate) fn signed_with(
     let Some(signed) = authorization.split("SignedHeaders=").nth(1).and_then(|s| s.split(',').next()) else {
         return false;
     };
-    let Some(time) = header("x-amz-date").and_then(|d| {
-        chrono::NaiveDateTime::parse_from_str(&d, "%Y%m%dT%H%M%SZ")
-            .ok()
-            .map(|t| SystemTime::from(t.and_utc()))
-    }) else {
+    let Some(time) = header("x-amz-date").and_then(|d| amz_date(&d)) else {
         return false;
     };
     let signed_headers: Vec<(String, String)> =
