@@ -6,7 +6,7 @@ LOAD_ENV := source scripts/env.sh && load_local_env;
 TOOLS = $(shell scripts/tools.sh)
 
 
-.PHONY: help up down serve stats demo bench simulate growth chaos load fuzz test check fmt lint deny audit sbom build unit template-lint lambda-smoke rehearse rehearse-fast script-tests
+.PHONY: warm help up down serve stats demo bench simulate growth chaos load fuzz test check fmt lint deny audit sbom build unit template-lint lambda-smoke rehearse rehearse-fast script-tests
 
 help:
 	@echo "make demo      the whole system on a local model: one task of each kind, live progress, results"
@@ -25,7 +25,7 @@ help:
 	@echo "make load      64 HTTP clients for 60 s against the dev server: no 5xx, no lost task, latencies"
 	@echo "make audit     the RustSec advisories over Cargo.lock (AUDIT_DB=path: a local clone of the database)"
 	@echo "make sbom      a CycloneDX SBOM for each function, beside its build (target/lambda/<fn>/bootstrap.cdx.json)"
-	@echo "parts of make test: fmt lint deny script-tests build unit template-lint lambda-smoke rehearse-fast"
+	@echo "parts of make test: warm fmt lint deny script-tests build unit template-lint lambda-smoke rehearse-fast"
 
 up:
 	@scripts/postgres.sh up
@@ -37,16 +37,14 @@ down:
 	@scripts/sqs.sh down
 	@scripts/postgres.sh down
 
-serve: up
-	@cargo build -p aitasks-dev-server
+serve: up build
 	@$(LOAD_ENV) "$$(source scripts/lib.sh && target_dir)/debug/aitasks-dev-server"
 
 demo:
 	@scripts/demo.sh
 
 # The live figures of the local stack (tasks by status, queue depth, provider latency, tokens).
-stats:
-	@cargo build -q -p aitasks-dev-server
+stats: build
 	@$(LOAD_ENV) "$$(source scripts/lib.sh && target_dir)/debug/aitasks-dev-server" stats
 
 bench:
@@ -86,6 +84,8 @@ audit:
 sbom:
 	@scripts/sbom.sh
 
+# One selection for every build here (the tests build the dev server with it too): a narrower
+# one (`-p aitasks-dev-server`) resolves the dependencies' features anew and compiles them again.
 build:
 	cargo build --workspace --all-targets
 
@@ -113,18 +113,19 @@ rehearse-fast: up
 	@scripts/rehearse.sh fast
 
 # The long versions of what `make test` runs small (200 tasks; 400 cases; 5 s).
-chaos: up
-	@cargo build -p aitasks-dev-server
-	@$(LOAD_ENV) CHAOS_TASKS=$${CHAOS_TASKS:-2000} cargo test -p aitasks-e2e --test outages chaos:: -- --nocapture
-	@PROPTEST_CASES=$${PROPTEST_CASES:-100000} cargo test -p aitasks-contracts --test contracts properties::
+chaos: up build
+	@$(LOAD_ENV) CHAOS_TASKS=$${CHAOS_TASKS:-2000} cargo test --workspace --test outages chaos:: -- --nocapture
+	@PROPTEST_CASES=$${PROPTEST_CASES:-100000} cargo test --workspace --test contracts properties::
 
-load: up
-	@cargo build -p aitasks-dev-server
-	@$(LOAD_ENV) LOAD_SECONDS=$${LOAD_SECONDS:-60} cargo test -p aitasks-e2e --test e2e load:: -- --nocapture
+load: up build
+	@$(LOAD_ENV) LOAD_SECONDS=$${LOAD_SECONDS:-60} cargo test --workspace --test e2e load:: -- --nocapture
 
 # The OpenAPI fuzzer, longer than make test runs it and with a new seed each time.
-fuzz: up
-	@cargo build -p aitasks-dev-server
-	@$(LOAD_ENV) FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-1000} FUZZ_SEED=$${FUZZ_SEED-} cargo test -p aitasks-e2e --test e2e fuzz:: -- --nocapture
+fuzz: up build
+	@$(LOAD_ENV) FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-1000} FUZZ_SEED=$${FUZZ_SEED-} cargo test --workspace --test e2e fuzz:: -- --nocapture
 
-test: fmt lint deny script-tests unit template-lint lambda-smoke rehearse-fast
+# The slow installs and the local model's build, in the background while cargo compiles (scripts/warm.sh).
+warm:
+	@scripts/warm.sh
+
+test: warm fmt lint deny script-tests unit template-lint lambda-smoke rehearse-fast

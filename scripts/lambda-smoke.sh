@@ -20,8 +20,10 @@ else
   # `make test`: the same code in the test build's profile, linked from the dependencies the
   # tests compiled (the release build's fat LTO of six binaries is most of a bare CI run's time
   # on two cores; `make rehearse` builds and rehearses the release binaries).
+  # The workspace's selection (`make build`'s, up to date after it): `-p` per function would
+  # resolve the dependencies' features anew and link other binaries.
   log "cargo build (every function, the test profile) as Lambda bootstraps"
-  cargo build -q "${FUNCTIONS[@]/#/--package=}"
+  cargo build -q --workspace --all-targets
   lambda_dir="$target_dir/lambda-test"
   for fn in "${FUNCTIONS[@]}"; do
     mkdir -p "$lambda_dir/$fn"

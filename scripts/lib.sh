@@ -23,15 +23,25 @@ s.close()
 PY
 }
 
-# Install Debian packages (the lists are refreshed at most once a day).
-apt_install() {
+# locked NAME: take the cache's lock NAME on file descriptor 9 (held until the calling
+# subshell or script ends). The background warm-up (scripts/warm.sh) and the target that needs
+# the same download or build take the same lock: the second waits, then finds the work done.
+locked() {
+  exec 9>"$AITASK_CACHE/.lock-$1"
+  flock 9
+}
+
+# Install Debian packages (the lists are refreshed at most once a day). One apt at a time: dpkg
+# refuses a second.
+apt_install() (
+  locked apt
   log "installing $*"
   if [ ! -f "$AITASK_CACHE/.apt-updated" ] || [ -n "$(find "$AITASK_CACHE/.apt-updated" -mmin +1440 2>/dev/null)" ]; then
     DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
     touch "$AITASK_CACHE/.apt-updated"
   fi
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
-}
+)
 
 # Install Debian packages only when a command is missing.
 need_apt() {
@@ -56,11 +66,36 @@ target_dir() {
     | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])'
 }
 
+# workspace_executables DIR: the executables of the package in DIR (relative to the root) as
+# `make build` builds them: its binaries, then its test executables, one a line. Built with the
+# workspace's selection, never `-p`: a package alone gets its dependencies' features resolved for
+# it alone, and cargo compiles dozens of crates a second time (minutes on two cores).
+workspace_executables() {
+  (cd "$ROOT" && cargo test --workspace --no-run --message-format=json-render-diagnostics) \
+    | python3 -c '
+import json, sys
+manifest = sys.argv[1]
+bins, tests = [], []
+for line in sys.stdin:
+    try:
+        message = json.loads(line)
+    except ValueError:
+        continue
+    if message.get("reason") != "compiler-artifact" or not message.get("executable"):
+        continue
+    if message.get("manifest_path") != manifest:
+        continue
+    (tests if message["profile"]["test"] else bins).append(message["executable"])
+print("\n".join(sorted(set(bins)) + sorted(set(tests))))
+' "$ROOT/$1/Cargo.toml"
+}
+
 # A virtualenv in the cache with these PyPI packages, installed once (again when STAMP changes);
 # prints its bin folder.  python_venv NAME STAMP PACKAGE...
 python_venv() {
   local venv="$AITASK_CACHE/$1" stamp="$AITASK_CACHE/$1/$2"
   shift 2
+  [ -f "$stamp" ] || locked "$(basename "$venv")"
   if [ ! -f "$stamp" ]; then
     log "installing $* into $venv (once)"
     python3 -m venv "$venv"

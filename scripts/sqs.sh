@@ -3,12 +3,24 @@
 #   scripts/sqs.sh up     install when missing, start on a free port, create the queues,
 #                         write AWS_ENDPOINT_URL_SQS and the queue URLs to .local/env
 #   scripts/sqs.sh down   stop it
+#   scripts/sqs.sh install  only install it when missing (scripts/warm.sh)
 # fauxqs listens on every interface; everything here talks to it on 127.0.0.1 only.
 source "$(dirname "$0")/lib.sh"
 
 FAUXQS_VERSION=1.9.2
 FAUXQS_DIR="$AITASK_CACHE/fauxqs-$FAUXQS_VERSION"
 STATE="$LOCAL/sqs"
+
+install() (
+  need_apt node nodejs npm
+  [ -f "$FAUXQS_DIR/node_modules/fauxqs/dist/cli.js" ] && exit 0
+  locked fauxqs
+  if [ ! -f "$FAUXQS_DIR/node_modules/fauxqs/dist/cli.js" ]; then
+    log "installing fauxqs $FAUXQS_VERSION into $FAUXQS_DIR"
+    mkdir -p "$FAUXQS_DIR"
+    npm install --prefix "$FAUXQS_DIR" --no-audit --no-fund --loglevel=error "fauxqs@$FAUXQS_VERSION" >/dev/null
+  fi
+)
 
 up() {
   # Tests that restart a queue server of their own start this same build.
@@ -17,12 +29,7 @@ up() {
     log "already running on port $(cat "$STATE/port")"
     return
   fi
-  need_apt node nodejs npm
-  if [ ! -f "$FAUXQS_DIR/node_modules/fauxqs/dist/cli.js" ]; then
-    log "installing fauxqs $FAUXQS_VERSION into $FAUXQS_DIR"
-    mkdir -p "$FAUXQS_DIR"
-    npm install --prefix "$FAUXQS_DIR" --no-audit --no-fund --loglevel=error "fauxqs@$FAUXQS_VERSION" >/dev/null
-  fi
+  install
   mkdir -p "$STATE"
   local port; port="$(free_port)"
   FAUXQS_PORT="$port" FAUXQS_LOGGER=false nohup node "$FAUXQS_DIR/node_modules/fauxqs/dist/cli.js" \
@@ -54,7 +61,8 @@ down() {
 }
 
 case "${1:-}" in
+  install) install ;;
   up) up ;;
   down) down ;;
-  *) echo "usage: $0 up|down" >&2; exit 2 ;;
+  *) echo "usage: $0 install|up|down" >&2; exit 2 ;;
 esac
