@@ -62,15 +62,25 @@ pub(crate) fn signed_with(
 /// The headers that sign an S3 request to moto (any credentials do; an unsigned read is
 /// anonymous, and moto refuses it a private object).
 pub(crate) fn s3_headers(method: &str, url: &str, body: &[u8]) -> Vec<(String, String)> {
-    let identity = aws_credential_types::Credentials::new("test", "test", None, None, "stub").into();
     let mut settings = aws_sigv4::http_request::SigningSettings::default();
     settings.payload_checksum_kind = aws_sigv4::http_request::PayloadChecksumKind::XAmzSha256;
     settings.percent_encoding_mode = aws_sigv4::http_request::PercentEncodingMode::Single;
     settings.uri_path_normalization_mode = aws_sigv4::http_request::UriPathNormalizationMode::Disabled;
+    sign_headers(("test", "test"), "s3", settings, (method, url, body))
+}
+
+/// The headers that sign a request for `service` in us-east-1 with `access_key`/`secret`, now.
+pub(crate) fn sign_headers(
+    (access_key, secret): (&str, &str),
+    service: &str,
+    settings: aws_sigv4::http_request::SigningSettings,
+    (method, url, body): (&str, &str, &[u8]),
+) -> Vec<(String, String)> {
+    let identity = aws_credential_types::Credentials::new(access_key, secret, None, None, "stub").into();
     let params = aws_sigv4::sign::v4::SigningParams::builder()
         .identity(&identity)
         .region("us-east-1")
-        .name("s3")
+        .name(service)
         .time(SystemTime::now())
         .settings(settings)
         .build()

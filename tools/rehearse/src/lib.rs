@@ -13,7 +13,8 @@
 //!    it against the caller's resolved policy statements ([`iam`]); a call no statement allows
 //!    is refused as AWS would refuse it, and fails the rehearsal. So does every S3 and Bedrock
 //!    control-plane call of Bedrock batch inference ([`rest_apis`]: the batch bucket's objects,
-//!    the jobs, the service role passed), S3 going on to moto's. So do the callbacks' calls
+//!    the jobs, the service role passed), S3 going on to moto's and Bedrock's to
+//!    [`aitasks_testkit::BedrockBatchStub`] (signed again with its credentials). So do the callbacks' calls
 //!    (Step Functions task tokens, Lambda durable callbacks) and the bus's `PutEvents`, which
 //!    the proxy answers itself once allowed ([`callback_apis`]).
 //! 4. Before anything runs, [`preconditions`] refuses what AWS itself would refuse when
@@ -140,6 +141,10 @@ impl Workflows {
 /// inference jobs on it and on no other.
 pub const BATCH_MODEL_ARN: &str = "arn:aws:bedrock:us-east-1::foundation-model/rehearsal.batch-model-v1:0";
 
+/// The profile in the rehearsal's ModelsJson that batches deferred tasks through Bedrock batch
+/// inference on [`BATCH_MODEL_ARN`] (one record is a batch, formed after a second's wait).
+pub const BATCH_PROFILE: &str = "rehearsal-batch";
+
 /// A local stack, ready for the functions to run against.
 pub struct Rehearsal {
     pub options: Options,
@@ -153,6 +158,8 @@ pub struct Rehearsal {
     pub buckets: BTreeMap<String, String>,
     pub sqs: Queues,
     pub stub: aitasks_testkit::StubProvider,
+    /// Bedrock's batch-inference control plane (its records in moto's S3), behind the proxy.
+    pub bedrock: aitasks_testkit::BedrockBatchStub,
     pub bucket: ResponseBucket,
     pub database: String,
     pub stack_id: String,
@@ -211,6 +218,13 @@ impl Rehearsal {
         let proxy =
             AwsProxy::start(&sqs_endpoint, &secrets_manager.endpoint, REGION, events::ACCOUNT).await?;
         let stub = aitasks_testkit::StubProvider::start().await;
+        // The proxy signs the Bedrock calls it allows again, with the stub's own credentials.
+        let bedrock = aitasks_testkit::BedrockBatchStub::start(&secrets_manager.endpoint).await;
+        proxy.set_bedrock(
+            &bedrock.endpoint,
+            aitasks_testkit::BATCH_AWS_ACCESS_KEY,
+            aitasks_testkit::BATCH_AWS_SECRET_KEY,
+        );
         let bucket = ResponseBucket::start().await?;
 
         // The queues the template declares, by logical id (read from the template itself).
@@ -257,7 +271,9 @@ impl Rehearsal {
                 "ModelsJson",
                 json!({"default": {"model": "rehearsal-model", "baseUrl": stub.base_url,
                                    "apiKeySecretArn": secrets.profile_key_arn,
-                                   "secretHeaders": {PROFILE_HEADER: secrets.profile_header_arn}}})
+                                   "secretHeaders": {PROFILE_HEADER: secrets.profile_header_arn}},
+                       BATCH_PROFILE: {"provider": "bedrock", "model": BATCH_MODEL_ARN,
+                                       "batch": {"enabled": true, "minRecords": 1, "maxWaitSeconds": 1}}})
                 .to_string(),
             ),
             ("ProfileKeySecretArns", format!("{},{}", secrets.profile_key_arn, secrets.profile_header_arn)),
@@ -321,6 +337,7 @@ impl Rehearsal {
             buckets,
             sqs,
             stub,
+            bedrock,
             bucket,
             database,
             stack_id,

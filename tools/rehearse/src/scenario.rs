@@ -19,7 +19,9 @@
 //!    answered once, by a function whose role allows it, and events reach the bus.
 //! 6. The schedule invokes the sweeper; so does each EventBridge rule that targets a function
 //!    (Bedrock's batch job state changes, with BatchBedrockModelArns), with an event its pattern
-//!    matches, once its `AWS::Lambda::Permission` is found.
+//!    matches, once its `AWS::Lambda::Permission` is found. A deferred task created after the
+//!    HTTP steps goes through Bedrock batch inference ([`bedrock_batch`]): sweeps form and
+//!    submit its batch, and find it completed and settle the task (succeeded once).
 //! 7. CloudFormation updates, then deletes, the custom resource.
 //!
 //! Then: the completion events reached the events queue, and the provider saw the key and the
@@ -41,6 +43,7 @@ use crate::preconditions;
 use crate::report::{Report, Step};
 use crate::Rehearsal;
 
+mod bedrock_batch;
 mod callbacks;
 mod http;
 
@@ -74,6 +77,7 @@ pub async fn run(rehearsal: &Rehearsal) -> Report {
     }
     let physical_ids = scenario.custom_resources("Create", &BTreeMap::new()).await;
     let ids = scenario.http_before_processing().await;
+    let deferred = scenario.submit_deferred_batch().await;
     // The provider's first answer is a 503: the worker requeues the task and sets its message's
     // visibility to the backoff (sqs:ChangeMessageVisibility, judged like every call), reports
     // the record as failed, and the mapping delivers it again.
@@ -85,10 +89,13 @@ pub async fn run(rehearsal: &Rehearsal) -> Report {
     scenario.callbacks().await;
     scenario.schedules().await;
     scenario.event_rules().await;
+    if let Some(deferred) = &deferred {
+        scenario.settle_deferred_batch(deferred).await;
+    }
     let physical_ids = scenario.custom_resources("Update", &physical_ids).await;
     scenario.custom_resources("Delete", &physical_ids).await;
     if let Some(ids) = &ids {
-        scenario.check_events(ids).await;
+        scenario.check_events(ids, deferred.as_ref()).await;
     }
     scenario.check_provider_key();
     scenario.check_message_groups();
@@ -412,7 +419,7 @@ impl Scenario<'_> {
         answered
     }
 
-    async fn check_events(&mut self, ids: &Ids) {
+    async fn check_events(&mut self, ids: &Ids, deferred: Option<&bedrock_batch::DeferredBatch>) {
         let Some(queue) = self.rehearsal.queues.get("EventsQueue") else { return };
         let bodies = match self.rehearsal.sqs.drain(&queue.url, Duration::from_secs(2)).await {
             Ok(bodies) => bodies,
@@ -421,19 +428,25 @@ impl Scenario<'_> {
                 return;
             }
         };
-        let settled: BTreeMap<String, String> = bodies
+        let events: Vec<(String, String)> = bodies
             .iter()
             .filter_map(|b| serde_json::from_str::<Value>(b).ok())
             .filter(|e| e["type"] == "task.settled")
             .filter_map(|e| Some((e["taskId"].as_str()?.to_owned(), e["status"].as_str()?.to_owned())))
             .collect();
-        let expected = [
+        let settled: BTreeMap<String, String> = events.iter().cloned().collect();
+        let mut expected = vec![
             (ids.scoped_task.clone(), TaskStatus::Succeeded.as_str()),
             (ids.run_task.clone(), TaskStatus::Canceled.as_str()),
         ];
+        expected.extend(deferred.map(|d| (d.task_id.clone(), TaskStatus::Succeeded.as_str())));
+        // Each task settles once: one event each (the deferred one's from its batch's results).
         let missing: Vec<_> = expected
             .iter()
-            .filter(|(id, status)| settled.get(id).map(String::as_str) != Some(*status))
+            .filter(|(id, status)| {
+                settled.get(id).map(String::as_str) != Some(*status)
+                    || events.iter().filter(|(event_id, _)| event_id == id).count() != 1
+            })
             .collect();
         if missing.is_empty() {
             self.step(

@@ -5,6 +5,11 @@
 //! its status (`GET /model-invocation-job/{arn}`), the results under
 //! `{output}/{job id}/` (`*.jsonl.out`: `{"recordId", "modelOutput"}` or `{"recordId",
 //! "error": {"errorCode", "errorMessage"}}`) and `POST /model-invocation-job/{arn}/stop`.
+//!
+//! A `recordId` must be alphanumeric (Bedrock fails the job otherwise): it is the task id's
+//! 32 hex digits ([`Uuid::simple`]). A result's record id is read back in that form or the
+//! hyphenated one (a job submitted before record ids were simple); one naming no task of the
+//! batch is left out, as every provider's.
 
 use std::collections::HashMap;
 
@@ -43,7 +48,7 @@ pub(super) async fn submit(
     let mut jsonl = String::new();
     for line in lines {
         let record =
-            json!({"recordId": line.task_id.to_string(), "modelInput": line_body(profile, line.request)});
+            json!({"recordId": record_id(line.task_id), "modelInput": line_body(profile, line.request)});
         jsonl.push_str(&record.to_string());
         jsonl.push('\n');
     }
@@ -115,6 +120,11 @@ pub(super) async fn results(
         collect(&text, "recordId", requests, out, |line, request| outcome(profile, line, request));
     }
     Ok(())
+}
+
+/// A task's `recordId`: its id's 32 hex digits, alphanumeric as Bedrock requires.
+fn record_id(task_id: Uuid) -> String {
+    task_id.simple().to_string()
 }
 
 /// The keys under `prefix` (ListObjectsV2, bounded pages).

@@ -61,8 +61,11 @@ async fn a_job_round_trips_through_s3_with_converse_records() {
     let again = client.submit(&profile, batch_id, &lines(&ids, &requests)).await.unwrap();
     assert_eq!((again, stub.creates()), (job.clone(), 1), "the client request token: no second job");
 
+    // Each recordId is the task id's 32 hex digits: alphanumeric, as Bedrock requires.
     let records = stub.records();
-    assert_eq!(records[0].0, ids[0].to_string());
+    let record_ids: Vec<String> = records.iter().map(|(id, _)| id.clone()).collect();
+    assert_eq!(record_ids, ids.iter().map(|id| id.simple().to_string()).collect::<Vec<_>>());
+    assert!(record_ids.iter().all(|id| id.len() == 32 && id.chars().all(|c| c.is_ascii_alphanumeric())));
     let input = &records[0].1;
     assert_eq!(input["messages"][0]["role"], "user");
     assert!(input["system"][0]["text"].as_str().unwrap().starts_with("Sentiment?"));
@@ -164,4 +167,49 @@ async fn results_outside_the_bucket_are_refused_and_no_aws_is_an_error() {
     assert!(matches!(error, ProviderError::Malformed(_)), "{error:?}");
     let bare = BatchClient::new(Duration::from_secs(1)).unwrap();
     assert!(matches!(bare.status(&profile, "arn").await.unwrap_err(), ProviderError::Connection(_)));
+}
+
+/// A result names its task in the simple form, or hyphenated (a job submitted before record ids
+/// were simple); a record id naming no task of the batch, or not an id at all, is left out.
+#[tokio::test]
+async fn record_ids_are_read_back_and_strangers_left_out() {
+    let Setup { stub, client, profile, aws } = setup().await;
+    let (ids, requests) = tasks(2);
+    let body = |id: &str| {
+        json!({"recordId": id, "modelInput": {}, "modelOutput": {"output": {"message": {"role": "assistant",
+            "content": [{"toolUse": {"toolUseId": "t", "name": "classification", "input": {"choice": "pos"}}}]}},
+            "stopReason": "tool_use", "usage": {"inputTokens": 3, "outputTokens": 2, "totalTokens": 5}}})
+        .to_string()
+    };
+    let stranger = Uuid::new_v4().simple().to_string();
+    let text = [
+        body(&ids[0].simple().to_string()),
+        body(&ids[1].to_string()),
+        body(&stranger),
+        body("../../etc"),
+        json!({"recordId": 42, "modelOutput": {}}).to_string(),
+    ]
+    .join("\n");
+    stub.put_object(&aws.bucket, "aitasks/hostile/output/job1/input.jsonl.out", &text).await;
+    let prefix = format!("s3://{}/aitasks/hostile/output/job1/", aws.bucket);
+    let outcomes = by_task(client.results(&profile, &[prefix], &requests).await.unwrap());
+    assert_eq!(outcomes.len(), 2, "only the batch's own tasks: {outcomes:?}");
+    for id in &ids {
+        assert_eq!(answered(&outcomes[id][0]).output, json!("pos"));
+    }
+}
+
+/// The stub fails a job whose record ids are not alphanumeric, as Bedrock does (the hyphenated
+/// ids sent before), and the client reads that as a failed batch.
+#[tokio::test]
+async fn a_job_of_hyphenated_record_ids_fails() {
+    let Setup { stub, client, profile, aws } = setup().await;
+    let line = json!({"recordId": Uuid::new_v4().to_string(), "modelInput": {}}).to_string();
+    stub.put_object(&aws.bucket, "aitasks/hyphens/input.jsonl", &line).await;
+    let (status, created) = stub.create_job(&aws.bucket, "aitasks/hyphens/input.jsonl").await;
+    assert_eq!(status, 200, "{created}");
+    let job = created["jobArn"].as_str().unwrap();
+    let (_, stopped) = until_done(&client, &profile, job).await;
+    assert_eq!(stopped.as_deref(), Some("Failed"));
+    assert_eq!(stub.bad_signatures(), 0);
 }

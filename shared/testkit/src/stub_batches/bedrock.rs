@@ -3,7 +3,8 @@
 //! requests SigV4-signed for service `bedrock` with [`BATCH_AWS_SECRET_KEY`]. A job reads its
 //! records from moto's S3 when it is created and, when it ends, writes
 //! `{output}/{job id}/input.jsonl.out` there. A create with a client request token seen before
-//! answers the job made then, as Bedrock does.
+//! answers the job made then, as Bedrock does. A record whose `recordId` is not alphanumeric
+//! fails its job (`Failed`, its message naming the record), as Bedrock's validation does.
 
 use std::sync::{Arc, Mutex};
 
@@ -26,6 +27,7 @@ struct Job {
     status: &'static str,
     output_uri: String,
     records: Vec<(String, Value)>,
+    message: Option<String>,
 }
 
 struct Jobs {
@@ -100,9 +102,43 @@ impl BedrockBatchStub {
         self.lock().auto = true;
     }
 
-    /// Script the record of task `record_id` in every job from now on.
-    pub fn script(&self, record_id: impl ToString, script: LineScript) {
-        self.lock().scripts.insert(record_id.to_string(), script);
+    /// Script the record of task `task_id` (its `recordId`, the id's simple form) in every job
+    /// from now on.
+    pub fn script(&self, task_id: uuid::Uuid, script: LineScript) {
+        self.lock().scripts.insert(task_id.simple().to_string(), script);
+    }
+
+    /// Put `lines` at `s3://{bucket}/{key}` in moto's S3 (a batch file the client did not write).
+    pub async fn put_object(&self, bucket: &str, key: &str, lines: &str) {
+        let moto = self.lock().moto.clone();
+        let url = format!("{moto}/{bucket}/{key}");
+        let response = s3(reqwest::Method::PUT, &url, lines.as_bytes().to_vec()).await;
+        assert!(response.status().is_success(), "put {url}: {}", response.status());
+    }
+
+    /// A job of the records in `s3://{bucket}/{key}`, created as the client creates one (signed
+    /// with the stub's credentials): the create's status and answer.
+    pub async fn create_job(&self, bucket: &str, key: &str) -> (u16, Value) {
+        let url = format!("{}/model-invocation-job", self.endpoint);
+        let body = json!({"jobName": "raw", "roleArn": "arn:aws:iam::123456789012:role/r",
+            "modelId": "m", "modelInvocationType": "Converse",
+            "inputDataConfig": {"s3InputDataConfig": {"s3Uri": format!("s3://{bucket}/{key}")}},
+            "outputDataConfig": {"s3OutputDataConfig": {"s3Uri": format!("s3://{bucket}/raw-output/")}}})
+        .to_string()
+        .into_bytes();
+        let headers = crate::sigv4::sign_headers(
+            (BATCH_AWS_ACCESS_KEY, BATCH_AWS_SECRET_KEY),
+            "bedrock",
+            Default::default(),
+            ("POST", &url, &body),
+        );
+        let mut request = reqwest::Client::new().post(&url);
+        for (name, value) in headers {
+            request = request.header(name, value);
+        }
+        let answer = request.body(body).send().await.expect("the stub answers");
+        let status = answer.status().as_u16();
+        (status, serde_json::from_str(&answer.text().await.unwrap_or_default()).unwrap_or(Value::Null))
     }
 
     /// Jobs created (a create answered with an existing job is not one).
@@ -137,8 +173,12 @@ fn ok(body: Value) -> Response {
 
 fn job_json(job: &Job) -> Value {
     json!({"jobArn": job.arn, "jobName": format!("job-{}", job.id), "status": job.status,
-        "outputDataConfig": {"s3OutputDataConfig": {"s3Uri": job.output_uri}},
-        "message": if job.status == "Failed" { json!("the stub failed the job") } else { Value::Null }})
+    "outputDataConfig": {"s3OutputDataConfig": {"s3Uri": job.output_uri}},
+    "message": match (&job.message, job.status) {
+        (Some(message), _) => json!(message),
+        (None, "Failed") => json!("the stub failed the job"),
+        _ => Value::Null,
+    }})
 }
 
 fn decode(text: &str) -> String {
@@ -252,11 +292,16 @@ async fn create(state: &Arc<Mutex<Jobs>>, body: &[u8]) -> Response {
         return error(StatusCode::BAD_REQUEST, "ValidationException");
     }
     let text = response.text().await.unwrap_or_default();
-    let records = text
+    let records: Vec<(String, Value)> = text
         .lines()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
         .map(|line| (line["recordId"].as_str().unwrap_or_default().to_owned(), line["modelInput"].clone()))
         .collect();
+    // Bedrock's validation: a record id is an alphanumeric string, or the job fails.
+    let message = records
+        .iter()
+        .position(|(id, _)| id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric()))
+        .map(|n| format!("record {} has a recordId that is not alphanumeric", n + 1));
     let mut jobs = state.lock().unwrap_or_else(|p| p.into_inner());
     jobs.creates += 1;
     let id = format!("stubjob{:05}", jobs.creates);
@@ -265,9 +310,10 @@ async fn create(state: &Arc<Mutex<Jobs>>, body: &[u8]) -> Response {
         arn: arn.clone(),
         id,
         token,
-        status: "Submitted",
+        status: if message.is_some() { "Failed" } else { "Submitted" },
         output_uri: output.to_owned(),
         records,
+        message,
     });
     ok(json!({"jobArn": arn}))
 }

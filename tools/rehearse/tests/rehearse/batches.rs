@@ -191,7 +191,8 @@ async fn the_sweeper_s_batch_calls_are_judged_on_exactly_its_grants() {
     }
 
     // A job on the model named, passing the batch role: every permission allowed (the model,
-    // the job, the role passed to Bedrock). No Bedrock stub is set here: 501 once judged.
+    // the job, the role passed to Bedrock), then Bedrock's stub answers: its input file is not
+    // in S3 (bucket `b`), so a ValidationException, as Bedrock's.
     let (status, body) = call_as(
         &rehearsal,
         "SweeperFunction",
@@ -201,7 +202,8 @@ async fn the_sweeper_s_batch_calls_are_judged_on_exactly_its_grants() {
         create_job(BATCH_MODEL_ARN, &role),
     )
     .await;
-    assert_eq!(status, 501, "{body}");
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("ValidationException"), "{body}");
     let judged = last_calls(&rehearsal, "CreateModelInvocationJob");
     let verdicts: Vec<(&str, &str, bool)> =
         judged.iter().map(|c| (c.action.as_str(), c.resource.as_str(), c.decision.is_allowed())).collect();
@@ -224,7 +226,8 @@ async fn the_sweeper_s_batch_calls_are_judged_on_exactly_its_grants() {
     ] {
         let (status, body) =
             call_as(&rehearsal, "SweeperFunction", "bedrock", method, &path, Vec::new()).await;
-        assert_eq!(status, 501, "{operation} allowed: {body}");
+        // Allowed, and the stub knows no job j1.
+        assert_eq!(status, 404, "{operation} allowed: {body}");
         assert!(last_calls(&rehearsal, operation).iter().all(|c| c.decision.is_allowed()));
     }
 

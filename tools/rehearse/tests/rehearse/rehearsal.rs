@@ -107,6 +107,29 @@ async fn the_template_as_deployed_passes_with_every_call_allowed() {
     ] {
         assert!(ran(label), "{label} ran");
     }
+    // A deferred task went through Bedrock batch inference: one job, its one record named by
+    // the task id's alphanumeric form, the task succeeded once; each call the sweeper made for
+    // it (the records in, the job passing the service role, its status, the results out) was
+    // allowed by the template's policy.
+    for label in ["Bedrock batch submitted", "Bedrock batch settled", "Bedrock batch calls"] {
+        assert!(ran(label), "{label}: {:#?}", report.steps.iter().find(|s| s.label.starts_with(label)));
+    }
+    assert_eq!((rehearsal.bedrock.creates(), rehearsal.bedrock.bad_signatures()), (1, 0));
+    let batch_actions: std::collections::BTreeSet<&str> = report
+        .calls
+        .iter()
+        .filter(|c| c.function == "SweeperFunction" && c.phase.starts_with("Bedrock batch"))
+        .map(|c| c.action.as_str())
+        .collect();
+    for action in [
+        "s3:PutObject",
+        "s3:GetObject",
+        "bedrock:CreateModelInvocationJob",
+        "bedrock:GetModelInvocationJob",
+        "iam:PassRole",
+    ] {
+        assert!(batch_actions.contains(action), "{action} was called: {batch_actions:?}");
+    }
     // The shipped template follows AWS's advice too (the task queue's visibility is six times
     // process-task's timeout; its reserved concurrency covers the mapping's maximum).
     assert!(report.advice.is_empty(), "{:#?}", report.advice);
