@@ -163,6 +163,54 @@ async fn an_answer_that_fails_the_checks_is_repaired_on_demand_in_one_call() {
 }
 
 #[tokio::test]
+async fn a_repair_turn_outlives_an_attempt_given_back_unworked() {
+    let batches = StubBatches::start().await;
+    let mut env = batch_env(&batches, 2, 3600);
+    // One concurrency slot, held by someone else for now: the repair's first attempt finds the
+    // profile at its limit and gives the task back unworked, its attempt uncounted.
+    let mut models: Value = serde_json::from_str(&env[0].1).unwrap();
+    models["batchable"]["limits"] = json!({"concurrent": 1});
+    env[0].1 = models.to_string();
+    let overrides: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let stack = Stack::start_with(&overrides).await;
+    stack
+        .db
+        .sql("INSERT INTO provider_slots (profile_id, slot, held_until) VALUES ('batchable', 1, now() + interval '1 hour')")
+        .await;
+    let api = stack.api(APP);
+    let first = create_deferred(&api, std::iter::once("unworked-0".to_owned())).await;
+    batches.script(&first[0], LineScript::Invalid);
+    create_deferred(&api, std::iter::once("unworked-1".to_owned())).await;
+    // Claimed on-demand for its repair, and given back unworked.
+    wait_count(
+        &stack.db,
+        &format!(
+            "SELECT count(*) FROM tasks WHERE id = '{}' AND status = 'queued' AND claim_token IS NOT NULL",
+            first[0]
+        ),
+        1,
+        Duration::from_secs(60),
+    )
+    .await;
+    assert_eq!(batches.on_demand_calls(), 0, "no call went out");
+    stack.db.sql("UPDATE provider_slots SET held_until = '-infinity'").await;
+    wait_count(
+        &stack.db,
+        "SELECT count(*) FROM tasks WHERE status = 'succeeded'",
+        2,
+        Duration::from_secs(60),
+    )
+    .await;
+    let repaired = api.get(&format!("/v1/tasks/{}", first[0])).await.1;
+    assert_eq!(repaired["usage"]["calls"], 2, "the batch's answer and its repair turn, kept: {repaired}");
+    assert_eq!(repaired["attempts"], 1);
+    assert_eq!(batches.on_demand_calls(), 1);
+    let said = batches.on_demand_requests()[0]["messages"].to_string();
+    assert!(said.contains("That answer was not valid"), "the repair turn, not a fresh start: {said}");
+    assert_eq!(stack.db.count("SELECT count(*) FROM task_repairs").await, 0, "taken once it worked");
+}
+
+#[tokio::test]
 async fn a_cancel_during_a_batch_ends_the_task_at_once_and_its_result_is_discarded() {
     let batches = StubBatches::start().await;
     batches.hold();
