@@ -14,13 +14,16 @@ WITH settled AS (
             'completedAt', to_char(completed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))
             AS payload
 ),
+freed AS (
+    -- A failed or canceled scoped task frees its logical step (none here: this one succeeded).
+    UPDATE scope_admissions SET logical_key = NULL
+    WHERE task_id IN (SELECT id FROM settled WHERE status IN ('failed', 'canceled'))
+),
 ended AS (
-    -- A success keeps its logical step, and lowers the application's count of active scoped
-    -- tasks in the shard of its scope.
     UPDATE app_concurrency SET active = GREATEST(active - ended_count, 0)
     FROM (SELECT app_id AS ended_app, scope_shard(scope_id) AS ended_shard, count(*)::int AS ended_count
           FROM settled
-          WHERE cache_key IS NOT NULL
+          WHERE cache_key IS NOT NULL AND status IN ('succeeded', 'failed', 'canceled')
           GROUP BY 1, 2) ended_rows
     WHERE app_concurrency.app_id = ended_app AND app_concurrency.shard = ended_shard
 )

@@ -22,7 +22,7 @@ ended AS (
     UPDATE app_concurrency SET active = GREATEST(active - ended_count, 0)
     FROM (SELECT app_id AS ended_app, scope_shard(scope_id) AS ended_shard, count(*)::int AS ended_count
           FROM settled
-          WHERE cache_key IS NOT NULL
+          WHERE cache_key IS NOT NULL AND status IN ('succeeded', 'failed', 'canceled')
           GROUP BY 1, 2) ended_rows
     WHERE app_concurrency.app_id = ended_app AND app_concurrency.shard = ended_shard
 )
