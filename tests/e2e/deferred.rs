@@ -163,6 +163,54 @@ async fn an_answer_that_fails_the_checks_is_repaired_on_demand_in_one_call() {
 }
 
 #[tokio::test]
+async fn a_repair_turn_outlives_an_attempt_given_back_unworked() {
+    let batches = StubBatches::start().await;
+    let mut env = batch_env(&batches, 2, 3600);
+    // One concurrency slot, held by someone else for now: the repair's first attempt finds the
+    // profile at its limit and gives the task back unworked, its attempt uncounted.
+    let mut models: Value = serde_json::from_str(&env[0].1).unwrap();
+    models["batchable"]["limits"] = json!({"concurrent": 1});
+    env[0].1 = models.to_string();
+    let overrides: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let stack = Stack::start_with(&overrides).await;
+    stack
+        .db
+        .sql("INSERT INTO provider_slots (profile_id, slot, held_until) VALUES ('batchable', 1, now() + interval '1 hour')")
+        .await;
+    let api = stack.api(APP);
+    let first = create_deferred(&api, std::iter::once("unworked-0".to_owned())).await;
+    batches.script(&first[0], LineScript::Invalid);
+    create_deferred(&api, std::iter::once("unworked-1".to_owned())).await;
+    // Claimed on-demand for its repair, and given back unworked.
+    wait_count(
+        &stack.db,
+        &format!(
+            "SELECT count(*) FROM tasks WHERE id = '{}' AND status = 'queued' AND claim_token IS NOT NULL",
+            first[0]
+        ),
+        1,
+        Duration::from_secs(60),
+    )
+    .await;
+    assert_eq!(batches.on_demand_calls(), 0, "no call went out");
+    stack.db.sql("UPDATE provider_slots SET held_until = '-infinity'").await;
+    wait_count(
+        &stack.db,
+        "SELECT count(*) FROM tasks WHERE status = 'succeeded'",
+        2,
+        Duration::from_secs(60),
+    )
+    .await;
+    let repaired = api.get(&format!("/v1/tasks/{}", first[0])).await.1;
+    assert_eq!(repaired["usage"]["calls"], 2, "the batch's answer and its repair turn, kept: {repaired}");
+    assert_eq!(repaired["attempts"], 1);
+    assert_eq!(batches.on_demand_calls(), 1);
+    let said = batches.on_demand_requests()[0]["messages"].to_string();
+    assert!(said.contains("That answer was not valid"), "the repair turn, not a fresh start: {said}");
+    assert_eq!(stack.db.count("SELECT count(*) FROM task_repairs").await, 0, "taken once it worked");
+}
+
+#[tokio::test]
 async fn a_cancel_during_a_batch_ends_the_task_at_once_and_its_result_is_discarded() {
     let batches = StubBatches::start().await;
     batches.hold();
@@ -261,6 +309,68 @@ async fn a_batcher_killed_between_the_provider_s_answer_and_its_commit_submits_t
     }
     assert_eq!(batches.creates(), 1, "not submitted twice");
     assert_eq!(db.count("SELECT count(*) FROM task_events").await, 10, "one event each");
+}
+
+#[tokio::test]
+async fn a_batch_given_up_while_submitting_is_found_at_the_provider_and_cancelled_there() {
+    let db = TestDb::new().await;
+    let queues = TestQueues::create(3, 30).await;
+    let stub = StubProvider::start().await;
+    let batches = StubBatches::start().await;
+    let env = batch_env(&batches, 10, 3600);
+    let overrides: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let app = test_app(&db, &queues, &stub, &overrides);
+    let client = db.client().await;
+    let mut ids = Vec::new();
+    for i in 0..10 {
+        let mut task = new_task(APP, app_owner("nightly"), &format!("crash-{i}"));
+        task.model_id = "batchable".to_owned();
+        task.model_config_hash = Some(app.profiles.resolve("batchable").unwrap().config_hash());
+        task.deferred_window_ms = Some(86_400_000);
+        task.awaiting_batch = true;
+        ids.push(aitasks_store::create_task(&client, &task).await.unwrap().task().id);
+    }
+    // The batcher's first sweep: the batch recorded, then the provider's answer never committed.
+    let mut owned = db.client().await;
+    let group = aitasks_store::BatchGroup {
+        profile: "batchable",
+        provider: "openai",
+        max_records: 10,
+        max_bytes: 50_000_000,
+        max_wait: Duration::from_secs(3600),
+        min_records: 1,
+        slack: Duration::from_secs(1800),
+    };
+    let aitasks_store::Formed::Opened { batch_id, .. } =
+        aitasks_store::form_batch(&mut owned, &group).await.unwrap()
+    else {
+        panic!("a full group opens a batch")
+    };
+    let tasks = aitasks_store::batch_tasks(&client, batch_id).await.unwrap();
+    let requests: Vec<aitasks_contracts::AiRequest> = tasks
+        .iter()
+        .map(|t| aitasks_contracts::AiRequest::parse(&t.request, &aitasks_contracts::Path::root()).unwrap())
+        .collect();
+    let lines: Vec<aitasks_providers::BatchLine<'_>> = tasks
+        .iter()
+        .zip(&requests)
+        .map(|(t, request)| aitasks_providers::BatchLine { task_id: t.lease.task_id, request })
+        .collect();
+    let profile = app.profiles.resolve("batchable").unwrap();
+    app.batches.submit(profile, batch_id, &lines).await.expect("the provider took the batch");
+    batches.hold();
+    // Its tasks' windows come near their end before any batcher recorded the provider's answer.
+    db.sql("UPDATE task_batches SET give_up_at = now() - interval '1 second', due_at = now()").await;
+    aitasks_runtime::sweeper::sweep(&app).await;
+    assert_eq!(batches.creates(), 1, "not submitted again");
+    assert_eq!(batches.cancels(), 1, "the provider's batch, found by its metadata, cancelled there");
+    assert_eq!(db.count("SELECT count(*) FROM task_batches WHERE outcome = 'given_up'").await, 1);
+    assert_eq!(
+        db.count("SELECT count(*) FROM tasks WHERE status = 'queued' AND attempts = 0 AND batch_id IS NULL")
+            .await,
+        10,
+        "its tasks on-demand, uncounted"
+    );
 }
 
 #[tokio::test]

@@ -17,8 +17,9 @@ use crate::params::{limit, millis};
 use crate::pool::{Client, GenericClient};
 use crate::queries::{
     BATCH_AWAITING, BATCH_END, BATCH_GIVE_BACK, BATCH_GIVE_BACK_FOR_REPAIR, BATCH_LOOK_LATER,
-    BATCH_NEAREST_WINDOW, BATCH_OPEN, BATCH_PRUNE_ENDED, BATCH_ROUTE_DUE, BATCH_ROUTE_NOW,
-    BATCH_ROUTE_PROFILE, BATCH_SUBMITTED, BATCH_TAKE_DUE, BATCH_TAKE_REPAIR, BATCH_TASKS_OF, BATCH_WAITING,
+    BATCH_NEAREST_WINDOW, BATCH_OPEN, BATCH_PRUNE_ENDED, BATCH_READY, BATCH_READ_REPAIR, BATCH_ROUTE_DUE,
+    BATCH_ROUTE_NOW, BATCH_ROUTE_PROFILE, BATCH_SUBMITTED, BATCH_TAKE_DUE, BATCH_TAKE_REPAIR, BATCH_TASKS_OF,
+    BATCH_WAITING,
 };
 use crate::sweep::OwedMessage;
 
@@ -53,13 +54,17 @@ pub enum Formed {
 
 /// Look at one profile's tasks awaiting a batch, oldest first, and open a batch for them when
 /// the group is full (`maxRecords`, or a file's worth of bytes) or its oldest has waited
-/// `maxWaitSeconds`; below `minRecords` then, send them on-demand. One transaction: the rows are
-/// locked (SKIP LOCKED) from the look to the commit.
+/// `maxWaitSeconds`; below `minRecords` then, send them on-demand. An unlocked look first
+/// (`ready.sql`): a group still waiting is left alone, no row locked. Then one transaction: the
+/// rows are locked (SKIP LOCKED) from the look to the commit.
 pub async fn form_batch(client: &mut Client, group: &BatchGroup<'_>) -> StoreResult<Formed> {
-    let transaction = client.transaction().await?;
-    let statement = transaction.prepare_cached(BATCH_AWAITING.text()).await?;
     let max_records = i64::from(group.max_records);
     let max_bytes = i64::try_from(group.max_bytes).unwrap_or(i64::MAX);
+    if let Some(not_yet) = not_ready(client, group, max_records, max_bytes).await? {
+        return Ok(not_yet);
+    }
+    let transaction = client.transaction().await?;
+    let statement = transaction.prepare_cached(BATCH_AWAITING.text()).await?;
     let slack_ms = millis(group.slack);
     let params = BATCH_AWAITING.bind(&[
         ("profile", &group.profile),
@@ -99,6 +104,33 @@ pub async fn form_batch(client: &mut Client, group: &BatchGroup<'_>) -> StoreRes
     let claimed = transaction.query(&statement, &params).await?.len();
     transaction.commit().await?;
     Ok(Formed::Opened { batch_id, tasks: claimed })
+}
+
+/// What the unlocked look says when no batch will form now: none await ([`Formed::Nothing`]), or
+/// the group is below `maxRecords` and a file's worth of bytes and its oldest has waited less
+/// than `maxWaitSeconds` ([`Formed::Waiting`]). `None`: it may be ready, lock and look.
+async fn not_ready(
+    client: &impl GenericClient,
+    group: &BatchGroup<'_>,
+    max_records: i64,
+    max_bytes: i64,
+) -> StoreResult<Option<Formed>> {
+    let statement = client.prepare_cached(BATCH_READY.text()).await?;
+    let params = BATCH_READY.bind(&[
+        ("profile", &group.profile),
+        ("max_records", &max_records),
+        ("max_bytes", &max_bytes),
+    ])?;
+    let row = client.query_one(&statement, &params).await?;
+    let awaiting: i64 = row.try_get("awaiting")?;
+    if awaiting == 0 {
+        return Ok(Some(Formed::Nothing));
+    }
+    let waited_ms: Option<f64> = row.try_get("waited_ms")?;
+    let bytes: Option<i64> = row.try_get("bytes")?;
+    let full = awaiting >= max_records || bytes.is_some_and(|bytes| bytes > max_bytes);
+    let waited = waited_ms.is_some_and(|waited| waited >= group.max_wait.as_millis() as f64);
+    Ok((!full && !waited).then_some(Formed::Waiting))
 }
 
 /// A page of one profile's tasks awaiting a batch, sent on-demand (the profile no longer
@@ -326,14 +358,24 @@ pub async fn give_back_for_repair(
     client.query_opt(&statement, &params).await?.as_ref().map(OwedMessage::from_row).transpose()
 }
 
-/// What this attempt's repair turn continues from, if a batch left one. Taken.
-pub async fn take_repair(client: &impl GenericClient, lease: Lease) -> StoreResult<Option<Value>> {
-    let statement = client.prepare_cached(BATCH_TAKE_REPAIR.text()).await?;
-    let params = BATCH_TAKE_REPAIR.bind(&[("task_id", &lease.task_id), ("attempt", &lease.attempt)])?;
+/// What this attempt's repair turn continues from, if a batch left one. Left in place: an
+/// attempt given back unworked leaves it to the next claim (the same attempt number); one that
+/// worked takes it ([`take_repair`]).
+pub async fn read_repair(client: &impl GenericClient, lease: Lease) -> StoreResult<Option<Value>> {
+    let statement = client.prepare_cached(BATCH_READ_REPAIR.text()).await?;
+    let params = BATCH_READ_REPAIR.bind(&[("task_id", &lease.task_id), ("attempt", &lease.attempt)])?;
     Ok(match client.query_opt(&statement, &params).await? {
         Some(row) => Some(row.try_get("resume")?),
         None => None,
     })
+}
+
+/// This attempt's repair turn is spent (the attempt worked): a later attempt starts afresh.
+/// False when there was none.
+pub async fn take_repair(client: &impl GenericClient, lease: Lease) -> StoreResult<bool> {
+    let statement = client.prepare_cached(BATCH_TAKE_REPAIR.text()).await?;
+    let params = BATCH_TAKE_REPAIR.bind(&[("task_id", &lease.task_id), ("attempt", &lease.attempt)])?;
+    Ok(client.execute(&statement, &params).await? == 1)
 }
 
 /// A page of batches ended longer ago than `older_than`, deleted. How many.

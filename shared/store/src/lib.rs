@@ -37,6 +37,7 @@
 //! [`Fenced::Lost`], [`Fenced::Lost`] or [`LeaseCheck::Lost`].
 
 mod admission;
+mod batch_settle;
 mod batches;
 mod callbacks;
 mod cancel;
@@ -61,11 +62,12 @@ mod sweep;
 mod tenant_quota;
 
 pub use admission::create_scoped;
+pub use batch_settle::{complete_batch_tasks, fail_batch_task, requeue_batch_task};
 pub use batches::{
     batch_tasks, batch_waiting, end_batch, form_batch, give_back_batch, give_back_for_repair,
-    look_at_batch_later, mark_batch_submitted, nearest_window, prune_ended_batches, send_due_now,
-    send_profile_now, take_due_batches, take_repair, BatchGroup, BatchOutcome, BatchState, BatchTask, Formed,
-    OpenBatch,
+    look_at_batch_later, mark_batch_submitted, nearest_window, prune_ended_batches, read_repair,
+    send_due_now, send_profile_now, take_due_batches, take_repair, BatchGroup, BatchOutcome, BatchState,
+    BatchTask, Formed, OpenBatch,
 };
 pub use callbacks::{
     attach_callbacks, cancel_abandoned, mark_published, record_callbacks, take_heartbeats,

@@ -2,7 +2,8 @@
 //! `s3://{bucket}/aitasks/{batch_id}/input.jsonl` (each `modelInput` the Converse-shaped body of
 //! the on-demand call), a job of it (`POST /model-invocation-job`, `modelInvocationType:
 //! Converse`, our batch id its client request token, so a retried submit makes no second job),
-//! its status (`GET /model-invocation-job/{arn}`), the results under
+//! its status (`GET /model-invocation-job/{arn}`), the job found again by its name (`GET
+//! /model-invocation-jobs?nameContains=aitasks-{batch_id}`), the results under
 //! `{output}/{job id}/` (`*.jsonl.out`: `{"recordId", "modelOutput"}` or `{"recordId",
 //! "error": {"errorCode", "errorMessage"}}`) and `POST /model-invocation-job/{arn}/stop`.
 //!
@@ -182,6 +183,25 @@ fn outcome(profile: &ModelProfile, line: &Value, request: &AiRequest) -> LineOut
         (_, Some(status)) if status >= 400 => ProviderError::Rejected { status, message },
         _ => ProviderError::Server { status: 500, message },
     })
+}
+
+/// The job made before for `batch_id`, if any (`GET /model-invocation-jobs?nameContains=`, its
+/// name `aitasks-{batch_id}`): one page, and the name is ours alone.
+pub(super) async fn find(call: &AwsCall<'_>, batch_id: Uuid) -> Result<Option<String>, ProviderError> {
+    let (aws, profile) = (call.aws, call.profile);
+    let name = format!("aitasks-{batch_id}");
+    let url =
+        format!("{}?maxResults=10&nameContains={}", aws.bedrock_url("/model-invocation-jobs"), encode(&name));
+    let text = call.send(Method::GET, &url, "bedrock", Vec::new(), MAX_ANSWER_BYTES).await?;
+    let listed = parse(profile, &text)?;
+    let jobs = listed["invocationJobSummaries"]
+        .as_array()
+        .ok_or_else(|| malformed(profile, "invocationJobSummaries", &listed))?;
+    Ok(jobs
+        .iter()
+        .find(|job| job["jobName"] == name.as_str())
+        .and_then(|job| job["jobArn"].as_str())
+        .map(str::to_owned))
 }
 
 pub(super) async fn cancel(call: &AwsCall<'_>, job_arn: &str) -> Result<(), ProviderError> {

@@ -169,6 +169,21 @@ impl BatchClient {
         Ok(out)
     }
 
+    /// The provider's batch made before for `batch_id`, if any: a submit's answer may have been
+    /// lost (a timeout, a batcher killed before its commit). OpenAI finds it by its metadata,
+    /// Bedrock by its job name; Anthropic has no key to find it by (`None`).
+    pub async fn find(
+        &self,
+        profile: &ModelProfile,
+        batch_id: Uuid,
+    ) -> Result<Option<String>, ProviderError> {
+        match Format::of(profile) {
+            Format::OpenAi => openai::existing(&self.call(profile), batch_id).await,
+            Format::Anthropic => Ok(None),
+            Format::Bedrock => bedrock::find(&self.aws_call(profile)?, batch_id).await,
+        }
+    }
+
     /// Best effort: cancel (stop) a batch nobody waits for any more.
     pub async fn cancel(&self, profile: &ModelProfile, provider_batch_id: &str) -> Result<(), ProviderError> {
         match Format::of(profile) {

@@ -76,8 +76,9 @@ pub(super) async fn submit(
     batch["id"].as_str().map(str::to_owned).ok_or_else(|| malformed(call.profile, "batch id", &batch))
 }
 
-/// The batch made before for `batch_id`, if any.
-async fn existing(call: &Call<'_>, batch_id: Uuid) -> Result<Option<String>, ProviderError> {
+/// The batch made before for `batch_id`, if any: the last [`LIST_PAGES`] pages of batches, looked
+/// through for our batch id in their metadata.
+pub(super) async fn existing(call: &Call<'_>, batch_id: Uuid) -> Result<Option<String>, ProviderError> {
     let wanted = batch_id.to_string();
     let mut after: Option<String> = None;
     for _ in 0..LIST_PAGES {

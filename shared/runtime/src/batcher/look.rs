@@ -101,8 +101,7 @@ async fn submit<P>(
     summary: &mut BatchSummary,
 ) -> Result<(), StoreError> {
     if batch.given_up || batch.tries > MAX_SUBMIT_TRIES {
-        let why = "the provider did not take the batch in time";
-        return return_all(app, client, batch, BatchOutcome::Unsubmitted, Some(why), summary).await;
+        return give_up_submitting(app, client, profile, batch, summary).await;
     }
     let (tasks, requests) = batch_requests(client, batch.id).await?;
     if tasks.is_empty() {
@@ -129,6 +128,51 @@ async fn submit<P>(
             tracing::warn!(batch_id = %batch.id, profile = %profile.id, error = %error, "could not submit the batch; trying again later");
             store::look_at_batch_later(client, batch.id, retry_delay(batch.tries), Some(&error.to_string()))
                 .await
+        }
+    }
+}
+
+/// A `submitting` batch given up (its tasks' windows near their end, or its submits kept
+/// failing): the provider may have it all the same (a submit whose answer was lost, a batcher
+/// killed before its commit). It is looked up there first (OpenAI by its metadata, Bedrock by its
+/// job name; Anthropic has no key to find it by) and, when found, adopted: recorded `submitted`
+/// and looked at as such (its results settled if it is done; if not and given up, cancelled
+/// there), so nothing is paid for twice. Only a batch the provider does not have goes back whole.
+/// Bounded by the look's limit; a lookup that fails is tried again while there is time.
+async fn give_up_submitting<P>(
+    app: &App<P>,
+    client: &store::Client,
+    profile: &ModelProfile,
+    batch: &OpenBatch,
+    summary: &mut BatchSummary,
+) -> Result<(), StoreError> {
+    match app.batches.find(profile, batch.id).await {
+        Ok(Some(provider_batch_id)) => {
+            tracing::warn!(batch_id = %batch.id, %provider_batch_id, "a batch given up while submitting is at the provider; adopted");
+            let poll_again = app.settings.runtime.batch_poll;
+            if !store::mark_batch_submitted(client, batch.id, &provider_batch_id, poll_again).await? {
+                return Ok(());
+            }
+            let adopted = OpenBatch {
+                state: BatchState::Submitted,
+                provider_batch_id: Some(provider_batch_id),
+                ..batch.clone()
+            };
+            poll(app, client, profile, &adopted, summary).await
+        }
+        Ok(None) => {
+            let why = "the provider did not take the batch in time";
+            return_all(app, client, batch, BatchOutcome::Unsubmitted, Some(why), summary).await
+        }
+        Err(error) if error.is_retryable() && !batch.given_up => {
+            tracing::warn!(batch_id = %batch.id, error = %error, "could not look the batch up at the provider; trying again later");
+            store::look_at_batch_later(client, batch.id, retry_delay(batch.tries), Some(&error.to_string()))
+                .await
+        }
+        Err(error) => {
+            tracing::warn!(batch_id = %batch.id, error = %error, "could not look the given-up batch up at the provider; its tasks run on-demand");
+            let why = "the provider did not take the batch in time";
+            return_all(app, client, batch, BatchOutcome::Unsubmitted, Some(why), summary).await
         }
     }
 }

@@ -4,7 +4,8 @@
 //! a line's error is decided as an attempt's would be (retried on-demand within the attempt
 //! budget, or failed). A task named twice is settled by its first line; a line naming a task no
 //! longer in the batch (canceled, taken back) changes nothing, and neither does a late one: every
-//! write is fenced on the task's lease.
+//! write is fenced on the task's lease and on the batch that holds it now (`batch_id`: a task
+//! given back has the same attempt number in its next attempt, on-demand or in a newer batch).
 
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
@@ -51,7 +52,7 @@ pub(super) async fn settle<P>(
     }
     // The answers first: one line's trouble below never holds back the others' results.
     for page in answered.chunks(COMPLETE_PAGE) {
-        complete(app, client, profile, page, summary).await?;
+        complete(app, client, profile, batch_id, page, summary).await?;
     }
     let mut repairs: Vec<OwedMessage> = Vec::new();
     for (task, outcome) in others {
@@ -64,10 +65,13 @@ pub(super) async fn settle<P>(
                     })
                 }
                 Err(why) => {
-                    line_failed(app, client, profile, task, ProviderError::LoopFailed(why), summary).await
+                    let error = ProviderError::LoopFailed(why);
+                    line_failed(app, client, profile, batch_id, task, error, summary).await
                 }
             },
-            LineOutcome::Failed(error) => line_failed(app, client, profile, task, error, summary).await,
+            LineOutcome::Failed(error) => {
+                line_failed(app, client, profile, batch_id, task, error, summary).await
+            }
             LineOutcome::Answered(_) | LineOutcome::Unanswered(_) => Ok(()),
         };
         match settled {
@@ -107,6 +111,7 @@ async fn complete<P>(
     app: &App<P>,
     client: &store::Client,
     profile: &ModelProfile,
+    batch_id: Uuid,
     page: &[(&BatchTask, Completion)],
     summary: &mut BatchSummary,
 ) -> Result<(), StoreError> {
@@ -118,12 +123,10 @@ async fn complete<P>(
         .map(|((task, completion), usage)| (task.lease, &completion.output, usage.as_ref()))
         .collect();
     let mut written: HashMap<Uuid, Fenced<PendingEvent>> = HashMap::new();
-    let unscoped: Vec<_> = attempts.iter().filter(|(lease, _, _)| !lease.scoped).copied().collect();
-    for (attempt, event) in unscoped.iter().zip(store::complete_many(client, &unscoped).await?) {
+    for (attempt, event) in
+        attempts.iter().zip(store::complete_batch_tasks(client, batch_id, &attempts).await?)
+    {
         written.insert(attempt.0.task_id, event);
-    }
-    for (lease, output, usage) in attempts.iter().filter(|(lease, _, _)| lease.scoped) {
-        written.insert(lease.task_id, store::complete_attempt(client, *lease, output, *usage).await?);
     }
     let mut events = Vec::new();
     for (task, completion) in page {
@@ -145,18 +148,19 @@ async fn complete<P>(
     Ok(())
 }
 
-/// Requeue a failed line's task for an on-demand retry, its message sent after `delay`.
+/// Requeue a failed line's task (of the batch `batch_id`) for an on-demand retry, its message
+/// sent after `delay`.
 async fn retry_on_demand<P>(
     app: &App<P>,
     client: &store::Client,
-    task: &BatchTask,
+    (batch_id, task): (Uuid, &BatchTask),
     code: aitasks_contracts::ErrorCode,
     message: &str,
     delay: Duration,
     summary: &mut BatchSummary,
 ) -> Result<(), StoreError> {
     let lease = task.lease;
-    if !store::requeue_attempt(client, lease, code, message).await? {
+    if !store::requeue_batch_task(client, batch_id, lease, code, message).await? {
         return Ok(());
     }
     metrics::retried(code.as_str(), Duration::ZERO);
@@ -176,6 +180,7 @@ async fn line_failed<P>(
     app: &App<P>,
     client: &store::Client,
     profile: &ModelProfile,
+    batch_id: Uuid,
     task: &BatchTask,
     error: ProviderError,
     summary: &mut BatchSummary,
@@ -186,10 +191,12 @@ async fn line_failed<P>(
     let lease = task.lease;
     match decide(&ending, lease.attempt, task.max_attempts, age, runtime, random_fraction()) {
         Decision::Requeue { code, message, delay } => {
-            retry_on_demand(app, client, task, code, &message, delay, summary).await?
+            retry_on_demand(app, client, (batch_id, task), code, &message, delay, summary).await?
         }
         Decision::Fail { code, message } => {
-            if let Fenced::Written(event) = store::fail_attempt(client, lease, code, &message).await? {
+            if let Fenced::Written(event) =
+                store::fail_batch_task(client, batch_id, lease, code, &message).await?
+            {
                 summary.batch_results_settled += 1;
                 metrics::settled(&Settlement {
                     status: "failed",

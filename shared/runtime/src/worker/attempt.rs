@@ -98,18 +98,23 @@ async fn execute<P: Provider>(app: &App<P>, task: &Task, receipt: &str, deadline
     };
     // Dropping the call aborts the HTTP request; the token covers anything it spawned.
     cancel.cancel();
+    // A repair is taken only by an attempt that worked: one given back unworked leaves it to the
+    // next claim, which has the same attempt number.
+    if resume.is_some() && !matches!(ending, Ending::NoTime | Ending::Throttled(_)) {
+        spend_repair(app, task).await;
+    }
     ending
 }
 
 /// What this attempt's repair turn continues from, when a batch's answer for the task failed the
-/// checks (the batcher kept it with the task). A repair that cannot be read is skipped: the
-/// attempt then runs afresh, as any attempt does.
+/// checks (the batcher kept it with the task): read, not taken ([`spend_repair`]). A repair that
+/// cannot be read is skipped: the attempt then runs afresh, as any attempt does.
 async fn repair_of<P>(app: &App<P>, task: &Task) -> Option<Resume> {
-    let taken = async {
+    let read = async {
         let client = store::client(&app.pool).await?;
-        store::take_repair(&client, task.lease()).await
+        store::read_repair(&client, task.lease()).await
     };
-    match taken.await {
+    match read.await {
         Ok(Some(value)) => serde_json::from_value(value)
             .inspect_err(|error| tracing::warn!(%error, "a kept repair turn does not read; running the attempt afresh"))
             .ok(),
@@ -118,6 +123,20 @@ async fn repair_of<P>(app: &App<P>, task: &Task) -> Option<Resume> {
             tracing::warn!(error = %crate::error_chain(&error), "could not read a kept repair turn; running the attempt afresh");
             None
         }
+    }
+}
+
+/// The attempt worked on its repair turn: it is taken, so a later attempt starts afresh. Bounded
+/// (one heartbeat interval); one left behind is never read again (it names this attempt's
+/// number, and the next counted attempt has another) and goes with its task.
+async fn spend_repair<P>(app: &App<P>, task: &Task) {
+    let limit = app.settings.runtime.heartbeat;
+    let taken = within(limit, async {
+        let client = store::client(&app.pool).await?;
+        store::take_repair(&client, task.lease()).await
+    });
+    if let Err(error) = taken.await {
+        tracing::warn!(error = %crate::error_chain(&error), "could not take the spent repair turn; it is left, unread");
     }
 }
 

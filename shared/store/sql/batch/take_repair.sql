@@ -1,4 +1,4 @@
--- What the repair turn of this attempt continues from, if a batch left one (taken: a later
--- attempt starts afresh).
+-- The repair turn of this attempt is spent: its first provider call went out (or the attempt
+-- ended otherwise than given back unworked), so a later attempt starts afresh. An attempt given
+-- back unworked leaves it for the next claim, which has the same attempt number.
 DELETE FROM task_repairs WHERE task_id = :task_id AND attempt = :attempt
-RETURNING resume

@@ -111,6 +111,36 @@ async fn a_group_becomes_a_batch_when_full_or_after_the_wait_and_below_the_minim
 }
 
 #[tokio::test]
+async fn a_group_still_waiting_has_no_row_locked() {
+    let db = TestDb::new().await;
+    let mut client = db.client().await;
+    create_deferred(&db, 3, 2 * HOUR_MS).await;
+    // A row lock leaves its locker in the row's xmax, after the locker's end too.
+    let locked = "SELECT count(*) FROM tasks WHERE xmax::text <> '0'";
+    assert_eq!(db.count(locked).await, 0);
+    let hour = Duration::from_secs(3600);
+    for _ in 0..3 {
+        assert_eq!(store::form_batch(&mut client, &group(10, hour, 1)).await.unwrap(), Formed::Waiting);
+    }
+    assert_eq!(db.count(locked).await, 0, "a group that waits is looked at unlocked");
+    // Full by bytes, by count, or waited out, it forms.
+    let row =
+        client.query_one("SELECT max(octet_length(request::text))::bigint FROM tasks", &[]).await.unwrap();
+    let mut by_bytes = group(10, hour, 1);
+    by_bytes.max_bytes = 2 * row.get::<_, i64>(0) as u64;
+    let Formed::Opened { tasks, .. } = store::form_batch(&mut client, &by_bytes).await.unwrap() else {
+        panic!("a file's worth of bytes opens a batch")
+    };
+    assert_eq!(tasks, 2);
+    let Formed::Opened { tasks, .. } = store::form_batch(&mut client, &group(1, hour, 1)).await.unwrap()
+    else {
+        panic!("a full group opens a batch")
+    };
+    assert_eq!(tasks, 1);
+    assert_eq!(store::form_batch(&mut client, &group(10, hour, 1)).await.unwrap(), Formed::Nothing);
+}
+
+#[tokio::test]
 async fn concurrent_batchers_split_the_awaiting_tasks_and_none_is_taken_twice() {
     let db = Arc::new(TestDb::new().await);
     create_deferred(&db, 300, 2 * HOUR_MS).await;
@@ -177,8 +207,11 @@ async fn a_batch_lease_fences_results_a_cancel_ends_a_batched_task_at_once_and_t
     );
     let claim = store::claim(&client, &[ids[2]]).await.unwrap();
     let store::Claim::Claimed(claimed) = &claim[0] else { panic!("claimable on-demand") };
-    assert_eq!(store::take_repair(&client, claimed.lease()).await.unwrap(), Some(resume));
-    assert_eq!(store::take_repair(&client, claimed.lease()).await.unwrap(), None, "taken once");
+    assert_eq!(store::read_repair(&client, claimed.lease()).await.unwrap(), Some(resume.clone()));
+    assert_eq!(store::read_repair(&client, claimed.lease()).await.unwrap(), Some(resume), "read, not taken");
+    assert!(store::take_repair(&client, claimed.lease()).await.unwrap());
+    assert!(!store::take_repair(&client, claimed.lease()).await.unwrap(), "taken once");
+    assert_eq!(store::read_repair(&client, claimed.lease()).await.unwrap(), None);
     // The one no result named goes back to the queue, uncounted, its message owed now.
     let returned = store::give_back_batch(&client, batch_id).await.unwrap();
     assert_eq!(returned.iter().map(|m| m.task_id).collect::<Vec<_>>(), vec![ids[3]]);
@@ -186,6 +219,58 @@ async fn a_batch_lease_fences_results_a_cancel_ends_a_batched_task_at_once_and_t
     assert_eq!((last.status, last.attempts, last.awaiting_batch), (TaskStatus::Queued, 0, false));
     assert!(store::end_batch(&client, batch_id, store::BatchOutcome::Completed, None).await.unwrap());
     assert!(!store::end_batch(&client, batch_id, store::BatchOutcome::Failed, None).await.unwrap(), "once");
+}
+
+#[tokio::test]
+async fn a_late_result_of_a_batch_its_task_has_left_changes_nothing_though_the_attempt_matches() {
+    let db = TestDb::new().await;
+    let mut client = db.client().await;
+    let ids = create_deferred(&db, 2, 2 * HOUR_MS).await;
+    let Formed::Opened { batch_id: old, .. } =
+        store::form_batch(&mut client, &group(2, Duration::ZERO, 1)).await.unwrap()
+    else {
+        panic!("opened")
+    };
+    let tasks = store::batch_tasks(&client, old).await.unwrap();
+    let lease = |id: Uuid| tasks.iter().find(|t| t.lease.task_id == id).unwrap().lease;
+    // The old batch gives its tasks back uncounted: the first is claimed on-demand, the second
+    // is taken by a newer batch, each with the attempt number it had in the old one.
+    assert_eq!(store::give_back_batch(&client, old).await.unwrap().len(), 2);
+    let claim = store::claim(&client, &[ids[0]]).await.unwrap();
+    let store::Claim::Claimed(on_demand) = &claim[0] else { panic!("claimable on-demand") };
+    assert_eq!(on_demand.lease(), lease(ids[0]), "the same attempt number");
+    db.sql(&format!("UPDATE tasks SET awaiting_batch = true WHERE id = '{}'", ids[1])).await;
+    let Formed::Opened { batch_id: newer, .. } =
+        store::form_batch(&mut client, &group(1, Duration::ZERO, 1)).await.unwrap()
+    else {
+        panic!("a newer batch")
+    };
+    let newer_lease = store::batch_tasks(&client, newer).await.unwrap()[0].lease;
+    assert_eq!(newer_lease, lease(ids[1]), "the same attempt number");
+    // The old batch's late results change nothing, whatever they say.
+    let output = json!({"label": "a"});
+    let late = [(lease(ids[0]), &output, None), (lease(ids[1]), &output, None)];
+    let written = store::complete_batch_tasks(&client, old, &late).await.unwrap();
+    assert!(written.iter().all(|w| matches!(w, Fenced::Lost)), "{written:?}");
+    let code = aitasks_contracts::ErrorCode::ProviderError;
+    for id in ids.iter().copied() {
+        let failed = store::fail_batch_task(&client, old, lease(id), code, "late").await.unwrap();
+        assert!(matches!(failed, Fenced::Lost));
+        assert!(!store::requeue_batch_task(&client, old, lease(id), code, "late").await.unwrap());
+    }
+    for id in &ids {
+        let task = store::get_task(&client, APP, *id).await.unwrap().unwrap();
+        assert_eq!((task.status, task.attempts, task.error_code), (TaskStatus::Running, 1, None));
+    }
+    // The batch that holds the task now settles it, once.
+    let now = [(newer_lease, &output, None)];
+    assert!(matches!(
+        store::complete_batch_tasks(&client, newer, &now).await.unwrap()[0],
+        Fenced::Written(_)
+    ));
+    assert!(matches!(store::complete_batch_tasks(&client, newer, &now).await.unwrap()[0], Fenced::Lost));
+    let done = store::get_task(&client, APP, ids[1]).await.unwrap().unwrap();
+    assert_eq!(done.status, TaskStatus::Succeeded);
 }
 
 #[tokio::test]

@@ -23,6 +23,7 @@ pub const BATCH_AWS_SECRET_KEY: &str = "batch-stub-secret-do-not-log";
 struct Job {
     arn: String,
     id: String,
+    name: String,
     token: Option<String>,
     status: &'static str,
     output_uri: String,
@@ -36,6 +37,7 @@ struct Jobs {
     auto: bool,
     scripts: std::collections::HashMap<String, LineScript>,
     creates: usize,
+    stops: usize,
     bad_signatures: usize,
     random: crate::Xorshift,
     moto: String,
@@ -57,6 +59,7 @@ impl BedrockBatchStub {
             auto: true,
             scripts: Default::default(),
             creates: 0,
+            stops: 0,
             bad_signatures: 0,
             random: crate::Xorshift::new(0xbed_0c4),
             moto: moto_endpoint.trim_end_matches('/').to_owned(),
@@ -146,6 +149,11 @@ impl BedrockBatchStub {
         self.lock().creates
     }
 
+    /// Jobs stopped (`POST /model-invocation-job/{id}/stop`).
+    pub fn stops(&self) -> usize {
+        self.lock().stops
+    }
+
     /// Requests refused for their signature.
     pub fn bad_signatures(&self) -> usize {
         self.lock().bad_signatures
@@ -172,7 +180,7 @@ fn ok(body: Value) -> Response {
 }
 
 fn job_json(job: &Job) -> Value {
-    json!({"jobArn": job.arn, "jobName": format!("job-{}", job.id), "status": job.status,
+    json!({"jobArn": job.arn, "jobName": job.name, "status": job.status,
     "outputDataConfig": {"s3OutputDataConfig": {"s3Uri": job.output_uri}},
     "message": match (&job.message, job.status) {
         (Some(message), _) => json!(message),
@@ -241,6 +249,18 @@ async fn handle(
     let parts: Vec<&str> = path.split('/').collect();
     match (method.as_str(), parts.as_slice()) {
         ("POST", ["model-invocation-job"]) => create(&state, &body).await,
+        ("GET", ["model-invocation-jobs"]) => {
+            let query = uri.query().unwrap_or_default();
+            let wanted = query.split('&').find_map(|pair| pair.strip_prefix("nameContains=")).map(decode);
+            let jobs = state.lock().unwrap_or_else(|p| p.into_inner());
+            let listed: Vec<Value> = jobs
+                .jobs
+                .iter()
+                .filter(|job| wanted.as_ref().is_none_or(|wanted| job.name.contains(wanted.as_str())))
+                .map(|job| json!({"jobArn": job.arn, "jobName": job.name, "status": job.status}))
+                .collect();
+            ok(json!({"invocationJobSummaries": listed}))
+        }
         ("GET", ["model-invocation-job", id]) | ("POST", ["model-invocation-job", id, "stop"]) => {
             let id = decode(id);
             let index = {
@@ -249,7 +269,9 @@ async fn handle(
             };
             let Some(index) = index else { return error(StatusCode::NOT_FOUND, "ResourceNotFoundException") };
             if method == Method::POST {
-                state.lock().unwrap_or_else(|p| p.into_inner()).jobs[index].status = "Stopping";
+                let mut jobs = state.lock().unwrap_or_else(|p| p.into_inner());
+                jobs.stops += 1;
+                jobs.jobs[index].status = "Stopping";
                 return ok(json!({}));
             }
             let auto = state.lock().unwrap_or_else(|p| p.into_inner()).auto;
@@ -309,6 +331,7 @@ async fn create(state: &Arc<Mutex<Jobs>>, body: &[u8]) -> Response {
     jobs.jobs.push(Job {
         arn: arn.clone(),
         id,
+        name: request["jobName"].as_str().unwrap_or_default().to_owned(),
         token,
         status: if message.is_some() { "Failed" } else { "Submitted" },
         output_uri: output.to_owned(),

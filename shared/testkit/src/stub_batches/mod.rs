@@ -92,6 +92,7 @@ pub(crate) struct Stubs {
     pub(crate) auto: bool,
     pub(crate) scripts: HashMap<String, LineScript>,
     pub(crate) creates: usize,
+    pub(crate) cancels: usize,
     pub(crate) uploads: usize,
     pub(crate) next: u64,
     pub(crate) random: crate::Xorshift,
@@ -121,6 +122,7 @@ impl StubBatches {
             auto: true,
             scripts: HashMap::new(),
             creates: 0,
+            cancels: 0,
             uploads: 0,
             next: 0,
             random: crate::Xorshift::new(0x5eed_ba7c),
@@ -170,6 +172,11 @@ impl StubBatches {
     /// Batches created (OpenAI `POST /batches` and Anthropic `POST /messages/batches`).
     pub fn creates(&self) -> usize {
         self.lock().creates
+    }
+
+    /// Batches canceled (OpenAI `POST /batches/{id}/cancel`, Anthropic `.../cancel`).
+    pub fn cancels(&self) -> usize {
+        self.lock().cancels
     }
 
     /// Files uploaded (`POST /files`).

@@ -105,6 +105,7 @@ pub(super) async fn handle(
                 return not_found();
             };
             if method == Method::POST {
+                stubs.cancels += 1;
                 stubs.batches[index].stage = Stage::Cancelling;
             } else if stubs.auto {
                 step(&mut stubs, index);
@@ -140,6 +141,7 @@ pub(super) async fn handle(
                 return not_found();
             };
             if method == Method::POST {
+                stubs.cancels += 1;
                 stubs.batches[index].stage = Stage::Cancelling;
             } else if stubs.auto {
                 step(&mut stubs, index);
