@@ -112,7 +112,14 @@ async fn a_thousand_deferred_tasks_in_two_batches_settle_exactly_once_each() {
     let (input, output) =
         (task["usage"]["inputTokens"].as_f64().unwrap(), task["usage"]["outputTokens"].as_f64().unwrap());
     assert!((cost - (input * 0.1 + output * 0.4) / 1e6).abs() < 1e-12, "{task}");
-    assert_eq!(stack.db.count("SELECT count(*) FROM task_batches WHERE outcome = 'completed'").await, 2);
+    // A batch ends once its results are settled, in the look that follows them.
+    wait_count(
+        &stack.db,
+        "SELECT count(*) FROM task_batches WHERE outcome = 'completed'",
+        2,
+        Duration::from_secs(30),
+    )
+    .await;
 }
 
 #[tokio::test]
