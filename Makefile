@@ -90,7 +90,7 @@ build:
 	cargo build --workspace --all-targets
 
 # The rehearsal's tests need the functions built as Lambda bootstraps (lambda-smoke): they run in rehearse-fast.
-unit: up build
+unit: build up
 	@$(LOAD_ENV) cargo test --workspace --exclude aitasks-rehearse
 
 # cfn-lint, sam validate, then checkov (the IaC security scanner compliance pipelines run): a
@@ -100,7 +100,7 @@ template-lint:
 	  $(TOOLS)/cfn-lint template.yaml && $(TOOLS)/sam validate --lint --template template.yaml && \
 	  $(TOOLS)/python scripts/checkov_gate.py $(TOOLS)/checkov template.yaml
 
-lambda-smoke: up build
+lambda-smoke: build up
 	@scripts/lambda-smoke.sh
 
 # The deploy rehearsal (README, "Deploying"): template.yaml through the SAM transform, every

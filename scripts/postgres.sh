@@ -26,9 +26,10 @@ pg_bin() {
 # From / so that a clone the postgres user cannot enter (a private /tmp folder) does not matter.
 as_postgres() { (cd / && runuser -u postgres -- "$@"); }
 
-install() {
-  pg_bin >/dev/null || apt_install postgresql postgresql-contrib
-}
+install() (
+  locked apt
+  pg_bin >/dev/null || apt_get_install postgresql postgresql-contrib
+)
 
 up() {
   if [ -f "$STATE_DIR/port" ] && [ -f "$PGDATA_DIR/postmaster.pid" ] \

@@ -41,11 +41,11 @@ if [ "${1:-}" = "fast" ] && [ -z "${AITASK_LAMBDA_DIR:-}" ] && [ "${AITASK_LAMBD
   export AITASK_LAMBDA_DIR="$(target_dir)/lambda-test"
 fi
 # The rehearsal and its tests as `make build` built them (lib.sh, workspace_executables).
-mapfile -t executables < <(workspace_executables tools/rehearse)
-rehearsal="$(target_dir)/debug/aitasks-rehearse"
-[ -x "$rehearsal" ] || { log "missing $rehearsal"; exit 1; }
+executables="$(workspace_executables tools/rehearse)"
+rehearsal="$(sed -n 's|^bin \(.*/aitasks-rehearse\)$|\1|p' <<<"$executables")"
+[ -n "$rehearsal" ] || { log "the build made no aitasks-rehearse binary"; exit 1; }
 "$rehearsal"
-for executable in "${executables[@]}"; do
-  [ "$executable" = "$rehearsal" ] && continue
+while read -r kind executable; do
+  [ "$kind" = test ] || continue
   (cd "$ROOT/tools/rehearse" && "$executable" -q)
-done
+done <<<"$executables"

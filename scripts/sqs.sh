@@ -11,14 +11,17 @@ FAUXQS_VERSION=1.9.2
 FAUXQS_DIR="$AITASK_CACHE/fauxqs-$FAUXQS_VERSION"
 STATE="$LOCAL/sqs"
 
+# Installed once npm finished (the stamp), not once fauxqs' own files are there: its
+# dependencies may still be coming, or a killed install may have left them half there.
 install() (
-  need_apt node nodejs npm
-  [ -f "$FAUXQS_DIR/node_modules/fauxqs/dist/cli.js" ] && exit 0
+  need_apt npm nodejs npm
+  [ -f "$FAUXQS_DIR/.installed" ] && exit 0
   locked fauxqs
-  if [ ! -f "$FAUXQS_DIR/node_modules/fauxqs/dist/cli.js" ]; then
+  if [ ! -f "$FAUXQS_DIR/.installed" ]; then
     log "installing fauxqs $FAUXQS_VERSION into $FAUXQS_DIR"
     mkdir -p "$FAUXQS_DIR"
     npm install --prefix "$FAUXQS_DIR" --no-audit --no-fund --loglevel=error "fauxqs@$FAUXQS_VERSION" >/dev/null
+    touch "$FAUXQS_DIR/.installed"
   fi
 )
 
@@ -46,9 +49,11 @@ up() {
   env_set AWS_REGION us-east-1
   env_set AWS_ACCESS_KEY_ID test
   env_set AWS_SECRET_ACCESS_KEY test
+  # Read whole first: a failure here fails `up` (a process substitution's would not).
+  local queues; queues="$(python3 "$ROOT/scripts/sqs_queues.py" "$endpoint" aitasks)"
   while IFS='=' read -r key value; do
     env_set "$key" "$value"
-  done < <(python3 "$ROOT/scripts/sqs_queues.py" "$endpoint" aitasks)
+  done <<<"$queues"
   log "fauxqs $FAUXQS_VERSION on $endpoint (queues aitasks-tasks, aitasks-tasks-dlq, aitasks-events)"
 }
 

@@ -1,7 +1,9 @@
 //! `sweeper`, on an EventBridge schedule: runs every duty once and logs a one-line JSON
-//! summary. The schedule's event carries nothing we need. A duty that failed (each is logged
-//! and counted by the runtime, and the others still ran) makes the invocation an error, so the
-//! stack's `SweeperErrorsAlarm` sees it.
+//! summary. The schedule's event carries nothing we need; a Bedrock job-state event (the
+//! stack's `BatchJobStateRule`) first makes the batch of that job due, so this sweep reads a
+//! finished job's results. A duty that failed (each is logged and counted by the runtime, and
+//! the others still ran) makes the invocation an error, so the stack's `SweeperErrorsAlarm` sees
+//! it.
 
 use aitasks_runtime::metrics::{Document, Unit};
 use aitasks_runtime::{sweeper, App};
@@ -9,7 +11,17 @@ use lambda_runtime::{Error, LambdaEvent};
 use serde_json::Value;
 
 /// Sweep once; the summary is also the invocation's result.
-pub async fn handle<P>(app: &App<P>, _event: LambdaEvent<Value>) -> Result<sweeper::SweepSummary, Error> {
+pub async fn handle<P>(app: &App<P>, event: LambdaEvent<Value>) -> Result<sweeper::SweepSummary, Error> {
+    let jobs = changed_jobs(&event.payload);
+    if !jobs.is_empty() {
+        // A missed wake-up costs only the wait for the batch's next poll.
+        match aitasks_runtime::batcher::look_now(app, &jobs).await {
+            Ok(due) => tracing::info!(jobs = jobs.len(), due, "a batch job changed state"),
+            Err(error) => {
+                tracing::warn!(error = %aitasks_runtime::error_chain(&error), "could not make the changed batch due")
+            }
+        }
+    }
     let summary = sweeper::sweep(app).await;
     // One JSON line per run, on stdout, whatever the log format.
     println!("{}", serde_json::json!({"sweep": summary}));
@@ -31,6 +43,26 @@ pub async fn handle<P>(app: &App<P>, _event: LambdaEvent<Value>) -> Result<sweep
         return Err(format!("sweep duties failed: {}", summary.failed_duties.join(", ")).into());
     }
     Ok(summary)
+}
+
+/// The jobs a Bedrock "Batch Inference Job State Change" event names (its `resources` and
+/// `detail.batchJobArn`, ARNs as the batch records them); none for any other event. Bounded: the
+/// event is input.
+pub fn changed_jobs(event: &Value) -> Vec<String> {
+    if event["source"] != "aws.bedrock" || event["detail-type"] != "Batch Inference Job State Change" {
+        return Vec::new();
+    }
+    let resources = event["resources"].as_array().into_iter().flatten().filter_map(Value::as_str);
+    let mut jobs: Vec<String> = resources
+        .chain(event["detail"]["batchJobArn"].as_str())
+        .filter(|arn| !arn.is_empty() && arn.len() <= 2048)
+        .take(aitasks_runtime::batcher::MAX_CHANGED_JOBS * 2)
+        .map(str::to_owned)
+        .collect();
+    jobs.sort();
+    jobs.dedup();
+    jobs.truncate(aitasks_runtime::batcher::MAX_CHANGED_JOBS);
+    jobs
 }
 
 /// The work waiting and in flight, sampled once a sweep (one series each, no dimensions).
@@ -93,4 +125,43 @@ fn sweep_metrics(summary: &sweeper::SweepSummary) -> Document {
         .metric("BatchesFailed", Unit::Count, count(summary.batches.batches_failed))
         .metric("DeferredSentNow", Unit::Count, count(summary.batches.deferred_sent_now))
         .metric("SweepMs", Unit::Milliseconds, count(summary.elapsed_ms))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::changed_jobs;
+    use serde_json::json;
+
+    const KIND: &str = "Batch Inference Job State Change";
+
+    #[test]
+    fn the_schedule_s_event_names_no_job() {
+        assert!(changed_jobs(&json!({"source": "aws.events", "detail-type": "Scheduled Event"})).is_empty());
+        assert!(changed_jobs(
+            &json!({"source": "aws.bedrock", "detail-type": "Model Customization Job State Change",
+            "resources": ["arn:aws:bedrock:us-east-1:1:model-customization-job/x"]})
+        )
+        .is_empty());
+    }
+
+    #[test]
+    fn a_job_state_event_names_its_job_once() {
+        let arn = "arn:aws:bedrock:us-east-1:123456789012:model-invocation-job/abc123";
+        let event = json!({"source": "aws.bedrock", "detail-type": KIND, "resources": [arn],
+            "detail": {"batchJobArn": arn, "status": "Completed"}});
+        assert_eq!(changed_jobs(&event), vec![arn.to_owned()]);
+    }
+
+    #[test]
+    fn a_hostile_event_names_a_bounded_few() {
+        let resources: Vec<serde_json::Value> = (0..10_000)
+            .map(|i| json!(format!("arn:job/{i}")))
+            .chain([json!(7), json!(""), json!("x".repeat(5000))])
+            .collect();
+        let jobs =
+            changed_jobs(&json!({"source": "aws.bedrock", "detail-type": KIND, "resources": resources,
+            "detail": {"batchJobArn": {"not": "a string"}}}));
+        assert_eq!(jobs.len(), aitasks_runtime::batcher::MAX_CHANGED_JOBS);
+        assert!(jobs.iter().all(|job| job.starts_with("arn:job/")));
+    }
 }

@@ -16,7 +16,7 @@ use crate::model::{new_id, Lease};
 use crate::params::{limit, millis};
 use crate::pool::{Client, GenericClient};
 use crate::queries::{
-    BATCH_AWAITING, BATCH_END, BATCH_GIVE_BACK, BATCH_GIVE_BACK_FOR_REPAIR, BATCH_LOOK_LATER,
+    BATCH_AWAITING, BATCH_END, BATCH_GIVE_BACK, BATCH_GIVE_BACK_FOR_REPAIR, BATCH_LOOK_LATER, BATCH_LOOK_NOW,
     BATCH_NEAREST_WINDOW, BATCH_OPEN, BATCH_PRUNE_ENDED, BATCH_READY, BATCH_READ_REPAIR, BATCH_ROUTE_DUE,
     BATCH_ROUTE_NOW, BATCH_ROUTE_PROFILE, BATCH_SUBMITTED, BATCH_TAKE_DUE, BATCH_TAKE_REPAIR, BATCH_TASKS_OF,
     BATCH_WAITING,
@@ -286,6 +286,20 @@ pub async fn look_at_batch_later(
         BATCH_LOOK_LATER.bind(&[("batch_id", &batch_id), ("after_ms", &after_ms), ("error", &error)])?;
     client.execute(&statement, &params).await?;
     Ok(())
+}
+
+/// The provider said the job `provider_batch_id` changed state: its open batch, waiting for a
+/// poll every `poll`, is due now. Whether one was (an unknown id, an ended batch, or one a
+/// batcher holds changes nothing).
+pub async fn look_at_batch_now(
+    client: &impl GenericClient,
+    provider_batch_id: &str,
+    poll: Duration,
+) -> StoreResult<bool> {
+    let statement = client.prepare_cached(BATCH_LOOK_NOW.text()).await?;
+    let poll_ms = millis(poll);
+    let params = BATCH_LOOK_NOW.bind(&[("provider_batch_id", &provider_batch_id), ("poll_ms", &poll_ms)])?;
+    Ok(client.execute(&statement, &params).await? == 1)
 }
 
 /// How a batch ended.

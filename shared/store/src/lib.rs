@@ -65,9 +65,9 @@ pub use admission::create_scoped;
 pub use batch_settle::{complete_batch_tasks, fail_batch_task, requeue_batch_task};
 pub use batches::{
     batch_tasks, batch_waiting, end_batch, form_batch, give_back_batch, give_back_for_repair,
-    look_at_batch_later, mark_batch_submitted, nearest_window, prune_ended_batches, read_repair,
-    send_due_now, send_profile_now, take_due_batches, take_repair, BatchGroup, BatchOutcome, BatchState,
-    BatchTask, Formed, OpenBatch,
+    look_at_batch_later, look_at_batch_now, mark_batch_submitted, nearest_window, prune_ended_batches,
+    read_repair, send_due_now, send_profile_now, take_due_batches, take_repair, BatchGroup, BatchOutcome,
+    BatchState, BatchTask, Formed, OpenBatch,
 };
 pub use callbacks::{
     attach_callbacks, cancel_abandoned, mark_published, record_callbacks, take_heartbeats,

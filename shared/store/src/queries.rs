@@ -40,6 +40,7 @@ statements! {
     BATCH_GIVE_BACK = "batch/give_back";
     BATCH_GIVE_BACK_FOR_REPAIR = "batch/give_back_for_repair";
     BATCH_LOOK_LATER = "batch/look_later";
+    BATCH_LOOK_NOW = "batch/look_now";
     BATCH_NEAREST_WINDOW = "batch/nearest_window";
     BATCH_OPEN = "batch/open";
     BATCH_PRUNE_ENDED = "batch/prune_ended";

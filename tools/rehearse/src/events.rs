@@ -1,16 +1,30 @@
 //! The events each trigger of the stack delivers, in AWS's own shapes: API Gateway HTTP API
 //! (payload 2.0) requests with the JWT authorizer's claims, SQS batches from the event source
-//! mapping, EventBridge Scheduler invocations (the target's input as is) and CloudFormation
-//! custom-resource requests.
+//! mapping, EventBridge Scheduler invocations (the target's input as is), an EventBridge rule's
+//! event (a Bedrock batch job's state change) and CloudFormation custom-resource requests.
 
 use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use crate::deployment::{CustomResource, Route};
+use crate::deployment::{CustomResource, EventRule, Route};
 use crate::local_aws::REGION;
 
 pub const ACCOUNT: &str = "123456789012";
+
+/// The event EventBridge delivers for `rule`: one its pattern matches (the first `source` and
+/// `detail-type` it names), in the shape of Bedrock's batch job state change for the job `job`
+/// (`resources` and `detail.batchJobArn` name it) ending `status`.
+pub fn rule_event(rule: &EventRule, job: &str, status: &str) -> Value {
+    let first = |key: &str| rule.pattern[key][0].as_str().unwrap_or("rehearsal").to_owned();
+    json!({
+        "version": "0", "id": uuid::Uuid::new_v4().to_string(),
+        "detail-type": first("detail-type"), "source": first("source"),
+        "account": ACCOUNT, "time": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        "region": REGION, "resources": [job],
+        "detail": {"batchJobName": "aitasks-rehearsal", "batchJobArn": job, "status": status}
+    })
+}
 
 /// An HTTP API request to `route`, with the concrete `method` (an `ANY` route's caller picks
 /// one) and `path`, from tenant `tenant`. The claims

@@ -200,6 +200,7 @@ mod tests {
             {"Effect": "Allow", "Action": ["bedrock:CreateModelInvocationJob"], "Resource": [MODEL]},
             {"Effect": "Allow", "Action": ["bedrock:CreateModelInvocationJob", "bedrock:GetModelInvocationJob",
                                            "bedrock:StopModelInvocationJob"], "Resource": jobs},
+            {"Effect": "Allow", "Action": ["bedrock:ListModelInvocationJobs"], "Resource": "*"},
             {"Effect": "Allow", "Action": ["iam:PassRole"], "Resource": ROLE,
              "Condition": {"StringEquals": {"iam:PassedToService": "bedrock.amazonaws.com"}}}
         ]});
@@ -395,11 +396,18 @@ mod tests {
             "bedrock:GetModelInvocationJob",
             "arn:aws:bedrock:eu-west-1:999999999999:model-invocation-job/j",
         );
-        refused(
-            recognize("bedrock", "GET", "/model-invocation-jobs", None, b"", REGION, ACCOUNT).unwrap(),
-            "bedrock:ListModelInvocationJobs",
-            "*",
+        // Listing the jobs (a batch given up while submitting is looked up by its job name) is
+        // the sweeper's: a list action, on "*".
+        let list = recognize(
+            "bedrock",
+            "GET",
+            "/model-invocation-jobs",
+            Some("nameContains=aitasks-x"),
+            b"",
+            REGION,
+            ACCOUNT,
         );
+        assert_eq!(judged(&list.unwrap(), &statements), Ok(()));
         // The role passed to another service, or with no service named, is refused.
         let mut pass = create(MODEL, ROLE).checks.remove(2);
         assert!(evaluate_in(&statements, &pass.action, &pass.resource, &pass.context()).is_allowed());

@@ -358,19 +358,12 @@ impl Scenario<'_> {
                 self.step(&rule.function, &label, Err(problem));
                 continue;
             }
-            let first = |key: &str| rule.pattern[key][0].as_str().unwrap_or("rehearsal").to_owned();
             let job = format!(
                 "arn:aws:bedrock:{}:{}:model-invocation-job/rehearsal-job",
                 crate::local_aws::REGION,
                 events::ACCOUNT
             );
-            let event = json!({
-                "version": "0", "id": uuid::Uuid::new_v4().to_string(),
-                "detail-type": first("detail-type"), "source": first("source"),
-                "account": events::ACCOUNT, "time": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-                "region": crate::local_aws::REGION, "resources": [job],
-                "detail": {"batchJobName": "aitasks-rehearsal", "batchJobArn": job, "status": "Completed"}
-            });
+            let event = events::rule_event(&rule, &job, "Completed");
             if let Some(answer) = self.invoke(&rule.function, &label, event).await {
                 self.step(&rule.function, &label, Ok(format!("{answer}")));
             }

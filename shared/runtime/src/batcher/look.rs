@@ -164,7 +164,9 @@ async fn give_up_submitting<P>(
             let why = "the provider did not take the batch in time";
             return_all(app, client, batch, BatchOutcome::Unsubmitted, Some(why), summary).await
         }
-        Err(error) if error.is_retryable() && !batch.given_up => {
+        // Any error while there is time (a refused permission too): giving the tasks back now
+        // would run them twice if the provider has the batch.
+        Err(error) if !batch.given_up => {
             tracing::warn!(batch_id = %batch.id, error = %error, "could not look the batch up at the provider; trying again later");
             store::look_at_batch_later(client, batch.id, retry_delay(batch.tries), Some(&error.to_string()))
                 .await
@@ -222,7 +224,9 @@ async fn finish<P>(
     if !tasks.is_empty() && !results.is_empty() {
         match app.batches.results(profile, results, &requests).await {
             Ok(lines) => results::settle(app, client, profile, batch.id, &tasks, lines, summary).await?,
-            Err(error) if error.is_retryable() && !batch.given_up => {
+            // Any error while there is time (a refused permission too): giving the tasks back now
+            // would run them twice if the provider has the batch.
+            Err(error) if !batch.given_up => {
                 tracing::warn!(batch_id = %batch.id, error = %error, "could not read the batch's results; trying again later");
                 let poll_again = app.settings.runtime.batch_poll;
                 return store::look_at_batch_later(client, batch.id, poll_again, Some(&error.to_string()))

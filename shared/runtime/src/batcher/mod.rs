@@ -28,6 +28,23 @@ pub use form::form_batches;
 pub use look::look_at_batches;
 pub use sample::{sample_deferred, DeferredSample};
 
+/// The most job ids one job-state event may name that [`look_now`] looks up (an event is input).
+pub const MAX_CHANGED_JOBS: usize = 10;
+
+/// A provider said these jobs changed state (Bedrock's job-state event, through the stack's
+/// EventBridge rule): their open batches are due now, so the sweep that follows reads a finished
+/// job's results at once rather than at its next poll. How many named an open batch.
+pub async fn look_now<P>(app: &App<P>, provider_batch_ids: &[String]) -> Result<u64, StoreError> {
+    let client = store::client(&app.pool).await?;
+    let mut due = 0;
+    for id in provider_batch_ids.iter().take(MAX_CHANGED_JOBS) {
+        if store::look_at_batch_now(&client, id, app.settings.runtime.batch_poll).await? {
+            due += 1;
+        }
+    }
+    Ok(due)
+}
+
 /// The most a batch's requests hold in all, as stored: what one function reads into memory to
 /// write a batch's file, with each line's schema and settings added (20 MB; each provider's own
 /// file limit is larger). With `batch.maxRecords` at most 2,000, a batch's result files stay

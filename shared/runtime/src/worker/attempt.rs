@@ -126,11 +126,14 @@ async fn repair_of<P>(app: &App<P>, task: &Task) -> Option<Resume> {
     }
 }
 
-/// The attempt worked on its repair turn: it is taken, so a later attempt starts afresh. Bounded
-/// (one heartbeat interval); one left behind is never read again (it names this attempt's
-/// number, and the next counted attempt has another) and goes with its task.
+/// The attempt worked on its repair turn: it is taken, so a later attempt starts afresh. One
+/// left behind is never read again (it names this attempt's number, and the next counted
+/// attempt has another) and goes with its task, so this is tidying, and it runs before the
+/// settlement: bounded to a second, it never eats the time the settlement of a paid answer has
+/// before the invocation's deadline (`AITASK_DEADLINE_MARGIN_MS`, 5 s).
 async fn spend_repair<P>(app: &App<P>, task: &Task) {
-    let limit = app.settings.runtime.heartbeat;
+    const SPEND_REPAIR_LIMIT: Duration = Duration::from_secs(1);
+    let limit = app.settings.runtime.heartbeat.min(SPEND_REPAIR_LIMIT);
     let taken = within(limit, async {
         let client = store::client(&app.pool).await?;
         store::take_repair(&client, task.lease()).await

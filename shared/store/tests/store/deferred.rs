@@ -295,3 +295,48 @@ async fn tasks_near_their_window_s_end_run_on_demand_and_the_window_is_sampled()
         "a profile that stopped batching"
     );
 }
+
+#[tokio::test]
+async fn a_job_state_event_makes_its_open_batch_due_now_and_nothing_else() {
+    const HOUR: Duration = Duration::from_secs(3600);
+    let db = TestDb::new().await;
+    let mut client = db.client().await;
+    create_deferred(&db, 1, 2 * HOUR_MS).await;
+    let Formed::Opened { batch_id, .. } =
+        store::form_batch(&mut client, &group(1, Duration::ZERO, 1)).await.unwrap()
+    else {
+        panic!("opened")
+    };
+    let job = "arn:aws:bedrock:us-east-1:123456789012:model-invocation-job/abc123";
+    assert!(
+        !store::look_at_batch_now(&client, job, HOUR).await.unwrap(),
+        "not submitted yet: nothing named it"
+    );
+    assert_eq!(store::take_due_batches(&client, Duration::from_secs(600), 10).await.unwrap().len(), 1);
+    assert!(store::mark_batch_submitted(&client, batch_id, job, HOUR).await.unwrap());
+    assert!(
+        store::take_due_batches(&client, Duration::from_secs(600), 10).await.unwrap().is_empty(),
+        "polled in an hour"
+    );
+    assert!(!store::look_at_batch_now(
+        &client,
+        "arn:aws:bedrock:us-east-1:1:model-invocation-job/other",
+        HOUR
+    )
+    .await
+    .unwrap());
+    assert!(
+        store::take_due_batches(&client, Duration::from_secs(600), 10).await.unwrap().is_empty(),
+        "another job's event changes nothing"
+    );
+    assert!(store::look_at_batch_now(&client, job, HOUR).await.unwrap());
+    let due = store::take_due_batches(&client, Duration::from_secs(600), 10).await.unwrap();
+    assert_eq!(due.iter().map(|b| b.id).collect::<Vec<_>>(), vec![batch_id], "due now, for this sweep");
+    // Taken (held ten minutes by that batcher): a second event leaves it to the batcher.
+    assert!(
+        !store::look_at_batch_now(&client, job, Duration::from_secs(60)).await.unwrap(),
+        "held by a batcher"
+    );
+    assert!(store::end_batch(&client, batch_id, store::BatchOutcome::Completed, None).await.unwrap());
+    assert!(!store::look_at_batch_now(&client, job, HOUR).await.unwrap(), "an ended batch stays ended");
+}

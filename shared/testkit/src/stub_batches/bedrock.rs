@@ -159,6 +159,11 @@ impl BedrockBatchStub {
         self.lock().bad_signatures
     }
 
+    /// The ARNs of the jobs created, oldest first.
+    pub fn job_arns(&self) -> Vec<String> {
+        self.lock().jobs.iter().map(|job| job.arn.clone()).collect()
+    }
+
     /// The records of every job, `(recordId, modelInput)`, as read from S3.
     pub fn records(&self) -> Vec<(String, Value)> {
         self.lock().jobs.iter().flat_map(|job| job.records.clone()).collect()

@@ -1,8 +1,9 @@
 //! A deferred task through Bedrock batch inference, end to end on the stack's own settings: the
 //! task is created through create-task on the batching profile ([`crate::BATCH_PROFILE`]); a
 //! sweep forms its batch and submits it (the records to the batch bucket, the job passing the
-//! batch service role); Bedrock's stub runs the job; the sweeps that follow (the stack polls an
-//! open batch once a minute) find it completed, read its results and settle the task. Each of
+//! batch service role); Bedrock's stub runs the job; its state change, delivered through the
+//! stack's EventBridge rule as AWS would, wakes the sweeper, which reads the results and settles
+//! the task at once (the stack's one-minute poll is the fallback for a missed event). Each of
 //! those calls goes through the proxy and is judged on the sweeper's own policy.
 
 use std::time::{Duration, Instant};
@@ -14,10 +15,10 @@ use super::Scenario;
 
 const SWEEPER: &str = "SweeperFunction";
 const LABEL: &str = "Bedrock batch";
-/// The stack looks at an open batch once a minute (`AITASK_BATCH_POLL_MS`'s default); the
-/// rehearsal gives the first look that long and a little more.
-const SETTLE_WITHIN: Duration = Duration::from_secs(100);
-const SWEEP_EVERY: Duration = Duration::from_secs(5);
+/// The job-state event makes the batch due for the sweep it starts; the schedule's sweeps that
+/// follow are given a little while more.
+const SETTLE_WITHIN: Duration = Duration::from_secs(20);
+const SWEEP_EVERY: Duration = Duration::from_secs(2);
 
 /// A deferred task whose batch the provider has.
 pub(super) struct DeferredBatch {
@@ -99,16 +100,35 @@ impl Scenario<'_> {
     /// its one attempt, its job was created once, and every call of the batch was allowed.
     pub(super) async fn settle_deferred_batch(&mut self, batch: &DeferredBatch) {
         let path = format!("/v1/tasks/{}", batch.task_id);
-        let mut task = None;
-        while batch.submitted_at.elapsed() < SETTLE_WITHIN {
+        let mut task;
+        // EventBridge delivers the job's state change through the stack's rule for it.
+        let rule = self.rehearsal.deployment.event_rules.iter().find(|rule| {
+            rule.function == SWEEPER && rule.pattern["source"][0] == "aws.bedrock" && rule.permitted
+        });
+        let (Some(rule), Some(job)) = (rule.cloned(), self.rehearsal.bedrock.job_arns().pop()) else {
+            self.step(
+                SWEEPER,
+                &format!("{LABEL}: job state change"),
+                Err("no permitted rule sends Bedrock's job state changes to the sweeper, or no job"
+                    .to_owned()),
+            );
+            return;
+        };
+        let event = crate::events::rule_event(&rule, &job, "Completed");
+        if self.invoke(SWEEPER, &format!("{LABEL}: job state change"), event).await.is_none() {
+            return;
+        }
+        loop {
+            task = self.http("GET", "/v1/tasks/{taskId}", &path, &[], None, 200).await;
+            let open = [TaskStatus::Queued.as_str(), TaskStatus::Running.as_str()];
+            if task.as_ref().is_some_and(|t| !open.iter().any(|s| t["status"] == *s))
+                || batch.submitted_at.elapsed() >= SETTLE_WITHIN
+            {
+                break;
+            }
             tokio::time::sleep(SWEEP_EVERY).await;
             if self.sweep(&format!("{LABEL}: look")).await.is_none() {
                 return;
-            }
-            task = self.http("GET", "/v1/tasks/{taskId}", &path, &[], None, 200).await;
-            let open = [TaskStatus::Queued.as_str(), TaskStatus::Running.as_str()];
-            if task.as_ref().is_some_and(|t| !open.iter().any(|s| t["status"] == *s)) {
-                break;
             }
         }
         let creates = self.rehearsal.bedrock.creates();
