@@ -37,7 +37,7 @@
 //! [`Fenced::Lost`], [`Fenced::Lost`] or [`LeaseCheck::Lost`].
 
 mod admission;
-mod batch_settle;
+mod batch_form;
 mod batches;
 mod callbacks;
 mod cancel;
@@ -53,6 +53,7 @@ mod pool;
 mod provider_limits;
 pub mod queries;
 mod read;
+mod repair;
 mod rows;
 mod runs;
 mod settle;
@@ -62,12 +63,12 @@ mod sweep;
 mod tenant_quota;
 
 pub use admission::create_scoped;
-pub use batch_settle::{complete_batch_tasks, fail_batch_task, requeue_batch_task};
+pub use batch_form::{
+    batch_waiting, form_batch, nearest_window, send_due_now, send_profile_now, BatchGroup, Formed,
+};
 pub use batches::{
-    batch_tasks, batch_waiting, end_batch, form_batch, give_back_batch, give_back_for_repair,
-    look_at_batch_later, look_at_batch_now, mark_batch_submitted, nearest_window, prune_ended_batches,
-    read_repair, send_due_now, send_profile_now, take_due_batches, take_repair, BatchGroup, BatchOutcome,
-    BatchState, BatchTask, Formed, OpenBatch,
+    batch_tasks, end_batch, give_back_batch, look_at_batch_later, look_at_batch_now, mark_batch_submitted,
+    prune_ended_batches, take_due_batches, BatchOutcome, BatchState, BatchTask, OpenBatch,
 };
 pub use callbacks::{
     attach_callbacks, cancel_abandoned, mark_published, record_callbacks, take_heartbeats,
@@ -99,6 +100,7 @@ pub use provider_limits::{
     wait_in_line, CallStart, CallToCount, MinuteLimits, SlotToTake,
 };
 pub use read::{get_task, get_task_by_effect_key};
+pub use repair::{give_back_for_repair, read_repair, take_repair};
 pub use runs::{create_run, get_run};
 pub use settle::{complete_attempt, complete_many, end_canceled, fail_attempt, give_back, requeue_attempt};
 pub use stats::{backlog, overview, Backlog, Overview};

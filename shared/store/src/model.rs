@@ -51,9 +51,10 @@ pub struct Task {
 }
 
 impl Task {
-    /// The lease a worker holds after claiming this task: settling writes are fenced on it.
+    /// The lease a worker holds after claiming this task: settling writes are fenced on it. An
+    /// on-demand attempt belongs to no provider batch (a claim clears `batch_id`).
     pub fn lease(&self) -> Lease {
-        Lease { task_id: self.id, attempt: self.attempts, scoped: self.cache_key.is_some() }
+        Lease { task_id: self.id, attempt: self.attempts, scoped: self.cache_key.is_some(), batch_id: None }
     }
 }
 
@@ -68,14 +69,19 @@ pub struct ListedTask {
     pub output: Option<Box<serde_json::value::RawValue>>,
 }
 
-/// A claimed attempt: `(task id, attempt number)`. Every write a worker makes matches it, so a
-/// stale worker (requeued, canceled or reclaimed under it) changes nothing.
+/// A claimed attempt: `(task id, attempt number, provider batch)`. Every write a worker makes
+/// matches it, so a stale worker (requeued, canceled or reclaimed under it) changes nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Lease {
     pub task_id: Uuid,
     pub attempt: i32,
     /// A scoped task (admission, cache): ending it also updates the admission bookkeeping.
     pub scoped: bool,
+    /// The provider batch running this attempt; `None` for an on-demand attempt. A batch gives
+    /// its tasks back with their attempt uncounted, so the next attempt (on-demand, or in a newer
+    /// batch) has the same number: only this tells the holder from a batch the task has left,
+    /// whose late or duplicate result must change nothing.
+    pub batch_id: Option<Uuid>,
 }
 
 /// A workflow run: the owner of run tasks. Callers see `aitasks_runtime::answers::RunAnswer`.

@@ -33,26 +33,19 @@ statements! {
     RUN_FOR_SHARE = "admission/run_for_share";
 
     BATCH_AWAITING = "batch/awaiting";
-    BATCH_COMPLETE = "batch/complete";
-    BATCH_COMPLETE_MANY = "batch/complete_many";
     BATCH_END = "batch/end";
-    BATCH_FAIL = "batch/fail";
     BATCH_GIVE_BACK = "batch/give_back";
-    BATCH_GIVE_BACK_FOR_REPAIR = "batch/give_back_for_repair";
     BATCH_LOOK_LATER = "batch/look_later";
     BATCH_LOOK_NOW = "batch/look_now";
     BATCH_NEAREST_WINDOW = "batch/nearest_window";
     BATCH_OPEN = "batch/open";
     BATCH_PRUNE_ENDED = "batch/prune_ended";
-    BATCH_READ_REPAIR = "batch/read_repair";
     BATCH_READY = "batch/ready";
-    BATCH_REQUEUE = "batch/requeue";
     BATCH_ROUTE_DUE = "batch/route_due";
     BATCH_ROUTE_NOW = "batch/route_now";
     BATCH_ROUTE_PROFILE = "batch/route_profile";
     BATCH_SUBMITTED = "batch/submitted";
     BATCH_TAKE_DUE = "batch/take_due";
-    BATCH_TAKE_REPAIR = "batch/take_repair";
     BATCH_TASKS_OF = "batch/tasks_of";
     BATCH_WAITING = "batch/waiting";
 
@@ -106,6 +99,10 @@ statements! {
 
     SELECT_TASK = "read/select_task";
     SELECT_TASK_BY_EFFECT_KEY = "read/select_task_by_effect_key";
+
+    REPAIR_GIVE_BACK = "repair/give_back";
+    REPAIR_READ = "repair/read";
+    REPAIR_TAKE = "repair/take";
 
     INSERT_RUN = "runs/insert_run";
     SELECT_RUN = "runs/select_run";

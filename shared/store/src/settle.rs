@@ -1,8 +1,9 @@
 //! How an attempt ends (`sql/settle/`): the terminal transitions (complete, one or many
 //! together; fail; a requested cancel), each one statement that also writes the completion
 //! event; and the ways back to the queue (a retry, a claim given back unworked). Every one is
-//! fenced: it changes nothing unless the task is still in the state (and attempt) the caller
-//! holds.
+//! fenced: it changes nothing unless the task is still in the state (and attempt, and provider
+//! batch) the caller holds. A provider batch's results settle through these too, their leases
+//! naming the batch ([`Lease::batch_id`]).
 
 use std::collections::HashMap;
 
@@ -34,6 +35,7 @@ pub async fn complete_attempt(
     let params = sql.bind(&[
         ("task_id", &lease.task_id),
         ("attempt", &lease.attempt),
+        ("batch_id", &lease.batch_id),
         ("output", output),
         ("usage", &usage),
     ])?;
@@ -55,6 +57,7 @@ pub async fn fail_attempt(
     let params = sql.bind(&[
         ("task_id", &lease.task_id),
         ("attempt", &lease.attempt),
+        ("batch_id", &lease.batch_id),
         ("error_code", &code),
         ("error_message", &message),
     ])?;
@@ -83,6 +86,7 @@ pub async fn complete_many(
         attempts.iter().filter(|(lease, _, _)| !lease.scoped).collect();
     let task_ids: Vec<Uuid> = given.iter().map(|(lease, _, _)| lease.task_id).collect();
     let numbers: Vec<i32> = given.iter().map(|(lease, _, _)| lease.attempt).collect();
+    let batch_ids: Vec<Option<Uuid>> = given.iter().map(|(lease, _, _)| lease.batch_id).collect();
     let outputs: Vec<&Value> = given.iter().map(|(_, output, _)| *output).collect();
     let usages: Vec<Option<&Value>> = given.iter().map(|(_, _, usage)| *usage).collect();
     let mut events: HashMap<Uuid, PendingEvent> = HashMap::new();
@@ -91,6 +95,7 @@ pub async fn complete_many(
         let params = COMPLETE_MANY.bind(&[
             ("task_ids", &task_ids),
             ("attempts", &numbers),
+            ("batch_ids", &batch_ids),
             ("outputs", &outputs),
             ("usages", &usages),
         ])?;
@@ -106,7 +111,7 @@ pub async fn complete_many(
 }
 
 /// Put a running task back in the queue after a retryable failure, keeping the error for the
-/// record. Returns false when the lease was lost, a cancel was requested (settle it with
+/// record; a batch's task leaves its batch for an on-demand retry. Returns false when the lease was lost, a cancel was requested (settle it with
 /// [`end_canceled`]) or the attempt budget is spent (fail it instead).
 pub async fn requeue_attempt(
     client: &impl GenericClient,
@@ -119,6 +124,7 @@ pub async fn requeue_attempt(
     let params = REQUEUE.bind(&[
         ("task_id", &lease.task_id),
         ("attempt", &lease.attempt),
+        ("batch_id", &lease.batch_id),
         ("error_code", &code),
         ("error_message", &message),
     ])?;
@@ -130,7 +136,11 @@ pub async fn requeue_attempt(
 /// a cancel was requested (settle that instead).
 pub async fn give_back(client: &impl GenericClient, lease: Lease) -> StoreResult<bool> {
     let statement = client.prepare_cached(GIVE_BACK.text()).await?;
-    let params = GIVE_BACK.bind(&[("task_id", &lease.task_id), ("attempt", &lease.attempt)])?;
+    let params = GIVE_BACK.bind(&[
+        ("task_id", &lease.task_id),
+        ("attempt", &lease.attempt),
+        ("batch_id", &lease.batch_id),
+    ])?;
     Ok(client.execute(&statement, &params).await? == 1)
 }
 

@@ -223,7 +223,7 @@ async fn finish<P>(
     let (tasks, requests) = batch_requests(client, batch.id).await?;
     if !tasks.is_empty() && !results.is_empty() {
         match app.batches.results(profile, results, &requests).await {
-            Ok(lines) => results::settle(app, client, profile, batch.id, &tasks, lines, summary).await?,
+            Ok(lines) => results::settle(app, client, profile, &tasks, lines, summary).await?,
             // Any error while there is time (a refused permission too): giving the tasks back now
             // would run them twice if the provider has the batch.
             Err(error) if !batch.given_up => {

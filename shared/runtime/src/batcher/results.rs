@@ -4,14 +4,15 @@
 //! a line's error is decided as an attempt's would be (retried on-demand within the attempt
 //! budget, or failed). A task named twice is settled by its first line; a line naming a task no
 //! longer in the batch (canceled, taken back) changes nothing, and neither does a late one: every
-//! write is fenced on the task's lease and on the batch that holds it now (`batch_id`: a task
-//! given back has the same attempt number in its next attempt, on-demand or in a newer batch).
+//! write is fenced on the task's lease, which names the batch that holds it now
+//! (`Lease::batch_id`: a task given back has the same attempt number in its next attempt,
+//! on-demand or in a newer batch).
 
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use aitasks_providers::{Completion, LineOutcome, LineResult, ModelProfile, ProviderError};
-use aitasks_store::{self as store, BatchTask, Fenced, OwedMessage, PendingEvent, StoreError};
+use aitasks_store::{self as store, BatchTask, Fenced, OwedMessage, StoreError};
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -28,7 +29,6 @@ pub(super) async fn settle<P>(
     app: &App<P>,
     client: &store::Client,
     profile: &ModelProfile,
-    batch_id: Uuid,
     tasks: &[BatchTask],
     lines: Vec<LineResult>,
     summary: &mut BatchSummary,
@@ -52,26 +52,22 @@ pub(super) async fn settle<P>(
     }
     // The answers first: one line's trouble below never holds back the others' results.
     for page in answered.chunks(COMPLETE_PAGE) {
-        complete(app, client, profile, batch_id, page, summary).await?;
+        complete(app, client, profile, page, summary).await?;
     }
     let mut repairs: Vec<OwedMessage> = Vec::new();
     for (task, outcome) in others {
         let settled = match outcome {
             LineOutcome::Invalid(resume) => match keepable(&resume) {
-                Ok(resume) => {
-                    store::give_back_for_repair(client, batch_id, task.lease, &resume).await.map(|owed| {
-                        summary.batch_repairs += u64::from(owed.is_some());
-                        repairs.extend(owed);
-                    })
-                }
+                Ok(resume) => store::give_back_for_repair(client, task.lease, &resume).await.map(|owed| {
+                    summary.batch_repairs += u64::from(owed.is_some());
+                    repairs.extend(owed);
+                }),
                 Err(why) => {
                     let error = ProviderError::LoopFailed(why);
-                    line_failed(app, client, profile, batch_id, task, error, summary).await
+                    line_failed(app, client, profile, task, error, summary).await
                 }
             },
-            LineOutcome::Failed(error) => {
-                line_failed(app, client, profile, batch_id, task, error, summary).await
-            }
+            LineOutcome::Failed(error) => line_failed(app, client, profile, task, error, summary).await,
             LineOutcome::Answered(_) | LineOutcome::Unanswered(_) => Ok(()),
         };
         match settled {
@@ -111,7 +107,6 @@ async fn complete<P>(
     app: &App<P>,
     client: &store::Client,
     profile: &ModelProfile,
-    batch_id: Uuid,
     page: &[(&BatchTask, Completion)],
     summary: &mut BatchSummary,
 ) -> Result<(), StoreError> {
@@ -122,15 +117,17 @@ async fn complete<P>(
         .zip(&usages)
         .map(|((task, completion), usage)| (task.lease, &completion.output, usage.as_ref()))
         .collect();
-    let mut written: HashMap<Uuid, Fenced<PendingEvent>> = HashMap::new();
-    for (attempt, event) in
-        attempts.iter().zip(store::complete_batch_tasks(client, batch_id, &attempts).await?)
-    {
-        written.insert(attempt.0.task_id, event);
+    // The unscoped in one statement (a scoped one is Lost there), then each scoped in its own.
+    // Every lease names the batch: a result of a batch the task has left changes nothing.
+    let mut written = store::complete_many(client, &attempts).await?;
+    for (slot, (lease, output, usage)) in written.iter_mut().zip(&attempts) {
+        if lease.scoped {
+            *slot = store::complete_attempt(client, *lease, output, *usage).await?;
+        }
     }
     let mut events = Vec::new();
-    for (task, completion) in page {
-        if let Some(Fenced::Written(event)) = written.remove(&task.lease.task_id) {
+    for ((task, completion), written) in page.iter().zip(written) {
+        if let Fenced::Written(event) = written {
             summary.batch_results_settled += 1;
             metrics::settled(&Settlement {
                 status: "succeeded",
@@ -148,19 +145,19 @@ async fn complete<P>(
     Ok(())
 }
 
-/// Requeue a failed line's task (of the batch `batch_id`) for an on-demand retry, its message
-/// sent after `delay`.
+/// Requeue a failed line's task for an on-demand retry (it leaves its batch), its message sent
+/// after `delay`.
 async fn retry_on_demand<P>(
     app: &App<P>,
     client: &store::Client,
-    (batch_id, task): (Uuid, &BatchTask),
+    task: &BatchTask,
     code: aitasks_contracts::ErrorCode,
     message: &str,
     delay: Duration,
     summary: &mut BatchSummary,
 ) -> Result<(), StoreError> {
     let lease = task.lease;
-    if !store::requeue_batch_task(client, batch_id, lease, code, message).await? {
+    if !store::requeue_attempt(client, lease, code, message).await? {
         return Ok(());
     }
     metrics::retried(code.as_str(), Duration::ZERO);
@@ -180,7 +177,6 @@ async fn line_failed<P>(
     app: &App<P>,
     client: &store::Client,
     profile: &ModelProfile,
-    batch_id: Uuid,
     task: &BatchTask,
     error: ProviderError,
     summary: &mut BatchSummary,
@@ -191,12 +187,10 @@ async fn line_failed<P>(
     let lease = task.lease;
     match decide(&ending, lease.attempt, task.max_attempts, age, runtime, random_fraction()) {
         Decision::Requeue { code, message, delay } => {
-            retry_on_demand(app, client, (batch_id, task), code, &message, delay, summary).await?
+            retry_on_demand(app, client, task, code, &message, delay, summary).await?
         }
         Decision::Fail { code, message } => {
-            if let Fenced::Written(event) =
-                store::fail_batch_task(client, batch_id, lease, code, &message).await?
-            {
+            if let Fenced::Written(event) = store::fail_attempt(client, lease, code, &message).await? {
                 summary.batch_results_settled += 1;
                 metrics::settled(&Settlement {
                     status: "failed",

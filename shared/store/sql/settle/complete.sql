@@ -2,8 +2,8 @@
 -- with everything that goes with it, and only the completion event comes back (the worker holds
 -- the task already; shipping the row back cost a tenth of the lifecycle's throughput).
 --
--- Fenced on the lease: nothing changes unless the task is still running this attempt and no
--- cancel was requested. For a scoped task (cache_key set) the same statement frees nothing (a
+-- Fenced on the lease: nothing changes unless the task is still running this attempt (in the
+-- provider batch that holds it, or on-demand in none) and no cancel was requested. For a scoped task (cache_key set) the same statement frees nothing (a
 -- success keeps its logical step) but lowers the application's count of active scoped tasks in
 -- the shard of its scope. complete_unscoped.sql is the cheaper form for tasks without a scope.
 WITH settled AS (
@@ -11,6 +11,7 @@ WITH settled AS (
     SET status = 'succeeded', output = :output, usage = :usage, error_code = NULL,
         error_message = NULL, completed_at = now(), updated_at = now()
     WHERE id = :task_id AND status = 'running' AND attempts = :attempt
+      AND batch_id IS NOT DISTINCT FROM :batch_id
       AND cancel_requested_at IS NULL
     RETURNING id, app_id, scope_id, cache_key, status,
         -- The completion event (docs/events.md), built from the row as it now is.

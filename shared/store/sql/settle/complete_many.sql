@@ -1,15 +1,15 @@
 -- complete_unscoped.sql for the attempts of one invocation that finished together: one
 -- statement completes them all and writes each one's completion event. Item i of each array is
 -- attempt i. Fenced item by item exactly as the single statement is: an attempt whose lease is
--- gone, or whose cancel was requested, or that is scoped after all, is left alone and returns
--- no event.
+-- gone (its provider batch too: a late result of a batch the task has left), or whose cancel was
+-- requested, or that is scoped after all, is left alone and returns no event.
 --
 -- The rows are locked in id order first (`locked`), as every statement that locks several tasks
 -- locks them: two such statements over the same tasks then wait for each other instead of
 -- deadlocking (tests/store/lock_order.rs).
 WITH given AS (
-    SELECT * FROM unnest(:task_ids::uuid[], :attempts::int[], :outputs::jsonb[], :usages::jsonb[])
-        AS given(task_id, attempt, new_output, new_usage)
+    SELECT * FROM unnest(:task_ids::uuid[], :attempts::int[], :outputs::jsonb[], :usages::jsonb[],
+        :batch_ids::uuid[]) AS given(task_id, attempt, new_output, new_usage, given_batch_id)
 ),
 locked AS (
     SELECT id AS locked_id FROM tasks WHERE id = ANY(:task_ids::uuid[]) ORDER BY id FOR UPDATE
@@ -20,6 +20,7 @@ settled AS (
         error_message = NULL, completed_at = now(), updated_at = now()
     FROM given JOIN locked ON locked_id = given.task_id
     WHERE tasks.id = given.task_id AND tasks.status = 'running' AND tasks.attempts = given.attempt
+      AND tasks.batch_id IS NOT DISTINCT FROM given.given_batch_id
       AND tasks.cancel_requested_at IS NULL AND tasks.cache_key IS NULL
     RETURNING id, app_id, scope_id, cache_key, status,
         jsonb_build_object('type', 'task.settled', 'taskId', id, 'appId', app_id,

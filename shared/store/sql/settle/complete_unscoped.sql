@@ -6,6 +6,7 @@ WITH settled AS (
     SET status = 'succeeded', output = :output, usage = :usage, error_code = NULL,
         error_message = NULL, completed_at = now(), updated_at = now()
     WHERE id = :task_id AND status = 'running' AND attempts = :attempt
+      AND batch_id IS NOT DISTINCT FROM :batch_id
       AND cancel_requested_at IS NULL AND cache_key IS NULL
     RETURNING id, app_id, scope_id, cache_key, status,
         jsonb_build_object('type', 'task.settled', 'taskId', id, 'appId', app_id,

@@ -197,7 +197,7 @@ async fn a_batch_lease_fences_results_a_cancel_ends_a_batched_task_at_once_and_t
     assert!(matches!(again[0], Fenced::Lost), "a duplicate result changes nothing");
     // An invalid answer goes to an on-demand repair turn, kept for that attempt.
     let resume = json!({"conversation": [], "problems": "p", "usage": {}});
-    let back = store::give_back_for_repair(&client, batch_id, lease(ids[2]), &resume).await.unwrap();
+    let back = store::give_back_for_repair(&client, lease(ids[2]), &resume).await.unwrap();
     assert_eq!(back.map(|m| m.task_id), Some(ids[2]));
     let repaired = store::get_task(&client, APP, ids[2]).await.unwrap().unwrap();
     assert_eq!(
@@ -238,7 +238,8 @@ async fn a_late_result_of_a_batch_its_task_has_left_changes_nothing_though_the_a
     assert_eq!(store::give_back_batch(&client, old).await.unwrap().len(), 2);
     let claim = store::claim(&client, &[ids[0]]).await.unwrap();
     let store::Claim::Claimed(on_demand) = &claim[0] else { panic!("claimable on-demand") };
-    assert_eq!(on_demand.lease(), lease(ids[0]), "the same attempt number");
+    assert_eq!(on_demand.lease().attempt, lease(ids[0]).attempt, "the same attempt number");
+    assert_eq!(on_demand.lease().batch_id, None, "in no batch");
     db.sql(&format!("UPDATE tasks SET awaiting_batch = true WHERE id = '{}'", ids[1])).await;
     let Formed::Opened { batch_id: newer, .. } =
         store::form_batch(&mut client, &group(1, Duration::ZERO, 1)).await.unwrap()
@@ -246,17 +247,21 @@ async fn a_late_result_of_a_batch_its_task_has_left_changes_nothing_though_the_a
         panic!("a newer batch")
     };
     let newer_lease = store::batch_tasks(&client, newer).await.unwrap()[0].lease;
-    assert_eq!(newer_lease, lease(ids[1]), "the same attempt number");
+    assert_eq!(newer_lease.attempt, lease(ids[1]).attempt, "the same attempt number");
+    assert_eq!(newer_lease.batch_id, Some(newer), "in the newer batch");
     // The old batch's late results change nothing, whatever they say.
     let output = json!({"label": "a"});
     let late = [(lease(ids[0]), &output, None), (lease(ids[1]), &output, None)];
-    let written = store::complete_batch_tasks(&client, old, &late).await.unwrap();
+    let written = store::complete_many(&client, &late).await.unwrap();
     assert!(written.iter().all(|w| matches!(w, Fenced::Lost)), "{written:?}");
     let code = aitasks_contracts::ErrorCode::ProviderError;
     for id in ids.iter().copied() {
-        let failed = store::fail_batch_task(&client, old, lease(id), code, "late").await.unwrap();
+        let completed = store::complete_attempt(&client, lease(id), &output, None).await.unwrap();
+        assert!(matches!(completed, Fenced::Lost), "the single statement is fenced too");
+        let failed = store::fail_attempt(&client, lease(id), code, "late").await.unwrap();
         assert!(matches!(failed, Fenced::Lost));
-        assert!(!store::requeue_batch_task(&client, old, lease(id), code, "late").await.unwrap());
+        assert!(!store::requeue_attempt(&client, lease(id), code, "late").await.unwrap());
+        assert!(!store::give_back(&client, lease(id)).await.unwrap());
     }
     for id in &ids {
         let task = store::get_task(&client, APP, *id).await.unwrap().unwrap();
@@ -264,11 +269,8 @@ async fn a_late_result_of_a_batch_its_task_has_left_changes_nothing_though_the_a
     }
     // The batch that holds the task now settles it, once.
     let now = [(newer_lease, &output, None)];
-    assert!(matches!(
-        store::complete_batch_tasks(&client, newer, &now).await.unwrap()[0],
-        Fenced::Written(_)
-    ));
-    assert!(matches!(store::complete_batch_tasks(&client, newer, &now).await.unwrap()[0], Fenced::Lost));
+    assert!(matches!(store::complete_many(&client, &now).await.unwrap()[0], Fenced::Written(_)));
+    assert!(matches!(store::complete_many(&client, &now).await.unwrap()[0], Fenced::Lost));
     let done = store::get_task(&client, APP, ids[1]).await.unwrap().unwrap();
     assert_eq!(done.status, TaskStatus::Succeeded);
 }
