@@ -257,8 +257,18 @@ async fn a_cancel_during_a_batch_ends_the_task_at_once_and_its_result_is_discard
     assert_eq!(events, 1, "one completion event, the cancel's");
 }
 
-#[tokio::test]
-async fn a_batcher_killed_between_the_provider_s_answer_and_its_commit_submits_the_batch_once() {
+/// Ten deferred tasks in a batch the provider took, its answer never committed (the batcher
+/// killed between the two): what the next sweeps find `submitting`. The queues and the on-demand
+/// stub are kept alive with the app that points at them.
+struct Unrecorded {
+    db: TestDb,
+    batches: StubBatches,
+    app: aitasks_runtime::App,
+    _queues: TestQueues,
+    _stub: StubProvider,
+}
+
+async fn a_batch_submitted_but_not_recorded() -> Unrecorded {
     let db = TestDb::new().await;
     let queues = TestQueues::create(3, 30).await;
     let stub = StubProvider::start().await;
@@ -267,14 +277,13 @@ async fn a_batcher_killed_between_the_provider_s_answer_and_its_commit_submits_t
     let overrides: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let app = test_app(&db, &queues, &stub, &overrides);
     let client = db.client().await;
-    let mut ids = Vec::new();
     for i in 0..10 {
         let mut task = new_task(APP, app_owner("nightly"), &format!("crash-{i}"));
         task.model_id = "batchable".to_owned();
         task.model_config_hash = Some(app.profiles.resolve("batchable").unwrap().config_hash());
         task.deferred_window_ms = Some(86_400_000);
         task.awaiting_batch = true;
-        ids.push(aitasks_store::create_task(&client, &task).await.unwrap().task().id);
+        aitasks_store::create_task(&client, &task).await.unwrap();
     }
     // The batcher's first sweep: the batch recorded, then the provider's answer never committed.
     let mut owned = db.client().await;
@@ -305,12 +314,20 @@ async fn a_batcher_killed_between_the_provider_s_answer_and_its_commit_submits_t
     let profile = app.profiles.resolve("batchable").unwrap();
     app.batches.submit(profile, batch_id, &lines).await.expect("the provider took the batch");
     assert_eq!(batches.creates(), 1);
+    Unrecorded { db, batches, app, _queues: queues, _stub: stub }
+}
+
+#[tokio::test]
+async fn a_batcher_killed_between_the_provider_s_answer_and_its_commit_submits_the_batch_once() {
+    // Bound whole: the queues and the stub it keeps must live as long as the app.
+    let unrecorded = a_batch_submitted_but_not_recorded().await;
+    let Unrecorded { db, batches, app, .. } = &unrecorded;
     // The next sweeps find it `submitting`, submit it again (the provider's batch is found by its
     // metadata), poll it and settle it.
     let until = Instant::now() + Duration::from_secs(60);
     while db.count("SELECT count(*) FROM tasks WHERE status = 'succeeded'").await < 10 {
         assert!(Instant::now() < until, "the batch settled");
-        aitasks_runtime::sweeper::sweep(&app).await;
+        aitasks_runtime::sweeper::sweep(app).await;
         db.sql("UPDATE task_batches SET due_at = now()").await;
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
@@ -320,55 +337,13 @@ async fn a_batcher_killed_between_the_provider_s_answer_and_its_commit_submits_t
 
 #[tokio::test]
 async fn a_batch_given_up_while_submitting_is_found_at_the_provider_and_cancelled_there() {
-    let db = TestDb::new().await;
-    let queues = TestQueues::create(3, 30).await;
-    let stub = StubProvider::start().await;
-    let batches = StubBatches::start().await;
-    let env = batch_env(&batches, 10, 3600);
-    let overrides: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    let app = test_app(&db, &queues, &stub, &overrides);
-    let client = db.client().await;
-    let mut ids = Vec::new();
-    for i in 0..10 {
-        let mut task = new_task(APP, app_owner("nightly"), &format!("crash-{i}"));
-        task.model_id = "batchable".to_owned();
-        task.model_config_hash = Some(app.profiles.resolve("batchable").unwrap().config_hash());
-        task.deferred_window_ms = Some(86_400_000);
-        task.awaiting_batch = true;
-        ids.push(aitasks_store::create_task(&client, &task).await.unwrap().task().id);
-    }
-    // The batcher's first sweep: the batch recorded, then the provider's answer never committed.
-    let mut owned = db.client().await;
-    let group = aitasks_store::BatchGroup {
-        profile: "batchable",
-        provider: "openai",
-        max_records: 10,
-        max_bytes: 50_000_000,
-        max_wait: Duration::from_secs(3600),
-        min_records: 1,
-        slack: Duration::from_secs(1800),
-    };
-    let aitasks_store::Formed::Opened { batch_id, .. } =
-        aitasks_store::form_batch(&mut owned, &group).await.unwrap()
-    else {
-        panic!("a full group opens a batch")
-    };
-    let tasks = aitasks_store::batch_tasks(&client, batch_id).await.unwrap();
-    let requests: Vec<aitasks_contracts::AiRequest> = tasks
-        .iter()
-        .map(|t| aitasks_contracts::AiRequest::parse(&t.request, &aitasks_contracts::Path::root()).unwrap())
-        .collect();
-    let lines: Vec<aitasks_providers::BatchLine<'_>> = tasks
-        .iter()
-        .zip(&requests)
-        .map(|(t, request)| aitasks_providers::BatchLine { task_id: t.lease.task_id, request })
-        .collect();
-    let profile = app.profiles.resolve("batchable").unwrap();
-    app.batches.submit(profile, batch_id, &lines).await.expect("the provider took the batch");
+    // Bound whole: the queues and the stub it keeps must live as long as the app.
+    let unrecorded = a_batch_submitted_but_not_recorded().await;
+    let Unrecorded { db, batches, app, .. } = &unrecorded;
     batches.hold();
     // Its tasks' windows come near their end before any batcher recorded the provider's answer.
     db.sql("UPDATE task_batches SET give_up_at = now() - interval '1 second', due_at = now()").await;
-    aitasks_runtime::sweeper::sweep(&app).await;
+    aitasks_runtime::sweeper::sweep(app).await;
     assert_eq!(batches.creates(), 1, "not submitted again");
     assert_eq!(batches.cancels(), 1, "the provider's batch, found by its metadata, cancelled there");
     assert_eq!(db.count("SELECT count(*) FROM task_batches WHERE outcome = 'given_up'").await, 1);
