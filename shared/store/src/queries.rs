@@ -193,6 +193,26 @@ mod tests {
         }
     }
 
+    /// A task enters at most one provider batch, and only before any on-demand claim: only a
+    /// create sets `awaiting_batch`, and every other statement that writes it clears it. The
+    /// heartbeat and the cancel check fence on `(task id, attempt)` alone because of this
+    /// (docs/architecture.md, "Lifecycle").
+    #[test]
+    fn only_a_create_puts_a_task_in_line_for_a_batch() {
+        let mut cleared = 0;
+        for sql in
+            ALL.iter().filter(|sql| !sql.name.starts_with("create/") && !sql.name.starts_with("admission/"))
+        {
+            let text = sql.text();
+            for (at, _) in text.match_indices("awaiting_batch = ") {
+                let value = &text[at + "awaiting_batch = ".len()..];
+                assert!(value.starts_with("false"), "{} sets awaiting_batch to {:.20}", sql.name, value);
+                cleared += 1;
+            }
+        }
+        assert!(cleared >= 3, "{cleared} statements clear awaiting_batch");
+    }
+
     /// The task's columns, as every statement that returns a whole task lists them (the order
     /// `Task::from_row` reads them by name, so a column missing from one copy is a runtime error
     /// on that path only).

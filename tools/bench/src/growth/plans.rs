@@ -32,7 +32,7 @@ const POINT_STATEMENTS: [(&str, &str, &str); 8] = [
     (
         "complete",
         "UPDATE tasks SET status = 'succeeded', completed_at = now() WHERE id = $1 AND attempts = 1 \
-      AND status = 'running' AND cancel_requested_at IS NULL",
+      AND status = 'running' AND batch_id IS NOT DISTINCT FROM NULL::uuid AND cancel_requested_at IS NULL",
         "gen_random_uuid()",
     ),
     (
