@@ -195,6 +195,21 @@ impl TestDb {
         (row.get(0), row.get(1))
     }
 
+    /// Milliseconds the server spent executing the statements whose text contains `fragment`,
+    /// since the last reset (`pg_stat_statements`' `total_exec_time`).
+    pub async fn statement_time_ms(&self, fragment: &str) -> f64 {
+        let admin_client = admin(&self.admin_url).await;
+        admin_client
+            .query_one(
+                "SELECT COALESCE(sum(total_exec_time), 0)::float8 FROM pg_stat_statements s \
+                 JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1 AND strpos(s.query, $2) > 0",
+                &[&self.name, &fragment],
+            )
+            .await
+            .expect("pg_stat_statements (make up preloads it)")
+            .get(0)
+    }
+
     pub async fn reset_statements(&self) {
         let admin_client = admin(&self.admin_url).await;
         admin_client

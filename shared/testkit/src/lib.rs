@@ -12,11 +12,13 @@ mod app_env;
 mod db;
 mod dev_server;
 mod durable_stub;
+mod heartbeat_scale;
 mod moto;
 mod private_sqs;
 mod queues;
 mod random;
 pub mod runtime_api;
+mod sfn_stub;
 mod sigv4;
 mod stats;
 mod stub_batches;
@@ -29,11 +31,13 @@ use std::path::PathBuf;
 pub use app_env::{app_env, test_app};
 pub use db::*;
 pub use dev_server::{Answer, Api, DevServer, Stack, STUB_API_KEY};
+pub use heartbeat_scale::{run_heartbeat_scale, HeartbeatFigures, HeartbeatScale};
 pub use durable_stub::{DurableCall, DurableStub, DURABLE_ACCESS_KEY, DURABLE_SECRET_KEY};
 pub use moto::Moto;
 pub use private_sqs::PrivateSqs;
 pub use queues::{sqs_at, TestQueues};
 pub use random::Xorshift;
+pub use sfn_stub::{longest_gaps, SfnCall, SfnStub};
 pub use stats::percentile;
 pub use stub_batches::{
     BatchOutcome, BedrockBatchStub, LineScript, StubBatches, BATCH_AWS_ACCESS_KEY, BATCH_AWS_SECRET_KEY,

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod bounded_cancel;
+mod callback_limits;
 mod long_poll;
 mod request_memory;
 mod sweep_budget;

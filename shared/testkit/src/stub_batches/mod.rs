@@ -98,6 +98,8 @@ pub(crate) struct Stubs {
     pub(crate) random: crate::Xorshift,
     /// Requests refused for their key.
     pub(crate) unauthorized: usize,
+    /// Every request waits this long before its answer (a slow provider).
+    pub(crate) latency: std::time::Duration,
     /// On-demand chat completions (`POST /v1/chat/completions`) received, their bodies.
     pub(crate) on_demand: Vec<Value>,
 }
@@ -127,6 +129,7 @@ impl StubBatches {
             next: 0,
             random: crate::Xorshift::new(0x5eed_ba7c),
             unauthorized: 0,
+            latency: std::time::Duration::ZERO,
             on_demand: Vec::new(),
         }));
         let router =
@@ -167,6 +170,12 @@ impl StubBatches {
     /// Script the line of task `custom_id` (a task id) in every batch from now on.
     pub fn script(&self, custom_id: impl ToString, script: LineScript) {
         self.lock().scripts.insert(custom_id.to_string(), script);
+    }
+
+    /// Every request waits this long before it is answered: a provider that holds the sweep's
+    /// batch duties.
+    pub fn set_latency(&self, latency: std::time::Duration) {
+        self.lock().latency = latency;
     }
 
     /// Batches created (OpenAI `POST /batches` and Anthropic `POST /messages/batches`).

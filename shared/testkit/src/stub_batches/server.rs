@@ -29,6 +29,11 @@ pub(super) async fn handle(
     body: Bytes,
 ) -> Response {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+    // A slow provider: every request waits before it is looked at.
+    let latency = state.lock().unwrap_or_else(|p| p.into_inner()).latency;
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
     let mut stubs = state.lock().unwrap_or_else(|p| p.into_inner());
     if header("authorization") != format!("Bearer {BATCH_STUB_KEY}") && header("x-api-key") != BATCH_STUB_KEY
     {

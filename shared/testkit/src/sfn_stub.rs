@@ -1,0 +1,209 @@
+//! A Step Functions stand-in for the callback API at volume: it speaks the service's wire format
+//! (`POST /`, `X-Amz-Target: AWSStepFunctions.SendTaskHeartbeat|SendTaskSuccess|SendTaskFailure`,
+//! awsJson1_0 bodies, errors named by `__type`), records every call with the moment it arrived,
+//! and answers after an optional latency (AWS's round trip). moto runs real state machines but
+//! is too slow for ten thousand waiting tokens; this one measures what a caller with
+//! `HeartbeatSeconds` would see: the longest gap between heartbeats per token, the calls a
+//! second, how many were in flight at once. A token told [`SfnStub::time_out`] answers
+//! `TaskTimedOut`, as Step Functions does for a caller that stopped waiting.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use aws_config::{BehaviorVersion, SdkConfig};
+use aws_sdk_sqs::config::{Credentials, Region};
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Value};
+
+/// One call the stand-in received.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SfnCall {
+    /// `SendTaskHeartbeat`, `SendTaskSuccess` or `SendTaskFailure`.
+    pub action: String,
+    pub token: String,
+    pub at: Instant,
+    /// The error type answered, `None` when accepted.
+    pub refused: Option<String>,
+}
+
+#[derive(Default)]
+struct Recorded {
+    calls: Vec<SfnCall>,
+    timed_out: HashSet<String>,
+    latency: Duration,
+    in_flight: usize,
+    most_in_flight: usize,
+}
+
+/// The running stand-in (it runs until the test process ends).
+#[derive(Clone)]
+pub struct SfnStub {
+    pub endpoint: String,
+    state: Arc<Mutex<Recorded>>,
+}
+
+impl SfnStub {
+    pub async fn start() -> SfnStub {
+        let state: Arc<Mutex<Recorded>> = Arc::default();
+        let router = axum::Router::new().fallback(handle).with_state(state.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let endpoint = format!("http://{}", listener.local_addr().expect("address"));
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, router).await;
+        });
+        SfnStub { endpoint, state }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Recorded> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// An SDK configuration whose Step Functions (and Lambda) client calls this stand-in.
+    pub async fn sdk_config(&self) -> SdkConfig {
+        aws_config::defaults(BehaviorVersion::latest())
+            .http_client(aitasks_runtime::aws::https_client())
+            .region(Region::new("us-east-1"))
+            .endpoint_url(&self.endpoint)
+            .credentials_provider(Credentials::new("test", "test", None, None, "testkit"))
+            .load()
+            .await
+    }
+
+    /// Every call waits this long before its answer.
+    pub fn set_latency(&self, latency: Duration) {
+        self.lock().latency = latency;
+    }
+
+    /// The caller holding `token` stopped waiting: every call on it is `TaskTimedOut`.
+    pub fn time_out(&self, token: &str) {
+        self.lock().timed_out.insert(token.to_owned());
+    }
+
+    /// Every call received, in order of arrival.
+    pub fn calls(&self) -> Vec<SfnCall> {
+        self.lock().calls.clone()
+    }
+
+    /// The most calls in flight at once.
+    pub fn most_in_flight(&self) -> usize {
+        self.lock().most_in_flight
+    }
+
+    /// The accepted heartbeats of each token, in order.
+    pub fn heartbeats(&self) -> HashMap<String, Vec<Instant>> {
+        let mut beats: HashMap<String, Vec<Instant>> = HashMap::new();
+        for call in self.lock().calls.iter().filter(|c| c.action == "SendTaskHeartbeat" && c.refused.is_none()) {
+            beats.entry(call.token.clone()).or_default().push(call.at);
+        }
+        beats
+    }
+
+    /// The most calls that arrived within any one second (a sliding window).
+    pub fn peak_calls_per_second(&self) -> usize {
+        let mut times: Vec<Instant> = self.lock().calls.iter().map(|c| c.at).collect();
+        times.sort_unstable();
+        let mut start = 0;
+        let mut peak = 0;
+        for end in 0..times.len() {
+            while times[end].duration_since(times[start]) >= Duration::from_secs(1) {
+                start += 1;
+            }
+            peak = peak.max(end - start + 1);
+        }
+        peak
+    }
+}
+
+/// The longest silence each token saw, from `since` (when it was attached, or the run began)
+/// through its heartbeats to `until`: what a state's `HeartbeatSeconds` is measured against.
+pub fn longest_gaps(
+    tokens: &[String],
+    beats: &HashMap<String, Vec<Instant>>,
+    since: Instant,
+    until: Instant,
+) -> Vec<Duration> {
+    tokens
+        .iter()
+        .map(|token| {
+            let mut last = since;
+            let mut longest = Duration::ZERO;
+            for at in beats.get(token).into_iter().flatten().chain(std::iter::once(&until)) {
+                longest = longest.max(at.saturating_duration_since(last));
+                last = (*at).max(last);
+            }
+            longest
+        })
+        .collect()
+}
+
+fn error(kind: &str) -> Response {
+    let body = json!({"__type": kind, "message": format!("{kind} from the stand-in")}).to_string();
+    let mut response = (StatusCode::BAD_REQUEST, body).into_response();
+    let headers = response.headers_mut();
+    headers.insert("x-amzn-errortype", kind.parse().expect("static header"));
+    headers.insert("content-type", "application/x-amz-json-1.0".parse().expect("static header"));
+    response
+}
+
+async fn handle(State(state): State<Arc<Mutex<Recorded>>>, headers: HeaderMap, body: Bytes) -> Response {
+    let at = Instant::now();
+    let action = headers
+        .get("x-amz-target")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("AWSStepFunctions."))
+        .unwrap_or_default()
+        .to_owned();
+    let token = serde_json::from_slice::<Value>(&body)
+        .ok()
+        .and_then(|v| v["taskToken"].as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let latency = {
+        let mut recorded = state.lock().unwrap_or_else(|p| p.into_inner());
+        recorded.in_flight += 1;
+        recorded.most_in_flight = recorded.most_in_flight.max(recorded.in_flight);
+        recorded.latency
+    };
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    let mut recorded = state.lock().unwrap_or_else(|p| p.into_inner());
+    recorded.in_flight -= 1;
+    let refused = if !matches!(action.as_str(), "SendTaskHeartbeat" | "SendTaskSuccess" | "SendTaskFailure") {
+        Some("UnknownOperationException")
+    } else if token.is_empty() {
+        Some("InvalidToken")
+    } else if recorded.timed_out.contains(&token) {
+        Some("TaskTimedOut")
+    } else {
+        None
+    };
+    recorded.calls.push(SfnCall { action, token, at, refused: refused.map(str::to_owned) });
+    match refused {
+        Some(kind) => error(kind),
+        None => {
+            let mut response = (StatusCode::OK, "{}").into_response();
+            response
+                .headers_mut()
+                .insert("content-type", "application/x-amz-json-1.0".parse().expect("static header"));
+            response
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_s_longest_gap_runs_from_its_start_through_its_beats_to_the_end() {
+        let t0 = Instant::now();
+        let s = Duration::from_secs;
+        let beats = HashMap::from([("a".to_owned(), vec![t0 + s(10), t0 + s(40), t0 + s(50)])]);
+        let gaps = longest_gaps(&["a".to_owned(), "b".to_owned()], &beats, t0, t0 + s(60));
+        assert_eq!(gaps, [s(30), s(60)], "a: 10..40; b never beat");
+    }
+}
