@@ -89,6 +89,8 @@ pub enum ErrorCode {
     SourceBudget,
     DailyBudget,
     TenantQuota,
+    TaskCallbacks,
+    TenantCallbacks,
     Internal,
     Unavailable,
     // Tasks (docs/api.md, "Task error codes"). ModelUnknown is both.
@@ -106,7 +108,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 24] = [
+    pub const ALL: [ErrorCode; 26] = [
         ErrorCode::InvalidRequest,
         ErrorCode::ModelUnknown,
         ErrorCode::Unauthorized,
@@ -118,6 +120,8 @@ impl ErrorCode {
         ErrorCode::SourceBudget,
         ErrorCode::DailyBudget,
         ErrorCode::TenantQuota,
+        ErrorCode::TaskCallbacks,
+        ErrorCode::TenantCallbacks,
         ErrorCode::Internal,
         ErrorCode::Unavailable,
         ErrorCode::Canceled,
@@ -147,6 +151,8 @@ impl ErrorCode {
             ErrorCode::SourceBudget => "WORKFLOW_AI_SOURCE_BUDGET",
             ErrorCode::DailyBudget => "WORKFLOW_AI_DAILY_BUDGET",
             ErrorCode::TenantQuota => "WORKFLOW_AI_TENANT_QUOTA",
+            ErrorCode::TaskCallbacks => "WORKFLOW_AI_TASK_CALLBACKS",
+            ErrorCode::TenantCallbacks => "WORKFLOW_AI_TENANT_CALLBACKS",
             ErrorCode::Internal => "INTERNAL",
             ErrorCode::Unavailable => "UNAVAILABLE",
             ErrorCode::Canceled => "WORKFLOW_AI_CANCELED",

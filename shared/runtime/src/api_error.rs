@@ -28,6 +28,9 @@ pub enum ApiError {
     RunUnavailable,
     #[error("admission refused: {code}")]
     Admission { code: ErrorCode, retry_after: Option<Duration> },
+    /// The create's callback would pass a limit on callbacks (`crate::callback_limits`).
+    #[error("{}", callback_limit_message(*code, *limit))]
+    CallbackLimit { code: ErrorCode, limit: i64 },
     #[error("the database is unavailable")]
     Unavailable(#[source] StoreError),
     /// Anything unexpected: the cause (its whole chain) goes to the log, the caller sees an
@@ -45,7 +48,7 @@ impl ApiError {
             ApiError::NotFound | ApiError::NoRoute => 404,
             ApiError::MethodNotAllowed { .. } => 405,
             ApiError::RunUnavailable => 409,
-            ApiError::Admission { .. } => 429,
+            ApiError::Admission { .. } | ApiError::CallbackLimit { .. } => 429,
             ApiError::Unavailable(_) => 503,
             ApiError::Internal(_) => 500,
         }
@@ -60,7 +63,7 @@ impl ApiError {
             ApiError::NotFound | ApiError::NoRoute => ErrorCode::NotFound,
             ApiError::MethodNotAllowed { .. } => ErrorCode::MethodNotAllowed,
             ApiError::RunUnavailable => ErrorCode::RunUnavailable,
-            ApiError::Admission { code, .. } => *code,
+            ApiError::Admission { code, .. } | ApiError::CallbackLimit { code, .. } => *code,
             ApiError::Unavailable(_) => ErrorCode::Unavailable,
             ApiError::Internal(_) => ErrorCode::Internal,
         }
@@ -78,6 +81,17 @@ impl ApiError {
 
     pub fn invalid(path: &str, message: &str) -> ApiError {
         ApiError::Invalid(Problems::one(&aitasks_contracts::Path::root().key(path), message))
+    }
+}
+
+fn callback_limit_message(code: ErrorCode, limit: i64) -> String {
+    match code {
+        ErrorCode::TaskCallbacks => format!(
+            "the task has {limit} callbacks waiting already (AITASK_CALLBACKS_PER_TASK): wait for it without one, or once it has ended"
+        ),
+        _ => format!(
+            "the tenant has {limit} callbacks waiting already (AITASK_TENANT_WAITING_CALLBACKS): retry once some of its tasks have ended"
+        ),
     }
 }
 

@@ -7,7 +7,8 @@
 //!
 //! A create's `callback` is attached to its task, new or found by its effect key, before the
 //! task's message is sent (one statement for a batch's callbacks); one whose task has ended
-//! already is answered at once.
+//! already is answered at once. One that would pass a limit on callbacks is refused (429) before
+//! its item is stored ([`crate::callback_limits`]).
 //!
 //! A deferred create (`delivery.deferred`) whose profile batches is stored awaiting a batch and
 //! sends no message: the sweeper's batcher takes it ([`crate::batcher`]).
@@ -24,6 +25,7 @@ use tracing::Instrument;
 
 use crate::api_error::ApiError;
 use crate::app::App;
+use crate::callback_limits::{self, Wanted};
 use crate::metrics::count_created;
 
 /// A create that passed every check the request alone can answer.
@@ -153,6 +155,13 @@ pub async fn create_task<P>(app: &App<P>, tenant: &AppId, body: &[u8]) -> Result
     let item = check(app, tenant, &parse_json(body).map_err(ApiError::Invalid)?)?;
     let store_span = tracing::info_span!("store create");
     let mut client = store::client(&app.pool).instrument(store_span.clone()).await?;
+    if let Some(callback) = &item.callback {
+        let wanted = [Wanted { item: 0, effect_key: &item.task.effect_key, token: callback.token() }];
+        let refused = callback_limits::refusals(app, &client, tenant, &wanted).instrument(store_span.clone()).await;
+        if let Some(refusal) = refused?.remove(&0) {
+            return Err(refusal);
+        }
+    }
     let created = store_one(app, &mut client, &item).instrument(store_span).await?;
     if let Some(callback) = &item.callback {
         attach(app, &client, &[(created.task().id, callback)]).await?;
@@ -197,12 +206,22 @@ pub async fn create_batch<P>(
     let mut scoped: Vec<bool> = Vec::with_capacity(batch.items.len());
     let mut callbacks: Vec<Option<Callback>> = Vec::with_capacity(batch.items.len());
     let mut plain = Plain::default();
+    // The callbacks past a limit, refused before anything is stored.
+    let brought = callback_limits::batch_callbacks(body, &batch.items);
+    let wanted: Vec<Wanted<'_>> = brought
+        .iter()
+        .map(|(item, effect_key, callback)| Wanted { item: *item, effect_key, token: callback.token() })
+        .collect();
+    let mut refused = callback_limits::refusals(app, &client, tenant, &wanted).instrument(store_span.clone()).await?;
     async {
         // One item at a time: parsed, checked, and (plain ones) gathered for one statement,
         // flushed once they hold PLAIN_FLUSH_BYTES of requests, so a batch is never all in
         // memory as trees at once.
         for (i, item) in batch.items.iter().enumerate() {
-            let item = check_item(app, tenant, item);
+            let item = check_item(app, tenant, item).and_then(|item| match refused.remove(&i) {
+                Some(refusal) if item.callback.is_some() => Err(refusal),
+                _ => Ok(item),
+            });
             scoped.push(item.as_ref().is_ok_and(|item| item.scope.is_some()));
             callbacks.push(item.as_ref().ok().and_then(|item| item.callback.clone()));
             match item {

@@ -17,7 +17,7 @@
 //!   event bus, built once per cold start.
 //!
 //! The modules depend on each other in one direction: `intake` → `api` → `create` →
-//! `admission`; `sweeper` → `batcher` → `worker` (its retry decision); `worker`, `sweeper`, `batcher` → `app` → `callbacks`, `bus`, `config`, `queue`, `secrets`,
+//! `admission`, `callback_limits`; `sweeper` → `batcher` → `worker` (its retry decision); `worker`, `sweeper`, `batcher` → `app` → `callbacks`, `bus`, `config`, `queue`, `secrets`,
 //! `aws`; and `metrics`, `errors`, `xray` below everything.
 
 mod admission;
@@ -28,6 +28,7 @@ mod app;
 pub mod aws;
 pub mod batcher;
 pub mod bus;
+mod callback_limits;
 pub mod callbacks;
 pub mod config;
 mod create;

@@ -16,7 +16,8 @@ use crate::model::PendingEvent;
 use crate::params::{limit, millis, truncate_message, CANCELED_CODE};
 use crate::pool::GenericClient;
 use crate::queries::{
-    ATTACH_CALLBACKS, CANCEL_ABANDONED, MARK_PUBLISHED, RECORD_CALLBACKS, TAKE_HEARTBEATS, TAKE_OWED,
+    ATTACH_CALLBACKS, CALLBACK_ROOM, CANCEL_ABANDONED, MARK_PUBLISHED, RECORD_CALLBACKS, TAKE_HEARTBEATS,
+    TAKE_OWED,
 };
 use crate::rows::event_from_row;
 
@@ -69,6 +70,8 @@ impl std::fmt::Debug for OwedCallback {
 pub struct DueHeartbeat {
     pub id: i64,
     pub task_id: Uuid,
+    /// The tenant whose callback it is.
+    pub app_id: String,
     pub kind: String,
     pub token: String,
     /// Its task has ended: no heartbeat, the delivery duty answers it.
@@ -82,6 +85,7 @@ impl std::fmt::Debug for DueHeartbeat {
         f.debug_struct("DueHeartbeat")
             .field("id", &self.id)
             .field("task_id", &self.task_id)
+            .field("app_id", &self.app_id)
             .field("kind", &self.kind)
             .field("owed", &self.owed)
             .field("task_status", &self.task_status)
@@ -165,8 +169,9 @@ pub async fn mark_published(
     client.query(&statement, &params).await?.iter().map(owed_from_row).collect()
 }
 
-/// A page of waiting callbacks not heartbeated for `every`, marked heartbeated now; those whose
-/// task has ended come back owed (`sql/callbacks/take_heartbeats.sql`).
+/// A page of waiting callbacks not heartbeated for `every`, shared between tenants in turns,
+/// marked heartbeated now; those whose task has ended come back owed
+/// (`sql/callbacks/take_heartbeats.sql`).
 pub async fn take_heartbeats(
     client: &impl GenericClient,
     every: Duration,
@@ -183,6 +188,7 @@ pub async fn take_heartbeats(
             Ok(DueHeartbeat {
                 id: row.try_get("id")?,
                 task_id: row.try_get("task_id")?,
+                app_id: row.try_get("app_id")?,
                 kind: row.try_get("kind")?,
                 token: row.try_get("token")?,
                 owed: row.try_get::<_, String>("state")? == "owed",
@@ -190,6 +196,49 @@ pub async fn take_heartbeats(
             })
         })
         .collect()
+}
+
+/// What one callback a create brings would add, before the create is stored
+/// ([`callback_room`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallbackRoom {
+    /// Live callbacks (waiting or owed) of the tenant's task with that effect key (0: no task yet).
+    pub task_callbacks: i64,
+    /// The token is on that task already: attaching it again adds nothing.
+    pub attached: bool,
+}
+
+/// The tenant's waiting callbacks (counted up to `tenant_limit`), and for each `(effect key,
+/// token)` what attaching it would add (`sql/callbacks/room.sql`), in the order given.
+pub async fn callback_room(
+    client: &impl GenericClient,
+    app_id: &str,
+    callbacks: &[(&str, &str)],
+    tenant_limit: i64,
+) -> StoreResult<(i64, Vec<CallbackRoom>)> {
+    if callbacks.is_empty() {
+        return Ok((0, Vec::new()));
+    }
+    let effect_keys: Vec<&str> = callbacks.iter().map(|(key, _)| *key).collect();
+    let tokens: Vec<&str> = callbacks.iter().map(|(_, token)| *token).collect();
+    let statement = client.prepare_cached(CALLBACK_ROOM.text()).await?;
+    let params = CALLBACK_ROOM.bind(&[
+        ("effect_keys", &effect_keys),
+        ("tokens", &tokens),
+        ("app_id", &app_id),
+        ("tenant_limit", &tenant_limit),
+    ])?;
+    let rows = client.query(&statement, &params).await?;
+    let mut tenant_waiting = 0;
+    let mut rooms = Vec::with_capacity(rows.len());
+    for row in &rows {
+        tenant_waiting = row.try_get("tenant_waiting")?;
+        rooms.push(CallbackRoom {
+            task_callbacks: row.try_get("task_callbacks")?,
+            attached: row.try_get("attached")?,
+        });
+    }
+    Ok((tenant_waiting, rooms))
 }
 
 /// Record what the calls came to (`sql/callbacks/record.sql`); how many callbacks changed.

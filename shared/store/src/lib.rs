@@ -71,8 +71,8 @@ pub use batches::{
     prune_ended_batches, take_due_batches, BatchOutcome, BatchState, BatchTask, OpenBatch,
 };
 pub use callbacks::{
-    attach_callbacks, cancel_abandoned, mark_published, record_callbacks, take_heartbeats,
-    take_owed_callbacks, CallbackEnd, DueHeartbeat, NewCallback, OwedCallback, TaskEnd,
+    attach_callbacks, callback_room, cancel_abandoned, mark_published, record_callbacks, take_heartbeats,
+    take_owed_callbacks, CallbackEnd, CallbackRoom, DueHeartbeat, NewCallback, OwedCallback, TaskEnd,
 };
 pub use cancel::{
     cancel_run, cancel_run_tasks, finish_run_cancel, pending_run_cancels, request_cancel, CancelRequest,

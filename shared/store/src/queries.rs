@@ -50,6 +50,7 @@ statements! {
     BATCH_WAITING = "batch/waiting";
 
     ATTACH_CALLBACKS = "callbacks/attach";
+    CALLBACK_ROOM = "callbacks/room";
     CANCEL_ABANDONED = "callbacks/cancel_abandoned";
     RECORD_CALLBACKS = "callbacks/record";
     TAKE_HEARTBEATS = "callbacks/take_heartbeats";

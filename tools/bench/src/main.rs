@@ -14,6 +14,7 @@ mod fairness;
 mod footprint;
 mod graphile;
 mod growth;
+mod heartbeats;
 mod lifecycle;
 mod pgbench;
 mod round_trips;
@@ -285,6 +286,9 @@ async fn main() -> Result<(), Failure> {
             .and_then(|points| points.into_iter().find(|p| p["clients"] == 10))
             .and_then(|p| p["tasksPerSecond"].as_f64());
         report.insert("graphileWorker".into(), graphile::section(&base, quick, ours_at_10).await?);
+    }
+    if wanted("heartbeats") {
+        report.insert("heartbeats".into(), heartbeats::section(quick).await?);
     }
     if wanted("footprint") {
         let bin_dir = std::path::PathBuf::from(

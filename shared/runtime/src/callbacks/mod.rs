@@ -15,6 +15,7 @@
 
 mod answer;
 mod calls;
+mod pace;
 
 use std::time::Duration;
 
@@ -29,8 +30,9 @@ use crate::metrics::{Document, Unit};
 use calls::{Call, Outcome};
 
 pub(crate) use calls::Clients;
+pub(crate) use pace::Pace;
 
-/// Calls in flight at once, per page.
+/// Answer calls in flight at once, per page (heartbeats: `AITASK_CALLBACK_CONCURRENCY`).
 const CONCURRENT_CALLS: usize = 16;
 /// A callback whose calls kept failing is given up after this many (a day and more of backoff).
 pub const MAX_TRIES: i32 = 100;
@@ -133,6 +135,17 @@ pub(crate) struct Heartbeats {
     pub(crate) failed: u64,
     /// Completion events of the tasks canceled because every caller was gone (to publish).
     pub(crate) canceled: Vec<PendingEvent>,
+    /// Time spent in the store recording them.
+    pub(crate) db: std::time::Duration,
+}
+
+/// How heartbeat calls go out: at most `concurrency` in flight, each waiting for its slot of
+/// `pace`.
+pub(crate) struct HeartbeatCalls<'a> {
+    pub(crate) pace: &'a Pace,
+    pub(crate) concurrency: usize,
+    /// A queued task whose every caller is gone is canceled.
+    pub(crate) cancel_when_gone: bool,
 }
 
 /// Heartbeat the waiting callbacks among `due` (those their task's end made owed are the
@@ -142,18 +155,21 @@ pub(crate) async fn heartbeat_due(
     callbacks: &Callbacks,
     client: &impl GenericClient,
     due: Vec<DueHeartbeat>,
-    cancel_when_gone: bool,
+    how: &HeartbeatCalls<'_>,
 ) -> Result<Heartbeats, StoreError> {
     let clients = &callbacks.clients;
+    let pace = how.pace;
     let results: Vec<(DueHeartbeat, Outcome)> = stream::iter(due.into_iter().filter(|d| !d.owed))
         .map(|due| async move {
+            pace.slot().await;
             let outcome = calls::heartbeat(clients, &due.kind, &due.token).await;
             record_call(&due.kind, Call::Heartbeat, &outcome);
             (due, outcome)
         })
-        .buffer_unordered(CONCURRENT_CALLS)
+        .buffer_unordered(how.concurrency.max(1))
         .collect()
         .await;
+    let cancel_when_gone = how.cancel_when_gone;
     let mut beats = Heartbeats::default();
     let mut ended = Vec::new();
     let mut abandoned = Vec::new();
@@ -179,6 +195,7 @@ pub(crate) async fn heartbeat_due(
             }
         }
     }
+    let recording = std::time::Instant::now();
     store::record_callbacks(client, &ended).await?;
     if cancel_when_gone && !abandoned.is_empty() {
         beats.canceled = store::cancel_abandoned(client, &abandoned).await?;
@@ -186,6 +203,7 @@ pub(crate) async fn heartbeat_due(
             tracing::info!(task_id = %event.task_id, "canceled before it started: every caller waiting for it is gone");
         }
     }
+    beats.db = recording.elapsed();
     Ok(beats)
 }
 

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+pub mod callbacks;
 pub mod intake;
 pub mod tenant_quotas;
 
@@ -57,6 +58,8 @@ pub struct RuntimeConfig {
     /// A queued task whose every caller is gone is canceled (`AITASK_CALLBACK_CANCEL_WHEN_GONE`,
     /// true).
     pub cancel_when_gone: bool,
+    /// The heartbeat's rate, concurrency and budget, and the callbacks a task and a tenant may have.
+    pub callbacks: callbacks::CallbackConfig,
     /// The last part of a deferred task's window the batcher keeps for the on-demand path: a
     /// task awaiting a batch this close to its window's end runs on-demand, and a batch that has
     /// not answered by then is given up (`AITASK_DEFERRED_SLACK_MS`, 1800000; 5 minutes to 30).
@@ -98,6 +101,7 @@ impl Default for RuntimeConfig {
             request_work: Duration::from_millis(5_000),
             callback_heartbeat: Duration::from_millis(45_000),
             cancel_when_gone: true,
+            callbacks: callbacks::CallbackConfig::default(),
             deferred_slack: Duration::from_millis(1_800_000),
             batch_poll: Duration::from_millis(60_000),
         }
@@ -195,6 +199,7 @@ impl Settings {
                     )))
                 }
             },
+            callbacks: callbacks::CallbackConfig::read(&number)?,
             deferred_slack: millis("AITASK_DEFERRED_SLACK_MS", 1_800_000)?
                 .clamp(Duration::from_secs(300), Duration::from_secs(1_800)),
             batch_poll: millis("AITASK_BATCH_POLL_MS", 60_000)?

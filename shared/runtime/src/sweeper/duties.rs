@@ -16,8 +16,8 @@ const DELIVERED_EVENTS_KEPT: Duration = Duration::from_secs(24 * 60 * 60);
 const LOST_AFTER: Duration = Duration::from_secs(60);
 /// An undelivered event is hidden from other sweepers this long while one delivers it.
 const EVENT_HOLD: Duration = Duration::from_secs(60);
-/// The callback duties start no page after this long: their calls go to AWS (each bounded in
-/// time), and the sweep has a minute for everything.
+/// The delivery of owed callbacks starts no page after this long: its calls go to AWS (each
+/// bounded in time), and the sweep has a minute for everything.
 const CALLBACK_WORK: Duration = Duration::from_secs(20);
 
 /// One duty of the sweep.
@@ -40,9 +40,6 @@ pub enum Duty {
     SendOwed,
     /// Completion events not marked delivered are delivered.
     DeliverEvents,
-    /// Waiting callbacks are heartbeated (a caller found gone stops, and its task is canceled
-    /// if it has not started); one whose task has ended becomes owed.
-    HeartbeatCallbacks,
     /// Owed callbacks not answered yet (a publisher that died, a call to retry) are answered.
     DeliverCallbacks,
     PruneAdmissions,
@@ -56,15 +53,15 @@ pub enum Duty {
     PruneBatches,
 }
 
-/// Every duty, in the order a sweep runs them.
-pub const DUTIES: [Duty; 16] = [
+/// Every duty, in the order a sweep runs them. The heartbeat of waiting callbacks is not among
+/// them: it runs beside them, from the sweep's start (`super::heartbeats`).
+pub const DUTIES: [Duty; 15] = [
     Duty::ExpireQueued,
     Duty::ExpireRunning,
     Duty::RestoreLost,
     Duty::FinishRunCancels,
     Duty::SendOwed,
     Duty::DeliverEvents,
-    Duty::HeartbeatCallbacks,
     Duty::DeliverCallbacks,
     Duty::PruneAdmissions,
     Duty::PruneDeliveredEvents,
@@ -89,7 +86,6 @@ impl Duty {
             Duty::LookAtBatches => "lookAtBatches",
             Duty::SendOwed => "sendOwed",
             Duty::DeliverEvents => "deliverEvents",
-            Duty::HeartbeatCallbacks => "heartbeatCallbacks",
             Duty::DeliverCallbacks => "deliverCallbacks",
             Duty::PruneAdmissions => "pruneAdmissions",
             Duty::PruneDeliveredEvents => "pruneDeliveredEvents",
@@ -190,22 +186,6 @@ impl Duty {
                         pages.stalled();
                     }
                     summary.events_delivered += store::mark_delivered(client, &delivered).await?;
-                }
-            }
-            Duty::HeartbeatCallbacks => {
-                let Some(callers) = &app.callbacks else { return Ok(()) };
-                let started = Instant::now();
-                while started.elapsed() < CALLBACK_WORK && pages.next() {
-                    let due = store::take_heartbeats(client, config.callback_heartbeat, page).await?;
-                    pages.took(due.len());
-                    summary.callbacks_owed_late += due.iter().filter(|d| d.owed).count() as u64;
-                    let beats =
-                        callbacks::heartbeat_due(callers, client, due, config.cancel_when_gone).await?;
-                    summary.callback_heartbeats += beats.sent;
-                    summary.callbacks_gone += beats.gone;
-                    summary.callback_failures += beats.failed;
-                    summary.callback_tasks_canceled += beats.canceled.len() as u64;
-                    app.publish(beats.canceled).await;
                 }
             }
             Duty::DeliverCallbacks => {

@@ -2,10 +2,12 @@
 //! works in bounded pages (`AITASK_SWEEP_BATCH` rows a statement, `AITASK_SWEEP_MAX_BATCHES`
 //! statements) that any number of concurrent invocations can run side by side (`FOR UPDATE SKIP
 //! LOCKED` in every statement), and each fails alone: a duty whose store call fails is logged
-//! and counted (`SweepDutyFailures`, by duty), and the next duty runs.
+//! and counted (`SweepDutyFailures`, by duty), and the next duty runs. The heartbeat duty runs
+//! beside the table, on its own budget ([`heartbeats`]).
 
 mod backlog;
 mod duties;
+mod heartbeats;
 mod pages;
 mod redelivery;
 
@@ -44,6 +46,11 @@ pub struct SweepSummary {
     /// Callbacks answered here (not by the function that ended their task).
     pub callbacks_delivered: u64,
     pub callback_heartbeats: u64,
+    /// The heartbeat duty's pages, its time in the store, and whether it stopped with
+    /// callbacks still due (the capacity is short: `CallbackHeartbeatsCutShort`).
+    pub heartbeat_pages: u64,
+    pub heartbeat_db_ms: u64,
+    pub heartbeats_cut_short: bool,
     /// Callers found gone (their token timed out or is unknown): no more calls to them.
     pub callbacks_gone: u64,
     /// Calls that failed (retried later) or were refused for good.
@@ -79,20 +86,46 @@ pub async fn restore_lost_messages<P>(app: &App<P>, older_than: Duration) -> Res
     redelivery::restore(app, &client, older_than, Pages::new(config.sweep_page, config.sweep_max_pages)).await
 }
 
-/// Run every duty once, in the table's order; a failing duty does not stop the others.
+/// Run every duty once, in the table's order, and the heartbeat duty beside them from the start;
+/// a failing duty does not stop the others.
 pub async fn sweep<P>(app: &App<P>) -> SweepSummary {
     let started = Instant::now();
-    let mut summary = SweepSummary::default();
-    for duty in DUTIES {
-        if let Err(error) = duty.run(app, &mut summary).await {
-            tracing::error!(duty = duty.name(), error = %crate::error_chain(&error), "a sweep duty failed; the others still run");
-            Document::new(&[&["Duty"]])
-                .dimension("Duty", duty.name())
-                .metric("SweepDutyFailures", Unit::Count, 1.0)
-                .emit();
-            summary.failed_duties.push(duty.name());
+    let (done, others_done) = tokio::sync::watch::channel(false);
+    let in_line = async {
+        let mut summary = SweepSummary::default();
+        for duty in DUTIES {
+            if let Err(error) = duty.run(app, &mut summary).await {
+                failed(duty.name(), &error);
+                summary.failed_duties.push(duty.name());
+            }
+        }
+        // The heartbeat duty stops once these are done and its own budget is spent.
+        let _ = done.send(true);
+        summary
+    };
+    let (beats, mut summary) = tokio::join!(heartbeats::run(app, others_done), in_line);
+    match beats {
+        Ok(run) => {
+            summary.callback_heartbeats += run.sent;
+            summary.callbacks_gone += run.gone;
+            summary.callback_failures += run.failed;
+            summary.callback_tasks_canceled += run.canceled;
+            summary.callbacks_owed_late += run.owed_late;
+            summary.heartbeat_pages = run.pages;
+            summary.heartbeat_db_ms = u64::try_from(run.db.as_millis()).unwrap_or(u64::MAX);
+            summary.heartbeats_cut_short = run.cut_short;
+        }
+        Err(error) => {
+            failed(heartbeats::NAME, &error);
+            summary.failed_duties.push(heartbeats::NAME);
         }
     }
     summary.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     summary
+}
+
+/// A duty failed: logged with its error, and counted by duty.
+fn failed(duty: &'static str, error: &StoreError) {
+    tracing::error!(duty, error = %crate::error_chain(error), "a sweep duty failed; the others still run");
+    Document::new(&[&["Duty"]]).dimension("Duty", duty).metric("SweepDutyFailures", Unit::Count, 1.0).emit();
 }
