@@ -17,7 +17,7 @@ use crate::callbacks::{self, HeartbeatCalls, Pace};
 use crate::metrics::{Document, Unit};
 
 /// The duty's name in the log and in the `Duty` dimension of `SweepDutyFailures`.
-pub const NAME: &str = "heartbeatCallbacks";
+pub(super) const NAME: &str = "heartbeatCallbacks";
 /// However long the other duties run, the duty stops by then: the sweeper's Lambda has 180 s.
 const HARD_STOP: Duration = Duration::from_secs(150);
 /// The longest wait for more work while the other duties run.
