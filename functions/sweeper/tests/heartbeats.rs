@@ -116,7 +116,8 @@ async fn a_caller_gone_stops_its_heartbeats_and_its_queued_task_is_canceled() {
 /// tenant's), time 20 times faster, every sweep held by the batch duties for 110 s.
 #[tokio::test]
 async fn waiting_callbacks_keep_their_heartbeat_promise_while_batches_hold_the_sweeps() {
-    let callbacks = std::env::var("HEARTBEAT_SCALE_CALLBACKS").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000);
+    let callbacks =
+        std::env::var("HEARTBEAT_SCALE_CALLBACKS").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000);
     let scale = HeartbeatScale {
         callbacks,
         big_tenant: callbacks * 9 / 10,

@@ -38,7 +38,8 @@ pub(crate) async fn refusals<P>(
     }
     let limits = &app.settings.runtime.callbacks;
     let pairs: Vec<(&str, &str)> = wanted.iter().map(|w| (w.effect_key, w.token)).collect();
-    let (tenant_waiting, rooms) = store::callback_room(client, tenant.as_str(), &pairs, limits.per_tenant).await?;
+    let (tenant_waiting, rooms) =
+        store::callback_room(client, tenant.as_str(), &pairs, limits.per_tenant).await?;
     Ok(decide(limits, tenant_waiting, &rooms, wanted)
         .into_iter()
         .zip(wanted)

@@ -157,7 +157,8 @@ pub async fn create_task<P>(app: &App<P>, tenant: &AppId, body: &[u8]) -> Result
     let mut client = store::client(&app.pool).instrument(store_span.clone()).await?;
     if let Some(callback) = &item.callback {
         let wanted = [Wanted { item: 0, effect_key: &item.task.effect_key, token: callback.token() }];
-        let refused = callback_limits::refusals(app, &client, tenant, &wanted).instrument(store_span.clone()).await;
+        let refused =
+            callback_limits::refusals(app, &client, tenant, &wanted).instrument(store_span.clone()).await;
         if let Some(refusal) = refused?.remove(&0) {
             return Err(refusal);
         }
@@ -212,7 +213,8 @@ pub async fn create_batch<P>(
         .iter()
         .map(|(item, effect_key, callback)| Wanted { item: *item, effect_key, token: callback.token() })
         .collect();
-    let mut refused = callback_limits::refusals(app, &client, tenant, &wanted).instrument(store_span.clone()).await?;
+    let mut refused =
+        callback_limits::refusals(app, &client, tenant, &wanted).instrument(store_span.clone()).await?;
     async {
         // One item at a time: parsed, checked, and (plain ones) gathered for one statement,
         // flushed once they hold PLAIN_FLUSH_BYTES of requests, so a batch is never all in

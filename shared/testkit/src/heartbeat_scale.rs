@@ -15,7 +15,10 @@ use aitasks_runtime::sweeper::{self, SweepSummary};
 use aitasks_store::{self as store, NewCallback, OwedMessage};
 use serde_json::json;
 
-use crate::{app_owner, longest_gaps, new_task, percentile, test_app, SfnStub, StubBatches, StubProvider, TestDb, TestQueues, BATCH_STUB_KEY};
+use crate::{
+    app_owner, longest_gaps, new_task, percentile, test_app, SfnStub, StubBatches, StubProvider, TestDb,
+    TestQueues, BATCH_STUB_KEY,
+};
 
 /// The scenario's size and pace.
 #[derive(Debug, Clone)]
@@ -117,7 +120,9 @@ pub async fn run_heartbeat_scale(scale: &HeartbeatScale) -> HeartbeatFigures {
     let deferred = json!({"owner": {"scopeId": "nightly"}, "stepKey": "triage", "effectKey": "held",
         "modelId": "batchable", "delivery": {"deferred": {"within": "PT24H"}},
         "request": {"kind": "classify", "prompt": "Route it.", "input": "x", "choices": ["a", "b"]}});
-    aitasks_runtime::api::create_task(&app, &tenant, deferred.to_string().as_bytes()).await.expect("deferred");
+    aitasks_runtime::api::create_task(&app, &tenant, deferred.to_string().as_bytes())
+        .await
+        .expect("deferred");
 
     let tokens = attach(&db, &app, scale).await;
     db.reset_statements().await;

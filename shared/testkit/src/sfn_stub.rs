@@ -96,7 +96,9 @@ impl SfnStub {
     /// The accepted heartbeats of each token, in order.
     pub fn heartbeats(&self) -> HashMap<String, Vec<Instant>> {
         let mut beats: HashMap<String, Vec<Instant>> = HashMap::new();
-        for call in self.lock().calls.iter().filter(|c| c.action == "SendTaskHeartbeat" && c.refused.is_none()) {
+        for call in
+            self.lock().calls.iter().filter(|c| c.action == "SendTaskHeartbeat" && c.refused.is_none())
+        {
             beats.entry(call.token.clone()).or_default().push(call.at);
         }
         beats

@@ -45,7 +45,10 @@ pub(crate) async fn section(quick: bool) -> Result<Value, Failure> {
             secs(figures.heartbeat_seconds),
         ],
     );
-    row("tokens past HeartbeatSeconds (small tenants')", &[format!("{} ({})", figures.timed_out, figures.small_timed_out)]);
+    row(
+        "tokens past HeartbeatSeconds (small tenants')",
+        &[format!("{} ({})", figures.timed_out, figures.small_timed_out)],
+    );
     row(
         "heartbeats/s; peak calls in a second (limit)",
         &[

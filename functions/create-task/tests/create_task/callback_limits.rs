@@ -28,7 +28,11 @@ async fn one_effect_key_takes_callbacks_up_to_the_task_limit_in_a_batch() {
     let refused: Vec<(u16, &str)> =
         answers.iter().filter_map(|a| a.as_ref().err()).map(|e| (e.status(), e.code().as_str())).collect();
     let attached = db.count("SELECT count(*) FROM task_callbacks").await;
-    println!("30 tokens on one effect key: {attached} callbacks attached, {} items refused {:?}", refused.len(), refused.first());
+    println!(
+        "30 tokens on one effect key: {attached} callbacks attached, {} items refused {:?}",
+        refused.len(),
+        refused.first()
+    );
     assert_eq!(attached, 25, "AITASK_CALLBACKS_PER_TASK (25) on the one task");
     assert_eq!(refused.len(), 5);
     assert!(refused.iter().all(|r| *r == (429, "WORKFLOW_AI_TASK_CALLBACKS")), "{refused:?}");
@@ -51,10 +55,17 @@ async fn a_tenant_past_its_waiting_callbacks_is_refused_and_nothing_is_stored() 
     let mut answers = Vec::new();
     for i in 0..5 {
         let body = create(&format!("key-{i}"), &format!("token-{i}")).to_string();
-        answers.push(api::create_task(&app, &tenant, body.as_bytes()).await.map_err(|e| (e.status(), e.code().as_str())));
+        answers.push(
+            api::create_task(&app, &tenant, body.as_bytes())
+                .await
+                .map_err(|e| (e.status(), e.code().as_str())),
+        );
     }
     let tasks = db.count("SELECT count(*) FROM tasks").await;
-    println!("5 creates with callbacks, a limit of 3: {tasks} tasks stored, answers {:?}", answers.iter().map(|a| a.as_ref().err()).collect::<Vec<_>>());
+    println!(
+        "5 creates with callbacks, a limit of 3: {tasks} tasks stored, answers {:?}",
+        answers.iter().map(|a| a.as_ref().err()).collect::<Vec<_>>()
+    );
     assert!(answers[..3].iter().all(Result::is_ok));
     assert_eq!(answers[3].as_ref().err(), Some(&(429, "WORKFLOW_AI_TENANT_CALLBACKS")));
     assert_eq!(answers[4].as_ref().err(), Some(&(429, "WORKFLOW_AI_TENANT_CALLBACKS")));

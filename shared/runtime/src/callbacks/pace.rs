@@ -18,10 +18,7 @@ pub(crate) struct Pace {
 
 impl Pace {
     pub(crate) fn new(per_second: u32) -> Pace {
-        Pace {
-            every: Duration::from_secs(1) / per_second.max(1),
-            next: Mutex::new(Instant::now()),
-        }
+        Pace { every: Duration::from_secs(1) / per_second.max(1), next: Mutex::new(Instant::now()) }
     }
 
     /// Wait for this call's slot.

@@ -199,7 +199,7 @@ impl Settings {
                     )))
                 }
             },
-            callbacks: callbacks::CallbackConfig::read(&number)?,
+            callbacks: callbacks::CallbackConfig::read(number)?,
             deferred_slack: millis("AITASK_DEFERRED_SLACK_MS", 1_800_000)?
                 .clamp(Duration::from_secs(300), Duration::from_secs(1_800)),
             batch_poll: millis("AITASK_BATCH_POLL_MS", 60_000)?

@@ -49,8 +49,11 @@ pub(super) async fn run<P>(
     let config = &app.settings.runtime;
     let capacity = &config.callbacks;
     let pace = Pace::new(capacity.calls_per_second);
-    let how =
-        HeartbeatCalls { pace: &pace, concurrency: capacity.concurrency, cancel_when_gone: config.cancel_when_gone };
+    let how = HeartbeatCalls {
+        pace: &pace,
+        concurrency: capacity.concurrency,
+        cancel_when_gone: config.cancel_when_gone,
+    };
     let idle = IDLE.min(config.callback_heartbeat / 4);
     let page = config.sweep_page;
     let client = store::client(&app.pool).await?;
