@@ -87,7 +87,7 @@ impl ApiError {
 fn callback_limit_message(code: ErrorCode, limit: i64) -> String {
     match code {
         ErrorCode::TaskCallbacks => format!(
-            "the task has {limit} callbacks waiting already (AITASK_CALLBACKS_PER_TASK): wait for it without one, or once it has ended"
+            "the task has {limit} callbacks already, waiting or being answered (AITASK_CALLBACKS_PER_TASK): read it without one, or attach yours once those are answered"
         ),
         _ => format!(
             "the tenant has {limit} callbacks waiting already (AITASK_TENANT_WAITING_CALLBACKS): retry once some of its tasks have ended"
