@@ -11,7 +11,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use aitasks_contracts::{item_value, AppId, Callback, ErrorCode, Path, Problems};
+use aitasks_contracts::{item_value, AppId, Callback, CreateTask, ErrorCode};
 use aitasks_store::{self as store, CallbackRoom};
 use serde_json::value::RawValue;
 
@@ -48,8 +48,8 @@ pub(crate) async fn refusals<P>(
 }
 
 /// The callbacks a batch's items bring, read before the batch is stored (each item's effect
-/// key and callback, as the item's own check reads them; items that do not parse bring none:
-/// their check refuses them). Only a body that could name a callback is read twice: a key
+/// key and callback, parsed as the item's own check parses them; an item that is not a valid
+/// create brings none: its check refuses it). Only a body that could name a callback is read twice: a key
 /// `callback` is in it as those letters or with a `\u` escape.
 pub(crate) fn batch_callbacks(body: &[u8], items: &[&RawValue]) -> Vec<(usize, String, Callback)> {
     let could = |needle: &[u8]| body.windows(needle.len()).any(|window| window == needle);
@@ -60,10 +60,8 @@ pub(crate) fn batch_callbacks(body: &[u8], items: &[&RawValue]) -> Vec<(usize, S
         .iter()
         .enumerate()
         .filter_map(|(i, item)| {
-            let value = item_value(item).ok()?;
-            let effect_key = value.get("effectKey")?.as_str()?.to_owned();
-            let callback = Callback::parse(value.get("callback")?, &Path::root(), &mut Problems::new())?;
-            Some((i, effect_key, callback))
+            let parsed = CreateTask::parse(&item_value(item).ok()?).ok()?;
+            Some((i, parsed.effect_key.into_string(), parsed.callback?))
         })
         .collect()
 }
