@@ -101,12 +101,13 @@ pub enum ErrorCode {
     ProviderAuth,
     ModelRefused,
     OutputTruncated,
+    OutputTooLarge,
     ModelConfigChanged,
     MethodNotAllowed,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 24] = [
+    pub const ALL: [ErrorCode; 25] = [
         ErrorCode::InvalidRequest,
         ErrorCode::ModelUnknown,
         ErrorCode::Unauthorized,
@@ -129,6 +130,7 @@ impl ErrorCode {
         ErrorCode::ProviderAuth,
         ErrorCode::ModelRefused,
         ErrorCode::OutputTruncated,
+        ErrorCode::OutputTooLarge,
         ErrorCode::ModelConfigChanged,
         ErrorCode::MethodNotAllowed,
     ];
@@ -158,6 +160,7 @@ impl ErrorCode {
             ErrorCode::ProviderAuth => "AI_PROVIDER_AUTH",
             ErrorCode::ModelRefused => "AI_MODEL_REFUSED",
             ErrorCode::OutputTruncated => "AI_OUTPUT_TRUNCATED",
+            ErrorCode::OutputTooLarge => "AI_OUTPUT_TOO_LARGE",
             ErrorCode::ModelConfigChanged => "AI_MODEL_CONFIG_CHANGED",
             ErrorCode::MethodNotAllowed => "METHOD_NOT_ALLOWED",
         }
