@@ -21,9 +21,10 @@ pub enum Reply {
     /// This answer object (as the message content).
     Answer(Value),
     /// A valid answer built from the request's schema, its free text fields (and a
-    /// `generate_text`'s text) filled to their `maxLength` with this character: the largest
-    /// answer the schema allows, as a provider ignoring `max_tokens` can send.
-    Filled(char),
+    /// `generate_text`'s text) `chars` times `fill`: at the request's `maxLength`, the largest
+    /// answer the checker takes, as a provider ignoring `max_tokens` can send. (A strict-mode
+    /// schema carries no `maxLength` to read it from.)
+    Filled { fill: char, chars: usize },
     /// Message content that is not even JSON.
     Content(String),
     /// An HTTP error with a body; `retry_after` adds the header.
@@ -307,7 +308,9 @@ fn completion(content: String) -> String {
 fn render(reply: &Reply, request: &Value) -> (u16, String, String) {
     match reply {
         Reply::Auto => (200, String::new(), completion(auto_answer(request).to_string())),
-        Reply::Filled(fill) => (200, String::new(), completion(filled_answer(request, *fill).to_string())),
+        Reply::Filled { fill, chars } => {
+            (200, String::new(), completion(filled_answer(request, *fill, *chars).to_string()))
+        }
         Reply::Answer(answer) => (200, String::new(), completion(answer.to_string())),
         Reply::Content(text) => (200, String::new(), completion(text.clone())),
         Reply::Garbage => (200, String::new(), "<html>upstream error</html>".to_owned()),
@@ -326,15 +329,15 @@ pub(crate) fn auto_answer(request: &Value) -> Value {
     answer_for_schema(&request["response_format"]["json_schema"]["schema"])
 }
 
-/// [`auto_answer`] with every free text (no `enum`, no `format`) at its `maxLength` of `fill`.
-fn filled_answer(request: &Value, fill: char) -> Value {
+/// [`auto_answer`] with every free text (a string without `enum` or `format`) `chars` of `fill`.
+fn filled_answer(request: &Value, fill: char, chars: usize) -> Value {
     let schema = &request["response_format"]["json_schema"]["schema"];
     let mut answer = auto_answer(request);
     if let (Some(fields), Some(properties)) = (answer.as_object_mut(), schema["properties"].as_object()) {
         for (name, property) in properties {
-            let free = property["enum"].is_null() && property["format"].is_null();
-            if let (true, Some(length)) = (free, property["maxLength"].as_u64()) {
-                fields.insert(name.clone(), Value::String(fill.to_string().repeat(length as usize)));
+            let text = property["type"] == "string" || property["type"][0] == "string";
+            if text && property["enum"].is_null() && property["format"].is_null() {
+                fields.insert(name.clone(), Value::String(fill.to_string().repeat(chars)));
             }
         }
     }

@@ -44,8 +44,9 @@ async fn an_oversized_output_fails_its_own_task_and_its_answer_stays_under_6_mb(
     let app = app(&db, &queues, &stub, &[]).await;
     // Every free text at its maxLength of quotes: each counts twice in JSON and twice again in
     // Lambda's response, so the wide task's output would take about 8 MB there.
-    stub.set_default(Reply::Filled('"'));
+    stub.set_default(Reply::Filled { fill: '"', chars: 20_000 });
     let wide = widest_extract(&db, "wide").await;
+    // A classify: its answer is one of its choices, whatever the provider fills texts with.
     let neighbour = task(&db, "neighbour", "Sentiment?", 3).await;
 
     let response =
