@@ -467,7 +467,8 @@ fn callback_grants_exist_only_for_what_the_parameters_name() {
     assert_eq!(mapping["FunctionResponseTypes"][0].as_str(), Some("ReportBatchItemFailures"));
     // Scoped by default: the function checks each message's SenderId against IntakeSenders,
     // which lists nobody unless the operator names the senders of each tenant.
-    let senders = &resources["IntakeTaskFunction"]["Properties"]["Environment"]["Variables"]["AITASK_INTAKE_SENDERS"];
+    let senders =
+        &resources["IntakeTaskFunction"]["Properties"]["Environment"]["Variables"]["AITASK_INTAKE_SENDERS"];
     assert_eq!(
         (senders["Fn::Join"][0].as_str(), senders["Fn::Join"][1]["Ref"].as_str()),
         (Some(","), Some("IntakeSenders")),

@@ -33,7 +33,11 @@ impl Flow {
 
     /// A stack whose intake queue takes these tenants' tasks, and whose state machines (moto's
     /// one sender) may create tasks of `senders_tenants` only.
-    async fn start_with_senders(tenants: &[&str], senders_tenants: &[&str], overrides: &[(&str, &str)]) -> Flow {
+    async fn start_with_senders(
+        tenants: &[&str],
+        senders_tenants: &[&str],
+        overrides: &[(&str, &str)],
+    ) -> Flow {
         let moto = Moto::shared().await;
         let sqs = sqs_at(&moto.endpoint).await;
         let name = format!("intake-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
@@ -272,7 +276,8 @@ async fn an_intake_sender_creates_tasks_only_of_the_tenants_listed_for_it() {
     let flow = Flow::start_with_senders(&[APP, "app-other"], &["app-other"], &[]).await;
     let machine = flow.state_machine(&flow.intake, json!({})).await;
     let posing = flow.start_execution(&machine, json!({"appId": APP, "task": classify("doc-posing")})).await;
-    let own = flow.start_execution(&machine, json!({"appId": "app-other", "task": classify("doc-own")})).await;
+    let own =
+        flow.start_execution(&machine, json!({"appId": "app-other", "task": classify("doc-own")})).await;
 
     let (status, _, error, _) = flow.finished(&posing, Duration::from_secs(30)).await;
     println!("a message naming a tenant its sender is not listed for: {status:?} {error:?}");
@@ -282,7 +287,11 @@ async fn an_intake_sender_creates_tasks_only_of_the_tenants_listed_for_it() {
     assert_eq!((status, error), (ExecutionStatus::Succeeded, None));
     assert_eq!(output["answer"]["status"], "succeeded", "{output}");
     let db = &flow.stack.db;
-    assert_eq!(db.count("SELECT count(*) FROM tasks WHERE app_id = 'app-sfn'").await, 0, "no task for the posing one");
+    assert_eq!(
+        db.count("SELECT count(*) FROM tasks WHERE app_id = 'app-sfn'").await,
+        0,
+        "no task for the posing one"
+    );
     assert_eq!(db.count("SELECT count(*) FROM tasks WHERE app_id = 'app-other'").await, 1);
 }
 
@@ -297,7 +306,8 @@ async fn a_task_a_service_polls_is_not_canceled_when_the_workflow_also_waiting_i
     let (status, created) = api.post("/v1/tasks", &classify("doc-polled")).await;
     assert_eq!(status, 201, "{created}");
     let machine = flow.state_machine(&flow.intake, json!({"TimeoutSeconds": 2})).await;
-    let execution = flow.start_execution(&machine, json!({"appId": APP, "task": classify("doc-polled")})).await;
+    let execution =
+        flow.start_execution(&machine, json!({"appId": APP, "task": classify("doc-polled")})).await;
     let (status, _, error, _) = flow.finished(&execution, Duration::from_secs(20)).await;
     assert!(matches!(status, ExecutionStatus::TimedOut | ExecutionStatus::Failed), "{status:?}");
     assert_eq!(error.as_deref(), Some("States.Timeout"));

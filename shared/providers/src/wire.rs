@@ -153,7 +153,9 @@ pub(crate) fn status_error(
         408 => ProviderError::Server { status: 408, message },
         code if code >= 500 => ProviderError::Server { status: code, message },
         // Not followed (`http_client`): the profile's base URL must be the provider's own.
-        code @ 300..=399 => ProviderError::Rejected { status: code, message: format!("a redirect, not followed; {message}") },
+        code @ 300..=399 => {
+            ProviderError::Rejected { status: code, message: format!("a redirect, not followed; {message}") }
+        }
         code => ProviderError::Rejected { status: code, message },
     }
 }

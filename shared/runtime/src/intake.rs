@@ -112,7 +112,8 @@ async fn take_message<P>(app: &App<P>, queue: &str, sender: Option<&str>, body: 
         Ok(message) => message,
         Err((callback, problems)) => return refuse(app, callback, Refusal::invalid(problems)).await,
     };
-    let tenant = app.settings.intake_tenants.tenant(queue, message.app_id.as_deref()).map_err(|r| r.to_string());
+    let tenant =
+        app.settings.intake_tenants.tenant(queue, message.app_id.as_deref()).map_err(|r| r.to_string());
     let tenant = tenant.and_then(|tenant| {
         app.settings.intake_senders.check(sender, &tenant).map(|()| tenant).map_err(|r| r.to_string())
     });

@@ -24,7 +24,8 @@ async fn widest_extract(db: &TestDb, key: &str) -> Task {
         .collect();
     let mut new = new_task(APP, app_owner("s"), key);
     new.kind = "extract_data".into();
-    new.request = json!({"kind": "extract_data", "prompt": "Extract.", "input": {"doc": "d"}, "fields": fields});
+    new.request =
+        json!({"kind": "extract_data", "prompt": "Extract.", "input": {"doc": "d"}, "fields": fields});
     new.input_hash = hash_of(&new.request);
     created(db, new).await
 }
@@ -72,10 +73,16 @@ async fn an_oversized_output_fails_its_own_task_and_its_answer_stays_under_6_mb(
     assert_eq!(stub.calls(), 2, "no repair turn, no retry: one call each");
 
     let neighbour = read(&neighbour).await;
-    assert_eq!((neighbour.status.as_str(), neighbour.attempts), ("succeeded", 1), "the neighbour is untouched");
+    assert_eq!(
+        (neighbour.status.as_str(), neighbour.attempts),
+        ("succeeded", 1),
+        "the neighbour is untouched"
+    );
 
-    // A text at the bound itself is stored: the bound cuts what no answer could carry only.
-    let fits = json!("x".repeat(OUTPUT_MAX_BYTES - 2));
-    assert_eq!(aitasks_contracts::oversized_output(&fits), None);
-    assert_eq!(aitasks_contracts::oversized_output(&json!("x".repeat(OUTPUT_MAX_BYTES))), Some(OUTPUT_MAX_BYTES + 2));
+    // An output at the bound itself is stored. A string's two quotes take two bytes each in an
+    // answer (`\"`), so N - 4 letters take exactly N bytes.
+    let at_bound = json!("x".repeat(OUTPUT_MAX_BYTES - 4));
+    assert_eq!(aitasks_contracts::oversized_output(&at_bound), None);
+    let over = json!("x".repeat(OUTPUT_MAX_BYTES - 3));
+    assert_eq!(aitasks_contracts::oversized_output(&over), Some(OUTPUT_MAX_BYTES + 1));
 }

@@ -40,7 +40,10 @@ async fn redirecting_to(elsewhere: &MockServer) -> MockServer {
         )
         .mount(&provider)
         .await;
-    Mock::given(any()).respond_with(ResponseTemplate::new(200).set_body_json(json!({}))).mount(elsewhere).await;
+    Mock::given(any())
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({})))
+        .mount(elsewhere)
+        .await;
     provider
 }
 

