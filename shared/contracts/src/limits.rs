@@ -58,6 +58,13 @@ pub const ANSWER_MAX_BYTES: usize = 5_000_000;
 /// counted) and the rest of a task's body, an answer that carries one task stays within
 /// [`ANSWER_MAX_BYTES`], so under Lambda's 6 MB, and a listing's page always has room for it.
 pub const OUTPUT_MAX_BYTES: usize = 4_000_000;
+/// The most the rest of a task's answer takes besides its request and output, counted as
+/// [`OUTPUT_MAX_BYTES`] is: its keys (1,500 characters, up to 4 bytes each, twice), the stored
+/// error message (2,000 characters), ids, timestamps, usage and field names, with room to spare.
+const TASK_ENVELOPE_MAX_BYTES: usize = 100_000;
+// An answer carrying one task fits a listing's budget, and so Lambda's 6 MB: a request counts at
+// most twice its stored bytes once escaped (every byte a `"` or `\` at worst).
+const _: () = assert!(OUTPUT_MAX_BYTES + 2 * REQUEST_MAX_BYTES + TASK_ENVELOPE_MAX_BYTES <= ANSWER_MAX_BYTES);
 /// Problems listed in one 400's `details` (the rest are counted in `moreProblems`).
 pub const PROBLEMS_MAX: usize = 50;
 /// Problems listed in one batch's answer, over all its items.
