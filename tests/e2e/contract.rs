@@ -465,4 +465,16 @@ fn callback_grants_exist_only_for_what_the_parameters_name() {
     assert!(intake["VisibilityTimeout"].as_u64().expect("visibility") >= 6 * timeout);
     let mapping = &resources["IntakeTaskFunction"]["Properties"]["Events"]["Intake"]["Properties"];
     assert_eq!(mapping["FunctionResponseTypes"][0].as_str(), Some("ReportBatchItemFailures"));
+    // Scoped by default: the function checks each message's SenderId against IntakeSenders,
+    // which lists nobody unless the operator names the senders of each tenant.
+    let senders =
+        &resources["IntakeTaskFunction"]["Properties"]["Environment"]["Variables"]["AITASK_INTAKE_SENDERS"];
+    assert_eq!(
+        (senders["Fn::Join"][0].as_str(), senders["Fn::Join"][1]["Ref"].as_str()),
+        (Some(","), Some("IntakeSenders")),
+        "{senders:?}"
+    );
+    let parameter = &template["Parameters"]["IntakeSenders"];
+    assert_eq!(parameter["Default"].as_str(), Some(""), "no sender is any tenant by default");
+    assert_eq!(parameter["Type"].as_str(), Some("CommaDelimitedList"));
 }

@@ -11,6 +11,8 @@ use aws_sdk_sfn::types::ExecutionStatus;
 use serde_json::{json, Value};
 
 const APP: &str = "app-sfn";
+/// The SenderId moto's SQS gives every message (whoever sent it): here, the state machines'.
+const MOTO_SENDER_ID: &str = "AIDAIT2UOQQY3AUEKVGXU";
 
 /// A stack on moto with an intake queue that takes `APP`'s tasks, and a Step Functions client.
 struct Flow {
@@ -24,18 +26,30 @@ impl Flow {
         Flow::start_for(&[APP, "app-other"], overrides).await
     }
 
-    /// A stack whose intake queue takes these tenants' tasks.
+    /// A stack whose intake queue takes these tenants' tasks, each from the state machines.
     async fn start_for(tenants: &[&str], overrides: &[(&str, &str)]) -> Flow {
+        Flow::start_with_senders(tenants, tenants, overrides).await
+    }
+
+    /// A stack whose intake queue takes these tenants' tasks, and whose state machines (moto's
+    /// one sender) may create tasks of `senders_tenants` only.
+    async fn start_with_senders(
+        tenants: &[&str],
+        senders_tenants: &[&str],
+        overrides: &[(&str, &str)],
+    ) -> Flow {
         let moto = Moto::shared().await;
         let sqs = sqs_at(&moto.endpoint).await;
         let name = format!("intake-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
         let intake =
             sqs.create_queue().queue_name(&name).send().await.unwrap().queue_url().unwrap().to_owned();
         let tenants = json!({ &name: tenants }).to_string();
+        let senders: Vec<String> = senders_tenants.iter().map(|t| format!("{MOTO_SENDER_ID}={t}")).collect();
         let mut env: Vec<(String, String)> = moto.env(&["SFN"]);
         env.extend([
             ("AITASK_LOCAL_INTAKE_QUEUE_URL".to_owned(), intake.clone()),
             ("AITASK_INTAKE_TENANTS".to_owned(), tenants),
+            ("AITASK_INTAKE_SENDERS".to_owned(), senders.join(",")),
             ("AITASK_CALLBACK_HEARTBEAT_MS".to_owned(), "300".to_owned()),
         ]);
         env.extend(overrides.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
@@ -251,6 +265,65 @@ async fn a_timed_out_execution_stops_our_calls_and_cancels_its_queued_task() {
     tokio::time::sleep(Duration::from_millis(1200)).await;
     assert_eq!(beats().await, before);
     assert_eq!(before.1, 0, "no success or failure call was made");
+}
+
+/// Being allowed to send to the intake queue is not enough to act as its tenants: the queue
+/// takes both tenants' tasks, the state machines' role (moto's one SenderId) is listed for
+/// `app-other` only, so its message naming `app-sfn` is refused with `UNAUTHORIZED` (its token
+/// failed, no task), and its message naming `app-other` is taken and answered.
+#[tokio::test]
+async fn an_intake_sender_creates_tasks_only_of_the_tenants_listed_for_it() {
+    let flow = Flow::start_with_senders(&[APP, "app-other"], &["app-other"], &[]).await;
+    let machine = flow.state_machine(&flow.intake, json!({})).await;
+    let posing = flow.start_execution(&machine, json!({"appId": APP, "task": classify("doc-posing")})).await;
+    let own =
+        flow.start_execution(&machine, json!({"appId": "app-other", "task": classify("doc-own")})).await;
+
+    let (status, _, error, _) = flow.finished(&posing, Duration::from_secs(30)).await;
+    println!("a message naming a tenant its sender is not listed for: {status:?} {error:?}");
+    assert_eq!((status, error.as_deref()), (ExecutionStatus::Failed, Some("UNAUTHORIZED")));
+    let (status, output, error, _) = flow.finished(&own, Duration::from_secs(30)).await;
+    println!("a message naming its sender's tenant: {status:?} {error:?}");
+    assert_eq!((status, error), (ExecutionStatus::Succeeded, None));
+    assert_eq!(output["answer"]["status"], "succeeded", "{output}");
+    let db = &flow.stack.db;
+    assert_eq!(
+        db.count("SELECT count(*) FROM tasks WHERE app_id = 'app-sfn'").await,
+        0,
+        "no task for the posing one"
+    );
+    assert_eq!(db.count("SELECT count(*) FROM tasks WHERE app_id = 'app-other'").await, 1);
+}
+
+/// A poller counts as a caller: one service creates a task without a callback (it reads the
+/// task), a workflow creates it again by the same effect key with its token, and that workflow
+/// times out. The heartbeat finds the token gone and records it, and the task stays queued for
+/// the service still waiting for it (no worker here), instead of ending `canceled` under it.
+#[tokio::test]
+async fn a_task_a_service_polls_is_not_canceled_when_the_workflow_also_waiting_is_gone() {
+    let flow = Flow::start(&[("AITASK_LOCAL_POLLERS", "0")]).await;
+    let api = flow.stack.api(APP);
+    let (status, created) = api.post("/v1/tasks", &classify("doc-polled")).await;
+    assert_eq!(status, 201, "{created}");
+    let machine = flow.state_machine(&flow.intake, json!({"TimeoutSeconds": 2})).await;
+    let execution =
+        flow.start_execution(&machine, json!({"appId": APP, "task": classify("doc-polled")})).await;
+    let (status, _, error, _) = flow.finished(&execution, Duration::from_secs(20)).await;
+    assert!(matches!(status, ExecutionStatus::TimedOut | ExecutionStatus::Failed), "{status:?}");
+    assert_eq!(error.as_deref(), Some("States.Timeout"));
+
+    let db = &flow.stack.db;
+    let until = Instant::now() + Duration::from_secs(10);
+    while db.count("SELECT count(*) FROM task_callbacks WHERE state = 'gone'").await == 0 {
+        assert!(Instant::now() < until, "the heartbeat never found the token gone");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // The sweep that recorded it cancels in the same pass; a few more heartbeat rounds (300 ms).
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let (_, task) = api.get(&format!("/v1/tasks/{}", created["id"].as_str().unwrap())).await;
+    println!("after the workflow's token was gone: {} {}", task["status"], task["errorMessage"]);
+    assert_eq!(task["status"], "queued", "the service polling it still waits: {task}");
+    assert_eq!(task["errorCode"], Value::Null, "{task}");
 }
 
 /// The README's example (examples/step-functions/classify-document.asl.json), as written, on a

@@ -1,6 +1,7 @@
 //! `intake-task`, on the SQS intake queue with `ReportBatchItemFailures`: each record is an
 //! intake message (`{"appId"?, "task": <create body>, "taskToken"?}`), created as `POST
-//! /v1/tasks` would create it for the tenant its queue takes (`aitasks_runtime::intake`). The
+//! /v1/tasks` would create it for the tenant its queue takes, when the record's `SenderId` (set
+//! by SQS from the sender's credentials) is listed for that tenant (`aitasks_runtime::intake`). The
 //! records are taken side by side (bounded); those to deliver again, or to dead-letter, come
 //! back in `batchItemFailures`.
 
@@ -19,9 +20,9 @@ pub async fn handle<P>(app: &App<P>, event: LambdaEvent<SqsEvent>) -> Result<Sqs
         .map(|record: SqsMessage| async move {
             let message_id = record.message_id.as_deref().unwrap_or_default();
             let span = tracing::info_span!("intake record", message_id);
-            let taken = intake::take(app, queue_name(&record), record.body.as_deref().unwrap_or_default())
-                .instrument(span)
-                .await;
+            let sender = record.attributes.get("SenderId").map(String::as_str);
+            let body = record.body.as_deref().unwrap_or_default();
+            let taken = intake::take(app, queue_name(&record), sender, body).instrument(span).await;
             taken.report_failed().then(|| failure(&record))
         })
         .buffer_unordered(CONCURRENT_RECORDS)

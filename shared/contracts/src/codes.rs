@@ -103,12 +103,13 @@ pub enum ErrorCode {
     ProviderAuth,
     ModelRefused,
     OutputTruncated,
+    OutputTooLarge,
     ModelConfigChanged,
     MethodNotAllowed,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 26] = [
+    pub const ALL: [ErrorCode; 27] = [
         ErrorCode::InvalidRequest,
         ErrorCode::ModelUnknown,
         ErrorCode::Unauthorized,
@@ -133,6 +134,7 @@ impl ErrorCode {
         ErrorCode::ProviderAuth,
         ErrorCode::ModelRefused,
         ErrorCode::OutputTruncated,
+        ErrorCode::OutputTooLarge,
         ErrorCode::ModelConfigChanged,
         ErrorCode::MethodNotAllowed,
     ];
@@ -164,6 +166,7 @@ impl ErrorCode {
             ErrorCode::ProviderAuth => "AI_PROVIDER_AUTH",
             ErrorCode::ModelRefused => "AI_MODEL_REFUSED",
             ErrorCode::OutputTruncated => "AI_OUTPUT_TRUNCATED",
+            ErrorCode::OutputTooLarge => "AI_OUTPUT_TOO_LARGE",
             ErrorCode::ModelConfigChanged => "AI_MODEL_CONFIG_CHANGED",
             ErrorCode::MethodNotAllowed => "METHOD_NOT_ALLOWED",
         }

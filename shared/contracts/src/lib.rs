@@ -46,7 +46,7 @@ pub use listing::{ListQuery, ListTasks, TaskFilter};
 pub use problems::{Path, Problem, Problems};
 pub use prompt::{max_output_tokens, system_prompt, user_message};
 pub use request::{AiRequest, Classify, ClassifyMany, ExtractData, FieldSpec, FieldType, GenerateText, Kind};
-pub use response_size::{escaped_json_bytes, response_body_bytes};
+pub use response_size::{escaped_json_bytes, oversized_output, response_body_bytes};
 pub use schema::{answer_schema, answer_schema_for, schema_name, SchemaDialect};
 pub use stored_size::stored_size;
 

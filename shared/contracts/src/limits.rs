@@ -51,6 +51,20 @@ pub const TASK_PAGE_MAX: usize = 100;
 /// more ([`crate::response_body_bytes`]). Lambda refuses a response over 6 MB; the rest of the
 /// response (status, headers) is far smaller than the margin.
 pub const ANSWER_MAX_BYTES: usize = 5_000_000;
+/// The largest output a task stores, in bytes of its JSON as Lambda's response carries it
+/// ([`crate::escaped_json_bytes`]). A checked answer whose output is larger ends its task failed
+/// with `AI_OUTPUT_TOO_LARGE` (a provider may ignore `max_tokens`, and `extract_data`'s limits
+/// alone allow 2,000,000 characters). With the request (at most twice [`REQUEST_MAX_BYTES`] so
+/// counted) and the rest of a task's body, an answer that carries one task stays within
+/// [`ANSWER_MAX_BYTES`], so under Lambda's 6 MB, and a listing's page always has room for it.
+pub const OUTPUT_MAX_BYTES: usize = 4_000_000;
+/// The most the rest of a task's answer takes besides its request and output, counted as
+/// [`OUTPUT_MAX_BYTES`] is: its keys (1,500 characters, up to 4 bytes each, twice), the stored
+/// error message (2,000 characters), ids, timestamps, usage and field names, with room to spare.
+const TASK_ENVELOPE_MAX_BYTES: usize = 100_000;
+// An answer carrying one task fits a listing's budget, and so Lambda's 6 MB: a request counts at
+// most twice its stored bytes once escaped (every byte a `"` or `\` at worst).
+const _: () = assert!(OUTPUT_MAX_BYTES + 2 * REQUEST_MAX_BYTES + TASK_ENVELOPE_MAX_BYTES <= ANSWER_MAX_BYTES);
 /// Problems listed in one 400's `details` (the rest are counted in `moreProblems`).
 pub const PROBLEMS_MAX: usize = 50;
 /// Problems listed in one batch's answer, over all its items.

@@ -23,6 +23,12 @@ pub fn response_body_bytes<T: Serialize + ?Sized>(value: &T) -> usize {
     escaped_json_bytes(value) + 2
 }
 
+/// The bytes `output` would take in an answer, when that is over [`crate::OUTPUT_MAX_BYTES`]
+/// (the task cannot store it); `None` when it fits.
+pub fn oversized_output<T: Serialize + ?Sized>(output: &T) -> Option<usize> {
+    Some(escaped_json_bytes(output)).filter(|&bytes| bytes > crate::OUTPUT_MAX_BYTES)
+}
+
 /// Counts what serde_json writes for each byte of a string: `\"`, `\\`, the short escapes of
 /// five control characters, `\u00XX` for the others, and every other byte as it is (serde_json
 /// writes non-ASCII as UTF-8, unescaped).

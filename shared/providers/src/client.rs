@@ -119,11 +119,7 @@ pub struct HttpProvider {
 impl HttpProvider {
     /// A client whose calls give up after `timeout` (a profile's `timeoutMs` overrides it).
     pub fn new(timeout: Duration) -> Result<HttpProvider, ProviderError> {
-        let http = reqwest::Client::builder()
-            .connect_timeout(timeout.min(Duration::from_secs(10)))
-            .pool_idle_timeout(Duration::from_secs(60))
-            .build()
-            .map_err(|e| ProviderError::Connection(format!("cannot build the HTTP client: {e}")))?;
+        let http = crate::wire::http_client(timeout)?;
         Ok(HttpProvider { http, timeout, bedrock: None })
     }
 
@@ -244,6 +240,16 @@ pub(crate) fn checked(request: &AiRequest, turn: &Turn) -> Result<Value, String>
     }
 }
 
+/// A checked output a task can store: within [`aitasks_contracts::OUTPUT_MAX_BYTES`], so every
+/// answer that carries it stays under Lambda's 6 MB. Bounded here, where every stored output is
+/// made (an on-demand turn, a batch line), so that an oversized one fails its own task only.
+pub(crate) fn storable(output: Value) -> Result<Value, ProviderError> {
+    match aitasks_contracts::oversized_output(&output) {
+        Some(bytes) => Err(ProviderError::OutputTooLarge { bytes }),
+        None => Ok(output),
+    }
+}
+
 /// An upper bound on a call's input tokens: every token is at least one byte of what is sent
 /// (the conversation, the answer schema, the system prompt), plus a little for the framing a
 /// provider adds to each message.
@@ -317,7 +323,7 @@ async fn run_turns<W: Wire>(
         usage.add_turn(&turn);
         usage.add_cost(call.profile.cost(turn.input_tokens, turn.output_tokens));
         let problems = match checked(request, &turn) {
-            Ok(output) => return Ok(Completion { output, usage }),
+            Ok(output) => return storable(output).map(|output| Completion { output, usage }),
             Err(problems) => problems,
         };
         tracing::debug!(calls = usage.calls, %problems, "answer failed the checker");

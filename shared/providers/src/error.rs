@@ -49,6 +49,11 @@ pub enum ProviderError {
     /// Not retryable: the same request hits the same limit; no repair turn is spent on it.
     #[error("the answer was cut off at the output-token limit ({limit} tokens)")]
     Truncated { limit: u64 },
+    /// A checked answer whose output is over [`aitasks_contracts::OUTPUT_MAX_BYTES`] as an answer
+    /// carries it: no task stores it. Not retryable: the same request may well be answered the
+    /// same way, and no repair turn is spent on it.
+    #[error("the output takes {bytes} bytes in an answer, over the {max} a task stores", max = aitasks_contracts::OUTPUT_MAX_BYTES)]
+    OutputTooLarge { bytes: usize },
     /// The task's model profile changed between its create and its run (`AITASK_MODELS`): its
     /// configuration hash is not the one the task was created with. Not retryable.
     #[error("the model profile {0:?} changed since the task was created")]
@@ -73,6 +78,7 @@ impl ProviderError {
             ProviderError::Canceled => ErrorCode::Canceled,
             ProviderError::Refused(_) => ErrorCode::ModelRefused,
             ProviderError::Truncated { .. } => ErrorCode::OutputTruncated,
+            ProviderError::OutputTooLarge { .. } => ErrorCode::OutputTooLarge,
             ProviderError::ConfigChanged(_) => ErrorCode::ModelConfigChanged,
             ProviderError::RateLimited { .. }
             | ProviderError::Timeout(_)
@@ -114,6 +120,9 @@ impl ProviderError {
                 format!("The provider refused the credentials (HTTP {status}).")
             }
             ProviderError::ModelUnknown(_) => "The provider does not know the model.".to_owned(),
+            ProviderError::Rejected { status: status @ 300..=399, .. } => format!(
+                "The provider answered with a redirect (HTTP {status}); provider calls follow no redirect, so the profile's baseUrl must be the provider's own address."
+            ),
             ProviderError::Rejected { status, .. } => {
                 format!("The provider rejected the request with HTTP {status}.")
             }
@@ -123,6 +132,10 @@ impl ProviderError {
                 format!("The answer was cut off at the output-token limit ({limit} tokens).")
             }
             ProviderError::AtLimit { .. } => "The provider's limits were reached.".to_owned(),
+            ProviderError::OutputTooLarge { .. } => format!(
+                "The answer's output is larger than {} bytes (as an answer carries it), the most a task stores.",
+                aitasks_contracts::OUTPUT_MAX_BYTES
+            ),
             ProviderError::ConfigChanged(profile) => format!(
                 "The model profile {profile:?} changed between the task's create and its run; create the task again."
             ),

@@ -76,6 +76,19 @@ pub(crate) trait Wire: Sync {
     fn repair(&self, conversation: &mut Vec<Value>, turn: Turn, problems: &str);
 }
 
+/// The HTTP client of every provider call, on-demand and batch. It follows no redirect: a 3xx
+/// is the call's answer ([`status_error`]). reqwest's default policy follows one to another
+/// host and drops only `Authorization` there, so `x-api-key` and every `secretHeaders` value
+/// would go wherever a provider's (or a hijacked base URL's) `Location` pointed.
+pub(crate) fn http_client(timeout: Duration) -> Result<reqwest::Client, ProviderError> {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(timeout.min(Duration::from_secs(10)))
+        .pool_idle_timeout(Duration::from_secs(60))
+        .build()
+        .map_err(|e| ProviderError::Connection(format!("cannot build the HTTP client: {e}")))
+}
+
 /// Send a request and read its JSON body: [`fetch`] with the on-demand bound.
 pub(crate) async fn send(call: &Call<'_>, request: reqwest::RequestBuilder) -> Result<Value, ProviderError> {
     let text = fetch(call, request, MAX_RESPONSE_BYTES).await?;
@@ -139,6 +152,10 @@ pub(crate) fn status_error(
         404 => ProviderError::ModelUnknown(format!("{model} ({message})")),
         408 => ProviderError::Server { status: 408, message },
         code if code >= 500 => ProviderError::Server { status: code, message },
+        // Not followed (`http_client`): the profile's base URL must be the provider's own.
+        code @ 300..=399 => {
+            ProviderError::Rejected { status: code, message: format!("a redirect, not followed; {message}") }
+        }
         code => ProviderError::Rejected { status: code, message },
     }
 }

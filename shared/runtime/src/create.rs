@@ -8,7 +8,10 @@
 //! A create's `callback` is attached to its task, new or found by its effect key, before the
 //! task's message is sent (one statement for a batch's callbacks); one whose task has ended
 //! already is answered at once. One that would pass a limit on callbacks is refused (429) before
-//! its item is stored ([`crate::callback_limits`]).
+//! its item is stored ([`crate::callback_limits`]). A create without a `callback` waits by
+//! reading the task (GET, a long poll): it counts as a caller for as long as the task lives, so a
+//! task it named is never canceled because every callback attached to it is gone
+//! (docs/events.md).
 //!
 //! A deferred create (`delivery.deferred`) whose profile batches is stored awaiting a batch and
 //! sends no message: the sweeper's batcher takes it ([`crate::batcher`]).
@@ -96,6 +99,7 @@ fn check<P>(app: &App<P>, tenant: &AppId, body: &Value) -> Result<Checked, ApiEr
         deferred_window_ms: window.map(|w| i64::try_from(w.as_millis()).unwrap_or(i64::MAX)),
         // A profile without a batch API runs a deferred task now: it keeps its window only.
         awaiting_batch: window.is_some() && profile.batching().is_some(),
+        has_poller: parsed.callback.is_none(),
     };
     Ok(Checked { task, scope: parsed.scope, callback: parsed.callback })
 }
@@ -124,6 +128,22 @@ async fn attach<P>(
     owed.dedup();
     app.answer_callbacks_of(&owed).await;
     Ok(())
+}
+
+/// Record the creates without a callback that found a live task by its effect key: their
+/// callers read it, so it is never canceled for want of callers. (A new task records it as it
+/// is inserted, [`NewTask::has_poller`].)
+async fn mark_pollers<'a>(
+    client: &store::Client,
+    found: impl Iterator<Item = &'a Created>,
+) -> Result<(), ApiError> {
+    let live: Vec<uuid::Uuid> = found
+        .filter_map(|created| match created {
+            Created::Existing(task) if !task.status.is_terminal() => Some(task.id),
+            _ => None,
+        })
+        .collect();
+    Ok(store::mark_pollers(client, &live).await?)
 }
 
 /// One item through the store on its own: the tenant's quota or scoped admission, in a
@@ -164,8 +184,9 @@ pub async fn create_task<P>(app: &App<P>, tenant: &AppId, body: &[u8]) -> Result
         }
     }
     let created = store_one(app, &mut client, &item).instrument(store_span).await?;
-    if let Some(callback) = &item.callback {
-        attach(app, &client, &[(created.task().id, callback)]).await?;
+    match &item.callback {
+        Some(callback) => attach(app, &client, &[(created.task().id, callback)]).await?,
+        None => mark_pollers(&client, std::iter::once(&created)).await?,
     }
     count_created([(Some(&created), item.scope.is_some())]);
     if let Created::New(task) = &created {
@@ -263,6 +284,12 @@ pub async fn create_batch<P>(
     // The store failing here refuses the whole request, as above: sent again, every item
     // answers 200 and its callback is attached then.
     attach(app, &client, &attached).await?;
+    let polled = answers
+        .iter()
+        .zip(&callbacks)
+        .filter(|(_, callback)| callback.is_none())
+        .filter_map(|(answer, _)| answer.as_ref().ok());
+    mark_pollers(&client, polled).await?;
     count_created(answers.iter().map(|answer| answer.as_ref().ok()).zip(scoped));
     send_new(app, &client, &answers).await;
     Ok(answers)

@@ -2,13 +2,15 @@
 //! (a Step Functions state `arn:aws:states:::sqs:sendMessage.waitForTaskToken`, say) sends
 //! `{"appId"?, "task": <create body>, "taskToken"?}`, and the task is created as `POST /v1/tasks`
 //! creates it (idempotent on its effect key), with the token as its callback. The tenant comes
-//! from the queue's configuration (`AITASK_INTAKE_TENANTS`): whoever may send to the queue is
-//! trusted as the tenants listed for it.
+//! from the queue's configuration (`AITASK_INTAKE_TENANTS`), and the message's sender (its SQS
+//! `SenderId`, which SQS sets from the credentials that sent it) must be listed for that tenant
+//! (`AITASK_INTAKE_SENDERS`): being allowed to send to the queue is not enough.
 //!
 //! A message that cannot become a task (it does not parse, names a tenant the queue does not
-//! take, is refused as a create would be) fails its token at once with the reason, so the
-//! waiting workflow sees it; one without a token to tell is logged as an error and left to the
-//! queue's redrive policy (its dead-letter queue has an alarm). Never silently.
+//! take, comes from a sender not listed for its tenant, is refused as a create would be) fails
+//! its token at once with the reason, so the waiting workflow sees it; one without a token to
+//! tell is logged as an error and left to the queue's redrive policy (its dead-letter queue has
+//! an alarm). Never silently.
 
 use aitasks_contracts::{Callback, ErrorCode, Path, Problems};
 use serde_json::{json, Map, Value};
@@ -72,9 +74,10 @@ impl Refusal {
     }
 }
 
-/// Take one intake message that arrived on `queue` (the queue's name).
-pub async fn take<P>(app: &App<P>, queue: &str, body: &str) -> Taken {
-    let taken = take_message(app, queue, body).await;
+/// Take one intake message that arrived on `queue` (the queue's name) from `sender` (the
+/// record's `SenderId` attribute).
+pub async fn take<P>(app: &App<P>, queue: &str, sender: Option<&str>, body: &str) -> Taken {
+    let taken = take_message(app, queue, sender, body).await;
     match &taken {
         Taken::Created { task_id, .. } => {
             tracing::info!(%task_id, queue, outcome = taken.outcome(), "intake message taken")
@@ -96,7 +99,7 @@ pub async fn take<P>(app: &App<P>, queue: &str, body: &str) -> Taken {
     taken
 }
 
-async fn take_message<P>(app: &App<P>, queue: &str, body: &str) -> Taken {
+async fn take_message<P>(app: &App<P>, queue: &str, sender: Option<&str>, body: &str) -> Taken {
     let value: Value = match serde_json::from_str(body) {
         Ok(value) => value,
         Err(error) => {
@@ -109,10 +112,15 @@ async fn take_message<P>(app: &App<P>, queue: &str, body: &str) -> Taken {
         Ok(message) => message,
         Err((callback, problems)) => return refuse(app, callback, Refusal::invalid(problems)).await,
     };
-    let tenant = match app.settings.intake_tenants.tenant(queue, message.app_id.as_deref()) {
+    let tenant =
+        app.settings.intake_tenants.tenant(queue, message.app_id.as_deref()).map_err(|r| r.to_string());
+    let tenant = tenant.and_then(|tenant| {
+        app.settings.intake_senders.check(sender, &tenant).map(|()| tenant).map_err(|r| r.to_string())
+    });
+    let tenant = match tenant {
         Ok(tenant) => tenant,
         Err(refusal) => {
-            let body = json!({"code": ErrorCode::Unauthorized.as_str(), "message": refusal.to_string()});
+            let body = json!({"code": ErrorCode::Unauthorized.as_str(), "message": refusal});
             return refuse(app, message.callback, Refusal { code: ErrorCode::Unauthorized, body }).await;
         }
     };

@@ -10,7 +10,8 @@ use crate::error::{StoreError, StoreResult};
 use crate::model::{new_id, Created, NewTask, RunState, Task, TaskOwner};
 use crate::pool::GenericClient;
 use crate::queries::{
-    INSERT_APP_TASK, INSERT_RUN_TASK, INSERT_TASKS, MARK_SENT, MARK_SENT_MANY, SELECT_BY_EFFECT_KEYS,
+    INSERT_APP_TASK, INSERT_RUN_TASK, INSERT_TASKS, MARK_POLLERS, MARK_SENT, MARK_SENT_MANY,
+    SELECT_BY_EFFECT_KEYS,
 };
 use crate::read::get_task_by_effect_key;
 use crate::statement::Param;
@@ -156,6 +157,7 @@ async fn insert_all(
     let trace_headers: Vec<Option<&str>> = tasks.iter().map(|t| t.trace_header.as_deref()).collect();
     let deferred_windows: Vec<Option<i64>> = tasks.iter().map(|t| t.deferred_window_ms).collect();
     let awaiting: Vec<bool> = tasks.iter().map(|t| t.awaiting_batch).collect();
+    let has_pollers: Vec<bool> = tasks.iter().map(|t| t.has_poller).collect();
     let statement = client.prepare_cached(INSERT_TASKS.text()).await?;
     let params = INSERT_TASKS.bind(&[
         ("app_id", &app_id),
@@ -175,6 +177,7 @@ async fn insert_all(
         ("trace_headers", &trace_headers),
         ("deferred_windows_ms", &deferred_windows),
         ("awaiting_batches", &awaiting),
+        ("has_pollers", &has_pollers),
     ])?;
     let rows = client.query(&statement, &params).await?;
     if rows.len() != tasks.len() {
@@ -214,5 +217,17 @@ pub async fn mark_sent_many(client: &impl GenericClient, task_ids: &[Uuid]) -> S
     }
     let statement = client.prepare_cached(MARK_SENT_MANY.text()).await?;
     client.query(&statement, &MARK_SENT_MANY.bind(&[("task_ids", &task_ids)])?).await?;
+    Ok(())
+}
+
+/// Record that creates without a callback found these existing tasks: their callers read them,
+/// so none is canceled for want of callers (`sql/create/mark_pollers.sql`). One round trip; a
+/// task already marked, or ended, is not written.
+pub async fn mark_pollers(client: &impl GenericClient, task_ids: &[Uuid]) -> StoreResult<()> {
+    if task_ids.is_empty() {
+        return Ok(());
+    }
+    let statement = client.prepare_cached(MARK_POLLERS.text()).await?;
+    client.execute(&statement, &MARK_POLLERS.bind(&[("task_ids", &task_ids)])?).await?;
     Ok(())
 }

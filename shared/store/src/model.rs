@@ -134,6 +134,9 @@ pub struct NewTask {
     pub deferred_window_ms: Option<i64>,
     /// The task waits for a provider batch (deferred, and its profile batches).
     pub awaiting_batch: bool,
+    /// The create names no callback: its caller reads the task (GET, a long poll) and waits for
+    /// it as long as it lives, so it is never canceled for want of callers (migrations/V23).
+    pub has_poller: bool,
 }
 
 /// The outcome of a create.

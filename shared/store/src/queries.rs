@@ -66,6 +66,7 @@ statements! {
     INSERT_RUN_TASK = "create/insert_run_task";
     INSERT_TASKS = "create/insert_tasks";
     MARK_SENT = "create/mark_sent";
+    MARK_POLLERS = "create/mark_pollers";
     MARK_SENT_MANY = "create/mark_sent_many";
     SELECT_BY_EFFECT_KEYS = "create/select_by_effect_keys";
 

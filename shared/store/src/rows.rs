@@ -125,7 +125,7 @@ impl Run {
 
 impl NewTask {
     /// The columns every task insert binds the same way, by their parameter names.
-    pub(crate) fn request_values(&self) -> [Param<'_>; 12] {
+    pub(crate) fn request_values(&self) -> [Param<'_>; 13] {
         [
             ("step_key", &self.step_key),
             ("effect_key", &self.effect_key),
@@ -139,6 +139,7 @@ impl NewTask {
             ("trace_header", &self.trace_header),
             ("deferred_window_ms", &self.deferred_window_ms),
             ("awaiting_batch", &self.awaiting_batch),
+            ("has_poller", &self.has_poller),
         ]
     }
 }

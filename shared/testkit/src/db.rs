@@ -249,6 +249,7 @@ pub fn new_task(app_id: &str, owner: TaskOwner, effect_key: &str) -> NewTask {
         trace_header: None,
         deferred_window_ms: None,
         awaiting_batch: false,
+        has_poller: false,
     }
 }
 

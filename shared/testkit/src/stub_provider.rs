@@ -20,6 +20,11 @@ pub enum Reply {
     Auto,
     /// This answer object (as the message content).
     Answer(Value),
+    /// A valid answer built from the request's schema, its free text fields (and a
+    /// `generate_text`'s text) `chars` times `fill`: at the request's `maxLength`, the largest
+    /// answer the checker takes, as a provider ignoring `max_tokens` can send. (A strict-mode
+    /// schema carries no `maxLength` to read it from.)
+    Filled { fill: char, chars: usize },
     /// Message content that is not even JSON.
     Content(String),
     /// An HTTP error with a body; `retry_after` adds the header.
@@ -303,6 +308,9 @@ fn completion(content: String) -> String {
 fn render(reply: &Reply, request: &Value) -> (u16, String, String) {
     match reply {
         Reply::Auto => (200, String::new(), completion(auto_answer(request).to_string())),
+        Reply::Filled { fill, chars } => {
+            (200, String::new(), completion(filled_answer(request, *fill, *chars).to_string()))
+        }
         Reply::Answer(answer) => (200, String::new(), completion(answer.to_string())),
         Reply::Content(text) => (200, String::new(), completion(text.clone())),
         Reply::Garbage => (200, String::new(), "<html>upstream error</html>".to_owned()),
@@ -319,6 +327,21 @@ fn render(reply: &Reply, request: &Value) -> (u16, String, String) {
 /// short text.
 pub(crate) fn auto_answer(request: &Value) -> Value {
     answer_for_schema(&request["response_format"]["json_schema"]["schema"])
+}
+
+/// [`auto_answer`] with every free text (a string without `enum` or `format`) `chars` of `fill`.
+fn filled_answer(request: &Value, fill: char, chars: usize) -> Value {
+    let schema = &request["response_format"]["json_schema"]["schema"];
+    let mut answer = auto_answer(request);
+    if let (Some(fields), Some(properties)) = (answer.as_object_mut(), schema["properties"].as_object()) {
+        for (name, property) in properties {
+            let text = property["type"] == "string" || property["type"][0] == "string";
+            if text && property["enum"].is_null() && property["format"].is_null() {
+                fields.insert(name.clone(), Value::String(fill.to_string().repeat(chars)));
+            }
+        }
+    }
+    answer
 }
 
 /// A valid answer for an answer schema (the one [`auto_answer`] reads from a chat request; the

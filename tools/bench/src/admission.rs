@@ -48,6 +48,7 @@ fn task(app: &str, scope: &str, effect_key: String) -> NewTask {
         trace_header: None,
         deferred_window_ms: None,
         awaiting_batch: false,
+        has_poller: false,
     }
 }
 

@@ -28,6 +28,7 @@ pub(crate) fn new_task(app: &str, effect_key: String) -> NewTask {
         trace_header: None,
         deferred_window_ms: None,
         awaiting_batch: false,
+        has_poller: false,
     }
 }
 

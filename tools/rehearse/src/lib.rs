@@ -144,6 +144,9 @@ pub const BATCH_MODEL_ARN: &str = "arn:aws:bedrock:us-east-1::foundation-model/r
 /// The profile in the rehearsal's ModelsJson that batches deferred tasks through Bedrock batch
 /// inference on [`BATCH_MODEL_ARN`] (one record is a batch, formed after a second's wait).
 pub const BATCH_PROFILE: &str = "rehearsal-batch";
+/// The SenderId the SQS-compatible server (fauxqs) gives every message: the intake queue's
+/// sender for the scenario's tenant (`IntakeSenders`).
+pub const LOCAL_SENDER_ID: &str = "000000000000";
 
 /// A local stack, ready for the functions to run against.
 pub struct Rehearsal {
@@ -286,6 +289,8 @@ impl Rehearsal {
             ("CallbackFunctionArns", workflows.durable_function_arn.clone()),
             ("EventBusName", workflows.event_bus.clone()),
             ("IntakeAppIds", scenario::TENANT.to_owned()),
+            // The SQS-compatible server reports every message's SenderId as the account id.
+            ("IntakeSenders", format!("{LOCAL_SENDER_ID}={}", scenario::TENANT)),
             // Bedrock batch inference on one model: the batch bucket, its service role, the
             // sweeper's S3, Bedrock and PassRole grants, the job-state rule.
             ("BatchBedrockModelArns", BATCH_MODEL_ARN.to_owned()),

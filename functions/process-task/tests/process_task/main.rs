@@ -13,6 +13,7 @@ mod hostile_usage;
 mod late_claims;
 mod line_capacity;
 mod model_config;
+mod output_bound;
 mod provider_limits;
 mod unexpected_errors;
 mod unworked_records;

@@ -27,7 +27,7 @@ use uuid::Uuid;
 
 pub use aws::BatchAws;
 
-use crate::client::{checked, reported_usage_bounded, Completion, Resume, Usage};
+use crate::client::{checked, reported_usage_bounded, storable, Completion, Resume, Usage};
 use crate::error::ProviderError;
 use crate::format::Format;
 use crate::profiles::ModelProfile;
@@ -88,11 +88,7 @@ pub struct BatchClient {
 impl BatchClient {
     /// A client whose calls give up after `timeout` each (an upload of a whole batch is one).
     pub fn new(timeout: Duration) -> Result<BatchClient, ProviderError> {
-        let http = reqwest::Client::builder()
-            .connect_timeout(timeout.min(Duration::from_secs(10)))
-            .pool_idle_timeout(Duration::from_secs(60))
-            .build()
-            .map_err(|e| ProviderError::Connection(format!("cannot build the HTTP client: {e}")))?;
+        let http = crate::wire::http_client(timeout)?;
         Ok(BatchClient { http, timeout, aws: None })
     }
 
@@ -213,7 +209,10 @@ fn judge(profile: &ModelProfile, request: &AiRequest, answer: &Value) -> LineOut
     usage.add_turn(&turn);
     usage.estimated_cost_usd = profile.batch_cost(turn.input_tokens, turn.output_tokens);
     match checked(request, &turn) {
-        Ok(output) => LineOutcome::Answered(Completion { output, usage }),
+        Ok(output) => match storable(output) {
+            Ok(output) => LineOutcome::Answered(Completion { output, usage }),
+            Err(too_large) => LineOutcome::Failed(too_large),
+        },
         Err(problems) => {
             let mut conversation = format.start(request);
             format.repair(&mut conversation, turn, &problems);

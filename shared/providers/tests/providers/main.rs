@@ -10,3 +10,4 @@ mod batch_support;
 mod bedrock_client;
 mod credentials;
 mod openai_client;
+mod redirects;

@@ -1,8 +1,9 @@
 //! `AITASK_INTAKE_TENANTS`: whose tasks each intake queue takes. JSON
-//! `{"<queue name>": ["<appId>", ...]}`: whoever may send to a queue is trusted as any tenant
-//! listed for it (its IAM policy is the authentication), so a queue shared by producers of
-//! different tenants lists each, and a message names its tenant (`appId`); a queue of one tenant
-//! needs no `appId`. A queue not listed takes nothing.
+//! `{"<queue name>": ["<appId>", ...]}`: a queue shared by producers of different tenants lists
+//! each, and a message names its tenant (`appId`); a queue of one tenant needs no `appId`. A
+//! queue not listed takes nothing. Being allowed to send to a queue is not enough to act as its
+//! tenants: the message's sender must be listed for the tenant too (`AITASK_INTAKE_SENDERS`,
+//! [`super::intake_senders`]).
 
 use std::collections::HashMap;
 

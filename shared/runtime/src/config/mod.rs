@@ -5,6 +5,7 @@ use std::time::Duration;
 
 pub mod callbacks;
 pub mod intake;
+pub mod intake_senders;
 pub mod tenant_quotas;
 
 /// A variable that is missing or cannot be read.
@@ -128,6 +129,9 @@ pub struct Settings {
     pub event_bus: Option<EventBus>,
     /// Whose tasks each intake queue takes (`AITASK_INTAKE_TENANTS`; the intake function only).
     pub intake_tenants: intake::IntakeTenants,
+    /// Which sender (SQS `SenderId`) may create tasks of which tenant through them
+    /// (`AITASK_INTAKE_SENDERS`; none by default).
+    pub intake_senders: intake_senders::IntakeSenders,
     /// Bedrock batch inference: the bucket its files go through (`AITASK_BATCH_BUCKET`) and the
     /// service role Bedrock assumes (`AITASK_BATCH_ROLE_ARN`); both, or no Bedrock batches.
     pub batch_bucket: Option<(String, String)>,
@@ -221,6 +225,10 @@ impl Settings {
             }),
             intake_tenants: match lookup("AITASK_INTAKE_TENANTS") {
                 Some(text) => intake::IntakeTenants::parse(&text)?,
+                None => Default::default(),
+            },
+            intake_senders: match lookup("AITASK_INTAKE_SENDERS") {
+                Some(text) => intake_senders::IntakeSenders::parse(&text)?,
                 None => Default::default(),
             },
             system_active_cap: match lookup("AITASK_SYSTEM_ACTIVE_CAP") {

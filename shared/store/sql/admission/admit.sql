@@ -38,10 +38,10 @@ bucket AS (
 inserted AS (
     INSERT INTO tasks (id, app_id, run_id, scope_id, usage_subject, usage_user_id, source_id,
         cache_key, step_key, effect_key, kind, request, input_hash, model_id, model_ref,
-        model_config_hash, max_attempts, trace_header, deferred_by, awaiting_batch)
+        model_config_hash, max_attempts, trace_header, deferred_by, awaiting_batch, has_poller)
     SELECT :id, :app_id, :run_id, :scope_id, :usage_subject, :usage_user_id, :source_id,
         :cache_key, :step_key, :effect_key, :kind, :request, :input_hash, :model_id, :model_ref,
-        :model_config_hash, :max_attempts, :trace_header, now() + :deferred_window_ms::bigint * interval '1 millisecond', :awaiting_batch
+        :model_config_hash, :max_attempts, :trace_header, now() + :deferred_window_ms::bigint * interval '1 millisecond', :awaiting_batch, :has_poller
     FROM admitted
     ON CONFLICT (app_id, effect_key) DO NOTHING
     -- Only what the database fills in: the rest of the task is what was inserted.

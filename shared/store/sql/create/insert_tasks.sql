@@ -17,10 +17,10 @@ WITH items AS (
         :step_keys::text[], :effect_keys::text[], :kinds::text[], :requests::jsonb[],
         :input_hashes::text[], :model_ids::text[], :model_refs::jsonb[],
         :model_config_hashes::text[], :max_attempts::int[], :trace_headers::text[],
-        :deferred_windows_ms::bigint[], :awaiting_batches::boolean[])
+        :deferred_windows_ms::bigint[], :awaiting_batches::boolean[], :has_pollers::boolean[])
         WITH ORDINALITY AS item(id, run_id, scope_id, usage_subject, step_key, effect_key, kind,
             request, input_hash, model_id, model_ref, model_config_hash, max_attempts,
-            trace_header, deferred_window_ms, awaiting_batch, ord)
+            trace_header, deferred_window_ms, awaiting_batch, has_poller, ord)
 ),
 run AS (
     SELECT id AS owner_run_id, scope_id AS run_scope_id, state AS run_state,
@@ -33,12 +33,13 @@ run AS (
 inserted AS (
     INSERT INTO tasks (id, app_id, run_id, scope_id, usage_subject, usage_user_id, step_key,
         effect_key, kind, request, input_hash, model_id, model_ref, model_config_hash,
-        max_attempts, trace_header, deferred_by, awaiting_batch)
+        max_attempts, trace_header, deferred_by, awaiting_batch, has_poller)
     SELECT items.id, :app_id, items.run_id, COALESCE(run.run_scope_id, items.scope_id),
         items.usage_subject, run.run_user_id, items.step_key, items.effect_key, items.kind,
         items.request, items.input_hash, items.model_id, items.model_ref,
         items.model_config_hash, items.max_attempts, items.trace_header,
-        now() + items.deferred_window_ms * interval '1 millisecond', items.awaiting_batch
+        now() + items.deferred_window_ms * interval '1 millisecond', items.awaiting_batch,
+        items.has_poller
     FROM items LEFT JOIN run ON run.owner_run_id = items.run_id
     WHERE items.run_id IS NULL OR run.run_state = 'running'
     ORDER BY items.effect_key, items.ord

@@ -240,3 +240,70 @@ async fn a_queued_task_whose_every_caller_is_gone_is_canceled() {
     assert_eq!(status(running).await, "running", "started: left to finish");
     assert_eq!(states(&db, alone).await, ["gone"], "a gone callback is not owed by the cancel");
 }
+
+#[tokio::test]
+async fn a_task_a_create_without_a_callback_named_is_not_canceled_when_its_callbacks_are_gone() {
+    let db = TestDb::new().await;
+    let client = db.client().await;
+    // Created by a create without a callback (its caller polls), then given a token by another.
+    let mut polled = new_task(APP, app_owner("s"), "polled");
+    polled.has_poller = true;
+    let polled = store::create_task(&client, &polled).await.unwrap().task().id;
+    // Created by a create with a callback, then found by a create without one.
+    let found = queued(&db, "found").await;
+    store::mark_pollers(&client, &[found]).await.unwrap();
+    // Only ever created with callbacks (the testkit's task is one).
+    let callers_only = queued(&db, "callers-only").await;
+    let batch = store::create_tasks(
+        &client,
+        APP,
+        &[{
+            let mut item = new_task(APP, app_owner("s"), "batch-polled");
+            item.has_poller = true;
+            item
+        }],
+    )
+    .await
+    .unwrap();
+    let batch_polled = batch[0].as_ref().unwrap().task().id;
+    store::attach_callbacks(
+        &client,
+        &[
+            step_functions(polled, "p"),
+            step_functions(found, "f"),
+            step_functions(callers_only, "c"),
+            step_functions(batch_polled, "b"),
+        ],
+    )
+    .await
+    .unwrap();
+    let due = store::take_heartbeats(&client, Duration::ZERO, 10).await.unwrap();
+    let gone: Vec<(i64, CallbackEnd)> = due
+        .iter()
+        .map(|d| (d.id, CallbackEnd::Gone("TaskTimedOut: the execution timed out".into())))
+        .collect();
+    assert_eq!(store::record_callbacks(&client, &gone).await.unwrap(), 4);
+    let events =
+        store::cancel_abandoned(&client, &[polled, found, callers_only, batch_polled]).await.unwrap();
+    assert_eq!(
+        events.iter().map(|e| e.task_id).collect::<Vec<_>>(),
+        [callers_only],
+        "a poller still waits for the others"
+    );
+    let statuses = client
+        .query("SELECT effect_key, status FROM tasks ORDER BY effect_key", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| (row.get::<_, String>(0), row.get::<_, String>(1)))
+        .collect::<Vec<_>>();
+    assert_eq!(
+        statuses,
+        [
+            ("batch-polled".to_owned(), "queued".to_owned()),
+            ("callers-only".to_owned(), "canceled".to_owned()),
+            ("found".to_owned(), "queued".to_owned()),
+            ("polled".to_owned(), "queued".to_owned()),
+        ]
+    );
+}

@@ -34,6 +34,7 @@ fn new_task(owner: TaskOwner, effect_key: String) -> NewTask {
         trace_header: None,
         deferred_window_ms: None,
         awaiting_batch: false,
+        has_poller: false,
     }
 }
 
