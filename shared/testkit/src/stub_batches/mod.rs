@@ -8,7 +8,11 @@
 //! a shuffled order; a test scripts single lines ([`LineScript`]: an invalid answer, an error,
 //! no line, a duplicate, an oversized line), moves batches on ([`StubBatches::advance`], or one
 //! step per status read unless [`StubBatches::hold`]), and picks how they end
-//! ([`BatchOutcome`]). Every create is counted, so a test can prove a resubmission made none.
+//! ([`BatchOutcome`]). Every create is counted, so a test can prove a resubmission made none;
+//! a create can be answered late ([`StubBatches::answer_creates_late`]: the batch is made at
+//! once, its answer comes after the client gave up), Anthropic's batches are listed newest first
+//! (`GET /v1/messages/batches`), and the deletes (`DELETE /v1/files/{id}`,
+//! `DELETE /v1/messages/batches/{id}`, only once ended) are real and counted.
 //! The same base URL answers OpenAI's on-demand chat completions too (each valid from its
 //! schema, counted), as a batching profile's endpoint does when a task runs on-demand.
 
@@ -17,6 +21,9 @@ mod server;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
 
 use serde_json::{json, Value};
 
@@ -45,6 +52,9 @@ pub enum BatchOutcome {
 pub enum LineScript {
     /// An answer the checker refuses (`{}`).
     Invalid,
+    /// An answer the checker refuses for the NUL character it holds (which Postgres cannot
+    /// store either).
+    InvalidWithNul,
     /// An error line with this HTTP status.
     Error(u16),
     /// No line at all.
@@ -83,6 +93,7 @@ pub(crate) struct Batch {
     pub(crate) input_file_id: Option<String>,
     pub(crate) output_file: Option<String>,
     pub(crate) error_file: Option<String>,
+    pub(crate) created_at: DateTime<Utc>,
 }
 
 pub(crate) struct Stubs {
@@ -100,6 +111,11 @@ pub(crate) struct Stubs {
     pub(crate) unauthorized: usize,
     /// On-demand chat completions (`POST /v1/chat/completions`) received, their bodies.
     pub(crate) on_demand: Vec<Value>,
+    /// The next creates answered this late (how many, and by how long).
+    pub(crate) late_creates: usize,
+    pub(crate) late_by: Duration,
+    pub(crate) file_deletes: usize,
+    pub(crate) batch_deletes: usize,
 }
 
 /// The OpenAI and Anthropic batch APIs. Dropping it leaves the server running until the test
@@ -128,6 +144,10 @@ impl StubBatches {
             random: crate::Xorshift::new(0x5eed_ba7c),
             unauthorized: 0,
             on_demand: Vec::new(),
+            late_creates: 0,
+            late_by: Duration::ZERO,
+            file_deletes: 0,
+            batch_deletes: 0,
         }));
         let router =
             axum::Router::new().fallback(server::handle).with_state((state.clone(), base_url.clone()));
@@ -198,6 +218,58 @@ impl StubBatches {
     /// Their request bodies, in order.
     pub fn on_demand_requests(&self) -> Vec<Value> {
         self.lock().on_demand.clone()
+    }
+
+    /// The next `count` creates (either API) make their batch at once and answer `by` later: a
+    /// client that gives up first does not know the provider has it.
+    pub fn answer_creates_late(&self, count: usize, by: Duration) {
+        let mut stubs = self.lock();
+        stubs.late_creates = count;
+        stubs.late_by = by;
+    }
+
+    /// Files deleted (`DELETE /files/{id}`).
+    pub fn file_deletes(&self) -> usize {
+        self.lock().file_deletes
+    }
+
+    /// Message batches deleted (`DELETE /messages/batches/{id}`).
+    pub fn batch_deletes(&self) -> usize {
+        self.lock().batch_deletes
+    }
+
+    /// Files the provider still holds (uploads and results).
+    pub fn files_held(&self) -> usize {
+        self.lock().files.len()
+    }
+
+    /// Anthropic message batches the provider still holds, and how many of them are not ended.
+    pub fn anthropic_batches_held(&self) -> (usize, usize) {
+        let stubs = self.lock();
+        let held: Vec<&Batch> = stubs.batches.iter().filter(|b| b.api == Api::Anthropic).collect();
+        let running = held.iter().filter(|b| matches!(b.stage, Stage::InProgress | Stage::Validating)).count();
+        (held.len(), running)
+    }
+
+    /// A message batch of `requests` requests made by someone else with the same key (another
+    /// stack): listed like ours, its custom ids none of ours. Not counted as a create.
+    pub fn foreign_anthropic_batch(&self, requests: usize) -> String {
+        let mut stubs = self.lock();
+        stubs.next += 1;
+        let id = format!("msgbatch_{}", stubs.next);
+        let lines = (0..requests).map(|n| (format!("foreign-{n}"), json!({}))).collect();
+        stubs.batches.push(Batch {
+            id: id.clone(),
+            api: Api::Anthropic,
+            stage: Stage::InProgress,
+            lines,
+            metadata: Value::Null,
+            input_file_id: None,
+            output_file: None,
+            error_file: None,
+            created_at: Utc::now(),
+        });
+        id
     }
 
     /// Every line submitted so far, `(custom_id, request body)`, in order.
@@ -337,6 +409,7 @@ fn anthropic_error(custom_id: &str, status: u16) -> Value {
 pub(crate) fn scripted_answer(script: &Option<LineScript>, schema: &Value) -> Value {
     match script {
         Some(LineScript::Invalid) => json!({}),
+        Some(LineScript::InvalidWithNul) => json!({"answer": "nul \u{0} here"}),
         _ => answer_for_schema(schema),
     }
 }
