@@ -275,10 +275,20 @@ mod tests {
     #[test]
     fn the_deferred_slack_keeps_the_documented_range() {
         let docs = include_str!("../../../../docs/configuration.md");
-        let row = docs.lines().find(|line| line.starts_with("| `AITASK_DEFERRED_SLACK_MS`")).expect("documented");
-        let range = row.split('(').nth(1).and_then(|rest| rest.split(')').next()).expect("a range in the row");
+        let row =
+            docs.lines().find(|line| line.starts_with("| `AITASK_DEFERRED_SLACK_MS`")).expect("documented");
+        let range =
+            row.split('(').nth(1).and_then(|rest| rest.split(')').next()).expect("a range in the row");
         let (low, high) = range.split_once(" to ").expect("\"<low> to <high>\"");
-        let (low, high): (u64, u64) = (low.trim().parse().expect("low"), high.trim().parse().expect("high"));
+        let number = |text: &str| -> u64 {
+            text.trim()
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect::<String>()
+                .parse()
+                .expect("a number")
+        };
+        let (low, high) = (number(low), number(high));
         let slack = |ms: u64| {
             let ms = ms.to_string();
             let lookup = |name: &str| match name {
