@@ -130,7 +130,8 @@ async fn two_message_batches_made_for_one_row_the_oldest_is_adopted_and_the_othe
     assert_eq!(batches.creates(), 2);
     assert_eq!(batches.anthropic_batches_held(), (2, 2));
     batches.release();
-    sweep_until(&batcher, "both batches settled and deleted", || batches.anthropic_batches_held().0 == 0).await;
+    sweep_until(&batcher, "both batches settled and deleted", || batches.anthropic_batches_held().0 == 0)
+        .await;
     assert_eq!(succeeded(db).await, 10);
     assert_eq!(batches.creates(), 2, "no third");
     assert_eq!(batches.cancels(), 1, "the extra canceled");

@@ -247,7 +247,8 @@ impl StubBatches {
     pub fn anthropic_batches_held(&self) -> (usize, usize) {
         let stubs = self.lock();
         let held: Vec<&Batch> = stubs.batches.iter().filter(|b| b.api == Api::Anthropic).collect();
-        let running = held.iter().filter(|b| matches!(b.stage, Stage::InProgress | Stage::Validating)).count();
+        let running =
+            held.iter().filter(|b| matches!(b.stage, Stage::InProgress | Stage::Validating)).count();
         (held.len(), running)
     }
 

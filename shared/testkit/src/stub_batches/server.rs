@@ -182,19 +182,25 @@ fn respond(
                 Some(after) => all.iter().position(|b| b.id == after).map_or(all.len(), |i| i + 1),
                 None => 0,
             };
-            let page: Vec<Value> = all.iter().skip(start).take(limit).map(|b| anthropic_batch(b, base_url)).collect();
+            let page: Vec<Value> =
+                all.iter().skip(start).take(limit).map(|b| anthropic_batch(b, base_url)).collect();
             let has_more = start + page.len() < all.len();
             let first = page.first().map(|b| b["id"].clone()).unwrap_or(Value::Null);
             let last = page.last().map(|b| b["id"].clone()).unwrap_or(Value::Null);
-            answer(StatusCode::OK, json!({"data": page, "has_more": has_more, "first_id": first, "last_id": last}))
+            answer(
+                StatusCode::OK,
+                json!({"data": page, "has_more": has_more, "first_id": first, "last_id": last}),
+            )
         }
         ("DELETE", ["messages", "batches", id]) => {
             let Some(index) = stubs.batches.iter().position(|b| b.id == *id && b.api == Api::Anthropic)
             else {
                 return not_found();
             };
-            if !matches!(stubs.batches[index].stage, Stage::Completed | Stage::Failed | Stage::Expired | Stage::Cancelled)
-            {
+            if !matches!(
+                stubs.batches[index].stage,
+                Stage::Completed | Stage::Failed | Stage::Expired | Stage::Cancelled
+            ) {
                 return answer(
                     StatusCode::BAD_REQUEST,
                     json!({"type": "error", "error": {"type": "invalid_request_error",
