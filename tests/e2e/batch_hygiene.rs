@@ -1,6 +1,7 @@
 //! Batch hygiene (issue 36, items 3, 9 and 10), against the stub of OpenAI's and Anthropic's
 //! batch APIs: a Message Batch whose create answered late is found at the provider, not made
-//! again; extra batches made for one batch row are canceled and one adopted; a settled batch
+//! again; extra batches made for one batch row are canceled and one adopted, but none when
+//! another stack's batch matches too; a settled batch
 //! leaves no file or batch at the provider; a batch's answer holding a NUL gets its one repair
 //! turn on-demand, as an on-demand answer does.
 
@@ -137,6 +138,36 @@ async fn two_message_batches_made_for_one_row_the_oldest_is_adopted_and_the_othe
     assert_eq!(batches.cancels(), 1, "the extra canceled");
     assert_eq!(batches.batch_deletes(), 2, "and both deleted once ended");
     assert_eq!(db.count("SELECT count(*) FROM task_events").await, 10, "one event each");
+}
+
+#[tokio::test]
+async fn a_lookup_that_also_matches_another_stack_s_batch_adopts_and_cancels_nothing() {
+    let batches = StubBatches::start().await;
+    batches.hold();
+    batches.answer_creates_late(1, Duration::from_secs(3));
+    let batcher = batcher("anthropic", &batches).await;
+    let db = &batcher.db;
+    aitasks_runtime::sweeper::sweep(&batcher.app).await;
+    // Another stack on the same key made a batch of as many requests at the same time.
+    let foreign = batches.foreign_anthropic_batch(10);
+    db.sql("UPDATE task_batches SET due_at = now()").await;
+    aitasks_runtime::sweeper::sweep(&batcher.app).await;
+    assert_eq!((batches.creates(), batches.cancels()), (1, 0), "neither sent again nor anything canceled");
+    let waiting = db
+        .count("SELECT count(*) FROM task_batches WHERE state = 'submitting' AND last_error LIKE '%another stack%'")
+        .await;
+    assert_eq!(waiting, 1, "unsure: the row waits, saying why");
+    // At its give-up time it goes back whole; the other stack's batch is left alone.
+    db.sql("UPDATE task_batches SET give_up_at = now() - interval '1 second', due_at = now()").await;
+    aitasks_runtime::sweeper::sweep(&batcher.app).await;
+    assert_eq!(db.count("SELECT count(*) FROM task_batches WHERE outcome = 'unsubmitted'").await, 1);
+    assert_eq!(
+        db.count("SELECT count(*) FROM tasks WHERE status = 'queued' AND attempts = 0 AND batch_id IS NULL")
+            .await,
+        10,
+        "its tasks on-demand, uncounted"
+    );
+    assert_eq!((batches.cancels(), batches.batch_deletes()), (0, 0), "{foreign} untouched");
 }
 
 #[tokio::test]
