@@ -141,6 +141,33 @@ async fn two_message_batches_made_for_one_row_the_oldest_is_adopted_and_the_othe
 }
 
 #[tokio::test]
+async fn a_batch_the_lookup_did_not_see_yet_is_deleted_at_the_clean_up() {
+    let batches = StubBatches::start().await;
+    batches.hold();
+    // The first create is answered after the batcher gave up, and the list shows a batch only
+    // two seconds after it was made: the lookup before the second submit sees nothing.
+    batches.answer_creates_late(1, Duration::from_secs(3));
+    batches.lag_the_list(Duration::from_secs(2));
+    let batcher = batcher("anthropic", &batches).await;
+    let db = &batcher.db;
+    aitasks_runtime::sweeper::sweep(&batcher.app).await;
+    db.sql("UPDATE task_batches SET due_at = now()").await;
+    aitasks_runtime::sweeper::sweep(&batcher.app).await;
+    assert_eq!(batches.creates(), 2, "the lookup saw nothing: sent again");
+    assert_eq!(db.count("SELECT count(*) FROM task_batches WHERE state = 'submitted'").await, 1);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    batches.release();
+    // The first batch, found at the clean-up (made between the first submit and the answer
+    // recorded, as many requests, not ours yet), is deleted with the one adopted.
+    sweep_until(&batcher, "both batches deleted", || batches.batch_deletes() == 2).await;
+    assert_eq!(succeeded(db).await, 10);
+    assert_eq!(batches.anthropic_batches_held(), (0, 0), "nothing left at the provider");
+    assert_eq!(db.count("SELECT count(*) FROM task_events").await, 10, "one event each");
+    let extras = db.count("SELECT count(*) FROM task_batches WHERE cardinality(extra_batch_ids) = 1").await;
+    assert_eq!(extras, 1, "recorded as the row's extra");
+}
+
+#[tokio::test]
 async fn a_lookup_that_also_matches_another_stack_s_batch_adopts_and_cancels_nothing() {
     let batches = StubBatches::start().await;
     batches.hold();

@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::error::StoreResult;
@@ -58,6 +59,12 @@ pub struct BatchLeftovers {
     pub extra_batch_ids: Vec<String>,
     /// Clean-ups taken, this one included.
     pub tries: i32,
+    /// What was sent for it: how many requests at most, how many submits, the first one's time,
+    /// and when the provider's answer was recorded (no submit went out after that).
+    pub records: i32,
+    pub submits: i32,
+    pub submit_sent_at: Option<DateTime<Utc>>,
+    pub submitted_at: Option<DateTime<Utc>>,
 }
 
 /// Up to `page` ended batches whose copies at the provider are due for deletion, each held for
@@ -79,6 +86,10 @@ pub async fn take_batch_leftovers(
                 provider_batch_id: row.try_get("provider_batch_id")?,
                 extra_batch_ids: row.try_get("extra_batch_ids")?,
                 tries: row.try_get("cleanup_tries")?,
+                records: row.try_get("records")?,
+                submits: row.try_get("submits")?,
+                submit_sent_at: row.try_get("submit_sent_at")?,
+                submitted_at: row.try_get("submitted_at")?,
             })
         })
         .collect()

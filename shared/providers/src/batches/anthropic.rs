@@ -113,10 +113,11 @@ pub(super) async fn cancel(call: &Call<'_>, batch: &str) -> Result<(), ProviderE
 const LIST_PAGES: usize = 10;
 const LIST_PAGE: &str = "100";
 
-/// The batches made since `sent.since` (less [`CLOCK_SKEW`]) holding as many requests as were
-/// sent, oldest first.
+/// The batches made since `sent.since` (less [`CLOCK_SKEW`]; and no later than `sent.until`
+/// plus it) holding as many requests as were sent, oldest first.
 pub(super) async fn matching(call: &Call<'_>, sent: &Sent) -> Result<Vec<String>, ProviderError> {
     let since = sent.since - CLOCK_SKEW;
+    let until = sent.until.map(|until| until + CLOCK_SKEW);
     let mut found = Vec::new();
     let mut after: Option<String> = None;
     'pages: for _ in 0..LIST_PAGES {
@@ -137,6 +138,9 @@ pub(super) async fn matching(call: &Call<'_>, sent: &Sent) -> Result<Vec<String>
                 .ok_or_else(|| malformed(call.profile, "created_at", batch))?;
             if created < since {
                 break 'pages;
+            }
+            if until.is_some_and(|until| created > until) {
+                continue;
             }
             let counts = &batch["request_counts"];
             let requests: u64 = ["processing", "succeeded", "errored", "canceled", "expired"]

@@ -22,11 +22,13 @@ use crate::profiles::ModelProfile;
 /// the first submit went out may still be its.
 pub const CLOCK_SKEW: chrono::Duration = chrono::Duration::seconds(60);
 
-/// What was sent for a batch row: since when, and how many requests a batch made for it holds
-/// (its tasks only leave it: between those running now and those it was formed with).
+/// What was sent for a batch row: since when (and until when, if its sending is over), and how
+/// many requests a batch made for it holds (its tasks only leave it: between those running now
+/// and those it was formed with).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sent {
     pub since: DateTime<Utc>,
+    pub until: Option<DateTime<Utc>>,
     pub requests: RangeInclusive<usize>,
 }
 

@@ -154,13 +154,17 @@ async fn a_lookup_finds_the_batches_made_since_the_first_submit_with_as_many_req
     let first = client.submit(&profile, Uuid::new_v4(), &lines(&ids, &requests)).await.unwrap();
     let other_size = stub.foreign_anthropic_batch(5);
     let second = client.submit(&profile, Uuid::new_v4(), &lines(&ids[..2], &requests)).await.unwrap();
-    let sent = aitasks_providers::Sent { since: since - chrono::Duration::milliseconds(20), requests: 2..=3 };
+    let sent = aitasks_providers::Sent {
+        since: since - chrono::Duration::milliseconds(20),
+        until: None,
+        requests: 2..=3,
+    };
     let found = client.find(&profile, Uuid::new_v4(), &sent).await.unwrap();
     assert_eq!(found, aitasks_providers::Found::Matching(vec![first.clone(), second]), "oldest first");
     assert!(![older, other_size]
         .iter()
         .any(|id| matches!(&found, aitasks_providers::Found::Matching(f) if f.contains(id))));
-    let none = aitasks_providers::Sent { since, requests: 7..=9 };
+    let none = aitasks_providers::Sent { since, until: None, requests: 7..=9 };
     assert_eq!(
         client.find(&profile, Uuid::new_v4(), &none).await.unwrap(),
         aitasks_providers::Found::Nothing

@@ -40,6 +40,7 @@ pub(super) async fn look_up<P>(
     let records = usize::try_from(batch.records).unwrap_or(0);
     let sent = Sent {
         since: batch.submit_sent_at.unwrap_or(batch.created_at),
+        until: None,
         requests: requests_now.clamp(1, records.max(1))..=records.max(1),
     };
     let candidates = match app.batches.find(profile, batch.id, &sent).await {

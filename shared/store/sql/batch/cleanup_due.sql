@@ -7,4 +7,5 @@ WHERE id IN (
     WHERE state = 'ended' AND cleanup_due_at IS NOT NULL AND cleanup_due_at <= now()
     ORDER BY cleanup_due_at LIMIT :page
     FOR UPDATE SKIP LOCKED)
-RETURNING id, profile, provider_batch_id, extra_batch_ids, cleanup_tries
+RETURNING id, profile, provider_batch_id, extra_batch_ids, cleanup_tries, records, submits,
+    submit_sent_at, submitted_at

@@ -116,6 +116,8 @@ pub(crate) struct Stubs {
     pub(crate) late_by: Duration,
     pub(crate) file_deletes: usize,
     pub(crate) batch_deletes: usize,
+    /// Anthropic's list shows a batch only this long after it was made.
+    pub(crate) list_lag: Duration,
 }
 
 /// The OpenAI and Anthropic batch APIs. Dropping it leaves the server running until the test
@@ -148,6 +150,7 @@ impl StubBatches {
             late_by: Duration::ZERO,
             file_deletes: 0,
             batch_deletes: 0,
+            list_lag: Duration::ZERO,
         }));
         let router =
             axum::Router::new().fallback(server::handle).with_state((state.clone(), base_url.clone()));
@@ -226,6 +229,11 @@ impl StubBatches {
         let mut stubs = self.lock();
         stubs.late_creates = count;
         stubs.late_by = by;
+    }
+
+    /// Anthropic's list shows a batch only `by` after it was made (an eventually consistent list).
+    pub fn lag_the_list(&self, by: Duration) {
+        self.lock().list_lag = by;
     }
 
     /// Files deleted (`DELETE /files/{id}`).

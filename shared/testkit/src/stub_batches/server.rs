@@ -177,7 +177,13 @@ fn respond(
             };
             let limit: usize = param("limit").and_then(|l| l.parse().ok()).unwrap_or(20).clamp(1, 1000);
             // Newest first, as Anthropic lists them.
-            let all: Vec<&Batch> = stubs.batches.iter().rev().filter(|b| b.api == Api::Anthropic).collect();
+            let shown_before = Utc::now() - chrono::Duration::from_std(stubs.list_lag).unwrap_or_default();
+            let all: Vec<&Batch> = stubs
+                .batches
+                .iter()
+                .rev()
+                .filter(|b| b.api == Api::Anthropic && b.created_at <= shown_before)
+                .collect();
             let start = match param("after_id") {
                 Some(after) => all.iter().position(|b| b.id == after).map_or(all.len(), |i| i + 1),
                 None => 0,
