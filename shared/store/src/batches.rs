@@ -45,6 +45,10 @@ pub struct OpenBatch {
     /// Looks taken, this one included.
     pub tries: i32,
     pub created_at: DateTime<Utc>,
+    /// Submits sent so far (each counted before it went out), and when the first went out: a
+    /// submit not recorded `submitted` may have made a batch at the provider all the same.
+    pub submits: i32,
+    pub submit_sent_at: Option<DateTime<Utc>>,
 }
 
 /// Up to `page` open batches due for a look, each held for `hold` from other batchers.
@@ -75,6 +79,8 @@ pub async fn take_due_batches(
                 given_up: row.try_get("given_up")?,
                 tries: row.try_get("tries")?,
                 created_at: row.try_get("created_at")?,
+                submits: row.try_get("submits")?,
+                submit_sent_at: row.try_get("submit_sent_at")?,
             })
         })
         .collect()

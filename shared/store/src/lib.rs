@@ -37,6 +37,7 @@
 //! [`Fenced::Lost`], [`Fenced::Lost`] or [`LeaseCheck::Lost`].
 
 mod admission;
+mod batch_copies;
 mod batch_form;
 mod batches;
 mod callbacks;
@@ -63,6 +64,10 @@ mod sweep;
 mod tenant_quota;
 
 pub use admission::create_scoped;
+pub use batch_copies::{
+    add_extra_batches, known_provider_batches, next_batch_cleanup, note_submit_sending, take_batch_leftovers,
+    BatchLeftovers,
+};
 pub use batch_form::{
     batch_waiting, form_batch, nearest_window, send_due_now, send_profile_now, BatchGroup, Formed,
 };

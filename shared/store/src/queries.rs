@@ -32,9 +32,13 @@ statements! {
     READ_STATE = "admission/read_state";
     RUN_FOR_SHARE = "admission/run_for_share";
 
+    BATCH_ADD_EXTRAS = "batch/add_extras";
     BATCH_AWAITING = "batch/awaiting";
+    BATCH_CLEANUP_DUE = "batch/cleanup_due";
+    BATCH_CLEANUP_NEXT = "batch/cleanup_next";
     BATCH_END = "batch/end";
     BATCH_GIVE_BACK = "batch/give_back";
+    BATCH_KNOWN_IDS = "batch/known_ids";
     BATCH_LOOK_LATER = "batch/look_later";
     BATCH_LOOK_NOW = "batch/look_now";
     BATCH_NEAREST_WINDOW = "batch/nearest_window";
@@ -44,6 +48,7 @@ statements! {
     BATCH_ROUTE_DUE = "batch/route_due";
     BATCH_ROUTE_NOW = "batch/route_now";
     BATCH_ROUTE_PROFILE = "batch/route_profile";
+    BATCH_SUBMIT_SENDING = "batch/submit_sending";
     BATCH_SUBMITTED = "batch/submitted";
     BATCH_TAKE_DUE = "batch/take_due";
     BATCH_TASKS_OF = "batch/tasks_of";

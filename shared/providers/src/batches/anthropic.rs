@@ -2,16 +2,18 @@
 //! (`[{custom_id, params}]`, each `params` the on-demand Messages body), the status
 //! (`processing_status`: `in_progress`, `canceling`, `ended`), the results from its
 //! `results_url` (JSONL, `{"custom_id", "result": {"type": "succeeded" | "errored" |
-//! "expired" | "canceled", ...}}`) and `POST .../cancel`. There is no idempotency key: a
-//! submit retried after a lost answer makes a second batch (the store's fencing keeps the
-//! first answer of each task).
+//! "expired" | "canceled", ...}}`), `POST .../cancel` and `DELETE` once ended. There is no
+//! idempotency key: a submit whose answer was lost is looked for in the list of batches
+//! (`GET {base}/messages/batches`, newest first) before it is sent again ([`matching`]).
 
 use std::collections::HashMap;
 
 use aitasks_contracts::AiRequest;
+use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 use uuid::Uuid;
 
+use super::leftovers::{gone, Cleanup, Sent, CLOCK_SKEW};
 use super::MAX_RESULT_FILE_BYTES;
 use super::{collect, judge, line_body, path_id, unanswered, BatchLine, BatchPhase, LineOutcome, LineResult};
 use crate::anthropic::ANTHROPIC_VERSION;
@@ -104,4 +106,85 @@ fn outcome(call: &Call<'_>, line: &Value, request: &AiRequest) -> LineOutcome {
 pub(super) async fn cancel(call: &Call<'_>, batch: &str) -> Result<(), ProviderError> {
     let url = format!("{}/messages/batches/{}/cancel", call.profile.base_url, path_id(batch, "batch")?);
     send(call, authorized(call, call.http.post(url))).await.map(drop)
+}
+
+/// How many pages of [`LIST_PAGE`] batches a lookup reads at most (newest first, so it stops at
+/// the first batch older than what it looks for).
+const LIST_PAGES: usize = 10;
+const LIST_PAGE: &str = "100";
+
+/// The batches made since `sent.since` (less [`CLOCK_SKEW`]; and no later than `sent.until`
+/// plus it) holding as many requests as were sent, oldest first.
+pub(super) async fn matching(call: &Call<'_>, sent: &Sent) -> Result<Vec<String>, ProviderError> {
+    let since = sent.since - CLOCK_SKEW;
+    let until = sent.until.map(|until| until + CLOCK_SKEW);
+    let mut found = Vec::new();
+    let mut after: Option<String> = None;
+    'pages: for _ in 0..LIST_PAGES {
+        let mut list = call
+            .http
+            .get(format!("{}/messages/batches", call.profile.base_url))
+            .query(&[("limit", LIST_PAGE)]);
+        if let Some(after) = &after {
+            list = list.query(&[("after_id", after)]);
+        }
+        let page = send(call, authorized(call, list)).await?;
+        let data = page["data"].as_array().ok_or_else(|| malformed(call.profile, "data", &page))?;
+        for batch in data {
+            let created = batch["created_at"]
+                .as_str()
+                .and_then(|at| DateTime::parse_from_rfc3339(at).ok())
+                .map(|at| at.with_timezone(&Utc))
+                .ok_or_else(|| malformed(call.profile, "created_at", batch))?;
+            if created < since {
+                break 'pages;
+            }
+            if until.is_some_and(|until| created > until) {
+                continue;
+            }
+            let counts = &batch["request_counts"];
+            let requests: u64 = ["processing", "succeeded", "errored", "canceled", "expired"]
+                .iter()
+                .map(|count| counts[*count].as_u64().unwrap_or(0))
+                .sum();
+            let id = batch["id"].as_str().filter(|id| is_token(id));
+            if let (Some(id), Ok(requests)) = (id, usize::try_from(requests)) {
+                if sent.requests.contains(&requests) {
+                    found.push(id.to_owned());
+                }
+            }
+        }
+        let last = data.last().and_then(|batch| batch["id"].as_str()).map(str::to_owned);
+        match (page["has_more"].as_bool(), last) {
+            (Some(true), Some(last)) => after = Some(last),
+            _ => break,
+        }
+    }
+    found.reverse();
+    Ok(found)
+}
+
+/// Delete the message batch once it has ended (its requests and results go with it); a batch
+/// still in progress is canceled first.
+pub(super) async fn clean_up(call: &Call<'_>, batch: &str) -> Result<Cleanup, ProviderError> {
+    let url = format!("{}/messages/batches/{}", call.profile.base_url, path_id(batch, "batch")?);
+    let state = match send(call, authorized(call, call.http.get(&url))).await {
+        Ok(state) => state,
+        Err(error) if gone(&error) => return Ok(Cleanup::Done),
+        Err(error) => return Err(error),
+    };
+    match state["processing_status"].as_str() {
+        Some("ended") => {}
+        Some("in_progress") => {
+            cancel(call, batch).await?;
+            return Ok(Cleanup::NotYet);
+        }
+        Some("canceling") => return Ok(Cleanup::NotYet),
+        _ => return Err(malformed(call.profile, "processing_status", &state)),
+    }
+    match send(call, authorized(call, call.http.delete(&url))).await {
+        Ok(_) => Ok(Cleanup::Done),
+        Err(error) if gone(&error) => Ok(Cleanup::Done),
+        Err(error) => Err(error),
+    }
 }

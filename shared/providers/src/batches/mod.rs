@@ -15,6 +15,7 @@
 mod anthropic;
 mod aws;
 mod bedrock;
+mod leftovers;
 mod lines;
 mod openai;
 
@@ -26,6 +27,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 pub use aws::BatchAws;
+pub use leftovers::{Cleanup, Found, Sent, CLOCK_SKEW};
 
 use crate::client::{checked, reported_usage_bounded, storable, Completion, Resume, Usage};
 use crate::error::ProviderError;
@@ -111,8 +113,8 @@ impl BatchClient {
 
     /// Submit a batch, idempotent on `batch_id` where the provider allows it: OpenAI by the
     /// batch's metadata, Bedrock by the job's client request token; Anthropic has no idempotency
-    /// key, so a retried submit after a lost answer makes a second batch there. Returns the
-    /// provider's batch id (a Bedrock job's ARN).
+    /// key, so the caller looks a lost submit up ([`BatchClient::find`]) before sending it
+    /// again. Returns the provider's batch id (a Bedrock job's ARN).
     #[tracing::instrument(skip_all, fields(profile = %profile.id, %batch_id, lines = lines.len()))]
     pub async fn submit(
         &self,
@@ -163,21 +165,6 @@ impl BatchClient {
             }
         }
         Ok(out)
-    }
-
-    /// The provider's batch made before for `batch_id`, if any: a submit's answer may have been
-    /// lost (a timeout, a batcher killed before its commit). OpenAI finds it by its metadata,
-    /// Bedrock by its job name; Anthropic has no key to find it by (`None`).
-    pub async fn find(
-        &self,
-        profile: &ModelProfile,
-        batch_id: Uuid,
-    ) -> Result<Option<String>, ProviderError> {
-        match Format::of(profile) {
-            Format::OpenAi => openai::existing(&self.call(profile), batch_id).await,
-            Format::Anthropic => Ok(None),
-            Format::Bedrock => bedrock::find(&self.aws_call(profile)?, batch_id).await,
-        }
     }
 
     /// Best effort: cancel (stop) a batch nobody waits for any more.

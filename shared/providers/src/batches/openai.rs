@@ -2,7 +2,8 @@
 //! batch of it (`POST /batches`, `completion_window: 24h`, our batch id in its metadata), its
 //! status (`GET /batches/{id}`), its output and error files (`GET /files/{id}/content`), and
 //! `POST /batches/{id}/cancel`. A submit first looks for a batch whose metadata names our batch
-//! id (the last [`LIST_PAGES`] pages of batches), so a retried submit makes none twice.
+//! id (the last [`LIST_PAGES`] pages of batches), so a retried submit makes none twice. Once we
+//! are done with a batch its files are deleted (`DELETE /files/{id}`, [`clean_up`]).
 
 use std::collections::HashMap;
 
@@ -10,6 +11,7 @@ use aitasks_contracts::AiRequest;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
+use super::leftovers::{gone, Cleanup};
 use super::MAX_RESULT_FILE_BYTES;
 use super::{collect, judge, line_body, path_id, unanswered, BatchLine, BatchPhase, LineOutcome, LineResult};
 use crate::error::{said, ProviderError};
@@ -168,4 +170,34 @@ fn outcome(call: &Call<'_>, line: &Value, request: &AiRequest) -> LineOutcome {
 pub(super) async fn cancel(call: &Call<'_>, batch: &str) -> Result<(), ProviderError> {
     let url = format!("{}/batches/{}/cancel", call.profile.base_url, path_id(batch, "batch")?);
     send(call, authorized(call, call.http.post(url))).await.map(drop)
+}
+
+/// Delete the batch's input, output and error files once it has ended (the batch object itself
+/// has no delete); a batch still running is canceled first.
+pub(super) async fn clean_up(call: &Call<'_>, batch: &str) -> Result<Cleanup, ProviderError> {
+    let url = format!("{}/batches/{}", call.profile.base_url, path_id(batch, "batch")?);
+    let state = match send(call, authorized(call, call.http.get(url))).await {
+        Ok(state) => state,
+        Err(error) if gone(&error) => return Ok(Cleanup::Done),
+        Err(error) => return Err(error),
+    };
+    match state["status"].as_str() {
+        Some("completed" | "failed" | "expired" | "cancelled") => {}
+        Some("validating" | "in_progress") => {
+            cancel(call, batch).await?;
+            return Ok(Cleanup::NotYet);
+        }
+        Some("finalizing" | "cancelling") => return Ok(Cleanup::NotYet),
+        _ => return Err(malformed(call.profile, "status", &state)),
+    }
+    for field in ["input_file_id", "output_file_id", "error_file_id"] {
+        let Some(file) = state[field].as_str().filter(|id| !id.is_empty()) else { continue };
+        let url = format!("{}/files/{}", call.profile.base_url, path_id(file, "file")?);
+        match send(call, authorized(call, call.http.delete(url))).await {
+            Ok(_) => {}
+            Err(error) if gone(&error) => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(Cleanup::Done)
 }

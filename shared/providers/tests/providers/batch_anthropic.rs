@@ -140,3 +140,52 @@ async fn a_canceled_message_batch_ends_with_canceled_lines() {
         .values()
         .all(|o| matches!(&o[..], [LineOutcome::Unanswered(why)] if why.contains("canceled"))));
 }
+
+#[tokio::test]
+async fn a_lookup_finds_the_batches_made_since_the_first_submit_with_as_many_requests() {
+    let stub = StubBatches::start().await;
+    let profile = anthropic(&stub.base_url);
+    let (ids, requests) = tasks(3);
+    let client = client();
+    let older = client.submit(&profile, Uuid::new_v4(), &lines(&ids, &requests)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    // Made this long after `older`: what the lookup asks for starts after it (skew taken away).
+    let since = chrono::Utc::now() + aitasks_providers::CLOCK_SKEW;
+    let first = client.submit(&profile, Uuid::new_v4(), &lines(&ids, &requests)).await.unwrap();
+    let other_size = stub.foreign_anthropic_batch(5);
+    let second = client.submit(&profile, Uuid::new_v4(), &lines(&ids[..2], &requests)).await.unwrap();
+    let sent = aitasks_providers::Sent {
+        since: since - chrono::Duration::milliseconds(20),
+        until: None,
+        requests: 2..=3,
+    };
+    let found = client.find(&profile, Uuid::new_v4(), &sent).await.unwrap();
+    assert_eq!(found, aitasks_providers::Found::Matching(vec![first.clone(), second]), "oldest first");
+    assert!(![older, other_size]
+        .iter()
+        .any(|id| matches!(&found, aitasks_providers::Found::Matching(f) if f.contains(id))));
+    let none = aitasks_providers::Sent { since, until: None, requests: 7..=9 };
+    assert_eq!(
+        client.find(&profile, Uuid::new_v4(), &none).await.unwrap(),
+        aitasks_providers::Found::Nothing
+    );
+    assert_eq!(stub.creates(), 3);
+}
+
+#[tokio::test]
+async fn a_message_batch_is_deleted_only_once_it_has_ended() {
+    let stub = StubBatches::start().await;
+    let profile = anthropic(&stub.base_url);
+    let (ids, requests) = tasks(2);
+    stub.hold();
+    let client = client();
+    let batch = client.submit(&profile, Uuid::new_v4(), &lines(&ids, &requests)).await.unwrap();
+    use aitasks_providers::Cleanup;
+    assert_eq!(client.clean_up(&profile, &batch).await.unwrap(), Cleanup::NotYet, "running: canceled first");
+    assert_eq!((stub.cancels(), stub.batch_deletes()), (1, 0));
+    assert_eq!(client.clean_up(&profile, &batch).await.unwrap(), Cleanup::NotYet, "still canceling");
+    stub.advance();
+    assert_eq!(client.clean_up(&profile, &batch).await.unwrap(), Cleanup::Done);
+    assert_eq!((stub.batch_deletes(), stub.anthropic_batches_held()), (1, (0, 0)));
+    assert_eq!(client.clean_up(&profile, &batch).await.unwrap(), Cleanup::Done, "gone already: done");
+}

@@ -224,3 +224,27 @@ async fn a_wrong_key_is_refused_and_never_in_the_error() {
     assert!(!format!("{error:?}").contains("sk-wrong-secret"));
     assert_eq!(stub.unauthorized(), 1);
 }
+
+#[tokio::test]
+async fn a_finished_batch_s_files_are_deleted_and_a_running_one_is_canceled_first() {
+    let stub = StubBatches::start().await;
+    let profile = openai(&stub);
+    let (ids, requests) = tasks(3);
+    stub.script(ids[0], LineScript::Error(400));
+    let client = client();
+    let batch = client.submit(&profile, Uuid::new_v4(), &lines(&ids, &requests)).await.unwrap();
+    let (results, _) = until_done(&client, &profile, &batch).await;
+    assert_eq!((results.len(), stub.files_held()), (2, 3), "input, output and error files");
+    use aitasks_providers::Cleanup;
+    assert_eq!(client.clean_up(&profile, &batch).await.unwrap(), Cleanup::Done);
+    assert_eq!((stub.file_deletes(), stub.files_held()), (3, 0));
+    assert_eq!(client.clean_up(&profile, &batch).await.unwrap(), Cleanup::Done, "again: nothing left, done");
+
+    stub.hold();
+    let running = client.submit(&profile, Uuid::new_v4(), &lines(&ids, &requests)).await.unwrap();
+    assert_eq!(client.clean_up(&profile, &running).await.unwrap(), Cleanup::NotYet);
+    assert_eq!(stub.cancels(), 1);
+    stub.advance();
+    assert_eq!(client.clean_up(&profile, &running).await.unwrap(), Cleanup::Done);
+    assert_eq!(stub.files_held(), 0, "its input file, and the canceled lines' error file");
+}

@@ -11,6 +11,7 @@ use aitasks_providers::{BatchLine, BatchPhase, ModelProfile};
 use aitasks_store::{self as store, BatchOutcome, BatchState, OpenBatch, StoreError};
 use uuid::Uuid;
 
+use super::lookup::{look_up, Lookup};
 use super::{results, send_now, BatchSummary};
 use crate::app::App;
 
@@ -109,8 +110,29 @@ async fn submit<P>(
         store::end_batch(client, batch.id, BatchOutcome::Canceled, None).await?;
         return Ok(());
     }
+    // A submit sent before may have made the batch though its answer was lost: never again blind.
+    if batch.submits > 0 {
+        let why = match look_up(app, client, profile, batch, tasks.len(), summary).await? {
+            Ok(Lookup::Nothing) => None,
+            Ok(Lookup::Adopt(provider_batch_id)) => {
+                let poll = app.settings.runtime.batch_poll;
+                if store::mark_batch_submitted(client, batch.id, &provider_batch_id, poll).await? {
+                    summary.batches_submitted += 1;
+                    tracing::warn!(batch_id = %batch.id, profile = %profile.id, %provider_batch_id, "a submit whose answer was lost made the batch: adopted, not sent again");
+                }
+                return Ok(());
+            }
+            Ok(Lookup::Unsure(why)) => Some(why),
+            Err(error) => Some(format!("could not look the batch up at the provider: {error}")),
+        };
+        if let Some(why) = why {
+            tracing::warn!(batch_id = %batch.id, profile = %profile.id, why = %why, "not submitting the batch again yet");
+            return store::look_at_batch_later(client, batch.id, retry_delay(batch.tries), Some(&why)).await;
+        }
+    }
     let lines: Vec<BatchLine<'_>> =
         requests.iter().map(|(task_id, request)| BatchLine { task_id: *task_id, request }).collect();
+    store::note_submit_sending(client, batch.id).await?;
     match app.batches.submit(profile, batch.id, &lines).await {
         Ok(provider_batch_id) => {
             let poll = app.settings.runtime.batch_poll;
@@ -134,11 +156,12 @@ async fn submit<P>(
 
 /// A `submitting` batch given up (its tasks' windows near their end, or its submits kept
 /// failing): the provider may have it all the same (a submit whose answer was lost, a batcher
-/// killed before its commit). It is looked up there first (OpenAI by its metadata, Bedrock by its
-/// job name; Anthropic has no key to find it by) and, when found, adopted: recorded `submitted`
-/// and looked at as such (its results settled if it is done; if not and given up, cancelled
-/// there), so nothing is paid for twice. Only a batch the provider does not have goes back whole.
-/// Bounded by the look's limit; a lookup that fails is tried again while there is time.
+/// killed before its commit). It is looked up there first ([`look_up`]: OpenAI by its metadata,
+/// Bedrock by its job name, Anthropic by what was sent) and, when found, adopted: recorded
+/// `submitted` and looked at as such (its results settled if it is done; if not and given up,
+/// cancelled there), so nothing is paid for twice. Only a batch the provider does not have goes
+/// back whole. Bounded by the look's limit; a lookup that fails (or is unsure) is tried again
+/// while there is time.
 async fn give_up_submitting<P>(
     app: &App<P>,
     client: &store::Client,
@@ -146,8 +169,13 @@ async fn give_up_submitting<P>(
     batch: &OpenBatch,
     summary: &mut BatchSummary,
 ) -> Result<(), StoreError> {
-    match app.batches.find(profile, batch.id).await {
-        Ok(Some(provider_batch_id)) => {
+    let found = match look_up(app, client, profile, batch, 1, summary).await? {
+        Ok(Lookup::Unsure(why)) => Err(why),
+        Ok(found) => Ok(found),
+        Err(error) => Err(error.to_string()),
+    };
+    match found {
+        Ok(Lookup::Adopt(provider_batch_id)) => {
             tracing::warn!(batch_id = %batch.id, %provider_batch_id, "a batch given up while submitting is at the provider; adopted");
             let poll_again = app.settings.runtime.batch_poll;
             if !store::mark_batch_submitted(client, batch.id, &provider_batch_id, poll_again).await? {
@@ -160,7 +188,7 @@ async fn give_up_submitting<P>(
             };
             poll(app, client, profile, &adopted, summary).await
         }
-        Ok(None) => {
+        Ok(_) => {
             let why = "the provider did not take the batch in time";
             return_all(app, client, batch, BatchOutcome::Unsubmitted, Some(why), summary).await
         }
@@ -168,8 +196,7 @@ async fn give_up_submitting<P>(
         // would run them twice if the provider has the batch.
         Err(error) if !batch.given_up => {
             tracing::warn!(batch_id = %batch.id, error = %error, "could not look the batch up at the provider; trying again later");
-            store::look_at_batch_later(client, batch.id, retry_delay(batch.tries), Some(&error.to_string()))
-                .await
+            store::look_at_batch_later(client, batch.id, retry_delay(batch.tries), Some(&error)).await
         }
         Err(error) => {
             tracing::warn!(batch_id = %batch.id, error = %error, "could not look the given-up batch up at the provider; its tasks run on-demand");

@@ -9,13 +9,19 @@
 //!   recorded first) or polled; its results are settled ([`results`]), and what they do not
 //!   settle goes back to the on-demand path. A batch not done when its tasks' windows are near
 //!   their end is given up, its tasks sent on-demand with the slack to spare.
+//!   A submit whose answer was lost is looked up at the provider before it is sent again
+//!   ([`lookup`]).
+//! - [`cleanup`]: an ended batch's copies at the provider (files, batches) are deleted.
 //! - [`sample`]: the figures the metrics and the deadline alarm read.
 //!
 //! Every message it owes it sends itself, and marks unsent what SQS did not take (the sweeper's
 //! `sendOwed` duty sends those).
 
+mod cleanup;
 mod form;
 mod look;
+mod lookup;
+mod nul;
 mod results;
 mod sample;
 
@@ -24,6 +30,7 @@ use serde::Serialize;
 
 use crate::app::App;
 
+pub use cleanup::{clean_up_batches, MAX_CLEANUP_TRIES};
 pub use form::form_batches;
 pub use look::look_at_batches;
 pub use sample::{sample_deferred, DeferredSample};
@@ -71,6 +78,10 @@ pub struct BatchSummary {
     pub batch_results_settled: u64,
     pub batch_repairs: u64,
     pub batch_tasks_returned: u64,
+    /// Extra batches made for one batch row (submits whose answers were lost) canceled at the
+    /// provider, and ended batches whose copies there were deleted.
+    pub batch_extras_canceled: u64,
+    pub batches_cleaned: u64,
 }
 
 /// Send the messages of tasks the batcher put on the on-demand path (marked sent by the

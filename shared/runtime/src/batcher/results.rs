@@ -84,21 +84,21 @@ pub(super) async fn settle<P>(
 }
 
 /// The repair turn of an invalid answer, as the store keeps it, or why it cannot be kept: the
-/// answer is the model's, so it may hold what Postgres cannot store (a NUL) or be too long to
-/// keep (the task's answer then fails as on-demand would, `WORKFLOW_AI_LOOP_FAILED`, retried
-/// within its budget).
+/// answer is the model's, so it may hold what Postgres cannot store (a NUL: kept as U+FFFD, so
+/// the answer still gets its repair turn as an on-demand one does, the problems naming the NUL)
+/// or be too long to keep (the task's answer then fails as on-demand would,
+/// `WORKFLOW_AI_LOOP_FAILED`, retried within its budget).
 fn keepable(resume: &aitasks_providers::Resume) -> Result<Value, String> {
     /// Under the table's check (migrations/V20), with room for the JSON's own escaping.
     const MAX_KEPT_BYTES: usize = 1_000_000;
-    let text =
-        serde_json::to_string(resume).map_err(|e| format!("the repair turn could not be kept: {e}"))?;
-    if text.len() > MAX_KEPT_BYTES {
-        return Err(format!("the invalid answer is too long to repair ({} bytes)", text.len()));
+    let mut kept =
+        serde_json::to_value(resume).map_err(|e| format!("the repair turn could not be kept: {e}"))?;
+    super::nul::replace_nul(&mut kept);
+    let bytes = serde_json::to_string(&kept).map_or(usize::MAX, |text| text.len());
+    if bytes > MAX_KEPT_BYTES {
+        return Err(format!("the invalid answer is too long to repair ({bytes} bytes)"));
     }
-    if text.contains("\\u0000") {
-        return Err("the invalid answer holds a NUL character".to_owned());
-    }
-    serde_json::from_str(&text).map_err(|e| format!("the repair turn could not be kept: {e}"))
+    Ok(kept)
 }
 
 /// Complete a page of answered tasks: the unscoped in one statement, each scoped in its own

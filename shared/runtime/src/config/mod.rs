@@ -283,6 +283,39 @@ mod tests {
         assert!(Settings::from_lookup(env(vec![])).is_err(), "DATABASE_URL is required");
     }
 
+    /// docs/configuration.md states the slack's range; the code keeps exactly that range (a value
+    /// outside it is moved to its nearer end).
+    #[test]
+    fn the_deferred_slack_keeps_the_documented_range() {
+        let docs = include_str!("../../../../docs/configuration.md");
+        let row =
+            docs.lines().find(|line| line.starts_with("| `AITASK_DEFERRED_SLACK_MS`")).expect("documented");
+        let range =
+            row.split('(').nth(1).and_then(|rest| rest.split(')').next()).expect("a range in the row");
+        let (low, high) = range.split_once(" to ").expect("\"<low> to <high>\"");
+        let number = |text: &str| -> u64 {
+            text.trim()
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect::<String>()
+                .parse()
+                .expect("a number")
+        };
+        let (low, high) = (number(low), number(high));
+        let slack = |ms: u64| {
+            let ms = ms.to_string();
+            let lookup = |name: &str| match name {
+                "DATABASE_URL" => Some("postgres://x".to_owned()),
+                "AITASK_TASK_QUEUE_URL" => Some("http://q".to_owned()),
+                "AITASK_DEFERRED_SLACK_MS" => Some(ms.clone()),
+                _ => None,
+            };
+            Settings::from_lookup(lookup).unwrap().runtime.deferred_slack.as_millis() as u64
+        };
+        assert_eq!((slack(low), slack(high)), (low, high), "the documented ends are kept as given");
+        assert_eq!((slack(low - 1), slack(high + 1)), (low, high), "outside, the nearer end");
+    }
+
     #[test]
     fn backoff_doubles_up_to_a_minute() {
         let config = RuntimeConfig::default();

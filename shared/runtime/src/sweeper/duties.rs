@@ -36,6 +36,8 @@ pub enum Duty {
     /// and polled, their results settled ([`crate::batcher`]).
     FormBatches,
     LookAtBatches,
+    /// Ended batches' copies at the provider (files, batches) are deleted.
+    CleanUpBatches,
     /// Messages never sent, or sent long ago without a claim, are (re)sent.
     SendOwed,
     /// Completion events not marked delivered are delivered.
@@ -55,7 +57,7 @@ pub enum Duty {
 
 /// Every duty, in the order a sweep runs them. The heartbeat of waiting callbacks is not among
 /// them: it runs beside them, from the sweep's start (`super::heartbeats`).
-pub const DUTIES: [Duty; 15] = [
+pub const DUTIES: [Duty; 16] = [
     Duty::ExpireQueued,
     Duty::ExpireRunning,
     Duty::RestoreLost,
@@ -72,6 +74,7 @@ pub const DUTIES: [Duty; 15] = [
     // Last: their provider calls take the longest, and never delay the other duties.
     Duty::FormBatches,
     Duty::LookAtBatches,
+    Duty::CleanUpBatches,
 ];
 
 impl Duty {
@@ -84,6 +87,7 @@ impl Duty {
             Duty::FinishRunCancels => "finishRunCancels",
             Duty::FormBatches => "formBatches",
             Duty::LookAtBatches => "lookAtBatches",
+            Duty::CleanUpBatches => "cleanUpBatches",
             Duty::SendOwed => "sendOwed",
             Duty::DeliverEvents => "deliverEvents",
             Duty::DeliverCallbacks => "deliverCallbacks",
@@ -163,6 +167,7 @@ impl Duty {
                 batcher::form_batches(app, page, config.sweep_max_pages, &mut summary.batches).await?;
             }
             Duty::LookAtBatches => batcher::look_at_batches(app, &mut summary.batches).await?,
+            Duty::CleanUpBatches => batcher::clean_up_batches(app, page, &mut summary.batches).await?,
             Duty::SendOwed => {
                 while pages.next() {
                     let owed =

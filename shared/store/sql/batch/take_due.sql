@@ -8,4 +8,4 @@ WHERE id IN (
     ORDER BY due_at, id LIMIT :page
     FOR UPDATE SKIP LOCKED)
 RETURNING id, profile, provider, state, provider_batch_id, records, give_up_at, tries, created_at,
-    give_up_at <= now() AS given_up
+    give_up_at <= now() AS given_up, submits, submit_sent_at

@@ -8,15 +8,23 @@
 //! a shuffled order; a test scripts single lines ([`LineScript`]: an invalid answer, an error,
 //! no line, a duplicate, an oversized line), moves batches on ([`StubBatches::advance`], or one
 //! step per status read unless [`StubBatches::hold`]), and picks how they end
-//! ([`BatchOutcome`]). Every create is counted, so a test can prove a resubmission made none.
+//! ([`BatchOutcome`]). Every create is counted, so a test can prove a resubmission made none;
+//! a create can be answered late ([`StubBatches::answer_creates_late`]: the batch is made at
+//! once, its answer comes after the client gave up), Anthropic's batches are listed newest first
+//! (`GET /v1/messages/batches`), and the deletes (`DELETE /v1/files/{id}`,
+//! `DELETE /v1/messages/batches/{id}`, only once ended) are real and counted.
 //! The same base URL answers OpenAI's on-demand chat completions too (each valid from its
 //! schema, counted), as a batching profile's endpoint does when a task runs on-demand.
 
 mod bedrock;
+mod hygiene;
 mod server;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
 
 use serde_json::{json, Value};
 
@@ -45,6 +53,9 @@ pub enum BatchOutcome {
 pub enum LineScript {
     /// An answer the checker refuses (`{}`).
     Invalid,
+    /// An answer the checker refuses for the NUL character it holds (which Postgres cannot
+    /// store either).
+    InvalidWithNul,
     /// An error line with this HTTP status.
     Error(u16),
     /// No line at all.
@@ -83,6 +94,7 @@ pub(crate) struct Batch {
     pub(crate) input_file_id: Option<String>,
     pub(crate) output_file: Option<String>,
     pub(crate) error_file: Option<String>,
+    pub(crate) created_at: DateTime<Utc>,
 }
 
 pub(crate) struct Stubs {
@@ -102,6 +114,13 @@ pub(crate) struct Stubs {
     pub(crate) latency: std::time::Duration,
     /// On-demand chat completions (`POST /v1/chat/completions`) received, their bodies.
     pub(crate) on_demand: Vec<Value>,
+    /// The next creates answered this late (how many, and by how long).
+    pub(crate) late_creates: usize,
+    pub(crate) late_by: Duration,
+    pub(crate) file_deletes: usize,
+    pub(crate) batch_deletes: usize,
+    /// Anthropic's list shows a batch only this long after it was made.
+    pub(crate) list_lag: Duration,
 }
 
 /// The OpenAI and Anthropic batch APIs. Dropping it leaves the server running until the test
@@ -131,6 +150,11 @@ impl StubBatches {
             unauthorized: 0,
             latency: std::time::Duration::ZERO,
             on_demand: Vec::new(),
+            late_creates: 0,
+            late_by: Duration::ZERO,
+            file_deletes: 0,
+            batch_deletes: 0,
+            list_lag: Duration::ZERO,
         }));
         let router =
             axum::Router::new().fallback(server::handle).with_state((state.clone(), base_url.clone()));
@@ -346,6 +370,7 @@ fn anthropic_error(custom_id: &str, status: u16) -> Value {
 pub(crate) fn scripted_answer(script: &Option<LineScript>, schema: &Value) -> Value {
     match script {
         Some(LineScript::Invalid) => json!({}),
+        Some(LineScript::InvalidWithNul) => json!({"answer": "nul \u{0} here"}),
         _ => answer_for_schema(schema),
     }
 }

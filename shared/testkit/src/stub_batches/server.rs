@@ -1,11 +1,14 @@
 //! The HTTP side of [`super::StubBatches`]: OpenAI's Files and Batches routes and Anthropic's
-//! Message Batches routes, one handler.
+//! Message Batches routes, one handler. A create scripted late is made at once and answered
+//! after the delay, outside the lock.
 
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
+
+use chrono::Utc;
 
 use super::{step, Api, Batch, Stage, Stubs, BATCH_STUB_KEY};
 
@@ -28,13 +31,36 @@ pub(super) async fn handle(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
     // A slow provider: every request waits before it is looked at.
     let latency = state.lock().unwrap_or_else(|p| p.into_inner()).latency;
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
     }
-    let mut stubs = state.lock().unwrap_or_else(|p| p.into_inner());
+    let (response, late) = {
+        let mut stubs = state.lock().unwrap_or_else(|p| p.into_inner());
+        let creates = stubs.creates;
+        let response = respond(&mut stubs, &base_url, &method, &uri, &headers, &body);
+        let late = (stubs.creates > creates && stubs.late_creates > 0).then(|| {
+            stubs.late_creates -= 1;
+            stubs.late_by
+        });
+        (response, late)
+    };
+    if let Some(late) = late {
+        tokio::time::sleep(late).await;
+    }
+    response
+}
+
+fn respond(
+    stubs: &mut Stubs,
+    base_url: &str,
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Response {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
     if header("authorization") != format!("Bearer {BATCH_STUB_KEY}") && header("x-api-key") != BATCH_STUB_KEY
     {
         stubs.unauthorized += 1;
@@ -47,7 +73,7 @@ pub(super) async fn handle(
     let parts: Vec<&str> = path.split('/').collect();
     match (method.as_str(), parts.as_slice()) {
         ("POST", ["chat", "completions"]) => {
-            let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            let request: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
             let schema =
                 request.pointer("/response_format/json_schema/schema").cloned().unwrap_or(Value::Null);
             let content = super::answer_for_schema(&schema).to_string();
@@ -60,13 +86,20 @@ pub(super) async fn handle(
                        "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25}}),
             )
         }
-        ("POST", ["files"]) => upload(&mut stubs, &header("content-type"), &body),
+        ("POST", ["files"]) => upload(stubs, &header("content-type"), body),
+        ("DELETE", ["files", id]) => match stubs.files.remove(*id) {
+            Some(_) => {
+                stubs.file_deletes += 1;
+                answer(StatusCode::OK, json!({"id": id, "object": "file", "deleted": true}))
+            }
+            None => not_found(),
+        },
         ("GET", ["files", id, "content"]) => match stubs.files.get(*id) {
             Some(text) => (StatusCode::OK, text.clone()).into_response(),
             None => not_found(),
         },
         ("POST", ["batches"]) => {
-            let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            let request: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
             let file = request["input_file_id"].as_str().unwrap_or_default().to_owned();
             let Some(text) = stubs.files.get(&file).cloned() else { return not_found() };
             let lines = text
@@ -86,6 +119,7 @@ pub(super) async fn handle(
                 input_file_id: Some(file),
                 output_file: None,
                 error_file: None,
+                created_at: Utc::now(),
             });
             answer(StatusCode::OK, openai_batch(stubs.batches.last().expect("just pushed")))
         }
@@ -109,16 +143,16 @@ pub(super) async fn handle(
             let Some(index) = stubs.batches.iter().position(|b| b.id == *id && b.api == Api::OpenAi) else {
                 return not_found();
             };
-            if method == Method::POST {
+            if *method == Method::POST {
                 stubs.cancels += 1;
                 stubs.batches[index].stage = Stage::Cancelling;
             } else if stubs.auto {
-                step(&mut stubs, index);
+                step(stubs, index);
             }
             answer(StatusCode::OK, openai_batch(&stubs.batches[index]))
         }
         ("POST", ["messages", "batches"]) => {
-            let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            let request: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
             let lines = request["requests"]
                 .as_array()
                 .into_iter()
@@ -137,21 +171,72 @@ pub(super) async fn handle(
                 input_file_id: None,
                 output_file: None,
                 error_file: None,
+                created_at: Utc::now(),
             });
-            answer(StatusCode::OK, anthropic_batch(stubs.batches.last().expect("just pushed"), &base_url))
+            answer(StatusCode::OK, anthropic_batch(stubs.batches.last().expect("just pushed"), base_url))
+        }
+        ("GET", ["messages", "batches"]) => {
+            let query = uri.query().unwrap_or_default();
+            let param = |name: &str| {
+                query.split('&').find_map(|pair| pair.strip_prefix(&format!("{name}="))).map(str::to_owned)
+            };
+            let limit: usize = param("limit").and_then(|l| l.parse().ok()).unwrap_or(20).clamp(1, 1000);
+            // Newest first, as Anthropic lists them.
+            let shown_before = Utc::now() - chrono::Duration::from_std(stubs.list_lag).unwrap_or_default();
+            let all: Vec<&Batch> = stubs
+                .batches
+                .iter()
+                .rev()
+                .filter(|b| b.api == Api::Anthropic && b.created_at <= shown_before)
+                .collect();
+            let start = match param("after_id") {
+                Some(after) => all.iter().position(|b| b.id == after).map_or(all.len(), |i| i + 1),
+                None => 0,
+            };
+            let page: Vec<Value> =
+                all.iter().skip(start).take(limit).map(|b| anthropic_batch(b, base_url)).collect();
+            let has_more = start + page.len() < all.len();
+            let first = page.first().map(|b| b["id"].clone()).unwrap_or(Value::Null);
+            let last = page.last().map(|b| b["id"].clone()).unwrap_or(Value::Null);
+            answer(
+                StatusCode::OK,
+                json!({"data": page, "has_more": has_more, "first_id": first, "last_id": last}),
+            )
+        }
+        ("DELETE", ["messages", "batches", id]) => {
+            let Some(index) = stubs.batches.iter().position(|b| b.id == *id && b.api == Api::Anthropic)
+            else {
+                return not_found();
+            };
+            if !matches!(
+                stubs.batches[index].stage,
+                Stage::Completed | Stage::Failed | Stage::Expired | Stage::Cancelled
+            ) {
+                return answer(
+                    StatusCode::BAD_REQUEST,
+                    json!({"type": "error", "error": {"type": "invalid_request_error",
+                        "message": "Message Batches can only be deleted once they have finished processing."}}),
+                );
+            }
+            let removed = stubs.batches.remove(index);
+            if let Some(file) = removed.output_file {
+                stubs.files.remove(&file);
+            }
+            stubs.batch_deletes += 1;
+            answer(StatusCode::OK, json!({"id": id, "type": "message_batch_deleted"}))
         }
         ("GET", ["messages", "batches", id]) | ("POST", ["messages", "batches", id, "cancel"]) => {
             let Some(index) = stubs.batches.iter().position(|b| b.id == *id && b.api == Api::Anthropic)
             else {
                 return not_found();
             };
-            if method == Method::POST {
+            if *method == Method::POST {
                 stubs.cancels += 1;
                 stubs.batches[index].stage = Stage::Cancelling;
             } else if stubs.auto {
-                step(&mut stubs, index);
+                step(stubs, index);
             }
-            answer(StatusCode::OK, anthropic_batch(&stubs.batches[index], &base_url))
+            answer(StatusCode::OK, anthropic_batch(&stubs.batches[index], base_url))
         }
         ("GET", ["messages", "batches", id, "results"]) => {
             let file = stubs.batches.iter().find(|b| b.id == *id).and_then(|b| b.output_file.clone());
@@ -222,8 +307,12 @@ fn anthropic_batch(batch: &Batch, base_url: &str) -> Value {
         _ => "in_progress",
     };
     let canceled = matches!(batch.stage, Stage::Cancelling | Stage::Cancelled);
+    let n = batch.lines.len();
+    let count = |stage: Stage| if batch.stage == stage { n } else { 0 };
     json!({"id": batch.id, "type": "message_batch", "processing_status": status,
-        "request_counts": {"processing": if ended { 0 } else { batch.lines.len() }},
+        "created_at": batch.created_at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+        "request_counts": {"processing": if ended { 0 } else { n }, "succeeded": count(Stage::Completed),
+            "errored": count(Stage::Failed), "expired": count(Stage::Expired), "canceled": count(Stage::Cancelled)},
         "cancel_initiated_at": if canceled { json!("2026-12-02T00:00:00Z") } else { Value::Null },
         "results_url": if ended { json!(format!("{base_url}/messages/batches/{}/results", batch.id)) } else { Value::Null }})
 }

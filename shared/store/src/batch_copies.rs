@@ -1,0 +1,113 @@
+//! What the store knows of a batch's copies at the provider (`sql/batch/`, migrations/V25):
+//! the submits sent for a batch row (counted before each is sent, so a look after a lost answer
+//! knows the provider may have a batch), the provider's batches that are already ours (a lookup
+//! passes them by), the extra batches made for a row, and the clean-up of an ended batch's
+//! copies there (its files, its batch and its extras), in bounded pages.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::error::StoreResult;
+use crate::params::{limit, millis, truncate_message};
+use crate::pool::GenericClient;
+use crate::queries::{
+    BATCH_ADD_EXTRAS, BATCH_CLEANUP_DUE, BATCH_CLEANUP_NEXT, BATCH_KNOWN_IDS, BATCH_SUBMIT_SENDING,
+};
+
+/// A submit of batch `batch_id` is about to be sent: counted (and the first one's time kept).
+pub async fn note_submit_sending(client: &impl GenericClient, batch_id: Uuid) -> StoreResult<()> {
+    let statement = client.prepare_cached(BATCH_SUBMIT_SENDING.text()).await?;
+    client.execute(&statement, &BATCH_SUBMIT_SENDING.bind(&[("batch_id", &batch_id)])?).await?;
+    Ok(())
+}
+
+/// Which of the provider's batch ids `ids` are already ours: a batch row's, or an extra of one.
+pub async fn known_provider_batches(client: &impl GenericClient, ids: &[String]) -> StoreResult<Vec<String>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let statement = client.prepare_cached(BATCH_KNOWN_IDS.text()).await?;
+    let ids = ids.to_vec();
+    let rows = client.query(&statement, &BATCH_KNOWN_IDS.bind(&[("ids", &ids)])?).await?;
+    rows.iter().map(|row| Ok(row.try_get("id")?)).collect()
+}
+
+/// The provider's batches made for `batch_id` beyond the one adopted: deleted with it.
+pub async fn add_extra_batches(
+    client: &impl GenericClient,
+    batch_id: Uuid,
+    extras: &[String],
+) -> StoreResult<()> {
+    let statement = client.prepare_cached(BATCH_ADD_EXTRAS.text()).await?;
+    let extras = extras.to_vec();
+    client
+        .execute(&statement, &BATCH_ADD_EXTRAS.bind(&[("batch_id", &batch_id), ("extras", &extras)])?)
+        .await?;
+    Ok(())
+}
+
+/// An ended batch whose copies at the provider are due for deletion.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchLeftovers {
+    pub id: Uuid,
+    pub profile: String,
+    /// The provider's batch (none: it never took one; only extras, if any, are left).
+    pub provider_batch_id: Option<String>,
+    /// Batches made for it beyond the adopted one.
+    pub extra_batch_ids: Vec<String>,
+    /// Clean-ups taken, this one included.
+    pub tries: i32,
+    /// What was sent for it: how many requests at most, how many submits, the first one's time,
+    /// and when the provider's answer was recorded (no submit went out after that).
+    pub records: i32,
+    pub submits: i32,
+    pub submit_sent_at: Option<DateTime<Utc>>,
+    pub submitted_at: Option<DateTime<Utc>>,
+}
+
+/// Up to `page` ended batches whose copies at the provider are due for deletion, each held for
+/// `hold` from other sweepers.
+pub async fn take_batch_leftovers(
+    client: &impl GenericClient,
+    hold: Duration,
+    page: usize,
+) -> StoreResult<Vec<BatchLeftovers>> {
+    let statement = client.prepare_cached(BATCH_CLEANUP_DUE.text()).await?;
+    let (hold_ms, page) = (millis(hold), limit(page));
+    let rows =
+        client.query(&statement, &BATCH_CLEANUP_DUE.bind(&[("hold_ms", &hold_ms), ("page", &page)])?).await?;
+    rows.iter()
+        .map(|row| {
+            Ok(BatchLeftovers {
+                id: row.try_get("id")?,
+                profile: row.try_get("profile")?,
+                provider_batch_id: row.try_get("provider_batch_id")?,
+                extra_batch_ids: row.try_get("extra_batch_ids")?,
+                tries: row.try_get("cleanup_tries")?,
+                records: row.try_get("records")?,
+                submits: row.try_get("submits")?,
+                submit_sent_at: row.try_get("submit_sent_at")?,
+                submitted_at: row.try_get("submitted_at")?,
+            })
+        })
+        .collect()
+}
+
+/// The clean-up of an ended batch: done (`after` none: nothing left at the provider, or given
+/// up), or tried again after `after`, keeping `error` (a failed call) for the record.
+pub async fn next_batch_cleanup(
+    client: &impl GenericClient,
+    batch_id: Uuid,
+    after: Option<Duration>,
+    error: Option<&str>,
+) -> StoreResult<()> {
+    let statement = client.prepare_cached(BATCH_CLEANUP_NEXT.text()).await?;
+    let after_ms = after.map(millis);
+    let error = error.map(truncate_message);
+    let params =
+        BATCH_CLEANUP_NEXT.bind(&[("batch_id", &batch_id), ("after_ms", &after_ms), ("error", &error)])?;
+    client.execute(&statement, &params).await?;
+    Ok(())
+}
