@@ -3,8 +3,6 @@
 //! after `AITASK_RESEND_AFTER_MS`, each in its application's group; when the queue holds them, it
 //! sends nothing.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::time::Duration;
 
 use aitasks_testkit::*;

@@ -3,8 +3,6 @@
 //! tenants when its capacity is short, and keeps each state's `HeartbeatSeconds` promise while
 //! the batch duties hold the sweeps (the short form of `make bench`'s heartbeat section).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::collections::HashSet;
 
 use aitasks_runtime::sweeper;
