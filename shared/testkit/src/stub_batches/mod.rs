@@ -100,6 +100,12 @@ pub(crate) struct Stubs {
     pub(crate) unauthorized: usize,
     /// On-demand chat completions (`POST /v1/chat/completions`) received, their bodies.
     pub(crate) on_demand: Vec<Value>,
+    /// Lines of a canceled or expired batch answered before it ended (the first ones submitted).
+    pub(crate) answered_before_end: usize,
+    /// What every free-text field of an answer says (cut to the field's `maxLength`).
+    pub(crate) answer_text: Option<String>,
+    /// Result files served (`GET /files/{id}/content`, Anthropic's `results_url`).
+    pub(crate) file_reads: usize,
 }
 
 /// The OpenAI and Anthropic batch APIs. Dropping it leaves the server running until the test
@@ -128,6 +134,9 @@ impl StubBatches {
             random: crate::Xorshift::new(0x5eed_ba7c),
             unauthorized: 0,
             on_demand: Vec::new(),
+            answered_before_end: 0,
+            answer_text: None,
+            file_reads: 0,
         }));
         let router =
             axum::Router::new().fallback(server::handle).with_state((state.clone(), base_url.clone()));
@@ -200,6 +209,32 @@ impl StubBatches {
         self.lock().on_demand.clone()
     }
 
+    /// A batch canceled or expired from now on had answered its first `lines` submitted before
+    /// it ended (the providers keep those in its results); the rest are unanswered.
+    pub fn answer_before_end(&self, lines: usize) {
+        self.lock().answered_before_end = lines;
+    }
+
+    /// Every free-text field of the answers written from now on says `text` (cut to the field's
+    /// `maxLength`): long answers, for result files of any size. Characters JSON escapes (`"`,
+    /// `\\`, newlines) grow twice in an OpenAI line, whose answer is a JSON string inside JSON.
+    pub fn answer_with_text(&self, text: impl Into<String>) {
+        self.lock().answer_text = Some(text.into());
+    }
+
+    /// Result files served so far.
+    pub fn file_reads(&self) -> usize {
+        self.lock().file_reads
+    }
+
+    /// The bytes of every result file written so far.
+    pub fn result_bytes(&self) -> usize {
+        let stubs = self.lock();
+        let ids: Vec<&String> =
+            stubs.batches.iter().flat_map(|b| b.output_file.iter().chain(b.error_file.iter())).collect();
+        ids.iter().filter_map(|id| stubs.files.get(*id)).map(String::len).sum()
+    }
+
     /// Every line submitted so far, `(custom_id, request body)`, in order.
     pub fn submitted_lines(&self) -> Vec<(String, Value)> {
         self.lock().batches.iter().flat_map(|batch| batch.lines.clone()).collect()
@@ -238,9 +273,15 @@ fn write_results(stubs: &mut Stubs, index: usize, stage: Stage) {
     let mut output = Vec::new();
     let mut errors = Vec::new();
     let lines = stubs.batches[index].lines.clone();
+    let text = stubs.answer_text.clone();
     for (n, (custom_id, body)) in lines.iter().enumerate() {
         let script = stubs.scripts.get(custom_id).cloned();
+        // A canceled or expired batch keeps the lines it answered before it ended.
+        let ended_first = n >= stubs.answered_before_end;
         let line = match (stage, api) {
+            (Stage::Expired | Stage::Cancelled, _) if !ended_first => {
+                answered_line(n, custom_id, body, &script, api, &text)
+            }
             (Stage::Expired, Api::OpenAi) => {
                 Err(json!({"id": format!("batch_req_{n}"), "custom_id": custom_id,
                 "response": null, "error": {"code": "batch_expired", "message": "This request could not be executed before the completion window expired."}}))
@@ -263,24 +304,7 @@ fn write_results(stubs: &mut Stubs, index: usize, stage: Stage) {
                     "body": {"error": {"message": "stub error", "type": if *status >= 500 { "server_error" } else { "invalid_request_error" }, "code": null}}},
                     "error": null})),
                 (Some(LineScript::Error(status)), Api::Anthropic) => Ok(anthropic_error(custom_id, *status)),
-                (_, Api::OpenAi) => {
-                    let answer = scripted_answer(&script, &body["response_format"]["json_schema"]["schema"]);
-                    let mut completion = json!({"id": format!("chatcmpl-{n}"), "object": "chat.completion", "model": "stub-model",
-                        "choices": [{"index": 0, "message": {"role": "assistant", "content": answer.to_string()}, "finish_reason": "stop"}],
-                        "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}});
-                    pad(&mut completion, &script);
-                    Ok(json!({"id": format!("batch_req_{n}"), "custom_id": custom_id,
-                        "response": {"status_code": 200, "request_id": format!("req_{n}"), "body": completion}, "error": null}))
-                }
-                (_, Api::Anthropic) => {
-                    let tool = &body["tools"][0];
-                    let answer = scripted_answer(&script, &tool["input_schema"]);
-                    let mut message = json!({"id": format!("msg_{n}"), "type": "message", "role": "assistant", "model": "stub-model",
-                        "content": [{"type": "tool_use", "id": format!("toolu_{n}"), "name": tool["name"], "input": answer}],
-                        "stop_reason": "tool_use", "usage": {"input_tokens": 11, "output_tokens": 7}});
-                    pad(&mut message, &script);
-                    Ok(json!({"custom_id": custom_id, "result": {"type": "succeeded", "message": message}}))
-                }
+                _ => answered_line(n, custom_id, body, &script, api, &text),
             },
         };
         let copies = if script == Some(LineScript::Duplicate) { 2 } else { 1 };
@@ -309,6 +333,52 @@ fn write_results(stubs: &mut Stubs, index: usize, stage: Stage) {
             }
         }
     }
+}
+
+/// The line of an answered request: its answer from its schema (as scripted), in `api`'s shape.
+fn answered_line(
+    n: usize,
+    custom_id: &str,
+    body: &Value,
+    script: &Option<LineScript>,
+    api: Api,
+    text: &Option<String>,
+) -> Result<Value, Value> {
+    match api {
+        Api::OpenAi => {
+            let schema = &body["response_format"]["json_schema"]["schema"];
+            let answer = filled(scripted_answer(script, schema), schema, text);
+            let mut completion = json!({"id": format!("chatcmpl-{n}"), "object": "chat.completion", "model": "stub-model",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": answer.to_string()}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}});
+            pad(&mut completion, script);
+            Ok(json!({"id": format!("batch_req_{n}"), "custom_id": custom_id,
+                "response": {"status_code": 200, "request_id": format!("req_{n}"), "body": completion}, "error": null}))
+        }
+        Api::Anthropic => {
+            let tool = &body["tools"][0];
+            let answer = filled(scripted_answer(script, &tool["input_schema"]), &tool["input_schema"], text);
+            let mut message = json!({"id": format!("msg_{n}"), "type": "message", "role": "assistant", "model": "stub-model",
+                "content": [{"type": "tool_use", "id": format!("toolu_{n}"), "name": tool["name"], "input": answer}],
+                "stop_reason": "tool_use", "usage": {"input_tokens": 11, "output_tokens": 7}});
+            pad(&mut message, script);
+            Ok(json!({"custom_id": custom_id, "result": {"type": "succeeded", "message": message}}))
+        }
+    }
+}
+
+/// `answer` with each free-text field (a string with no `enum` or `format`) saying `text`, cut
+/// to the field's `maxLength` characters.
+fn filled(mut answer: Value, schema: &Value, text: &Option<String>) -> Value {
+    let (Some(text), Some(fields)) = (text, answer.as_object_mut()) else { return answer };
+    for (name, value) in fields.iter_mut() {
+        let property = &schema["properties"][name.as_str()];
+        if value.is_string() && property["enum"].is_null() && property["format"].is_null() {
+            let most = property["maxLength"].as_u64().map_or(usize::MAX, |n| n as usize);
+            *value = json!(text.chars().take(most).collect::<String>());
+        }
+    }
+    answer
 }
 
 /// A results file of `lines`: its id.

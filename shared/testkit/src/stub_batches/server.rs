@@ -56,8 +56,11 @@ pub(super) async fn handle(
             )
         }
         ("POST", ["files"]) => upload(&mut stubs, &header("content-type"), &body),
-        ("GET", ["files", id, "content"]) => match stubs.files.get(*id) {
-            Some(text) => (StatusCode::OK, text.clone()).into_response(),
+        ("GET", ["files", id, "content"]) => match stubs.files.get(*id).cloned() {
+            Some(text) => {
+                stubs.file_reads += 1;
+                (StatusCode::OK, text).into_response()
+            }
             None => not_found(),
         },
         ("POST", ["batches"]) => {
@@ -151,7 +154,10 @@ pub(super) async fn handle(
         ("GET", ["messages", "batches", id, "results"]) => {
             let file = stubs.batches.iter().find(|b| b.id == *id).and_then(|b| b.output_file.clone());
             match file.and_then(|file| stubs.files.get(&file).cloned()) {
-                Some(text) => (StatusCode::OK, text).into_response(),
+                Some(text) => {
+                    stubs.file_reads += 1;
+                    (StatusCode::OK, text).into_response()
+                }
                 None => not_found(),
             }
         }
