@@ -1,7 +1,8 @@
 //! A finished batch's results, through the sweeper's batcher against a stub of OpenAI's Files and
 //! Batches API (issue 36): a result file over 64 MiB is read once, as a stream, and settles every
 //! task; a batch given up keeps the answers the provider gave before its cancel and sends only
-//! the rest on-demand; a row the store refuses costs the rest of its batch nothing.
+//! the rest on-demand, and one whose results fail to read is read again within its grace; a row
+//! the store refuses costs the rest of its batch nothing.
 
 use aitasks_testkit::*;
 use serde_json::{json, Value};
@@ -122,6 +123,32 @@ async fn a_given_up_batch_keeps_the_answers_given_before_its_cancel() {
     let ended = deferred.db.count("SELECT count(*) FROM task_batches WHERE outcome = 'given_up'").await;
     assert_eq!(ended, 1);
     assert_eq!(ids.len(), 10);
+}
+
+#[tokio::test]
+async fn a_given_up_batch_whose_results_read_fails_once_reads_them_again() {
+    let deferred = deferred(10).await;
+    defer(&deferred, 10, &classify_request()).await;
+    let batches = &deferred.batches;
+    batches.hold();
+    let submitted = "SELECT count(*) FROM task_batches WHERE state = 'submitted'";
+    assert_eq!(sweep_until(&deferred, submitted, 1, 3).await, 1, "the batch went out");
+    // The provider completes it just as its tasks' windows come within the slack of their end,
+    // and its output file's first read fails.
+    batches.advance();
+    batches.advance();
+    batches.fail_file_reads(1);
+    deferred.db.sql("UPDATE task_batches SET give_up_at = now() - interval '1 second', due_at = now()").await;
+    aitasks_runtime::sweeper::sweep(&deferred.app).await;
+    deferred.db.sql("UPDATE task_batches SET due_at = now()").await;
+    aitasks_runtime::sweeper::sweep(&deferred.app).await;
+    let settled = deferred.db.count(SUCCEEDED_ONCE).await;
+    let queued = deferred.db.count("SELECT count(*) FROM tasks WHERE status = 'queued'").await;
+    let reads = batches.file_reads();
+    assert_eq!((settled, queued), (10, 0), "every answer read and kept, none sent on-demand ({reads} reads)");
+    assert_eq!(reads, 2, "read again after the failed read");
+    assert_eq!(batches.cancels(), 0, "a completed batch is not canceled");
+    assert_eq!(deferred.db.count("SELECT count(*) FROM task_batches WHERE outcome = 'completed'").await, 1);
 }
 
 #[tokio::test]

@@ -29,7 +29,7 @@ enum Source {
 
 /// The results of a batch, read page by page ([`ResultReader::next_page`]): every line of the
 /// batch's tasks (those in the `requests` it was made with), in the files' order, duplicates
-/// passed on; a line naming no task of them is left out (counted in one log line a file).
+/// passed on; a line naming no task of them is left out (counted in one log line a read).
 pub struct ResultReader<'a> {
     client: &'a BatchClient,
     profile: &'a ModelProfile,
@@ -51,9 +51,12 @@ impl<'a> ResultReader<'a> {
         let bedrock = Format::of(profile) == Format::Bedrock;
         let to_read = phase_results
             .iter()
-            .map(|reference| match bedrock {
-                true => Source::BedrockOutput(reference.clone()),
-                false => Source::File(reference.clone()),
+            .map(|reference| {
+                if bedrock {
+                    Source::BedrockOutput(reference.clone())
+                } else {
+                    Source::File(reference.clone())
+                }
             })
             .collect();
         ResultReader { client, profile, requests, to_read, open: None, lines: VecDeque::new(), left_out: 0 }
@@ -80,14 +83,16 @@ impl<'a> ResultReader<'a> {
                     None => {
                         splitter.finish(&mut self.lines);
                         self.open = None;
-                        self.file_read();
                     }
                 }
                 continue;
             }
             match self.to_read.pop_front() {
                 Some(source) => self.start(source).await?,
-                None => return Ok((!page.is_empty()).then_some(page)),
+                None => {
+                    self.read_to_the_end();
+                    return Ok((!page.is_empty()).then_some(page));
+                }
             }
         }
     }
@@ -157,10 +162,10 @@ impl<'a> ResultReader<'a> {
         }
     }
 
-    /// A file read to its end: the lines it had for tasks no longer (or never) in the batch.
-    fn file_read(&mut self) {
+    /// Every file read to its end: the lines they had for tasks no longer (or never) in the batch.
+    fn read_to_the_end(&mut self) {
         if self.left_out > 0 {
-            // Settled by an earlier read of the same file, canceled, or not the batch's at all.
+            // Settled by an earlier read of the same files, canceled, or not the batch's at all.
             tracing::info!(
                 lines = self.left_out,
                 "batch result lines naming no task still in the batch; left out"

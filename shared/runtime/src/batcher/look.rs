@@ -221,7 +221,7 @@ async fn poll<P>(
 /// finishing its cancel) and read, before what they have not settled runs on-demand: a quarter
 /// of the slack (`AITASK_DEFERRED_SLACK_MS`), so the on-demand path keeps three quarters of it
 /// and the tasks' leases (half the slack past the give-up time) are not reclaimed meanwhile.
-pub(crate) fn result_grace(slack: Duration) -> Duration {
+fn result_grace(slack: Duration) -> Duration {
     slack / 4
 }
 
@@ -254,10 +254,13 @@ async fn finish<P>(
             match reader.next_page().await {
                 Ok(Some(page)) => settlement.settle(app, client, profile, page, summary).await?,
                 Ok(None) => break,
+                // Any error while there is time (a refused permission too): giving the tasks
+                // back now would run them twice if the provider has their answers.
                 Err(error) => {
-                    let again = match batch.given_up {
-                        false => Some(app.settings.runtime.batch_poll),
-                        true => within_grace(app, batch),
+                    let again = if batch.given_up {
+                        within_grace(app, batch)
+                    } else {
+                        Some(app.settings.runtime.batch_poll)
                     };
                     if let Some(again) = again {
                         tracing::warn!(batch_id = %batch.id, error = %error, "could not read the batch's results; trying again later");

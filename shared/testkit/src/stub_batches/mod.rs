@@ -106,6 +106,8 @@ pub(crate) struct Stubs {
     pub(crate) answer_text: Option<String>,
     /// Result files served (`GET /files/{id}/content`, Anthropic's `results_url`).
     pub(crate) file_reads: usize,
+    /// Result file reads still to refuse with a 500.
+    pub(crate) failing_reads: usize,
 }
 
 /// The OpenAI and Anthropic batch APIs. Dropping it leaves the server running until the test
@@ -137,6 +139,7 @@ impl StubBatches {
             answered_before_end: 0,
             answer_text: None,
             file_reads: 0,
+            failing_reads: 0,
         }));
         let router =
             axum::Router::new().fallback(server::handle).with_state((state.clone(), base_url.clone()));
@@ -222,7 +225,12 @@ impl StubBatches {
         self.lock().answer_text = Some(text.into());
     }
 
-    /// Result files served so far.
+    /// The next `reads` reads of a result file answer `500` (a provider's passing fault).
+    pub fn fail_file_reads(&self, reads: usize) {
+        self.lock().failing_reads = reads;
+    }
+
+    /// Result files served so far (refused reads included).
     pub fn file_reads(&self) -> usize {
         self.lock().file_reads
     }

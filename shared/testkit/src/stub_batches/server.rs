@@ -57,10 +57,7 @@ pub(super) async fn handle(
         }
         ("POST", ["files"]) => upload(&mut stubs, &header("content-type"), &body),
         ("GET", ["files", id, "content"]) => match stubs.files.get(*id).cloned() {
-            Some(text) => {
-                stubs.file_reads += 1;
-                (StatusCode::OK, text).into_response()
-            }
+            Some(text) => serve_file(&mut stubs, text),
             None => not_found(),
         },
         ("POST", ["batches"]) => {
@@ -154,15 +151,25 @@ pub(super) async fn handle(
         ("GET", ["messages", "batches", id, "results"]) => {
             let file = stubs.batches.iter().find(|b| b.id == *id).and_then(|b| b.output_file.clone());
             match file.and_then(|file| stubs.files.get(&file).cloned()) {
-                Some(text) => {
-                    stubs.file_reads += 1;
-                    (StatusCode::OK, text).into_response()
-                }
+                Some(text) => serve_file(&mut stubs, text),
                 None => not_found(),
             }
         }
         _ => not_found(),
     }
+}
+
+/// A result file's content, or the 500 a test asked for ([`super::StubBatches::fail_file_reads`]).
+fn serve_file(stubs: &mut Stubs, text: String) -> Response {
+    stubs.file_reads += 1;
+    if stubs.failing_reads > 0 {
+        stubs.failing_reads -= 1;
+        return answer(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            json!({"error": {"message": "stub fault", "type": "server_error"}}),
+        );
+    }
+    (StatusCode::OK, text).into_response()
 }
 
 /// `POST /files`: a multipart form with `purpose=batch` and the JSONL `file`.
