@@ -45,7 +45,7 @@ pub(super) async fn handle(
             let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
             let schema =
                 request.pointer("/response_format/json_schema/schema").cloned().unwrap_or(Value::Null);
-            let content = super::answer_for_schema(&schema).to_string();
+            let content = crate::stub_provider::answer_for_schema(&schema).to_string();
             stubs.on_demand.push(request);
             answer(
                 StatusCode::OK,
