@@ -2,7 +2,8 @@
 # make bench: a Postgres of its own with the default (durable) settings, the SQS-compatible
 # server, release builds of every function and the dev server, then the benchmarks.
 #   BENCH_QUICK=1        short runs (CI-sized)
-#   BENCH_ONLY=a,b       only these sections: lifecycle, batches, round_trips, admission, e2e, heartbeats, footprint, graphile
+#   BENCH_ONLY=a,b       only these sections: lifecycle, batches, round_trips, admission, e2e, heartbeats, footprint,
+#                        batch_results (a 100 MiB batch result file settled by the sweeper), graphile
 #                        (make simulate: simulate; its fairness half alone: fairness)
 source "$(dirname "$0")/lib.sh"
 export AITASK_PG_DURABLE=1 AITASK_PG_TLS=0 AITASK_PG_DIR="/tmp/aitasks-pg-bench-$(printf '%s' "$ROOT" | md5sum | cut -c1-10)"

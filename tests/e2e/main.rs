@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod batch_hygiene;
+mod batch_results;
 mod batches;
 mod bounded;
 mod contract;

@@ -13,8 +13,8 @@ use crate::prices::Prices;
 pub struct BatchSettings {
     /// True unless the object says `"enabled": false`.
     pub enabled: bool,
-    /// The most tasks in one batch: 1 to 2,000 (so a batch's result files stay within what the
-    /// batch client reads, 64 MiB; the providers take more), 1000 by default.
+    /// The most tasks in one batch: 1 to 2,000 (the providers take more), 1000 by default. The
+    /// result files have no bound: they are read as a stream ([`crate::ResultReader`]).
     pub max_records: u32,
     /// The longest a deferred task waits for its batch to fill before it is sent anyway:
     /// `maxWaitSeconds`, 1 to 86,400, 3600 by default.

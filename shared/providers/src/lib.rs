@@ -37,8 +37,8 @@ mod wire;
 
 pub use anthropic::ANTHROPIC_VERSION;
 pub use batches::{
-    BatchAws, BatchClient, BatchLine, BatchPhase, Cleanup, Found, LineOutcome, LineResult, Sent, CLOCK_SKEW,
-    MAX_RESULT_FILE_BYTES, MAX_RESULT_LINE_BYTES,
+    BatchAws, BatchClient, BatchLine, BatchPhase, Cleanup, Found, LineOutcome, LineResult, ResultReader,
+    Sent, CLOCK_SKEW, MAX_RESULT_LINE_BYTES, PAGE_BYTES, PAGE_LINES,
 };
 pub use client::{Completion, HttpProvider, Provider, Resume, Usage, MAX_REPAIR_GATE_WAIT, MAX_REPAIR_TURNS};
 pub use credentials::{

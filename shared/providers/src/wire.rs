@@ -108,17 +108,7 @@ pub(crate) async fn fetch(
     request: reqwest::RequestBuilder,
     limit: usize,
 ) -> Result<String, ProviderError> {
-    let mut request = request.timeout(call.timeout);
-    for (name, value) in &call.profile.call.headers {
-        request = request.header(name, value);
-    }
-    for header in &call.profile.secret_headers {
-        // Checked when the profile was read; marked sensitive, so no Debug of the request shows it.
-        if let Some(Ok(mut value)) = header.value.as_ref().map(|v| HeaderValue::from_str(v.expose())) {
-            value.set_sensitive(true);
-            request = request.header(&header.name, value);
-        }
-    }
+    let request = with_profile_headers(call, request.timeout(call.timeout));
     let response = request.send().await.map_err(|e| transport_error(e, call.timeout, call.profile))?;
     let status = response.status();
     let retry_after = response
@@ -134,6 +124,63 @@ pub(crate) async fn fetch(
         return Err(status_error(status.as_u16(), retry_after, code.as_deref(), &text, &call.profile.model));
     }
     Ok(text)
+}
+
+/// The profile's headers, its secret ones marked sensitive.
+fn with_profile_headers(call: &Call<'_>, mut request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+    for (name, value) in &call.profile.call.headers {
+        request = request.header(name, value);
+    }
+    for header in &call.profile.secret_headers {
+        // Checked when the profile was read; marked sensitive, so no Debug of the request shows it.
+        if let Some(Ok(mut value)) = header.value.as_ref().map(|v| HeaderValue::from_str(v.expose())) {
+            value.set_sensitive(true);
+            request = request.header(&header.name, value);
+        }
+    }
+    request
+}
+
+/// Send a request as [`fetch`] does, but hand back a 2xx response for its body to be read as
+/// it arrives (a batch's result file, of any size): the call's timeout bounds the sending and
+/// the answer's head, not the body, whose reader bounds each chunk ([`next_chunk`]). An error
+/// answer is read (bounded) and classed as [`fetch`]'s.
+pub(crate) async fn open(
+    call: &Call<'_>,
+    request: reqwest::RequestBuilder,
+) -> Result<reqwest::Response, ProviderError> {
+    let request = with_profile_headers(call, request);
+    let sent = tokio::time::timeout(call.timeout, request.send()).await;
+    let response = match sent {
+        Ok(sent) => sent.map_err(|e| transport_error(e, call.timeout, call.profile))?,
+        Err(_) => return Err(ProviderError::Timeout(call.timeout)),
+    };
+    let status = response.status();
+    if status.is_success() {
+        return Ok(response);
+    }
+    let retry_after = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(parse_retry_after);
+    let text = read_bounded(response, MAX_RESPONSE_BYTES, call.timeout, call.profile).await?;
+    let text = scrub_secret(text, call.profile);
+    tracing::debug!(status = status.as_u16(), body = %snippet(&text), "the provider's error answer");
+    let code = error_code(&text);
+    Err(status_error(status.as_u16(), retry_after, code.as_deref(), &text, &call.profile.model))
+}
+
+/// The next chunk of a body being streamed, each within `timeout`; `None` at its end.
+pub(crate) async fn next_chunk(
+    response: &mut reqwest::Response,
+    timeout: Duration,
+    profile: &ModelProfile,
+) -> Result<Option<impl AsRef<[u8]>>, ProviderError> {
+    match tokio::time::timeout(timeout, response.chunk()).await {
+        Ok(chunk) => chunk.map_err(|e| transport_error(e, timeout, profile)),
+        Err(_) => Err(ProviderError::Timeout(timeout)),
+    }
 }
 
 /// An HTTP error status in our classes; `code` is the provider's error code, `text` what it

@@ -134,7 +134,7 @@ async fn event_for(function: &str, url: &str, response_url: &str) -> Result<Valu
     })
 }
 
-fn peak_rss_kib(pid: u32) -> Option<u64> {
+pub(crate) fn peak_rss_kib(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     status
         .lines()

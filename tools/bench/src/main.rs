@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod admission;
+mod batch_results;
 mod batches;
 mod cost;
 mod cpu;
@@ -295,6 +296,12 @@ async fn main() -> Result<(), Failure> {
             std::env::var("BENCH_BIN_DIR").unwrap_or_else(|_| "target/release".into()),
         );
         report.insert("footprint".into(), footprint::section(&base, &bin_dir).await?);
+    }
+    if wanted("batch_results") {
+        let bin_dir = std::path::PathBuf::from(
+            std::env::var("BENCH_BIN_DIR").unwrap_or_else(|_| "target/release".into()),
+        );
+        report.insert("batchResults".into(), batch_results::section(&base, &bin_dir).await?);
     }
     if wanted("footprint") {
         let cost = cost::section(&report)?;

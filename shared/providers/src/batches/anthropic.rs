@@ -6,19 +6,15 @@
 //! idempotency key: a submit whose answer was lost is looked for in the list of batches
 //! (`GET {base}/messages/batches`, newest first) before it is sent again ([`matching`]).
 
-use std::collections::HashMap;
-
 use aitasks_contracts::AiRequest;
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
-use uuid::Uuid;
 
 use super::leftovers::{gone, Cleanup, Sent, CLOCK_SKEW};
-use super::MAX_RESULT_FILE_BYTES;
-use super::{collect, judge, line_body, path_id, unanswered, BatchLine, BatchPhase, LineOutcome, LineResult};
+use super::{judge, line_body, path_id, unanswered, BatchLine, BatchPhase, LineOutcome};
 use crate::anthropic::ANTHROPIC_VERSION;
 use crate::error::{is_token, said, ProviderError};
-use crate::wire::{fetch, malformed, scrub_secret, send, Call};
+use crate::wire::{malformed, open as open_stream, scrub_secret, send, Call};
 
 fn authorized(call: &Call<'_>, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
     let request = request.header("anthropic-version", ANTHROPIC_VERSION);
@@ -55,12 +51,8 @@ pub(super) async fn status(call: &Call<'_>, batch: &str) -> Result<BatchPhase, P
     }
 }
 
-pub(super) async fn results(
-    call: &Call<'_>,
-    results_url: &str,
-    requests: &HashMap<Uuid, AiRequest>,
-    out: &mut Vec<LineResult>,
-) -> Result<(), ProviderError> {
+/// The batch's results, their body to be read as it arrives.
+pub(super) async fn open(call: &Call<'_>, results_url: &str) -> Result<reqwest::Response, ProviderError> {
     // The URL is the provider's word, and the key goes with it: only to the profile's own API.
     let own = format!("{}/", call.profile.base_url);
     if !results_url.starts_with(&own) || results_url.contains("..") {
@@ -69,12 +61,10 @@ pub(super) async fn results(
             said(None, "url", results_url)
         )));
     }
-    let text = fetch(call, authorized(call, call.http.get(results_url)), MAX_RESULT_FILE_BYTES).await?;
-    collect(&text, "custom_id", requests, out, |line, request| outcome(call, line, request));
-    Ok(())
+    open_stream(call, authorized(call, call.http.get(results_url))).await
 }
 
-fn outcome(call: &Call<'_>, line: &Value, request: &AiRequest) -> LineOutcome {
+pub(super) fn outcome(call: &Call<'_>, line: &Value, request: &AiRequest) -> LineOutcome {
     let result = &line["result"];
     match result["type"].as_str() {
         Some("succeeded") => judge(call.profile, request, &result["message"]),

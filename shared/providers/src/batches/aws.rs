@@ -117,7 +117,44 @@ impl AwsCall<'_> {
         body: Vec<u8>,
         limit: usize,
     ) -> Result<String, ProviderError> {
-        let (http, aws, profile, timeout) = (self.http, self.aws, self.profile, self.timeout);
+        let request = self.signed(method, url, service, body).await?.timeout(self.timeout);
+        let response = request.send().await.map_err(|e| transport_error(e, self.timeout, self.profile))?;
+        let status = response.status().as_u16();
+        let failure = (!(200..300).contains(&status)).then(|| Failure::of(&response));
+        let text = read_bounded(response, limit, self.timeout, self.profile).await?;
+        match failure {
+            None => Ok(text),
+            Some(failure) => Err(failure.error(status, &text)),
+        }
+    }
+
+    /// A signed S3 GetObject whose 2xx response is handed back for its body to be read as it
+    /// arrives (a result file of any size): the timeout bounds the sending and the answer's
+    /// head; the reader bounds each chunk.
+    pub(super) async fn open(&self, url: &str) -> Result<reqwest::Response, ProviderError> {
+        let request = self.signed(Method::GET, url, "s3", Vec::new()).await?;
+        let response = match tokio::time::timeout(self.timeout, request.send()).await {
+            Ok(sent) => sent.map_err(|e| transport_error(e, self.timeout, self.profile))?,
+            Err(_) => return Err(ProviderError::Timeout(self.timeout)),
+        };
+        let status = response.status().as_u16();
+        if (200..300).contains(&status) {
+            return Ok(response);
+        }
+        let failure = Failure::of(&response);
+        let text = read_bounded(response, MAX_ERROR_BYTES, self.timeout, self.profile).await?;
+        Err(failure.error(status, &text))
+    }
+
+    /// The request, signed with the role's credentials (no timeout set: the caller's).
+    async fn signed(
+        &self,
+        method: Method,
+        url: &str,
+        service: &str,
+        body: Vec<u8>,
+    ) -> Result<reqwest::RequestBuilder, ProviderError> {
+        let (http, aws) = (self.http, self.aws);
         let credentials = aws.credentials.provide_credentials().await.map_err(|e| {
             ProviderError::Connection(format!(
                 "no AWS credentials for the batch call: {}",
@@ -151,7 +188,7 @@ impl AwsCall<'_> {
         let (instructions, _) = sign(signable, &params.into())
             .map_err(|e| ProviderError::Connection(format!("cannot sign the AWS request: {e}")))?
             .into_parts();
-        let mut request = http.request(method, url).timeout(timeout);
+        let mut request = http.request(method, url);
         for (name, value) in &headers {
             request = request.header(name, value);
         }
@@ -161,18 +198,32 @@ impl AwsCall<'_> {
             value.set_sensitive(header.sensitive());
             request = request.header(header.name(), value);
         }
-        let response = request.body(body).send().await.map_err(|e| transport_error(e, timeout, profile))?;
-        let status = response.status().as_u16();
+        Ok(request.body(body))
+    }
+}
+
+/// The most of an error answer that is read.
+const MAX_ERROR_BYTES: usize = 64 * 1024;
+
+/// What an AWS error answer's headers say, kept while its body is read.
+struct Failure {
+    retry_after: Option<Duration>,
+    error_type: Option<String>,
+}
+
+impl Failure {
+    fn of(response: &reqwest::Response) -> Failure {
         let header =
             |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
-        let retry_after = header("retry-after").as_deref().and_then(parse_retry_after);
-        let error_type = header("x-amzn-errortype");
-        let text = read_bounded(response, limit, timeout, profile).await?;
-        if (200..300).contains(&status) {
-            return Ok(text);
+        Failure {
+            retry_after: header("retry-after").as_deref().and_then(parse_retry_after),
+            error_type: header("x-amzn-errortype"),
         }
-        tracing::debug!(status, body = %snippet(&text), "AWS's error answer");
-        Err(aws_error(status, retry_after, error_type.as_deref(), &text))
+    }
+
+    fn error(self, status: u16, text: &str) -> ProviderError {
+        tracing::debug!(status, body = %snippet(text), "AWS's error answer");
+        aws_error(status, self.retry_after, self.error_type.as_deref(), text)
     }
 }
 

@@ -12,16 +12,13 @@
 //! hyphenated one (a job submitted before record ids were simple); one naming no task of the
 //! batch is left out, as every provider's.
 
-use std::collections::HashMap;
-
 use aitasks_contracts::AiRequest;
 use reqwest::Method;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
 use super::aws::{encode, xml_value, xml_values, AwsCall};
-use super::MAX_RESULT_FILE_BYTES;
-use super::{collect, judge, line_body, unanswered, BatchLine, BatchPhase, LineOutcome, LineResult};
+use super::{judge, line_body, unanswered, BatchLine, BatchPhase, LineOutcome};
 use crate::error::{is_token, said, ProviderError};
 use crate::profiles::ModelProfile;
 use crate::wire::{malformed, scrub_secret};
@@ -98,29 +95,21 @@ pub(super) async fn status(call: &AwsCall<'_>, job_arn: &str) -> Result<BatchPha
     })
 }
 
-pub(super) async fn results(
-    call: &AwsCall<'_>,
-    output: &str,
-    requests: &HashMap<Uuid, AiRequest>,
-    out: &mut Vec<LineResult>,
-) -> Result<(), ProviderError> {
-    let (aws, profile) = (call.aws, call.profile);
-    let own = format!("s3://{}/", aws.bucket);
+/// The result files (`*.jsonl.out`) under a job's output URI, which must be in the batch bucket.
+pub(super) async fn result_files(call: &AwsCall<'_>, output: &str) -> Result<Vec<String>, ProviderError> {
+    let own = format!("s3://{}/", call.aws.bucket);
     let prefix = output.strip_prefix(&own).filter(|prefix| !prefix.contains("..")).ok_or_else(|| {
         ProviderError::Malformed(format!(
             "the results are not in the batch bucket: {}",
             said(None, "uri", output)
         ))
     })?;
-    for key in list(call, prefix).await? {
-        if !key.ends_with(".jsonl.out") {
-            continue;
-        }
-        let url = aws.object_url(&key);
-        let text = call.send(Method::GET, &url, "s3", Vec::new(), MAX_RESULT_FILE_BYTES).await?;
-        collect(&text, "recordId", requests, out, |line, request| outcome(profile, line, request));
-    }
-    Ok(())
+    Ok(list(call, prefix).await?.into_iter().filter(|key| key.ends_with(".jsonl.out")).collect())
+}
+
+/// One result file, its body to be read as it arrives.
+pub(super) async fn open(call: &AwsCall<'_>, key: &str) -> Result<reqwest::Response, ProviderError> {
+    call.open(&call.aws.object_url(key)).await
 }
 
 /// A task's `recordId`: its id's 32 hex digits, alphanumeric as Bedrock requires.
@@ -154,7 +143,7 @@ async fn list(call: &AwsCall<'_>, prefix: &str) -> Result<Vec<String>, ProviderE
 }
 
 /// One record: `{"recordId", "modelOutput"}` or `{"recordId", "error": {"errorCode", "errorMessage"}}`.
-fn outcome(profile: &ModelProfile, line: &Value, request: &AiRequest) -> LineOutcome {
+pub(super) fn outcome(profile: &ModelProfile, line: &Value, request: &AiRequest) -> LineOutcome {
     if let Some(output) = line.get("modelOutput").filter(|o| o.is_object()) {
         return judge(profile, request, output);
     }

@@ -1,31 +1,102 @@
-//! A result file's lines, bounded: each is JSON to read, or one that cannot be (too long, not
-//! JSON), with the task id it seems to name so that its task fails rather than waits.
+//! A result file's lines, read as its bytes arrive and bounded: each is JSON to read, or one
+//! that cannot be (too long, not JSON), with the task id it seems to name so that its task fails
+//! rather than waits. At most one line ([`MAX_RESULT_LINE_BYTES`]) is held, whatever the file's
+//! size: an over-long line is dropped as it streams past, keeping only where its id may be.
 
 use serde_json::Value;
 
 use super::MAX_RESULT_LINE_BYTES;
 
+/// How much of the end of an over-long line is kept to look for its id in, when its first
+/// [`MAX_RESULT_LINE_BYTES`] did not name one (a provider may write the id last).
+const TAIL_BYTES: usize = 4096;
+
 /// One line of a result file.
 pub(super) enum Line {
-    Json(Value),
+    /// Its bytes, as read (what a page's memory bound counts).
+    Json(Value, usize),
     /// Over the line bound, or not JSON: the id its `key` field seems to hold, if any.
-    Unreadable {
-        id: Option<String>,
-        too_long: bool,
-    },
+    Unreadable { id: Option<String>, too_long: bool },
 }
 
-/// The non-blank lines of `text`; `key` is the field that names the task (`custom_id`, `recordId`).
-pub(super) fn lines<'a>(text: &'a str, key: &'a str) -> impl Iterator<Item = Line> + 'a {
-    text.split('\n').map(str::trim).filter(|line| !line.is_empty()).map(move |line| {
-        if line.len() > MAX_RESULT_LINE_BYTES {
-            return Line::Unreadable { id: id_in(line, key), too_long: true };
+/// Splits a stream of bytes into [`Line`]s; `key` is the field that names the task
+/// (`custom_id`, `recordId`).
+pub(super) struct Splitter {
+    key: &'static str,
+    line: Vec<u8>,
+    /// An over-long line being dropped: the id found in its first part, and its last bytes.
+    skipping: Option<(Option<String>, Vec<u8>)>,
+}
+
+impl Splitter {
+    pub(super) fn new(key: &'static str) -> Splitter {
+        Splitter { key, line: Vec::new(), skipping: None }
+    }
+
+    /// The lines `chunk` completes, pushed to `out`.
+    pub(super) fn feed(&mut self, mut chunk: &[u8], out: &mut impl Extend<Line>) {
+        while !chunk.is_empty() {
+            let (part, ended) = match chunk.iter().position(|b| *b == b'\n') {
+                Some(at) => (&chunk[..at], true),
+                None => (chunk, false),
+            };
+            chunk = if ended { &chunk[part.len() + 1..] } else { &[] };
+            self.take(part);
+            if ended {
+                self.end_line(out);
+            }
         }
-        match serde_json::from_str::<Value>(line) {
-            Ok(value) if value.is_object() => Line::Json(value),
-            _ => Line::Unreadable { id: id_in(line, key), too_long: false },
+    }
+
+    /// The last line, when the file does not end with a newline.
+    pub(super) fn finish(&mut self, out: &mut impl Extend<Line>) {
+        self.end_line(out);
+    }
+
+    fn take(&mut self, part: &[u8]) {
+        if let Some((_, tail)) = &mut self.skipping {
+            keep_tail(tail, part);
+            return;
         }
-    })
+        if self.line.len() + part.len() <= MAX_RESULT_LINE_BYTES {
+            self.line.extend_from_slice(part);
+            return;
+        }
+        // Over the bound: the id is looked for in its first bytes, then the line is dropped.
+        let room = MAX_RESULT_LINE_BYTES - self.line.len();
+        self.line.extend_from_slice(&part[..room]);
+        let id = id_in(&String::from_utf8_lossy(&self.line), self.key);
+        let mut tail = Vec::new();
+        keep_tail(&mut tail, part);
+        self.line = Vec::new();
+        self.skipping = Some((id, tail));
+    }
+
+    fn end_line(&mut self, out: &mut impl Extend<Line>) {
+        if let Some((id, tail)) = self.skipping.take() {
+            let id = id.or_else(|| id_in(&String::from_utf8_lossy(&tail), self.key));
+            out.extend(Some(Line::Unreadable { id, too_long: true }));
+            return;
+        }
+        let bytes = self.line.len();
+        let text = self.line.trim_ascii();
+        if !text.is_empty() {
+            out.extend(Some(match serde_json::from_slice::<Value>(text) {
+                Ok(value) if value.is_object() => Line::Json(value, bytes),
+                _ => {
+                    Line::Unreadable { id: id_in(&String::from_utf8_lossy(text), self.key), too_long: false }
+                }
+            }));
+        }
+        self.line.clear();
+    }
+}
+
+/// Keep the last [`TAIL_BYTES`] of what went past.
+fn keep_tail(tail: &mut Vec<u8>, part: &[u8]) {
+    tail.extend_from_slice(&part[part.len().saturating_sub(TAIL_BYTES)..]);
+    let over = tail.len().saturating_sub(TAIL_BYTES);
+    tail.drain(..over);
 }
 
 /// The string after the first `"key":` of an unreadable line, if it is a short one.
@@ -40,16 +111,48 @@ fn id_in(line: &str, key: &str) -> Option<String> {
 mod tests {
     use super::*;
 
+    /// `text` fed in pieces of `piece` bytes.
+    fn split(text: &str, piece: usize) -> Vec<Line> {
+        let mut splitter = Splitter::new("custom_id");
+        let mut out = Vec::new();
+        for chunk in text.as_bytes().chunks(piece) {
+            splitter.feed(chunk, &mut out);
+        }
+        splitter.finish(&mut out);
+        out
+    }
+
     #[test]
     fn lines_are_read_and_an_unreadable_one_keeps_its_id() {
         let long = format!("{{\"custom_id\": \"t-2\", \"body\": \"{}\"}}", "x".repeat(MAX_RESULT_LINE_BYTES));
-        let text =
-            format!("{{\"custom_id\": \"t-1\"}}\n\n{long}\r\n{{\"custom_id\" : \"t-3\", broken\nnot json");
-        let read: Vec<Line> = lines(&text, "custom_id").collect();
-        assert_eq!(read.len(), 4);
-        assert!(matches!(&read[0], Line::Json(v) if v["custom_id"] == "t-1"));
-        assert!(matches!(&read[1], Line::Unreadable { id: Some(id), too_long: true } if id == "t-2"));
-        assert!(matches!(&read[2], Line::Unreadable { id: Some(id), too_long: false } if id == "t-3"));
-        assert!(matches!(&read[3], Line::Unreadable { id: None, .. }));
+        let id_last =
+            format!("{{\"body\": \"{}\", \"custom_id\": \"t-5\"}}", "y".repeat(MAX_RESULT_LINE_BYTES));
+        let text = format!(
+            "{{\"custom_id\": \"t-1\"}}\n\n{long}\r\n{{\"custom_id\" : \"t-3\", broken\nnot json\n{id_last}\n{{\"custom_id\": \"t-6\"}}"
+        );
+        for piece in [7, 4096, 1 << 20, text.len()] {
+            let read = split(&text, piece);
+            assert_eq!(read.len(), 6, "in pieces of {piece}");
+            assert!(matches!(&read[0], Line::Json(v, _) if v["custom_id"] == "t-1"));
+            assert!(matches!(&read[1], Line::Unreadable { id: Some(id), too_long: true } if id == "t-2"));
+            assert!(matches!(&read[2], Line::Unreadable { id: Some(id), too_long: false } if id == "t-3"));
+            assert!(matches!(&read[3], Line::Unreadable { id: None, .. }));
+            assert!(matches!(&read[4], Line::Unreadable { id: Some(id), too_long: true } if id == "t-5"));
+            assert!(matches!(&read[5], Line::Json(v, _) if v["custom_id"] == "t-6"), "no newline at the end");
+        }
+    }
+
+    #[test]
+    fn at_most_one_line_is_held() {
+        let mut splitter = Splitter::new("custom_id");
+        let mut out = Vec::new();
+        let chunk = vec![b'z'; 64 * 1024];
+        for _ in 0..64 {
+            splitter.feed(&chunk, &mut out);
+            assert!(splitter.line.capacity() <= 2 * MAX_RESULT_LINE_BYTES);
+            assert!(splitter.skipping.as_ref().is_none_or(|(_, tail)| tail.len() <= TAIL_BYTES));
+        }
+        splitter.feed(b"\n", &mut out);
+        assert!(matches!(&out[..], [Line::Unreadable { id: None, too_long: true }]));
     }
 }

@@ -7,10 +7,10 @@
 //! usage priced at the profile's batch prices. An answer that fails the checker comes back as a
 //! [`Resume`] for the on-demand repair turn ([`crate::Provider::repair_gated`]).
 //!
-//! Everything a provider sends is input: result files are read to at most
-//! [`MAX_RESULT_FILE_BYTES`] and their lines to [`MAX_RESULT_LINE_BYTES`]; a line naming a task
-//! that is not in the batch, or no task at all, is left out with a warning; errors name what
-//! the provider wrote by size and hash only, and never carry a key.
+//! Everything a provider sends is input: result files are read as a stream, a page at a time
+//! ([`ResultReader`]), whatever their size, each line to at most [`MAX_RESULT_LINE_BYTES`]; a
+//! line naming a task that is not in the batch, or no task at all, is left out (counted in a
+//! log line); errors name what the provider wrote by size and hash only, and never carry a key.
 
 mod anthropic;
 mod aws;
@@ -18,6 +18,7 @@ mod bedrock;
 mod leftovers;
 mod lines;
 mod openai;
+mod reader;
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -28,6 +29,7 @@ use uuid::Uuid;
 
 pub use aws::BatchAws;
 pub use leftovers::{Cleanup, Found, Sent, CLOCK_SKEW};
+pub use reader::{ResultReader, PAGE_BYTES, PAGE_LINES};
 
 use crate::client::{checked, reported_usage_bounded, storable, Completion, Resume, Usage};
 use crate::error::ProviderError;
@@ -35,8 +37,6 @@ use crate::format::Format;
 use crate::profiles::ModelProfile;
 use crate::wire::Call;
 
-/// The most of one result file that is read: a longer one is an error of the whole read.
-pub const MAX_RESULT_FILE_BYTES: usize = 64 * 1024 * 1024;
 /// The longest result line: a longer one is its task's [`ProviderError::Malformed`].
 pub const MAX_RESULT_LINE_BYTES: usize = 1024 * 1024;
 
@@ -142,29 +142,17 @@ impl BatchClient {
         }
     }
 
-    /// Every result line of the tasks in `requests` from `phase_results` (what
-    /// [`BatchPhase::Done`] gave), in any order, duplicates passed on. A file over
-    /// [`MAX_RESULT_FILE_BYTES`] is an error; a line over [`MAX_RESULT_LINE_BYTES`] is its
-    /// task's [`ProviderError::Malformed`].
-    pub async fn results(
-        &self,
-        profile: &ModelProfile,
+    /// The result lines of the tasks in `requests` from `phase_results` (what
+    /// [`BatchPhase::Done`] gave), read page by page as the files stream in, in any order,
+    /// duplicates passed on. A line over [`MAX_RESULT_LINE_BYTES`] is its task's
+    /// [`ProviderError::Malformed`]; a file has no bound of its own (memory is the page's).
+    pub fn results<'a>(
+        &'a self,
+        profile: &'a ModelProfile,
         phase_results: &[String],
-        requests: &HashMap<Uuid, AiRequest>,
-    ) -> Result<Vec<LineResult>, ProviderError> {
-        let mut out = Vec::new();
-        for reference in phase_results {
-            match Format::of(profile) {
-                Format::OpenAi => openai::results(&self.call(profile), reference, requests, &mut out).await?,
-                Format::Anthropic => {
-                    anthropic::results(&self.call(profile), reference, requests, &mut out).await?
-                }
-                Format::Bedrock => {
-                    bedrock::results(&self.aws_call(profile)?, reference, requests, &mut out).await?
-                }
-            }
-        }
-        Ok(out)
+        requests: &'a HashMap<Uuid, AiRequest>,
+    ) -> ResultReader<'a> {
+        ResultReader::new(self, profile, phase_results, requests)
     }
 
     /// Best effort: cancel (stop) a batch nobody waits for any more.
@@ -208,20 +196,10 @@ fn judge(profile: &ModelProfile, request: &AiRequest, answer: &Value) -> LineOut
     }
 }
 
-/// The task a line names, when it is one of the batch's; else a warning and `None`.
+/// The task a line names, when it is one of the batch's.
 fn known<'r>(id: Option<&str>, requests: &'r HashMap<Uuid, AiRequest>) -> Option<(Uuid, &'r AiRequest)> {
-    let parsed = id.and_then(|id| Uuid::parse_str(id).ok());
-    match parsed.and_then(|task_id| requests.get(&task_id).map(|request| (task_id, request))) {
-        Some(found) => Some(found),
-        None => {
-            // The id is what the provider wrote: its size only.
-            tracing::warn!(
-                id_chars = id.map_or(0, str::len),
-                "a batch result line names no task of the batch; left out"
-            );
-            None
-        }
-    }
+    let task_id = Uuid::parse_str(id?).ok()?;
+    requests.get(&task_id).map(|request| (task_id, request))
 }
 
 /// A line's outcome for a line that was over [`MAX_RESULT_LINE_BYTES`].
@@ -234,37 +212,6 @@ fn too_long() -> LineOutcome {
 /// An expired or canceled line: answered by nobody.
 fn unanswered(why: &str) -> LineOutcome {
     LineOutcome::Unanswered(format!("the batch ended before this task was answered ({why})"))
-}
-
-/// Every line of a result file whose task is in `requests`, through `outcome`.
-fn collect(
-    text: &str,
-    key: &str,
-    requests: &HashMap<Uuid, AiRequest>,
-    out: &mut Vec<LineResult>,
-    mut outcome: impl FnMut(&Value, &AiRequest) -> LineOutcome,
-) {
-    for line in lines::lines(text, key) {
-        match line {
-            lines::Line::Json(value) => {
-                if let Some((task_id, request)) = known(value[key].as_str(), requests) {
-                    out.push(LineResult { task_id, outcome: outcome(&value, request) });
-                }
-            }
-            lines::Line::Unreadable { id, too_long: long } => {
-                if let Some((task_id, _)) = known(id.as_deref(), requests) {
-                    let outcome = if long {
-                        too_long()
-                    } else {
-                        LineOutcome::Failed(ProviderError::Malformed(
-                            "a batch result line is not JSON".into(),
-                        ))
-                    };
-                    out.push(LineResult { task_id, outcome });
-                }
-            }
-        }
-    }
 }
 
 /// A provider's id used in a URL path: a short token only (no `/`, no `..`).

@@ -5,17 +5,14 @@
 //! id (the last [`LIST_PAGES`] pages of batches), so a retried submit makes none twice. Once we
 //! are done with a batch its files are deleted (`DELETE /files/{id}`, [`clean_up`]).
 
-use std::collections::HashMap;
-
 use aitasks_contracts::AiRequest;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
 use super::leftovers::{gone, Cleanup};
-use super::MAX_RESULT_FILE_BYTES;
-use super::{collect, judge, line_body, path_id, unanswered, BatchLine, BatchPhase, LineOutcome, LineResult};
+use super::{judge, line_body, path_id, unanswered, BatchLine, BatchPhase, LineOutcome};
 use crate::error::{said, ProviderError};
-use crate::wire::{error_code, fetch, malformed, scrub_secret, send, status_error, Call};
+use crate::wire::{error_code, malformed, open as open_stream, scrub_secret, send, status_error, Call};
 
 /// How many pages of 100 batches a submit looks through for one it already made.
 const LIST_PAGES: usize = 10;
@@ -128,20 +125,14 @@ pub(super) async fn status(call: &Call<'_>, batch: &str) -> Result<BatchPhase, P
     })
 }
 
-pub(super) async fn results(
-    call: &Call<'_>,
-    file_id: &str,
-    requests: &HashMap<Uuid, AiRequest>,
-    out: &mut Vec<LineResult>,
-) -> Result<(), ProviderError> {
+/// An output or error file, its body to be read as it arrives.
+pub(super) async fn open(call: &Call<'_>, file_id: &str) -> Result<reqwest::Response, ProviderError> {
     let url = format!("{}/files/{}/content", call.profile.base_url, path_id(file_id, "file")?);
-    let text = fetch(call, authorized(call, call.http.get(url)), MAX_RESULT_FILE_BYTES).await?;
-    collect(&text, "custom_id", requests, out, |line, request| outcome(call, line, request));
-    Ok(())
+    open_stream(call, authorized(call, call.http.get(url))).await
 }
 
 /// One line: `{"custom_id", "response": {"status_code", "body"}, "error"}`.
-fn outcome(call: &Call<'_>, line: &Value, request: &AiRequest) -> LineOutcome {
+pub(super) fn outcome(call: &Call<'_>, line: &Value, request: &AiRequest) -> LineOutcome {
     let profile = call.profile;
     if let Some(response) = line.get("response").filter(|r| r.is_object()) {
         let body = &response["body"];

@@ -36,7 +36,7 @@ async fn a_message_batch_round_trips_through_the_forced_tool() {
     let (results, stopped) = until_done(&client, &profile, &batch).await;
     assert_eq!(stopped, None);
     assert!(results[0].starts_with(&stub.base_url), "{results:?}");
-    let outcomes = by_task(client.results(&profile, &results, &requests).await.unwrap());
+    let outcomes = by_task(client.results(&profile, &results, &requests).all().await.unwrap());
     for id in &ids {
         let done = answered(&outcomes[id][0]);
         assert_eq!((done.output.clone(), done.usage.calls, done.usage.input_tokens), (json!("pos"), 1, 11));
@@ -57,7 +57,7 @@ async fn errored_expired_and_invalid_lines_are_told_apart() {
     let client = client();
     let batch = client.submit(&profile, Uuid::new_v4(), &lines(&ids, &requests)).await.unwrap();
     let (results, _) = until_done(&client, &profile, &batch).await;
-    let outcomes = by_task(client.results(&profile, &results, &requests).await.unwrap());
+    let outcomes = by_task(client.results(&profile, &results, &requests).all().await.unwrap());
     let failed = |i: usize| match &outcomes[&ids[i]][..] {
         [LineOutcome::Failed(error)] => error.clone(),
         other => panic!("{other:?}"),
@@ -102,7 +102,7 @@ async fn errored_expired_and_invalid_lines_are_told_apart() {
     stub.set_outcome(BatchOutcome::Expire);
     let batch = client.submit(&profile, Uuid::new_v4(), &lines(&ids, &requests)).await.unwrap();
     let (results, _) = until_done(&client, &profile, &batch).await;
-    let outcomes = by_task(client.results(&profile, &results, &requests).await.unwrap());
+    let outcomes = by_task(client.results(&profile, &results, &requests).all().await.unwrap());
     assert!(outcomes.values().all(|o| matches!(&o[..], [LineOutcome::Unanswered(_)])));
 }
 
@@ -113,6 +113,7 @@ async fn a_results_url_elsewhere_is_not_sent_the_key() {
     let (_, requests) = tasks(1);
     let error = client()
         .results(&profile, &["http://attacker.example/v1/messages/batches/x/results".to_owned()], &requests)
+        .all()
         .await
         .unwrap_err();
     assert!(matches!(error, ProviderError::Malformed(_)), "{error:?}");
@@ -134,7 +135,7 @@ async fn a_canceled_message_batch_ends_with_canceled_lines() {
     stub.advance();
     let (results, stopped) = until_done(&client, &profile, &batch).await;
     assert_eq!(stopped.as_deref(), Some("canceled"));
-    let outcomes = by_task(client.results(&profile, &results, &requests).await.unwrap());
+    let outcomes = by_task(client.results(&profile, &results, &requests).all().await.unwrap());
     assert_eq!(outcomes.len(), 2);
     assert!(outcomes
         .values()

@@ -74,7 +74,7 @@ async fn a_job_round_trips_through_s3_with_converse_records() {
 
     let (results, stopped) = until_done(&client, &profile, &job).await;
     assert_eq!(stopped, None);
-    let outcomes = by_task(client.results(&profile, &results, &requests).await.unwrap());
+    let outcomes = by_task(client.results(&profile, &results, &requests).all().await.unwrap());
     assert_eq!(outcomes.len(), 4);
     for id in &ids {
         let done = answered(&outcomes[id][0]);
@@ -96,7 +96,7 @@ async fn error_and_invalid_records_and_a_failed_job() {
     stub.script(ids[3], LineScript::Omit);
     let job = client.submit(&profile, Uuid::new_v4(), &lines(&ids, &requests)).await.unwrap();
     let (results, _) = until_done(&client, &profile, &job).await;
-    let outcomes = by_task(client.results(&profile, &results, &requests).await.unwrap());
+    let outcomes = by_task(client.results(&profile, &results, &requests).all().await.unwrap());
     assert!(matches!(&outcomes[&ids[0]][..], [LineOutcome::Failed(ProviderError::RateLimited { .. })]));
     assert!(matches!(
         &outcomes[&ids[1]][..],
@@ -163,7 +163,8 @@ async fn a_request_signed_with_another_secret_is_refused() {
 async fn results_outside_the_bucket_are_refused_and_no_aws_is_an_error() {
     let Setup { client, profile, .. } = setup().await;
     let (_, requests) = tasks(1);
-    let error = client.results(&profile, &["s3://someone-else/x/".to_owned()], &requests).await.unwrap_err();
+    let error =
+        client.results(&profile, &["s3://someone-else/x/".to_owned()], &requests).all().await.unwrap_err();
     assert!(matches!(error, ProviderError::Malformed(_)), "{error:?}");
     let bare = BatchClient::new(Duration::from_secs(1)).unwrap();
     assert!(matches!(bare.status(&profile, "arn").await.unwrap_err(), ProviderError::Connection(_)));
@@ -192,7 +193,7 @@ async fn record_ids_are_read_back_and_strangers_left_out() {
     .join("\n");
     stub.put_object(&aws.bucket, "aitasks/hostile/output/job1/input.jsonl.out", &text).await;
     let prefix = format!("s3://{}/aitasks/hostile/output/job1/", aws.bucket);
-    let outcomes = by_task(client.results(&profile, &[prefix], &requests).await.unwrap());
+    let outcomes = by_task(client.results(&profile, &[prefix], &requests).all().await.unwrap());
     assert_eq!(outcomes.len(), 2, "only the batch's own tasks: {outcomes:?}");
     for id in &ids {
         assert_eq!(answered(&outcomes[id][0]).output, json!("pos"));

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use aitasks_providers::{
     BatchClient, BatchPhase, CancellationToken, HttpProvider, LineOutcome, Provider, ProviderError, Resume,
-    MAX_RESULT_FILE_BYTES, MAX_RESULT_LINE_BYTES,
+    MAX_RESULT_LINE_BYTES, PAGE_BYTES, PAGE_LINES,
 };
 use aitasks_testkit::{BatchOutcome, LineScript, Reply, StubBatches, StubProvider};
 use serde_json::json;
@@ -48,7 +48,7 @@ async fn a_batch_round_trips_with_each_line_the_on_demand_request_and_checked_an
         .unwrap();
     assert_eq!(submitted[0].1, on_demand.requests()[0]);
 
-    let outcomes = by_task(client.results(&profile, &results, &requests).await.unwrap());
+    let outcomes = by_task(client.results(&profile, &results, &requests).all().await.unwrap());
     assert_eq!(outcomes.len(), 5);
     for id in &ids {
         let done = answered(&outcomes[id][0]);
@@ -68,7 +68,7 @@ async fn an_invalid_line_resumes_with_one_on_demand_repair_turn() {
     let client = client();
     let batch = client.submit(&profile, Uuid::new_v4(), &lines(&ids, &requests)).await.unwrap();
     let (results, _) = until_done(&client, &profile, &batch).await;
-    let outcomes = by_task(client.results(&profile, &results, &requests).await.unwrap());
+    let outcomes = by_task(client.results(&profile, &results, &requests).all().await.unwrap());
     let LineOutcome::Invalid(resume) = &outcomes[&ids[1]][0] else { panic!("{:?}", outcomes[&ids[1]]) };
     assert!(resume.problems.contains("choice"), "{}", resume.problems);
     assert_eq!(resume.conversation.len(), 4, "system, user, the bad answer, the correction");
@@ -121,7 +121,7 @@ async fn error_lines_map_to_codes_and_duplicates_omissions_and_strangers_are_han
     assert_eq!((results.len(), stopped), (2, None), "an output and an error file");
     // A line of a task this batcher does not know (ids[6]) is left out.
     requests.remove(&ids[6]);
-    let outcomes = by_task(client.results(&profile, &results, &requests).await.unwrap());
+    let outcomes = by_task(client.results(&profile, &results, &requests).all().await.unwrap());
     let failed = |id: &Uuid| match &outcomes[id][..] {
         [LineOutcome::Failed(error)] => error.clone(),
         other => panic!("{other:?}"),
@@ -168,7 +168,7 @@ async fn expired_failed_and_canceled_batches_end_with_retryable_lines() {
     let batch = client.submit(&profile, Uuid::new_v4(), &lines(&ids, &requests)).await.unwrap();
     let (results, stopped) = until_done(&client, &profile, &batch).await;
     assert_eq!(stopped.as_deref(), Some("expired"));
-    let outcomes = by_task(client.results(&profile, &results, &requests).await.unwrap());
+    let outcomes = by_task(client.results(&profile, &results, &requests).all().await.unwrap());
     for id in &ids {
         let [LineOutcome::Unanswered(why)] = &outcomes[id][..] else { panic!("{:?}", outcomes[id]) };
         assert!(why.contains("expired"), "{why}");
@@ -186,7 +186,7 @@ async fn expired_failed_and_canceled_batches_end_with_retryable_lines() {
     stub.release();
     let (results, stopped) = until_done(&client, &profile, &batch).await;
     assert_eq!(stopped.as_deref(), Some("cancelled"));
-    let outcomes = by_task(client.results(&profile, &results, &requests).await.unwrap());
+    let outcomes = by_task(client.results(&profile, &results, &requests).all().await.unwrap());
     assert!(outcomes.values().all(|o| matches!(&o[..], [LineOutcome::Unanswered(_)])));
 }
 
@@ -199,18 +199,49 @@ async fn an_oversized_line_is_its_task_s_malformed_answer_and_the_rest_are_read(
     let client = client();
     let batch = client.submit(&profile, Uuid::new_v4(), &lines(&ids, &requests)).await.unwrap();
     let (results, _) = until_done(&client, &profile, &batch).await;
-    let outcomes = by_task(client.results(&profile, &results, &requests).await.unwrap());
+    let outcomes = by_task(client.results(&profile, &results, &requests).all().await.unwrap());
     let [LineOutcome::Failed(error)] = &outcomes[&ids[0]][..] else { panic!("{:?}", outcomes[&ids[0]]) };
     assert!(matches!(error, ProviderError::Malformed(m) if m.contains("over 1048576 bytes")), "{error:?}");
     answered(&outcomes[&ids[1]][0]);
 
-    // A file over its bound is not read at all.
-    let (ids, requests) = tasks(1);
-    stub.script(ids[0], LineScript::Oversized(MAX_RESULT_FILE_BYTES));
+    // A file has no bound of its own: it is read as a stream, a line at a time, so one line of
+    // 64 MiB is its task's malformed answer and its neighbour's answer is read after it.
+    let (ids, requests) = tasks(2);
+    stub.script(ids[0], LineScript::Oversized(64 * 1024 * 1024));
     let batch = client.submit(&profile, Uuid::new_v4(), &lines(&ids, &requests)).await.unwrap();
     let (results, _) = until_done(&client, &profile, &batch).await;
-    let error = client.results(&profile, &results, &requests).await.unwrap_err();
-    assert!(matches!(&error, ProviderError::Malformed(m) if m.contains("over 67108864 bytes")), "{error:?}");
+    let outcomes = by_task(client.results(&profile, &results, &requests).all().await.unwrap());
+    let [LineOutcome::Failed(error)] = &outcomes[&ids[0]][..] else { panic!("{:?}", outcomes[&ids[0]]) };
+    assert!(matches!(error, ProviderError::Malformed(m) if m.contains("over 1048576 bytes")), "{error:?}");
+    answered(&outcomes[&ids[1]][0]);
+}
+
+#[tokio::test]
+async fn results_come_in_pages_of_bounded_size() {
+    let stub = StubBatches::start().await;
+    let profile = openai(&stub);
+    // Answers of 100 kB a line: a page ends once it holds PAGE_BYTES.
+    stub.answer_with_text("x".repeat(100_000));
+    let text = json!({"kind": "generate_text", "prompt": "Write.", "maxOutputChars": 100_000});
+    let ids: Vec<Uuid> = (0..100).map(|_| Uuid::new_v4()).collect();
+    let requests: std::collections::HashMap<Uuid, aitasks_contracts::AiRequest> = ids
+        .iter()
+        .map(|id| {
+            (*id, aitasks_contracts::AiRequest::parse(&text, &aitasks_contracts::Path::root()).unwrap())
+        })
+        .collect();
+    let client = client();
+    let batch = client.submit(&profile, Uuid::new_v4(), &lines(&ids, &requests)).await.unwrap();
+    let (results, _) = until_done(&client, &profile, &batch).await;
+    let mut reader = client.results(&profile, &results, &requests);
+    let mut pages = Vec::new();
+    while let Some(page) = reader.next_page().await.unwrap() {
+        pages.push(page.len());
+    }
+    assert_eq!(pages.iter().sum::<usize>(), 100, "every line, once: {pages:?}");
+    assert!(pages.len() > 1, "more than one page: {pages:?}");
+    let most = PAGE_BYTES / 100_000 + 1;
+    assert!(pages.iter().all(|&n| n <= most.min(PAGE_LINES)), "pages of at most {most} lines: {pages:?}");
 }
 
 #[tokio::test]

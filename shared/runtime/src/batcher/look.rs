@@ -1,7 +1,8 @@
 //! Looking at an open batch: submit it (idempotently, on the batch row's id), poll it, and once
 //! the provider is done with it settle its results and send what they did not settle on-demand.
-//! A batch is given up (cancelled at the provider, its tasks sent on-demand) once its tasks'
-//! windows are within the slack of their end.
+//! A batch is given up once its tasks' windows are within the slack of their end: cancelled at
+//! the provider, whose partial results are read and kept within [`result_grace`], and its other
+//! tasks sent on-demand.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -223,8 +224,14 @@ async fn poll<P>(
             finish(app, client, profile, batch, &results, stopped.as_deref(), summary).await
         }
         Ok(BatchPhase::Working) | Err(_) if batch.given_up => {
+            // Canceled, the provider ends the batch with what it answered (OpenAI `cancelling`
+            // then `cancelled`, Anthropic `canceling` then `ended`, Bedrock `Stopping` then
+            // `Stopped`): those answers are read and kept while the grace lasts.
             if let Err(error) = app.batches.cancel(profile, provider_batch_id).await {
                 tracing::warn!(batch_id = %batch.id, error = %error, "could not cancel the given-up batch at the provider");
+            }
+            if let Some(again) = within_grace(app, batch) {
+                return store::look_at_batch_later(client, batch.id, again, None).await;
             }
             let why = "not answered before its tasks' windows came within the slack of their end";
             return_all(app, client, batch, BatchOutcome::GivenUp, Some(why), summary).await
@@ -237,7 +244,26 @@ async fn poll<P>(
     }
 }
 
-/// The provider is done with the batch: settle what its results answer, send the rest on-demand.
+/// How long after its give-up time a batch's partial results are waited for (the provider
+/// finishing its cancel) and read, before what they have not settled runs on-demand: a quarter
+/// of the slack (`AITASK_DEFERRED_SLACK_MS`), so the on-demand path keeps three quarters of it
+/// and the tasks' leases (half the slack past the give-up time) are not reclaimed meanwhile.
+fn result_grace(slack: Duration) -> Duration {
+    slack / 4
+}
+
+/// When the batch is given up and still within [`result_grace`]: when to look again.
+fn within_grace<P>(app: &App<P>, batch: &OpenBatch) -> Option<Duration> {
+    let grace = result_grace(app.settings.runtime.deferred_slack);
+    let ends = batch.give_up_at + chrono::Duration::from_std(grace).ok()?;
+    let left = (ends - chrono::Utc::now()).to_std().ok().filter(|left| !left.is_zero())?;
+    Some(app.settings.runtime.batch_poll.min(grace / 4).min(left))
+}
+
+/// The provider is done with the batch: settle what its results answer, page by page as they are
+/// read, and send the rest on-demand. A read that fails is tried again later while there is time
+/// (the batch not given up, or within its grace): what it settled stays settled, and the next
+/// read passes those lines by (their tasks have left the batch), so nothing is paid for twice.
 async fn finish<P>(
     app: &App<P>,
     client: &store::Client,
@@ -249,23 +275,35 @@ async fn finish<P>(
 ) -> Result<(), StoreError> {
     let (tasks, requests) = batch_requests(client, batch.id).await?;
     if !tasks.is_empty() && !results.is_empty() {
-        match app.batches.results(profile, results, &requests).await {
-            Ok(lines) => results::settle(app, client, profile, &tasks, lines, summary).await?,
-            // Any error while there is time (a refused permission too): giving the tasks back now
-            // would run them twice if the provider has the batch.
-            Err(error) if !batch.given_up => {
-                tracing::warn!(batch_id = %batch.id, error = %error, "could not read the batch's results; trying again later");
-                let poll_again = app.settings.runtime.batch_poll;
-                return store::look_at_batch_later(client, batch.id, poll_again, Some(&error.to_string()))
-                    .await;
-            }
-            Err(error) => {
-                tracing::warn!(batch_id = %batch.id, error = %error, "the batch's results could not be read; its tasks run on-demand")
+        let mut reader = app.batches.results(profile, results, &requests);
+        let mut settlement = results::Settlement::new(&tasks);
+        loop {
+            match reader.next_page().await {
+                Ok(Some(page)) => settlement.settle(app, client, profile, page, summary).await?,
+                Ok(None) => break,
+                // Any error while there is time (a refused permission too): giving the tasks
+                // back now would run them twice if the provider has their answers.
+                Err(error) => {
+                    let again = if batch.given_up {
+                        within_grace(app, batch)
+                    } else {
+                        Some(app.settings.runtime.batch_poll)
+                    };
+                    if let Some(again) = again {
+                        tracing::warn!(batch_id = %batch.id, error = %error, "could not read the batch's results; trying again later");
+                        return store::look_at_batch_later(client, batch.id, again, Some(&error.to_string()))
+                            .await;
+                    }
+                    tracing::warn!(batch_id = %batch.id, error = %error, "the batch's results could not be read; what they did not settle runs on-demand");
+                    break;
+                }
             }
         }
     }
     let outcome = match stopped {
         None => BatchOutcome::Completed,
+        // Stopped because it was given up: its answered lines were kept above.
+        Some(_) if batch.given_up => BatchOutcome::GivenUp,
         Some(reason) if reason.contains("expire") => BatchOutcome::Expired,
         Some(reason) if reason.contains("cancel") || reason.contains("stop") => BatchOutcome::Canceled,
         Some(_) => BatchOutcome::Failed,

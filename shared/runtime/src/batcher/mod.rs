@@ -54,8 +54,8 @@ pub async fn look_now<P>(app: &App<P>, provider_batch_ids: &[String]) -> Result<
 
 /// The most a batch's requests hold in all, as stored: what one function reads into memory to
 /// write a batch's file, with each line's schema and settings added (20 MB; each provider's own
-/// file limit is larger). With `batch.maxRecords` at most 2,000, a batch's result files stay
-/// within what the batch client reads (64 MiB).
+/// file limit is larger). A batch's result files have no such bound: they are read as a stream
+/// and settled a page at a time ([`aitasks_providers::ResultReader`]).
 pub const BATCH_MAX_BYTES: u64 = 20_000_000;
 
 /// What the batcher did in one sweep.

@@ -1,10 +1,13 @@
 //! Settling a batch's results, each through the checks and the fences of an on-demand attempt:
-//! an answer that passed the checks completes its task (the unscoped ones together, in pages,
-//! as a worker's group commit does), one that failed them goes to an on-demand repair turn, and
-//! a line's error is decided as an attempt's would be (retried on-demand within the attempt
-//! budget, or failed). A task named twice is settled by its first line; a line naming a task no
-//! longer in the batch (canceled, taken back) changes nothing, and neither does a late one: every
-//! write is fenced on the task's lease, which names the batch that holds it now
+//! an answer that passed the checks completes its task (together with the page's others, as a
+//! worker's group commit does, through the same path: one row the store refuses is completed
+//! alone and costs the others nothing), one that failed them goes to an on-demand repair turn,
+//! and a line's error is decided as an attempt's would be (retried on-demand within the attempt
+//! budget, or failed). Results come a page at a time ([`Settlement::settle`]), so a result file
+//! of any size is settled in bounded memory and a read cut part way keeps what it settled. A task
+//! named twice is settled by its first line; a line naming a task no longer in the batch
+//! (canceled, taken back, settled by an earlier read) changes nothing, and neither does a late
+//! one: every write is fenced on the task's lease, which names the batch that holds it now
 //! (`Lease::batch_id`: a task given back has the same attempt number in its next attempt,
 //! on-demand or in a newer batch).
 
@@ -18,69 +21,87 @@ use uuid::Uuid;
 
 use super::{send_now, BatchSummary};
 use crate::app::App;
-use crate::metrics::{self, Settlement};
+use crate::metrics::{self, Settlement as Settled};
 use crate::worker::decision::{decide, timeout_age, Decision, Ending};
 use crate::worker::jitter::random_fraction;
+use crate::worker::settler::complete_together;
 
-/// Successes completed by one statement.
-const COMPLETE_PAGE: usize = 500;
+/// The settling of one batch's results, page after page.
+pub(super) struct Settlement<'t> {
+    in_batch: HashMap<Uuid, &'t BatchTask>,
+    /// Tasks a line named already: a later line for them is a duplicate.
+    seen: HashSet<Uuid>,
+}
 
-pub(super) async fn settle<P>(
-    app: &App<P>,
-    client: &store::Client,
-    profile: &ModelProfile,
-    tasks: &[BatchTask],
-    lines: Vec<LineResult>,
-    summary: &mut BatchSummary,
-) -> Result<(), StoreError> {
-    let in_batch: HashMap<Uuid, &BatchTask> = tasks.iter().map(|task| (task.lease.task_id, task)).collect();
-    let mut seen: HashSet<Uuid> = HashSet::with_capacity(lines.len());
-    let mut answered: Vec<(&BatchTask, Completion)> = Vec::new();
-    let mut others: Vec<(&BatchTask, LineOutcome)> = Vec::new();
-    for line in lines {
-        // A duplicate line: the first one named is the task's answer.
-        if !seen.insert(line.task_id) {
-            continue;
-        }
-        let Some(task) = in_batch.get(&line.task_id).copied() else { continue };
-        match line.outcome {
-            LineOutcome::Answered(completion) => answered.push((task, completion)),
-            // Left running in the batch: it goes back on-demand, uncounted, with the unanswered.
-            LineOutcome::Unanswered(_) => {}
-            outcome => others.push((task, outcome)),
-        }
+impl<'t> Settlement<'t> {
+    pub(super) fn new(tasks: &'t [BatchTask]) -> Settlement<'t> {
+        let in_batch = tasks.iter().map(|task| (task.lease.task_id, task)).collect();
+        Settlement { in_batch, seen: HashSet::with_capacity(tasks.len()) }
     }
-    // The answers first: one line's trouble below never holds back the others' results.
-    for page in answered.chunks(COMPLETE_PAGE) {
-        complete(app, client, profile, page, summary).await?;
-    }
-    let mut repairs: Vec<OwedMessage> = Vec::new();
-    for (task, outcome) in others {
-        let settled = match outcome {
-            LineOutcome::Invalid(resume) => match keepable(&resume) {
-                Ok(resume) => store::give_back_for_repair(client, task.lease, &resume).await.map(|owed| {
-                    summary.batch_repairs += u64::from(owed.is_some());
-                    repairs.extend(owed);
-                }),
-                Err(why) => {
-                    let error = ProviderError::LoopFailed(why);
-                    line_failed(app, client, profile, task, error, summary).await
-                }
-            },
-            LineOutcome::Failed(error) => line_failed(app, client, profile, task, error, summary).await,
-            LineOutcome::Answered(_) | LineOutcome::Unanswered(_) => Ok(()),
-        };
-        match settled {
-            Ok(()) => {}
-            Err(error) if error.is_unavailable() => return Err(error),
-            // The store refused this line's write (a value it cannot hold): the task stays in the
-            // batch and goes back on-demand with the unanswered; the other lines carry on.
-            Err(error) => {
-                tracing::warn!(task_id = %task.lease.task_id, error = %crate::error_chain(&error), "a batch line could not be settled; its task runs on-demand")
+
+    /// Settle one page of result lines. An error is the store's absence only: a row it refuses
+    /// leaves that task in the batch (it goes back on-demand with the unanswered).
+    pub(super) async fn settle<P>(
+        &mut self,
+        app: &App<P>,
+        client: &store::Client,
+        profile: &ModelProfile,
+        lines: Vec<LineResult>,
+        summary: &mut BatchSummary,
+    ) -> Result<(), StoreError> {
+        let mut answered: Vec<(&BatchTask, Completion)> = Vec::new();
+        let mut others: Vec<(&BatchTask, LineOutcome)> = Vec::new();
+        for line in lines {
+            // A duplicate line: the first one named is the task's answer.
+            if !self.seen.insert(line.task_id) {
+                continue;
+            }
+            let Some(task) = self.in_batch.get(&line.task_id).copied() else { continue };
+            match line.outcome {
+                LineOutcome::Answered(completion) => answered.push((task, completion)),
+                // Left running in the batch: it goes back on-demand, uncounted, with the unanswered.
+                LineOutcome::Unanswered(_) => {}
+                outcome => others.push((task, outcome)),
             }
         }
+        // The answers first: one line's trouble below never holds back the others' results.
+        complete(app, client, profile, &answered, summary).await?;
+        let mut repairs: Vec<OwedMessage> = Vec::new();
+        for (task, outcome) in others {
+            let settled = match outcome {
+                LineOutcome::Invalid(resume) => match keepable(&resume) {
+                    Ok(resume) => {
+                        store::give_back_for_repair(client, task.lease, &resume).await.map(|owed| {
+                            summary.batch_repairs += u64::from(owed.is_some());
+                            repairs.extend(owed);
+                        })
+                    }
+                    Err(why) => {
+                        let error = ProviderError::LoopFailed(why);
+                        line_failed(app, client, profile, task, error, summary).await
+                    }
+                },
+                LineOutcome::Failed(error) => line_failed(app, client, profile, task, error, summary).await,
+                LineOutcome::Answered(_) | LineOutcome::Unanswered(_) => Ok(()),
+            };
+            refused_alone(task, settled)?;
+        }
+        send_now(app, client, &repairs).await
     }
-    send_now(app, client, &repairs).await
+}
+
+/// A line's write: the store's absence stops the look; any other error (a value the store
+/// cannot hold, a constraint, a deadlock) is this line's alone: its task stays in the batch
+/// and goes back on-demand with the unanswered, and the other lines carry on.
+fn refused_alone<T>(task: &BatchTask, settled: Result<T, StoreError>) -> Result<(), StoreError> {
+    match settled {
+        Ok(_) => Ok(()),
+        Err(error) if error.is_unavailable() => Err(error),
+        Err(error) => {
+            tracing::warn!(task_id = %task.lease.task_id, error = %crate::error_chain(&error), "a batch line could not be settled; its task runs on-demand");
+            Ok(())
+        }
+    }
 }
 
 /// The repair turn of an invalid answer, as the store keeps it, or why it cannot be kept: the
@@ -101,8 +122,8 @@ fn keepable(resume: &aitasks_providers::Resume) -> Result<Value, String> {
     Ok(kept)
 }
 
-/// Complete a page of answered tasks: the unscoped in one statement, each scoped in its own
-/// (its admission bookkeeping); their events published, their settlements counted.
+/// Complete a page of answered tasks together ([`complete_together`]); their events published,
+/// their settlements counted.
 async fn complete<P>(
     app: &App<P>,
     client: &store::Client,
@@ -110,35 +131,36 @@ async fn complete<P>(
     page: &[(&BatchTask, Completion)],
     summary: &mut BatchSummary,
 ) -> Result<(), StoreError> {
+    if page.is_empty() {
+        return Ok(());
+    }
     let usages: Vec<Option<Value>> =
         page.iter().map(|(_, completion)| serde_json::to_value(&completion.usage).ok()).collect();
+    // Every lease names the batch: a result of a batch the task has left changes nothing.
     let attempts: Vec<(store::Lease, &Value, Option<&Value>)> = page
         .iter()
         .zip(&usages)
         .map(|((task, completion), usage)| (task.lease, &completion.output, usage.as_ref()))
         .collect();
-    // The unscoped in one statement (a scoped one is Lost there), then each scoped in its own.
-    // Every lease names the batch: a result of a batch the task has left changes nothing.
-    let mut written = store::complete_many(client, &attempts).await?;
-    for (slot, (lease, output, usage)) in written.iter_mut().zip(&attempts) {
-        if lease.scoped {
-            *slot = store::complete_attempt(client, *lease, output, *usage).await?;
-        }
-    }
+    let written = complete_together(client, &attempts).await;
     let mut events = Vec::new();
     for ((task, completion), written) in page.iter().zip(written) {
-        if let Fenced::Written(event) = written {
-            summary.batch_results_settled += 1;
-            metrics::settled(&Settlement {
-                status: "succeeded",
-                error_code: None,
-                model_id: &profile.id,
-                attempts: task.lease.attempt,
-                worked: Duration::ZERO,
-                usage: Some(&completion.usage),
-                cost_usd: completion.usage.estimated_cost_usd,
-            });
-            events.push(event);
+        match written {
+            Ok(Fenced::Written(event)) => {
+                summary.batch_results_settled += 1;
+                metrics::settled(&Settled {
+                    status: "succeeded",
+                    error_code: None,
+                    model_id: &profile.id,
+                    attempts: task.lease.attempt,
+                    worked: Duration::ZERO,
+                    usage: Some(&completion.usage),
+                    cost_usd: completion.usage.estimated_cost_usd,
+                });
+                events.push(event);
+            }
+            Ok(Fenced::Lost) => {}
+            written => refused_alone(task, written)?,
         }
     }
     app.publish(events).await;
@@ -192,7 +214,7 @@ async fn line_failed<P>(
         Decision::Fail { code, message } => {
             if let Fenced::Written(event) = store::fail_attempt(client, lease, code, &message).await? {
                 summary.batch_results_settled += 1;
-                metrics::settled(&Settlement {
+                metrics::settled(&Settled {
                     status: "failed",
                     error_code: Some(code.as_str()),
                     model_id: &profile.id,

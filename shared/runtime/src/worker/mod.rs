@@ -20,7 +20,7 @@ pub(crate) mod jitter;
 mod permit;
 mod process;
 mod settle;
-mod settler;
+pub(crate) mod settler;
 
 pub use delivery::{Delivery, Outcome};
 pub use process::process_batch;

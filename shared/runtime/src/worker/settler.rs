@@ -6,7 +6,8 @@
 //!
 //! A group is many tasks, of any tenants, in one statement: if that statement fails (one row the
 //! store refuses, a deadlock), the group's successes are completed one by one instead, so one
-//! row's failure never costs another task its attempt.
+//! row's failure never costs another task its attempt ([`complete_together`], which a provider
+//! batch's results settle through too).
 
 use aitasks_store::{self as store, Fenced, Lease, PendingEvent, StoreError};
 use serde_json::Value;
@@ -94,35 +95,57 @@ async fn publish_loop<P>(app: &App<P>, mut to_publish: mpsc::UnboundedReceiver<V
 
 /// One statement for the group; if it fails while the store is there, each success alone.
 async fn write_group<P>(app: &App<P>, group: &[Pending]) -> Vec<Result<Fenced<PendingEvent>, StoreError>> {
-    let unavailable = |error: &StoreError| {
-        let text = crate::error_chain(error);
-        group.iter().map(|_| Err(StoreError::Unavailable(text.clone().into()))).collect()
-    };
     let client = match store::client(&app.pool).await {
         Ok(client) => client,
-        Err(error) => return unavailable(&error),
+        Err(error) => {
+            let text = crate::error_chain(&error);
+            return group.iter().map(|_| Err(StoreError::Unavailable(text.clone().into()))).collect();
+        }
     };
     let attempts: Vec<(Lease, &Value, Option<&Value>)> =
         group.iter().map(|p| (p.lease, &p.output, p.usage.as_ref())).collect();
     let span = tracing::info_span!("settle batch", attempts = group.len());
-    let error = match store::complete_many(&client, &attempts).instrument(span).await {
-        Ok(results) => return results.into_iter().map(Ok).collect(),
+    complete_together(&client, &attempts).instrument(span).await
+}
+
+/// Complete attempts that finished together, answered item by item in order: the unscoped in
+/// one statement, each scoped one in its own (its admission bookkeeping). If the group's
+/// statement fails while the store is there (a row it refuses, a deadlock), each is completed
+/// alone, so one row's failure never costs another task its attempt; while the store is away,
+/// every item is that error. The worker's group commit and a provider batch's results settle
+/// through this one path.
+pub(crate) async fn complete_together(
+    client: &store::Client,
+    attempts: &[(Lease, &Value, Option<&Value>)],
+) -> Vec<Result<Fenced<PendingEvent>, StoreError>> {
+    let unavailable = |error: &StoreError| {
+        let text = crate::error_chain(error);
+        attempts.iter().map(|_| Err(StoreError::Unavailable(text.clone().into()))).collect()
+    };
+    let error = match store::complete_many(client, attempts).await {
+        Ok(results) => {
+            let mut results: Vec<_> = results.into_iter().map(Ok).collect();
+            for (slot, (lease, output, usage)) in results.iter_mut().zip(attempts) {
+                if lease.scoped {
+                    *slot = store::complete_attempt(client, *lease, output, *usage).await;
+                }
+            }
+            return results;
+        }
         Err(error) if error.is_unavailable() => return unavailable(&error),
         Err(error) => error,
     };
-    if group.len() == 1 {
+    if attempts.len() == 1 {
         return vec![Err(error)];
     }
     tracing::warn!(
-        attempts = group.len(),
+        attempts = attempts.len(),
         error = %crate::error_chain(&error),
         "the group's statement failed; completing its successes one by one"
     );
-    let mut results = Vec::with_capacity(group.len());
-    for pending in group {
-        results.push(
-            store::complete_attempt(&client, pending.lease, &pending.output, pending.usage.as_ref()).await,
-        );
+    let mut results = Vec::with_capacity(attempts.len());
+    for (lease, output, usage) in attempts {
+        results.push(store::complete_attempt(client, *lease, output, *usage).await);
     }
     results
 }

@@ -16,6 +16,7 @@
 //! The same base URL answers OpenAI's on-demand chat completions too (each valid from its
 //! schema, counted), as a batching profile's endpoint does when a task runs on-demand.
 
+mod answers;
 mod bedrock;
 mod hygiene;
 mod server;
@@ -30,7 +31,8 @@ use serde_json::{json, Value};
 
 pub use bedrock::{BedrockBatchStub, BATCH_AWS_ACCESS_KEY, BATCH_AWS_SECRET_KEY};
 
-use crate::stub_provider::answer_for_schema;
+use answers::{answered_line, anthropic_error};
+pub(crate) use answers::{pad, scripted_answer};
 
 /// The key both batch APIs of [`StubBatches`] accept (`Authorization: Bearer` or `x-api-key`).
 pub const BATCH_STUB_KEY: &str = "sk-batch-stub-key";
@@ -121,6 +123,14 @@ pub(crate) struct Stubs {
     pub(crate) batch_deletes: usize,
     /// Anthropic's list shows a batch only this long after it was made.
     pub(crate) list_lag: Duration,
+    /// Lines of a canceled or expired batch answered before it ended (the first ones submitted).
+    pub(crate) answered_before_end: usize,
+    /// What every free-text field of an answer says (cut to the field's `maxLength`).
+    pub(crate) answer_text: Option<String>,
+    /// Result files served (`GET /files/{id}/content`, Anthropic's `results_url`).
+    pub(crate) file_reads: usize,
+    /// Result file reads still to refuse with a 500.
+    pub(crate) failing_reads: usize,
 }
 
 /// The OpenAI and Anthropic batch APIs. Dropping it leaves the server running until the test
@@ -155,6 +165,10 @@ impl StubBatches {
             file_deletes: 0,
             batch_deletes: 0,
             list_lag: Duration::ZERO,
+            answered_before_end: 0,
+            answer_text: None,
+            file_reads: 0,
+            failing_reads: 0,
         }));
         let router =
             axum::Router::new().fallback(server::handle).with_state((state.clone(), base_url.clone()));
@@ -233,6 +247,37 @@ impl StubBatches {
         self.lock().on_demand.clone()
     }
 
+    /// A batch canceled or expired from now on had answered its first `lines` submitted before
+    /// it ended (the providers keep those in its results); the rest are unanswered.
+    pub fn answer_before_end(&self, lines: usize) {
+        self.lock().answered_before_end = lines;
+    }
+
+    /// Every free-text field of the answers written from now on says `text` (cut to the field's
+    /// `maxLength`): long answers, for result files of any size. Characters JSON escapes (`"`,
+    /// `\\`, newlines) grow twice in an OpenAI line, whose answer is a JSON string inside JSON.
+    pub fn answer_with_text(&self, text: impl Into<String>) {
+        self.lock().answer_text = Some(text.into());
+    }
+
+    /// The next `reads` reads of a result file answer `500` (a provider's passing fault).
+    pub fn fail_file_reads(&self, reads: usize) {
+        self.lock().failing_reads = reads;
+    }
+
+    /// Result files served so far (refused reads included).
+    pub fn file_reads(&self) -> usize {
+        self.lock().file_reads
+    }
+
+    /// The bytes of every result file written so far.
+    pub fn result_bytes(&self) -> usize {
+        let stubs = self.lock();
+        let ids: Vec<&String> =
+            stubs.batches.iter().flat_map(|b| b.output_file.iter().chain(b.error_file.iter())).collect();
+        ids.iter().filter_map(|id| stubs.files.get(*id)).map(String::len).sum()
+    }
+
     /// Every line submitted so far, `(custom_id, request body)`, in order.
     pub fn submitted_lines(&self) -> Vec<(String, Value)> {
         self.lock().batches.iter().flat_map(|batch| batch.lines.clone()).collect()
@@ -271,9 +316,15 @@ fn write_results(stubs: &mut Stubs, index: usize, stage: Stage) {
     let mut output = Vec::new();
     let mut errors = Vec::new();
     let lines = stubs.batches[index].lines.clone();
+    let text = stubs.answer_text.clone();
     for (n, (custom_id, body)) in lines.iter().enumerate() {
         let script = stubs.scripts.get(custom_id).cloned();
+        // A canceled or expired batch keeps the lines it answered before it ended.
+        let ended_first = n >= stubs.answered_before_end;
         let line = match (stage, api) {
+            (Stage::Expired | Stage::Cancelled, _) if !ended_first => {
+                answered_line(n, custom_id, body, &script, api, &text)
+            }
             (Stage::Expired, Api::OpenAi) => {
                 Err(json!({"id": format!("batch_req_{n}"), "custom_id": custom_id,
                 "response": null, "error": {"code": "batch_expired", "message": "This request could not be executed before the completion window expired."}}))
@@ -296,24 +347,7 @@ fn write_results(stubs: &mut Stubs, index: usize, stage: Stage) {
                     "body": {"error": {"message": "stub error", "type": if *status >= 500 { "server_error" } else { "invalid_request_error" }, "code": null}}},
                     "error": null})),
                 (Some(LineScript::Error(status)), Api::Anthropic) => Ok(anthropic_error(custom_id, *status)),
-                (_, Api::OpenAi) => {
-                    let answer = scripted_answer(&script, &body["response_format"]["json_schema"]["schema"]);
-                    let mut completion = json!({"id": format!("chatcmpl-{n}"), "object": "chat.completion", "model": "stub-model",
-                        "choices": [{"index": 0, "message": {"role": "assistant", "content": answer.to_string()}, "finish_reason": "stop"}],
-                        "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}});
-                    pad(&mut completion, &script);
-                    Ok(json!({"id": format!("batch_req_{n}"), "custom_id": custom_id,
-                        "response": {"status_code": 200, "request_id": format!("req_{n}"), "body": completion}, "error": null}))
-                }
-                (_, Api::Anthropic) => {
-                    let tool = &body["tools"][0];
-                    let answer = scripted_answer(&script, &tool["input_schema"]);
-                    let mut message = json!({"id": format!("msg_{n}"), "type": "message", "role": "assistant", "model": "stub-model",
-                        "content": [{"type": "tool_use", "id": format!("toolu_{n}"), "name": tool["name"], "input": answer}],
-                        "stop_reason": "tool_use", "usage": {"input_tokens": 11, "output_tokens": 7}});
-                    pad(&mut message, &script);
-                    Ok(json!({"custom_id": custom_id, "result": {"type": "succeeded", "message": message}}))
-                }
+                _ => answered_line(n, custom_id, body, &script, api, &text),
             },
         };
         let copies = if script == Some(LineScript::Duplicate) { 2 } else { 1 };
@@ -350,36 +384,6 @@ fn store_file(stubs: &mut Stubs, lines: Vec<String>) -> String {
     let id = format!("file-out{}", stubs.next);
     stubs.files.insert(id.clone(), lines.iter().map(|l| format!("{l}\n")).collect());
     id
-}
-
-fn anthropic_error(custom_id: &str, status: u16) -> Value {
-    let kind = match status {
-        400 => "invalid_request_error",
-        401 => "authentication_error",
-        403 => "permission_error",
-        404 => "not_found_error",
-        429 => "rate_limit_error",
-        529 => "overloaded_error",
-        _ => "api_error",
-    };
-    json!({"custom_id": custom_id, "result": {"type": "errored",
-        "error": {"type": "error", "error": {"type": kind, "message": "stub error"}}}})
-}
-
-/// The answer of a line: valid from its schema, or `{}` when scripted invalid.
-pub(crate) fn scripted_answer(script: &Option<LineScript>, schema: &Value) -> Value {
-    match script {
-        Some(LineScript::Invalid) => json!({}),
-        Some(LineScript::InvalidWithNul) => json!({"answer": "nul \u{0} here"}),
-        _ => answer_for_schema(schema),
-    }
-}
-
-/// An oversized line's padding, outside the answer.
-pub(crate) fn pad(body: &mut Value, script: &Option<LineScript>) {
-    if let Some(LineScript::Oversized(bytes)) = script {
-        body["padding"] = json!("x".repeat(*bytes + 1));
-    }
 }
 
 pub(crate) fn shuffle<T>(items: &mut [T], random: &mut crate::Xorshift) {

@@ -76,7 +76,7 @@ fn respond(
             let request: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
             let schema =
                 request.pointer("/response_format/json_schema/schema").cloned().unwrap_or(Value::Null);
-            let content = super::answer_for_schema(&schema).to_string();
+            let content = crate::stub_provider::answer_for_schema(&schema).to_string();
             stubs.on_demand.push(request);
             answer(
                 StatusCode::OK,
@@ -94,8 +94,8 @@ fn respond(
             }
             None => not_found(),
         },
-        ("GET", ["files", id, "content"]) => match stubs.files.get(*id) {
-            Some(text) => (StatusCode::OK, text.clone()).into_response(),
+        ("GET", ["files", id, "content"]) => match stubs.files.get(*id).cloned() {
+            Some(text) => serve_file(stubs, text),
             None => not_found(),
         },
         ("POST", ["batches"]) => {
@@ -241,12 +241,25 @@ fn respond(
         ("GET", ["messages", "batches", id, "results"]) => {
             let file = stubs.batches.iter().find(|b| b.id == *id).and_then(|b| b.output_file.clone());
             match file.and_then(|file| stubs.files.get(&file).cloned()) {
-                Some(text) => (StatusCode::OK, text).into_response(),
+                Some(text) => serve_file(stubs, text),
                 None => not_found(),
             }
         }
         _ => not_found(),
     }
+}
+
+/// A result file's content, or the 500 a test asked for ([`super::StubBatches::fail_file_reads`]).
+fn serve_file(stubs: &mut Stubs, text: String) -> Response {
+    stubs.file_reads += 1;
+    if stubs.failing_reads > 0 {
+        stubs.failing_reads -= 1;
+        return answer(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            json!({"error": {"message": "stub fault", "type": "server_error"}}),
+        );
+    }
+    (StatusCode::OK, text).into_response()
 }
 
 /// `POST /files`: a multipart form with `purpose=batch` and the JSONL `file`.
