@@ -223,11 +223,19 @@ async fn a_given_up_message_batch_is_deleted_once_its_cancel_ends() {
     db.sql("UPDATE task_batches SET give_up_at = now() - interval '1 second', due_at = now()").await;
     aitasks_runtime::sweeper::sweep(&batcher.app).await;
     assert_eq!(batches.cancels(), 1, "given up: canceled at the provider");
+    // Its grace: the batcher waits for the answers given before the cancel, so the batch has
+    // not ended here yet.
+    assert_eq!(db.count("SELECT count(*) FROM task_batches WHERE outcome IS NULL").await, 1);
+    // The grace passes with the provider still canceling: the batch ends given up here, and
+    // the clean-up finds it not deletable yet, and does not forget it.
+    db.sql("UPDATE task_batches SET give_up_at = now() - interval '1 hour', due_at = now() WHERE outcome IS NULL")
+        .await;
+    aitasks_runtime::sweeper::sweep(&batcher.app).await;
     assert_eq!(db.count("SELECT count(*) FROM task_batches WHERE outcome = 'given_up'").await, 1);
-    // Still canceling there: not deletable yet, and not forgotten.
     db.sql("UPDATE task_batches SET cleanup_due_at = now() WHERE cleanup_due_at IS NOT NULL").await;
     aitasks_runtime::sweeper::sweep(&batcher.app).await;
-    assert_eq!(batches.batch_deletes(), 0);
+    assert_eq!(batches.batch_deletes(), 0, "not deleted while it is still canceling");
+    assert_eq!(db.count("SELECT count(*) FROM task_batches WHERE cleanup_due_at IS NOT NULL").await, 1);
     batches.advance();
     db.sql("UPDATE task_batches SET cleanup_due_at = now() WHERE cleanup_due_at IS NOT NULL").await;
     aitasks_runtime::sweeper::sweep(&batcher.app).await;

@@ -120,6 +120,8 @@ pub(crate) struct Stubs {
     pub(crate) late_creates: usize,
     pub(crate) late_by: Duration,
     pub(crate) file_deletes: usize,
+    /// The bytes of result files deleted (so a test reads a file's size after its clean-up).
+    pub(crate) deleted_result_bytes: usize,
     pub(crate) batch_deletes: usize,
     /// Anthropic's list shows a batch only this long after it was made.
     pub(crate) list_lag: Duration,
@@ -163,6 +165,7 @@ impl StubBatches {
             late_creates: 0,
             late_by: Duration::ZERO,
             file_deletes: 0,
+            deleted_result_bytes: 0,
             batch_deletes: 0,
             list_lag: Duration::ZERO,
             answered_before_end: 0,
@@ -275,7 +278,8 @@ impl StubBatches {
         let stubs = self.lock();
         let ids: Vec<&String> =
             stubs.batches.iter().flat_map(|b| b.output_file.iter().chain(b.error_file.iter())).collect();
-        ids.iter().filter_map(|id| stubs.files.get(*id)).map(String::len).sum()
+        ids.iter().filter_map(|id| stubs.files.get(*id)).map(String::len).sum::<usize>()
+            + stubs.deleted_result_bytes
     }
 
     /// Every line submitted so far, `(custom_id, request body)`, in order.

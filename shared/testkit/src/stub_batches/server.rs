@@ -88,8 +88,15 @@ fn respond(
         }
         ("POST", ["files"]) => upload(stubs, &header("content-type"), body),
         ("DELETE", ["files", id]) => match stubs.files.remove(*id) {
-            Some(_) => {
+            Some(text) => {
                 stubs.file_deletes += 1;
+                let result_file = stubs
+                    .batches
+                    .iter()
+                    .any(|b| b.output_file.as_deref() == Some(*id) || b.error_file.as_deref() == Some(*id));
+                if result_file {
+                    stubs.deleted_result_bytes += text.len();
+                }
                 answer(StatusCode::OK, json!({"id": id, "object": "file", "deleted": true}))
             }
             None => not_found(),
