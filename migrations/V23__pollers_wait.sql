@@ -6,6 +6,7 @@
 -- The rows already there count as polled: who created them is not known, and the safe reading
 -- is that someone may be reading them. New rows say it themselves (the create's inserts set it,
 -- create/mark_pollers.sql sets it when a create without a callback finds an existing task).
--- Both ALTERs only change the catalog: no table rewrite, no scan.
+-- The default stays true: every insert of this release names the column, and a task the
+-- release before it creates while a deploy rolls out (or after a rollback) is never canceled
+-- this way, the safe side. The ALTER only changes the catalog: no table rewrite, no scan.
 ALTER TABLE tasks ADD COLUMN has_poller boolean NOT NULL DEFAULT true;
-ALTER TABLE tasks ALTER COLUMN has_poller SET DEFAULT false;
