@@ -19,10 +19,14 @@ use crate::app::App;
 
 /// A clean-up taken is hidden from other sweepers this long (far longer than [`CLEANUP_LIMIT`]).
 const CLEANUP_HOLD: Duration = Duration::from_secs(300);
-/// The most one batch's clean-up may take, its provider calls together.
-const CLEANUP_LIMIT: Duration = Duration::from_secs(60);
-/// No new page starts after this long.
+/// The most one batch's clean-up may take, its provider calls together (and as much again for
+/// the look for extras at its first clean-up).
+const CLEANUP_LIMIT: Duration = Duration::from_secs(20);
+/// No new batch's clean-up starts after this long: the duty ends within this plus one batch's
+/// limits (50 s at most), however many batches are due (a deploy makes every ended one due).
 const CLEANUP_WORK: Duration = Duration::from_secs(10);
+/// Batches taken a statement: the ones a sweep takes but does not reach wait out the hold.
+const CLEANUP_PAGE: usize = 10;
 /// How long after the provider's answer was recorded a batch made by an earlier submit may
 /// still be dated: a submit's call gives up after this long.
 const SUBMIT_CALL: Duration = Duration::from_secs(30);
@@ -39,9 +43,13 @@ pub async fn clean_up_batches<P>(
 ) -> Result<(), StoreError> {
     let client = store::client(&app.pool).await?;
     let started = Instant::now();
-    while started.elapsed() < CLEANUP_WORK {
+    let page = page.clamp(1, CLEANUP_PAGE);
+    'pages: while started.elapsed() < CLEANUP_WORK {
         let due = store::take_batch_leftovers(&client, CLEANUP_HOLD, page).await?;
         for batch in &due {
+            if started.elapsed() >= CLEANUP_WORK {
+                break 'pages;
+            }
             clean_up(app, &client, batch, summary).await?;
         }
         if due.len() < page {
@@ -68,7 +76,13 @@ async fn clean_up<P>(
     };
     let mut late = Vec::new();
     if batch.tries == 1 && batch.submits > 1 {
-        late = late_extras(app, client, profile, batch).await?;
+        late = match tokio::time::timeout(CLEANUP_LIMIT, late_extras(app, client, profile, batch)).await {
+            Ok(found) => found?,
+            Err(_) => {
+                tracing::warn!(batch_id = %batch.id, "the look for extra batches made for this one took too long");
+                Vec::new()
+            }
+        };
     }
     let ids: Vec<&String> =
         batch.provider_batch_id.iter().chain(&batch.extra_batch_ids).chain(&late).collect();
