@@ -13,13 +13,21 @@ use crate::error::StoreResult;
 use crate::params::{limit, millis, truncate_message};
 use crate::pool::GenericClient;
 use crate::queries::{
-    BATCH_ADD_EXTRAS, BATCH_CLEANUP_DUE, BATCH_CLEANUP_NEXT, BATCH_KNOWN_IDS, BATCH_SUBMIT_SENDING,
+    BATCH_ADD_EXTRAS, BATCH_CLEANUP_DUE, BATCH_CLEANUP_NEXT, BATCH_KNOWN_IDS, BATCH_SUBMIT_REFUSED,
+    BATCH_SUBMIT_SENDING,
 };
 
 /// A submit of batch `batch_id` is about to be sent: counted (and the first one's time kept).
 pub async fn note_submit_sending(client: &impl GenericClient, batch_id: Uuid) -> StoreResult<()> {
     let statement = client.prepare_cached(BATCH_SUBMIT_SENDING.text()).await?;
     client.execute(&statement, &BATCH_SUBMIT_SENDING.bind(&[("batch_id", &batch_id)])?).await?;
+    Ok(())
+}
+
+/// A submit the provider refused (it answered, and made no batch): counted back.
+pub async fn note_submit_refused(client: &impl GenericClient, batch_id: Uuid) -> StoreResult<()> {
+    let statement = client.prepare_cached(BATCH_SUBMIT_REFUSED.text()).await?;
+    client.execute(&statement, &BATCH_SUBMIT_REFUSED.bind(&[("batch_id", &batch_id)])?).await?;
     Ok(())
 }
 

@@ -48,6 +48,7 @@ statements! {
     BATCH_ROUTE_DUE = "batch/route_due";
     BATCH_ROUTE_NOW = "batch/route_now";
     BATCH_ROUTE_PROFILE = "batch/route_profile";
+    BATCH_SUBMIT_REFUSED = "batch/submit_refused";
     BATCH_SUBMIT_SENDING = "batch/submit_sending";
     BATCH_SUBMITTED = "batch/submitted";
     BATCH_TAKE_DUE = "batch/take_due";

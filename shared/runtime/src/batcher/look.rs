@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use aitasks_contracts::{AiRequest, Path};
-use aitasks_providers::{BatchLine, BatchPhase, ModelProfile};
+use aitasks_providers::{BatchLine, BatchPhase, ModelProfile, ProviderError};
 use aitasks_store::{self as store, BatchOutcome, BatchState, OpenBatch, StoreError};
 use uuid::Uuid;
 
@@ -21,8 +21,13 @@ use crate::app::App;
 /// could otherwise meet the on-demand attempt of a task the other gave back).
 const LOOK_HOLD: Duration = Duration::from_secs(600);
 /// The most one look may take, its provider calls and statements together; one stopped there
-/// leaves what it wrote (each write fenced) and is taken again when its hold lapses.
+/// leaves what it wrote (each write fenced) and is taken again after [`RETAKE_AFTER`].
 const LOOK_LIMIT: Duration = Duration::from_secs(90);
+/// A look stopped at its limit is taken again this soon, not at the end of its hold: longer
+/// than any statement of it can still run (the 30 s statement timeout), far shorter than the
+/// lease its tasks keep past the give-up time (half the slack, 150 s at the least), so a slow
+/// read (a big result file) never leaves its tasks to the stale-running sweep.
+const RETAKE_AFTER: Duration = Duration::from_secs(45);
 /// No new look starts after this long: the sweep has its other duties too.
 const LOOK_WORK: Duration = Duration::from_secs(20);
 /// A submit that kept failing this many times gives its tasks to the on-demand path.
@@ -48,7 +53,9 @@ pub async fn look_at_batches<P>(app: &App<P>, summary: &mut BatchSummary) -> Res
         match tokio::time::timeout(LOOK_LIMIT, look).await {
             Ok(looked) => looked?,
             Err(_) => {
-                tracing::warn!(batch_id = %batch.id, "a look at a batch ran out of time; it is taken again when its hold lapses");
+                tracing::warn!(batch_id = %batch.id, "a look at a batch ran out of time; it is taken again shortly, keeping what it settled");
+                let why = format!("a look ran out of time ({LOOK_LIMIT:?})");
+                store::look_at_batch_later(&client, batch.id, RETAKE_AFTER, Some(&why)).await?;
                 break;
             }
         }
@@ -148,11 +155,20 @@ async fn submit<P>(
             return_all(app, client, batch, BatchOutcome::Unsubmitted, Some(&why), summary).await
         }
         Err(error) => {
+            if made_nothing(&error) {
+                store::note_submit_refused(client, batch.id).await?;
+            }
             tracing::warn!(batch_id = %batch.id, profile = %profile.id, error = %error, "could not submit the batch; trying again later");
             store::look_at_batch_later(client, batch.id, retry_delay(batch.tries), Some(&error.to_string()))
                 .await
         }
     }
+}
+
+/// Whether a failed submit surely made no batch: the provider answered it with a refusal (rate
+/// limited, overloaded). A timeout, a lost connection or another 5xx may have made one.
+fn made_nothing(error: &ProviderError) -> bool {
+    matches!(error, ProviderError::RateLimited { .. } | ProviderError::Server { status: 503 | 529, .. })
 }
 
 /// A `submitting` batch given up (its tasks' windows near their end, or its submits kept
@@ -319,4 +335,26 @@ async fn finish<P>(
         tracing::info!(batch_id = %batch.id, profile = %profile.id, outcome = outcome.as_str(), unanswered = owed.len(), "a batch ended");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_refused_submit_is_counted_back() {
+        let refused = [
+            ProviderError::RateLimited { retry_after: None, message: "slow down".into() },
+            ProviderError::Server { status: 529, message: "overloaded".into() },
+            ProviderError::Server { status: 503, message: "unavailable".into() },
+        ];
+        assert!(refused.iter().all(made_nothing));
+        let unknown = [
+            ProviderError::Timeout(Duration::from_secs(30)),
+            ProviderError::Connection("reset".into()),
+            ProviderError::Server { status: 500, message: "oops".into() },
+            ProviderError::Malformed("half a body".into()),
+        ];
+        assert!(!unknown.iter().any(made_nothing));
+    }
 }
