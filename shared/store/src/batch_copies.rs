@@ -14,7 +14,7 @@ use crate::params::{limit, millis, truncate_message};
 use crate::pool::GenericClient;
 use crate::queries::{
     BATCH_ADD_EXTRAS, BATCH_CLEANUP_DUE, BATCH_CLEANUP_NEXT, BATCH_KNOWN_IDS, BATCH_SUBMIT_REFUSED,
-    BATCH_SUBMIT_SENDING,
+    BATCH_SUBMIT_SENDING, BATCH_UNSURE_ROWS,
 };
 
 /// A submit of batch `batch_id` is about to be sent: counted (and the first one's time kept).
@@ -29,6 +29,24 @@ pub async fn note_submit_refused(client: &impl GenericClient, batch_id: Uuid) ->
     let statement = client.prepare_cached(BATCH_SUBMIT_REFUSED.text()).await?;
     client.execute(&statement, &BATCH_SUBMIT_REFUSED.bind(&[("batch_id", &batch_id)])?).await?;
     Ok(())
+}
+
+/// Whether another batch row of `profile` may still have a submit of unknown outcome, its first
+/// sent before `until`: a batch that matches what `batch_id` sent may then be that row's.
+pub async fn other_rows_unsure(
+    client: &impl GenericClient,
+    profile: &str,
+    batch_id: Uuid,
+    until: chrono::DateTime<chrono::Utc>,
+) -> StoreResult<bool> {
+    let statement = client.prepare_cached(BATCH_UNSURE_ROWS.text()).await?;
+    let params = BATCH_UNSURE_ROWS.bind(&[
+        ("profile", &profile as &(dyn tokio_postgres::types::ToSql + Sync)),
+        ("batch_id", &batch_id),
+        ("until", &until),
+    ])?;
+    let count: i64 = client.query_one(&statement, &params).await?.get(0);
+    Ok(count > 0)
 }
 
 /// Which of the provider's batch ids `ids` are already ours: a batch row's, or an extra of one.

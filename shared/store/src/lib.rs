@@ -66,7 +66,7 @@ mod tenant_quota;
 pub use admission::create_scoped;
 pub use batch_copies::{
     add_extra_batches, known_provider_batches, next_batch_cleanup, note_submit_refused, note_submit_sending,
-    take_batch_leftovers, BatchLeftovers,
+    other_rows_unsure, take_batch_leftovers, BatchLeftovers,
 };
 pub use batch_form::{
     batch_waiting, form_batch, nearest_window, send_due_now, send_profile_now, BatchGroup, Formed,

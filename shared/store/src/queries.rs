@@ -53,6 +53,7 @@ statements! {
     BATCH_SUBMITTED = "batch/submitted";
     BATCH_TAKE_DUE = "batch/take_due";
     BATCH_TASKS_OF = "batch/tasks_of";
+    BATCH_UNSURE_ROWS = "batch/unsure_rows";
     BATCH_WAITING = "batch/waiting";
 
     ATTACH_CALLBACKS = "callbacks/attach";

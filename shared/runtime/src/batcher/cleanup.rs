@@ -144,6 +144,11 @@ async fn late_extras<P>(
     if unknown.is_empty() {
         return Ok(unknown);
     }
+    let until = sent.until.unwrap_or_else(chrono::Utc::now);
+    if store::other_rows_unsure(client, &batch.profile, batch.id, until).await? {
+        tracing::warn!(batch_id = %batch.id, "another batch row of this profile waits on a submit of unknown outcome: none taken as extras");
+        return Ok(Vec::new());
+    }
     if unknown.len() > unseen {
         tracing::warn!(batch_id = %batch.id, matching = unknown.len(), unseen, "batches alike made by another stack on the same key may be among those found: none taken as extras");
         return Ok(Vec::new());

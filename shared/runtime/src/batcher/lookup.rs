@@ -57,6 +57,14 @@ pub(super) async fn look_up<P>(
         // Nothing was sent for this row: none of them is its own.
         return Ok(Ok(Lookup::Nothing));
     }
+    // Another row of ours with a lost submit may have made one of these, not recorded yet: taking
+    // it here would read its results against the wrong tasks (and cancel it as an extra).
+    if store::other_rows_unsure(client, &batch.profile, batch.id, chrono::Utc::now()).await? {
+        return Ok(Ok(Lookup::Unsure(
+            "another batch row of this profile also waits on a submit of unknown outcome: none adopted"
+                .into(),
+        )));
+    }
     if ours.len() > sent_submits {
         return Ok(Ok(Lookup::Unsure(format!(
             "{} batches at the provider match this one and it sent {sent_submits} submits: another stack on the same key made some; none adopted",
