@@ -22,6 +22,7 @@ use std::time::Duration;
 use aitasks_store::{
     self as store, CallbackEnd, DueHeartbeat, GenericClient, OwedCallback, PendingEvent, StoreError,
 };
+use aws_sdk_sfn::config::retry::RetryConfig;
 use aws_sdk_sfn::config::timeout::TimeoutConfig;
 use futures::stream::{self, StreamExt};
 use serde::Serialize;
@@ -45,6 +46,9 @@ const MAX_BACKOFF: Duration = Duration::from_secs(15 * 60);
 #[derive(Debug, Clone)]
 pub struct Callbacks {
     clients: Clients,
+    /// For heartbeats: the SDK's own retries off, so the calls AWS sees are exactly the paced
+    /// ones (a throttled heartbeat is sent again by the next look, not at once underneath).
+    heartbeat_clients: Clients,
 }
 
 impl Callbacks {
@@ -56,14 +60,19 @@ impl Callbacks {
             .operation_timeout(Duration::from_secs(10))
             .operation_attempt_timeout(Duration::from_secs(4))
             .build();
-        let sfn = aws_sdk_sfn::config::Builder::from(sdk).timeout_config(timeouts.clone()).build();
-        let lambda = aws_sdk_lambda::config::Builder::from(sdk).timeout_config(timeouts).build();
-        Callbacks {
-            clients: Clients {
-                sfn: aws_sdk_sfn::Client::from_conf(sfn),
-                lambda: aws_sdk_lambda::Client::from_conf(lambda),
-            },
-        }
+        let clients = |retries: Option<RetryConfig>| {
+            let mut sfn = aws_sdk_sfn::config::Builder::from(sdk).timeout_config(timeouts.clone());
+            let mut lambda = aws_sdk_lambda::config::Builder::from(sdk).timeout_config(timeouts.clone());
+            if let Some(retries) = retries {
+                sfn = sfn.retry_config(retries.clone());
+                lambda = lambda.retry_config(retries);
+            }
+            Clients {
+                sfn: aws_sdk_sfn::Client::from_conf(sfn.build()),
+                lambda: aws_sdk_lambda::Client::from_conf(lambda.build()),
+            }
+        };
+        Callbacks { clients: clients(None), heartbeat_clients: clients(Some(RetryConfig::disabled())) }
     }
 }
 
@@ -157,7 +166,7 @@ pub(crate) async fn heartbeat_due(
     due: Vec<DueHeartbeat>,
     how: &HeartbeatCalls<'_>,
 ) -> Result<Heartbeats, StoreError> {
-    let clients = &callbacks.clients;
+    let clients = &callbacks.heartbeat_clients;
     let pace = how.pace;
     let results: Vec<(DueHeartbeat, Outcome)> = stream::iter(due.into_iter().filter(|d| !d.owed))
         .map(|due| async move {
