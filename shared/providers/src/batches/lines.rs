@@ -74,7 +74,12 @@ impl Splitter {
 
     fn end_line(&mut self, out: &mut impl Extend<Line>) {
         if let Some((id, tail)) = self.skipping.take() {
-            let id = id.or_else(|| id_in(&String::from_utf8_lossy(&tail), self.key));
+            // The head's and the tail's must not disagree: a model's answer may carry the key
+            // too (an object key in a tool's input), and a wrong id would cost another task.
+            let id = match (id, id_in(&String::from_utf8_lossy(&tail), self.key)) {
+                (Some(head), Some(tail)) if head != tail => None,
+                (head, tail) => head.or(tail),
+            };
             out.extend(Some(Line::Unreadable { id, too_long: true }));
             return;
         }
@@ -99,9 +104,14 @@ fn keep_tail(tail: &mut Vec<u8>, part: &[u8]) {
     tail.drain(..over);
 }
 
-/// The string after the first `"key":` of an unreadable line, if it is a short one.
+/// The string after the `"key":` of an unreadable line, if it is a short one and the key is
+/// there once: twice, one may be a model's (an object key in its answer), and none is trusted.
 fn id_in(line: &str, key: &str) -> Option<String> {
-    let at = line.find(&format!("\"{key}\""))? + key.len() + 2;
+    let pattern = format!("\"{key}\"");
+    if line.matches(&pattern).nth(1).is_some() {
+        return None;
+    }
+    let at = line.find(&pattern)? + key.len() + 2;
     let rest = line.get(at..)?.trim_start().strip_prefix(':')?.trim_start().strip_prefix('"')?;
     let id: String = rest.chars().take_while(|c| *c != '"').take(65).collect();
     (id.len() <= 64).then_some(id)
@@ -140,6 +150,18 @@ mod tests {
             assert!(matches!(&read[4], Line::Unreadable { id: Some(id), too_long: true } if id == "t-5"));
             assert!(matches!(&read[5], Line::Json(v, _) if v["custom_id"] == "t-6"), "no newline at the end");
         }
+    }
+
+    #[test]
+    fn an_id_a_model_could_have_written_is_not_trusted() {
+        // An unreadable line whose answer carries the key as well: whose line it is is unknown.
+        let twice = r#"{"custom_id": "t-1", "body": {"input": {"custom_id": "t-9"}}, broken"#;
+        assert!(matches!(&split(twice, 7)[0], Line::Unreadable { id: None, .. }));
+        // A line too long whose head and tail name different tasks.
+        let body = "x".repeat(MAX_RESULT_LINE_BYTES);
+        let split_ids =
+            format!(r#"{{"custom_id": "t-1", "body": "{body}", "input": {{"custom_id": "t-9"}}}}"#);
+        assert!(matches!(&split(&split_ids, 4096)[0], Line::Unreadable { id: None, too_long: true }));
     }
 
     #[test]
