@@ -96,10 +96,13 @@ fn decide(
             if on_task >= limits.per_task {
                 return Some(ErrorCode::TaskCallbacks);
             }
-            if tenant_waiting + added_for_tenant >= limits.per_tenant {
-                return Some(ErrorCode::TenantCallbacks);
+            // A callback on an ended task is answered at once: it never waits, never counts.
+            if !room.task_ended {
+                if tenant_waiting + added_for_tenant >= limits.per_tenant {
+                    return Some(ErrorCode::TenantCallbacks);
+                }
+                added_for_tenant += 1;
             }
-            added_for_tenant += 1;
             *added_for_task.entry(w.effect_key).or_default() += 1;
             taken.insert((w.effect_key, w.token));
             None
@@ -116,7 +119,7 @@ mod tests {
     }
 
     fn fresh(n: usize) -> Vec<CallbackRoom> {
-        vec![CallbackRoom { task_callbacks: 0, attached: false }; n]
+        vec![CallbackRoom { task_callbacks: 0, attached: false, task_ended: false }; n]
     }
 
     #[test]
@@ -142,5 +145,16 @@ mod tests {
         rooms[2].task_callbacks = 1;
         let codes = decide(&limits(25, 10), 9, &rooms, &wanted);
         assert_eq!(codes, [None, None, Some(ErrorCode::TenantCallbacks)], "9 wait, room for one more");
+    }
+
+    #[test]
+    fn a_callback_on_an_ended_task_does_not_count_against_the_tenant() {
+        let keys = ["done", "new"];
+        let wanted: Vec<Wanted<'_>> =
+            keys.iter().enumerate().map(|(item, key)| Wanted { item, effect_key: key, token: "t" }).collect();
+        let mut rooms = fresh(2);
+        rooms[0].task_ended = true;
+        let codes = decide(&limits(25, 10), 10, &rooms, &wanted);
+        assert_eq!(codes, [None, Some(ErrorCode::TenantCallbacks)], "the tenant is at its limit");
     }
 }

@@ -206,6 +206,8 @@ pub struct CallbackRoom {
     pub task_callbacks: i64,
     /// The token is on that task already: attaching it again adds nothing.
     pub attached: bool,
+    /// That task has ended: its callback is answered at once, never waits.
+    pub task_ended: bool,
 }
 
 /// The tenant's waiting callbacks (counted up to `tenant_limit`), and for each `(effect key,
@@ -236,6 +238,7 @@ pub async fn callback_room(
         rooms.push(CallbackRoom {
             task_callbacks: row.try_get("task_callbacks")?,
             attached: row.try_get("attached")?,
+            task_ended: row.try_get("task_ended")?,
         });
     }
     Ok((tenant_waiting, rooms))

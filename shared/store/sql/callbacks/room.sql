@@ -1,7 +1,8 @@
 -- Before a create that brings callbacks is stored: what its callbacks would add to the limits
 -- (docs/api.md, "Callbacks"). For each given (effect key, token), item i of both arrays: the live
 -- callbacks (waiting or owed) of the tenant's task with that key, if it exists, and whether the
--- token is on that task already (attaching it again adds nothing). And the tenant's waiting
+-- token is on that task already (attaching it again adds nothing), and whether that task has
+-- ended (its callback is owed at once, answered, never heartbeated: no waiting one). And the tenant's waiting
 -- callbacks, counted only up to :tenant_limit: one bounded range of task_callbacks_waiting_idx,
 -- however many there are.
 WITH given AS (
@@ -10,6 +11,7 @@ WITH given AS (
 SELECT given.item,
     COALESCE(live.callbacks, 0) AS task_callbacks,
     COALESCE(live.has_token, false) AS attached,
+    COALESCE(tasks.status IN ('succeeded', 'failed', 'canceled'), false) AS task_ended,
     (SELECT count(*) FROM (SELECT 1 FROM task_callbacks
                            WHERE app_id = :app_id AND state = 'waiting'
                            LIMIT :tenant_limit) counted) AS tenant_waiting
