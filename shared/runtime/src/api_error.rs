@@ -28,7 +28,7 @@ pub enum ApiError {
     RunUnavailable,
     #[error("admission refused: {code}")]
     Admission { code: ErrorCode, retry_after: Option<Duration> },
-    /// The create's callback would pass a limit on callbacks (`crate::callback_limits`).
+    /// The create's callback would pass a limit on callbacks (docs/api.md, "Callbacks").
     #[error("{}", callback_limit_message(*code, *limit))]
     CallbackLimit { code: ErrorCode, limit: i64 },
     #[error("the database is unavailable")]
