@@ -31,13 +31,7 @@ impl Moto {
 
     /// An SDK configuration for moto: its endpoint, us-east-1, dummy credentials.
     pub async fn sdk_config(&self) -> SdkConfig {
-        aws_config::defaults(BehaviorVersion::latest())
-            .http_client(aitasks_runtime::aws::https_client())
-            .region(Region::new("us-east-1"))
-            .endpoint_url(&self.endpoint)
-            .credentials_provider(Credentials::new("test", "test", None, None, "testkit"))
-            .load()
-            .await
+        local_sdk_config(&self.endpoint).await
     }
 
     /// The variables that point a function's SDK clients at moto.
@@ -96,4 +90,16 @@ async fn wait_until_up(endpoint: &str) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     panic!("moto did not come up on {endpoint} within 15 s");
+}
+
+/// An SDK configuration whose clients call a local stand-in at `endpoint`: us-east-1, dummy
+/// credentials, the functions' own HTTPS client.
+pub(crate) async fn local_sdk_config(endpoint: &str) -> SdkConfig {
+    aws_config::defaults(BehaviorVersion::latest())
+        .http_client(aitasks_runtime::aws::https_client())
+        .region(Region::new("us-east-1"))
+        .endpoint_url(endpoint)
+        .credentials_provider(Credentials::new("test", "test", None, None, "testkit"))
+        .load()
+        .await
 }

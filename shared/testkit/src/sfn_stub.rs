@@ -11,8 +11,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use aws_config::{BehaviorVersion, SdkConfig};
-use aws_sdk_sqs::config::{Credentials, Region};
+use aws_config::SdkConfig;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -64,13 +63,7 @@ impl SfnStub {
 
     /// An SDK configuration whose Step Functions (and Lambda) client calls this stand-in.
     pub async fn sdk_config(&self) -> SdkConfig {
-        aws_config::defaults(BehaviorVersion::latest())
-            .http_client(aitasks_runtime::aws::https_client())
-            .region(Region::new("us-east-1"))
-            .endpoint_url(&self.endpoint)
-            .credentials_provider(Credentials::new("test", "test", None, None, "testkit"))
-            .load()
-            .await
+        crate::moto::local_sdk_config(&self.endpoint).await
     }
 
     /// Every call waits this long before its answer.

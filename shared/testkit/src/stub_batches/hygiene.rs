@@ -3,8 +3,7 @@
 
 use std::time::Duration;
 
-use chrono::Utc;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::{Api, Batch, Stage, StubBatches};
 
@@ -53,17 +52,7 @@ impl StubBatches {
         stubs.next += 1;
         let id = format!("msgbatch_{}", stubs.next);
         let lines = (0..requests).map(|n| (format!("foreign-{n}"), json!({}))).collect();
-        stubs.batches.push(Batch {
-            id: id.clone(),
-            api: Api::Anthropic,
-            stage: Stage::InProgress,
-            lines,
-            metadata: Value::Null,
-            input_file_id: None,
-            output_file: None,
-            error_file: None,
-            created_at: Utc::now(),
-        });
+        stubs.batches.push(Batch::anthropic(id.clone(), lines));
         id
     }
 }

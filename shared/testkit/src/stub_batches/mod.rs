@@ -99,6 +99,23 @@ pub(crate) struct Batch {
     pub(crate) created_at: DateTime<Utc>,
 }
 
+impl Batch {
+    /// A message batch as Anthropic makes one: in progress, keyed by nothing of ours.
+    pub(crate) fn anthropic(id: String, lines: Vec<(String, Value)>) -> Batch {
+        Batch {
+            id,
+            api: Api::Anthropic,
+            stage: Stage::InProgress,
+            lines,
+            metadata: Value::Null,
+            input_file_id: None,
+            output_file: None,
+            error_file: None,
+            created_at: Utc::now(),
+        }
+    }
+}
+
 pub(crate) struct Stubs {
     pub(crate) files: HashMap<String, String>,
     pub(crate) batches: Vec<Batch>,

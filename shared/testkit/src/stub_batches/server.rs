@@ -169,17 +169,7 @@ fn respond(
             stubs.creates += 1;
             stubs.next += 1;
             let id = format!("msgbatch_{}", stubs.next);
-            stubs.batches.push(Batch {
-                id,
-                api: Api::Anthropic,
-                stage: Stage::InProgress,
-                lines,
-                metadata: Value::Null,
-                input_file_id: None,
-                output_file: None,
-                error_file: None,
-                created_at: Utc::now(),
-            });
+            stubs.batches.push(Batch::anthropic(id, lines));
             answer(StatusCode::OK, anthropic_batch(stubs.batches.last().expect("just pushed"), base_url))
         }
         ("GET", ["messages", "batches"]) => {
