@@ -84,6 +84,11 @@ pub async fn complete_many(
 ) -> StoreResult<Vec<Fenced<PendingEvent>>> {
     let given: Vec<&(Lease, &Value, Option<&Value>)> =
         attempts.iter().filter(|(lease, _, _)| !lease.scoped).collect();
+    // A group of one takes the single statement: the same fence and event, without the id-order
+    // lock the group needs against a deadlock with another group (a row lock is a WAL record).
+    if let ([(lease, output, usage)], [_]) = (given.as_slice(), attempts) {
+        return Ok(vec![complete_attempt(client, *lease, output, *usage).await?]);
+    }
     let task_ids: Vec<Uuid> = given.iter().map(|(lease, _, _)| lease.task_id).collect();
     let numbers: Vec<i32> = given.iter().map(|(lease, _, _)| lease.attempt).collect();
     let batch_ids: Vec<Option<Uuid>> = given.iter().map(|(lease, _, _)| lease.batch_id).collect();

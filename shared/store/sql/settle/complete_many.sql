@@ -4,6 +4,11 @@
 -- gone (its provider batch too: a late result of a batch the task has left), or whose cancel was
 -- requested, or that is scoped after all, is left alone and returns no event.
 --
+-- `tasks.id = ANY(:task_ids)` repeats what the join says, for the planner: without it the
+-- generic plan found the rows through the in-flight index and filtered every queued and running
+-- task (and every dead index entry left since the last vacuum), a cost that grew with the
+-- backlog (BENCHMARKS.md, issue 37); with it the primary key finds exactly the given rows.
+--
 -- The rows are locked in id order first (`locked`), as every statement that locks several tasks
 -- locks them: two such statements over the same tasks then wait for each other instead of
 -- deadlocking (tests/store/lock_order.rs).
@@ -19,7 +24,8 @@ settled AS (
     SET status = 'succeeded', output = given.new_output, usage = given.new_usage, error_code = NULL,
         error_message = NULL, completed_at = now(), updated_at = now()
     FROM given JOIN locked ON locked_id = given.task_id
-    WHERE tasks.id = given.task_id AND tasks.status = 'running' AND tasks.attempts = given.attempt
+    WHERE tasks.id = ANY(:task_ids::uuid[]) AND tasks.id = given.task_id
+      AND tasks.status = 'running' AND tasks.attempts = given.attempt
       AND tasks.batch_id IS NOT DISTINCT FROM given.given_batch_id
       AND tasks.cancel_requested_at IS NULL AND tasks.cache_key IS NULL
     RETURNING id, app_id, scope_id, cache_key, status,

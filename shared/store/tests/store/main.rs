@@ -4,6 +4,7 @@
 
 mod admission;
 mod batch;
+mod bounded_work;
 mod callbacks;
 mod deferred;
 mod lifecycle;
