@@ -166,8 +166,8 @@ async fn main() -> Result<(), Failure> {
     // Not part of `make bench`: `make simulate` asks for it alone, and keeps its own file.
     if only.as_ref().is_some_and(|list| list.iter().any(|n| n == "simulate")) {
         let figures = json!({
-            "scopes": simulate::section(&base, quick).await?,
-            "fairness": fairness::section(&base, quick).await?,
+            "scopes": simulate::section(&base, size).await?,
+            "fairness": fairness::section(&base, size).await?,
         });
         std::fs::write(out.join("simulate.json"), serde_json::to_string_pretty(&figures)?)?;
         println!("\nwritten to {}", out.join("simulate.json").display());
@@ -176,7 +176,7 @@ async fn main() -> Result<(), Failure> {
 
     // The fairness half of `make simulate` alone (BENCH_ONLY=fairness).
     if only.as_ref().is_some_and(|list| list.iter().any(|n| n == "fairness")) {
-        let figures = fairness::section(&base, quick).await?;
+        let figures = fairness::section(&base, size).await?;
         std::fs::write(out.join("fairness.json"), serde_json::to_string_pretty(&figures)?)?;
         return Ok(());
     }
@@ -226,6 +226,11 @@ async fn main() -> Result<(), Failure> {
     if wanted("footprint") {
         let cost = cost::section(&report)?;
         report.insert("costOfAMillionTasks".into(), cost);
+    }
+    // `make simulate`'s sections, at their smallest, in a smoke run of every section.
+    if size.is_smoke() && only.is_none() {
+        report.insert("simulate".into(), simulate::section(&base, size).await?);
+        report.insert("fairness".into(), fairness::section(&base, size).await?);
     }
     if wanted("lifecycle") || wanted("batches") {
         let report_so_far = Value::Object(report.clone());

@@ -152,6 +152,13 @@ fn every_section_of_the_benchmark_runs_at_its_smallest() {
     assert_eq!(report["batchResults"]["succeeded"], report["batchResults"]["tasks"]);
     assert!(report["costOfAMillionTasks"].is_object() || report["costOfAMillionTasks"].is_array());
 
+    // `make simulate`'s sections: the limits held, and each delivery order served the quiet
+    // applications.
+    assert!(report["simulate"].as_array().is_some_and(|points| points.len() == 2), "{}", report["simulate"]);
+    let deliveries = report["fairness"]["runs"].as_array().expect("fairness runs");
+    assert_eq!(deliveries.len(), 2);
+    assert!(deliveries.iter().all(|run| number(&run["quietTasks"], "quiet tasks") > 0.0), "{deliveries:?}");
+
     // Every target row is printed and judged, or said not measured (no 16 or 64 clients here).
     let targets = report["targets"].as_array().expect("targets");
     assert_eq!(targets.len(), 8);
