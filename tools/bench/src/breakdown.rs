@@ -50,9 +50,12 @@ impl Breakdown {
     pub(crate) fn print(&self, label: &str) {
         let cpu =
             self.client_cpu_ms.map_or_else(|| "n/a (another process)".to_owned(), |ms| format!("{ms:.3} ms"));
+        let clients = match self.clients {
+            1 => "1 client".to_owned(),
+            n => format!("{n} clients"),
+        };
         println!(
-            "  {label} at {} clients: {:.0} tasks/s over {:.0} tasks; {:.2} statements a task; client CPU a task {cpu}",
-            self.clients,
+            "  {label} at {clients}: {:.0} tasks/s over {:.0} tasks; {:.2} statements a task; client CPU a task {cpu}",
             self.tasks_per_second,
             self.tasks,
             self.statements_per_task()

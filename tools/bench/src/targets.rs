@@ -21,7 +21,10 @@ fn point(report: &Value, clients: u64) -> Option<&Value> {
 fn ratio_target(report: &Value, clients: u64, key: &str, at_least: f64, against: &str) -> Target {
     let ratio = point(report, clients).and_then(|p| p[key].as_f64());
     Target {
-        text: format!("per-task lifecycle ≥ {at_least}x the {against} at {clients} clients"),
+        text: format!(
+            "per-task lifecycle ≥ {at_least}x the {against} at {clients} client{}",
+            if clients == 1 { "" } else { "s" }
+        ),
         figure: ratio.map(|r| format!("{r:.2}x")),
         met: ratio.map(|r| r >= at_least),
     }
@@ -119,7 +122,7 @@ mod tests {
             (target.figure.clone(), target.met)
         };
         assert_eq!(
-            verdict("0.7x the floor at 1 clients"),
+            verdict("0.7x the floor at 1 client"),
             (Some("0.75x (5.00 round trips; floor 3)".into()), Some(true))
         );
         assert_eq!(verdict("0.8x the floor at 4 clients"), (Some("0.79x".into()), Some(false)));
