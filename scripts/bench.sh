@@ -2,6 +2,8 @@
 # make bench: a Postgres of its own with the default (durable) settings, the SQS-compatible
 # server, release builds of every function and the dev server, then the benchmarks.
 #   BENCH_QUICK=1        short runs (CI-sized)
+#   BENCH_SMOKE=1        every section at its smallest: figures that mean nothing, only that it
+#                        runs (`make test` does this on the debug build: the bench_smoke test)
 #   BENCH_ONLY=a,b       only these sections: lifecycle, batches, round_trips, admission, e2e, heartbeats, footprint,
 #                        batch_results (a 100 MiB batch result file settled by the sweeper), graphile
 #                        (make simulate: simulate; its fairness half alone: fairness)

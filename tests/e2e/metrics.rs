@@ -166,6 +166,16 @@ async fn every_emf_document_is_well_formed_and_the_counts_match_the_run() {
             document["ErrorCode"].as_str().unwrap().to_owned(),
         );
         *settlements.entry(key).or_default() += 1;
+        // The worker's own time on the attempt, by part (properties, not metrics).
+        for part in ["ClaimMs", "GateMs", "VisibilityMs", "SettleMs"] {
+            assert!(document[part].as_f64().is_some_and(|ms| ms >= 0.0), "{part}: {document}");
+        }
+    }
+    // Every settlement's event was published, with the time its sending and marking took.
+    let published: f64 = named("EventsPublished").map(|d| d["EventsPublished"].as_f64().unwrap()).sum();
+    assert!(published >= 4.0, "the settlements' events were published: {published}");
+    for document in named("EventsPublished") {
+        assert!(document["EventMs"].is_number() && document["CallbacksMs"].is_number(), "{document}");
     }
     assert_eq!(settlements.get(&("succeeded".into(), "none".into())), Some(&2), "{settlements:?}");
     assert_eq!(

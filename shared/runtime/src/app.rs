@@ -141,8 +141,11 @@ impl<P> App<P> {
         if events.is_empty() {
             return;
         }
+        let sending = std::time::Instant::now();
         let delivered = self.send_events(&events).await;
+        let sent = sending.elapsed();
         let task_ids: Vec<uuid::Uuid> = events.iter().map(|event| event.task_id).collect();
+        let marking = std::time::Instant::now();
         let marked = async {
             let client = aitasks_store::client(&self.pool).await?;
             match &self.callbacks {
@@ -158,6 +161,7 @@ impl<P> App<P> {
         if let Err(error) = marked.await {
             tracing::warn!(error = %crate::error_chain(&error), "could not mark events delivered or answer their callbacks; the sweeper will");
         }
+        crate::metrics::published(events.len(), sent, marking.elapsed());
     }
 
     /// Answer the owed callbacks of these tasks now (a callback a create attached to a task that

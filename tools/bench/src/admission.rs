@@ -57,9 +57,10 @@ pub(crate) async fn run(
     url: &str,
     serialization: Serialization,
     duration: Duration,
+    clients: usize,
 ) -> Result<(f64, bool, u64), Failure> {
     let mut settings = PoolSettings::new(url);
-    settings.max_size = CLIENTS;
+    settings.max_size = clients;
     let pool = store::connect(&settings)?;
     let budget = AdmissionBudget {
         burst: 1_000_000_000,
@@ -72,12 +73,13 @@ pub(crate) async fn run(
     let admitted = Arc::new(AtomicU64::new(0));
     let started = Instant::now();
     let until = started + duration;
-    let workers = (0..CLIENTS).map(|client_index| {
+    let workers = (0..clients).map(|client_index| {
         let (pool, admitted) = (pool.clone(), admitted.clone());
         tokio::spawn(async move {
             let mut client = pool.get().await?;
             let mut n = 0usize;
-            while Instant::now() < until {
+            // At least one admission a client, however short the run.
+            while n == 0 || Instant::now() < until {
                 let scope = format!("scope-{}", (client_index * 7 + n) % SCOPES);
                 let key = format!("{client_index}-{n}");
                 let admission = ScopedAdmission {

@@ -15,24 +15,32 @@ use aitasks_testkit::{app_owner, hash_of, new_task, StubBatches, TestQueues, BAT
 use serde_json::{json, Value};
 
 use crate::footprint::peak_rss_kib;
+use crate::size::Size;
 use crate::{db, row, Failure};
 
-/// Tasks in the batch: the most `batch.maxRecords` allows.
+/// Tasks in the batch: the most `batch.maxRecords` allows (a smoke run: 20).
 const TASKS: usize = 2_000;
-/// Each answer's characters: with the escaping, about 53 kB a line, over 100 MiB in all.
+/// Each answer's characters: with the escaping, about 53 kB a line, over 100 MiB in all (a
+/// smoke run: 200).
 const ANSWER_CHARS: usize = 42_000;
 
 /// The answers' text: prose with quotes and newlines, as a long model answer has.
-fn answer_text() -> String {
-    "The model wrote \"yes\" twice.\n".chars().cycle().take(ANSWER_CHARS).collect()
+fn answer_text(chars: usize) -> String {
+    "The model wrote \"yes\" twice.\n".chars().cycle().take(chars).collect()
 }
 
-async fn create_tasks(url: &str, profile_hash: &str) -> Result<(), Failure> {
+async fn create_tasks(
+    url: &str,
+    profile_hash: &str,
+    tasks: usize,
+    answer_chars: usize,
+) -> Result<(), Failure> {
     let pool = aitasks_store::connect(&aitasks_store::PoolSettings::new(url))?;
     let client = pool.get().await?;
-    let request = json!({"kind": "generate_text", "prompt": "Write it out.", "maxOutputChars": ANSWER_CHARS});
-    for page in 0..TASKS / 500 {
-        let tasks: Vec<_> = (0..500)
+    let request = json!({"kind": "generate_text", "prompt": "Write it out.", "maxOutputChars": answer_chars});
+    let page_size = tasks.min(500);
+    for page in 0..tasks / page_size {
+        let tasks: Vec<_> = (0..page_size)
             .map(|i| {
                 let mut task = new_task("bench-batch", app_owner("nightly"), &format!("big-{page}-{i}"));
                 task.kind = "generate_text".to_owned();
@@ -57,16 +65,18 @@ async fn count(url: &str, query: &str) -> Result<i64, Failure> {
     Ok(pool.get().await?.query_one(query, &[]).await?.get(0))
 }
 
-pub(crate) async fn section(base: &str, bin_dir: &Path) -> Result<Value, Failure> {
+pub(crate) async fn section(base: &str, bin_dir: &Path, size: Size) -> Result<Value, Failure> {
+    let tasks = size.pick(TASKS, TASKS, 20);
+    let answer_chars = size.pick(ANSWER_CHARS, ANSWER_CHARS, 200);
     let url = db::fresh_database(base, "aitasks_bench_batch_results").await?;
     let queues = TestQueues::create(3, 30).await;
     let batches = StubBatches::start().await;
-    batches.answer_with_text(answer_text());
+    batches.answer_with_text(answer_text(answer_chars));
     let models = json!({
         "batchable": {"provider": "openai", "model": "stub-batch-model", "baseUrl": batches.base_url,
                       "apiKeyEnv": "BATCH_KEY",
                       "prices": {"inputPerMillion": 0.2, "outputPerMillion": 0.8},
-                      "batch": {"maxRecords": TASKS, "maxWaitSeconds": 3600,
+                      "batch": {"maxRecords": tasks, "maxWaitSeconds": 3600,
                                 "prices": {"inputPerMillion": 0.1, "outputPerMillion": 0.4}}}
     })
     .to_string();
@@ -77,7 +87,7 @@ pub(crate) async fn section(base: &str, bin_dir: &Path) -> Result<Value, Failure
     };
     let profiles = aitasks_providers::ModelProfiles::from_lookup(lookup)?;
     let profile_hash = profiles.resolve("batchable").map_err(|e| format!("{e:?}"))?.config_hash();
-    create_tasks(&url, &profile_hash).await?;
+    create_tasks(&url, &profile_hash, tasks, answer_chars).await?;
 
     let runtime = RuntimeApi::start("arn:aws:lambda:us-east-1:123456789012:function:sweeper").await?;
     let env: HashMap<&str, String> = HashMap::from([
@@ -113,8 +123,9 @@ pub(crate) async fn section(base: &str, bin_dir: &Path) -> Result<Value, Failure
         .kill_on_drop(true)
         .spawn()?;
     let pid = child.id().ok_or("the sweeper exited at once")?;
-    let schedule: Value =
-        serde_json::from_str(&std::fs::read_to_string("tests/fixtures/eventbridge-schedule.json")?)?;
+    let schedule: Value = serde_json::from_str(&std::fs::read_to_string(
+        aitasks_testkit::workspace_root().join("tests/fixtures/eventbridge-schedule.json"),
+    )?)?;
 
     let mut submitted_peak = None;
     let mut settle = None;
@@ -143,7 +154,7 @@ pub(crate) async fn section(base: &str, bin_dir: &Path) -> Result<Value, Failure
     let bytes = batches.result_bytes();
     let mib = |kib: u64| kib as f64 / 1024.0;
 
-    println!("\nbatch results: one OpenAI batch of {TASKS} long answers settled by the sweeper function");
+    println!("\nbatch results: one OpenAI batch of {tasks} long answers settled by the sweeper function");
     row("", &["figure".into()]);
     row("result file (MiB)", &[format!("{:.1}", bytes as f64 / 1_048_576.0)]);
     row("tasks settled (succeeded, first attempt)", &[format!("{succeeded}")]);
@@ -152,11 +163,11 @@ pub(crate) async fn section(base: &str, bin_dir: &Path) -> Result<Value, Failure
     row("the settling sweep (s)", &[format!("{:.1}", settle.as_secs_f64())]);
     row("sweeper peak RSS after the submit (MiB)", &[format!("{:.1}", mib(submitted_peak.unwrap_or(0)))]);
     row("sweeper peak RSS after the settle (MiB)", &[format!("{:.1}", mib(settled_peak))]);
-    if succeeded != TASKS as i64 {
-        return Err(format!("{succeeded} of {TASKS} tasks settled").into());
+    if succeeded != tasks as i64 {
+        return Err(format!("{succeeded} of {tasks} tasks settled").into());
     }
     Ok(json!({
-        "tasks": TASKS, "resultFileBytes": bytes, "succeeded": succeeded,
+        "tasks": tasks, "resultFileBytes": bytes, "succeeded": succeeded,
         "fileReads": batches.file_reads(), "onDemandCalls": batches.on_demand_calls(),
         "settleSeconds": settle.as_secs_f64(),
         "peakRssKiBAfterSubmit": submitted_peak, "peakRssKiBAfterSettle": settled_peak,

@@ -72,7 +72,9 @@ pub(crate) fn section(report: &Map<String, Value>) -> Result<Value, Failure> {
     let per_task_rate = report.get("lifecycle").and_then(|l| {
         l["points"].as_array()?.iter().find(|p| p["clients"] == 64)?["tasksPerSecond"].as_f64()
     });
-    let batched_rate = report.get("batches").and_then(|b| b["lifecycle"]["batched"].as_f64());
+    let batched_rate = report.get("batches").and_then(|b| {
+        b["lifecycle"]["points"].as_array()?.iter().find(|p| p["clients"] == 64)?["tasksPerSecond"].as_f64()
+    });
     let gb = memory_gb();
     let wait = PROVIDER_SECONDS;
     let database = |rate: Option<f64>| rate.map_or(0.0, |r| TASKS / r / 3600.0 * DATABASE_HOUR);

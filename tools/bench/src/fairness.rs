@@ -25,6 +25,7 @@ use serde_json::{json, Value};
 use tokio::sync::Notify;
 use uuid::Uuid;
 
+use crate::size::Size;
 use crate::{db, lifecycle, row, Failure};
 
 const WORKERS: usize = 16;
@@ -198,14 +199,14 @@ async fn run(base: &str, fair: bool, duration: Duration, flood: usize) -> Result
     Ok(Outcome { quiet_ms: quiet, noisy_done, noisy_backlog_at_end })
 }
 
-pub(crate) async fn section(base: &str, quick: bool) -> Result<Value, Failure> {
-    let duration = Duration::from_secs(if quick { 5 } else { 12 });
-    let flood = if quick { 1_500 } else { 4_000 };
+pub(crate) async fn section(base: &str, size: Size) -> Result<Value, Failure> {
+    let duration = size.pick(Duration::from_secs(12), Duration::from_secs(5), Duration::from_secs(1));
+    let flood = size.pick(4_000, 1_500, 50);
     println!(
         "\nfairness: {flood} tasks of one application at once, then three quiet applications send one task \
-         each every {} ms for {} s; {WORKERS} workers, {} ms per task",
+         each every {} ms for {:.1} s; {WORKERS} workers, {} ms per task",
         QUIET_EVERY.as_millis(),
-        duration.as_secs(),
+        duration.as_secs_f64(),
         SERVICE.as_millis()
     );
     row(

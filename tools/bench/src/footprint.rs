@@ -12,6 +12,7 @@ use aitasks_testkit::{StubProvider, TestQueues, STUB_API_KEY};
 use axum::routing::put;
 use serde_json::{json, Value};
 
+use crate::size::Size;
 use crate::{db, lifecycle, row, Failure};
 
 pub(crate) const FUNCTIONS: [&str; 5] =
@@ -27,7 +28,7 @@ async fn start_response_url() -> Result<String, Failure> {
 }
 
 fn fixture(name: &str) -> Result<Value, Failure> {
-    let text = std::fs::read_to_string(Path::new("tests/fixtures").join(name))?;
+    let text = std::fs::read_to_string(aitasks_testkit::workspace_root().join("tests/fixtures").join(name))?;
     Ok(serde_json::from_str(&text)?)
 }
 
@@ -69,10 +70,10 @@ async fn warm_durations(
     function: &str,
     runtime: &RuntimeApi,
     url: &str,
+    rounds: usize,
 ) -> Result<Vec<(String, f64)>, Failure> {
-    const ROUNDS: usize = 20;
     let mut kinds: Vec<(String, Vec<f64>)> = Vec::new();
-    for round in 0..ROUNDS {
+    for round in 0..rounds {
         let events: Vec<(String, Value)> = match function {
             "create-task" => vec![
                 ("one create".into(), http_event("/v1/tasks", &create_body(&format!("warm-{round}")))?),
@@ -152,7 +153,8 @@ pub(crate) struct Footprint {
     pub warm_ms: Vec<(String, f64)>,
 }
 
-pub(crate) async fn section(base: &str, bin_dir: &Path) -> Result<Value, Failure> {
+pub(crate) async fn section(base: &str, bin_dir: &Path, size: Size) -> Result<Value, Failure> {
+    let rounds = size.pick(20, 20, 1);
     let url = db::fresh_database(base, "aitasks_bench_footprint").await?;
     let queues = TestQueues::create(3, 30).await;
     let stub = StubProvider::start().await;
@@ -183,6 +185,11 @@ pub(crate) async fn section(base: &str, bin_dir: &Path) -> Result<Value, Failure
             ("RUST_LOG", "warn".to_owned()),
         ]);
         let started = Instant::now();
+        let mut env = env;
+        // A cluster that serves TLS (the test cluster of a smoke run): its CA, as the tests have it.
+        if let Some(ca_file) = std::env::var("AITASK_DB_CA_FILE").ok().filter(|f| !f.is_empty()) {
+            env.insert("AITASK_DB_CA_FILE", ca_file);
+        }
         let mut child = tokio::process::Command::new(&binary)
             .env_clear()
             .envs(env)
@@ -192,7 +199,7 @@ pub(crate) async fn section(base: &str, bin_dir: &Path) -> Result<Value, Failure
             .spawn()?;
         let pid = child.id().ok_or("the function exited at once")?;
         let answer = runtime.invoke(event, Duration::from_secs(60)).await;
-        let warm_ms = warm_durations(function, &runtime, &url).await?;
+        let warm_ms = warm_durations(function, &runtime, &url, rounds).await?;
         let peak = peak_rss_kib(pid).unwrap_or(0);
         let _ = child.kill().await;
         let ready = runtime.ready_at().map(|t| t - started).unwrap_or_default();
@@ -216,7 +223,7 @@ pub(crate) async fn section(base: &str, bin_dir: &Path) -> Result<Value, Failure
             ],
         );
     }
-    println!("warm invocations (mean of 20, event in to answer out: the billed duration)");
+    println!("warm invocations (mean of {rounds}, event in to answer out: the billed duration)");
     for r in &results {
         for (label, ms) in &r.warm_ms {
             row(&format!("{}: {label}", r.function), &[format!("{ms:.1} ms")]);

@@ -10,20 +10,25 @@ use std::time::Duration;
 use aitasks_testkit::{run_heartbeat_scale, HeartbeatScale};
 use serde_json::{json, Value};
 
+use crate::size::Size;
 use crate::{row, Failure};
 
-pub(crate) async fn section(quick: bool) -> Result<Value, Failure> {
-    let callbacks = if quick { 2_000 } else { 10_000 };
+pub(crate) async fn section(size: Size) -> Result<Value, Failure> {
+    let callbacks = size.pick(10_000, 2_000, 50);
     // A slower machine (or a debug build) keeps up at a smaller speedup: BENCH_HEARTBEAT_SPEEDUP.
-    let speedup = std::env::var("BENCH_HEARTBEAT_SPEEDUP").ok().and_then(|v| v.parse().ok()).unwrap_or(10);
+    // A smoke run's sweeps (held 0.5 s each) are all it needs.
+    let speedup = std::env::var("BENCH_HEARTBEAT_SPEEDUP")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(size.pick(10, 10, 40));
     let scale = HeartbeatScale {
         callbacks,
         big_tenant: callbacks * 9 / 10,
-        small_tenants: 20,
+        small_tenants: size.pick(20, 20, 5),
         speedup,
-        // Ten minutes of the stack's time (three in quick runs).
-        run_for: Duration::from_secs(if quick { 180 } else { 600 }) / speedup,
-        batch_hold: Duration::from_secs(110),
+        // Ten minutes of the stack's time (three in quick runs, one in a smoke run).
+        run_for: Duration::from_secs(size.pick(600, 180, 60)) / speedup,
+        batch_hold: Duration::from_secs(size.pick(110, 110, 20)),
         call_latency: Duration::from_millis(20),
     };
     println!(

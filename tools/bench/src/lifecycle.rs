@@ -1,16 +1,38 @@
-//! The store lifecycle of one task, through the statements the functions run: create → claim
-//! (`claim`, the statement process-task claims an SQS batch with, here a batch of one) →
-//! heartbeat → complete (`complete_many`, the settler's group commit, here a group of one, with
-//! its completion event), one statement each.
+//! A task's life in the store through the shipped calls, in the order the functions make them
+//! for a task whose provider answers promptly (no deferral, no callbacks attached):
+//!
+//! 1. create-task: `create_task` (`create/insert_app_task`), then, once the task's SQS message is
+//!    sent, `mark_sent` (`create/mark_sent`);
+//! 2. process-task, `worker::process`: `claim_by` with a claim mark, as the wave's claim
+//!    (`lease/claim`; a wave of one here);
+//! 3. no heartbeat and no cancel poll: the attempt's first poll is `AITASK_CANCEL_POLL_MS`
+//!    (500 ms) after the claim and its first heartbeat `AITASK_HEARTBEAT_MS` (10 s) after it,
+//!    so a prompt answer has neither. Each 500 ms more a call takes adds a `check`
+//!    (`lease/check`), each 10 s a `heartbeat` (`lease/heartbeat`); `BENCH_HEARTBEAT=1` adds one
+//!    heartbeat a task, as the lifecycle measured before issue 37 had;
+//! 4. the settler (`worker::settler`): `complete_many` (`settle/complete_many`, the group commit
+//!    with the completion events; a group of one here);
+//! 5. `App::publish`, once the event is on the events queue: `mark_published`
+//!    (`events/mark_published`, which also takes the callbacks the task made owed: none here).
+//!
+//! Batches of ten ([`batch_of_ten`]) take the same steps with the batch calls: `create_tasks` and
+//! `mark_sent_many` (one `POST /v1/tasks/batch`), one claim for the SQS batch's ten records, one
+//! `complete_many` for the ten successes, one `mark_published` for their events.
+//!
+//! Scoped tasks (with a cache key) are admitted and settled by other statements
+//! (`create_scoped`, `complete_attempt`): the admission section measures those.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use aitasks_store::{self as store, Claim, NewTask, PoolSettings, TaskOwner};
+use aitasks_store::{self as store, Claim, ClaimMark, Fenced, NewTask, PoolSettings, TaskOwner};
 use serde_json::json;
 
 use crate::Failure;
+
+/// Tasks in a batch of the batched lifecycle: an SQS batch's ten records.
+pub(crate) const BATCH: usize = 10;
 
 pub(crate) fn new_task(app: &str, effect_key: String) -> NewTask {
     NewTask {
@@ -32,23 +54,83 @@ pub(crate) fn new_task(app: &str, effect_key: String) -> NewTask {
     }
 }
 
-/// One task through its whole life on `client`.
-pub(crate) async fn one_task(client: &store::Client, effect_key: String) -> Result<(), Failure> {
-    let created = store::create_task(client, &new_task("bench-app", effect_key)).await?;
-    let Some(Claim::Claimed(task)) = store::claim(client, &[created.task().id]).await?.pop() else {
-        return Err("a fresh task could not be claimed".into());
-    };
-    store::heartbeat(client, task.lease()).await?;
-    let output = json!("pos");
-    let usage = json!({"inputTokens": 11, "outputTokens": 7});
-    match store::complete_many(client, &[(task.lease(), &output, Some(&usage))]).await?.pop() {
-        Some(store::Fenced::Written(_)) => Ok(()),
-        _ => Err("a held lease was lost".into()),
-    }
+/// Whether each task also has one heartbeat (`BENCH_HEARTBEAT=1`).
+fn with_heartbeat() -> bool {
+    std::env::var("BENCH_HEARTBEAT").is_ok_and(|v| v == "1")
 }
 
-/// Tasks per second through the whole lifecycle with `clients` concurrent clients.
-pub(crate) async fn run(url: &str, clients: usize, duration: Duration) -> Result<f64, Failure> {
+/// A worker's claim mark: the claim takes nothing after a Lambda invocation's time is up.
+fn claim_mark() -> ClaimMark {
+    ClaimMark { token: uuid::Uuid::new_v4(), by: chrono::Utc::now() + chrono::TimeDelta::minutes(15) }
+}
+
+fn answer() -> (serde_json::Value, serde_json::Value) {
+    (json!("pos"), json!({"inputTokens": 11, "outputTokens": 7, "latencyMs": 0}))
+}
+
+/// One task through its whole life on `client` (the module's steps).
+pub(crate) async fn one_task(client: &store::Client, effect_key: String) -> Result<(), Failure> {
+    let created = store::create_task(client, &new_task("bench-app", effect_key)).await?;
+    let id = created.task().id;
+    store::mark_sent(client, id).await?;
+    let Some(Claim::Claimed(task)) = store::claim_by(client, &[id], &claim_mark()).await?.pop() else {
+        return Err("a fresh task could not be claimed".into());
+    };
+    if with_heartbeat() {
+        store::heartbeat(client, task.lease()).await?;
+    }
+    let (output, usage) = answer();
+    let Some(Fenced::Written(event)) =
+        store::complete_many(client, &[(task.lease(), &output, Some(&usage))]).await?.pop()
+    else {
+        return Err("a held lease was lost".into());
+    };
+    store::mark_published(client, &[event.id], &[id], aitasks_runtime::callbacks::HOLD).await?;
+    Ok(())
+}
+
+/// [`BATCH`] tasks through their whole life together (the module's steps, batched).
+pub(crate) async fn batch_of_ten(client: &store::Client, round: usize) -> Result<u64, Failure> {
+    let tasks: Vec<_> = (0..BATCH).map(|i| new_task("bench-app", format!("l-{round}-{i}"))).collect();
+    let mut ids = Vec::with_capacity(BATCH);
+    for created in store::create_tasks(client, "bench-app", &tasks).await? {
+        ids.push(created?.task().id);
+    }
+    store::mark_sent_many(client, &ids).await?;
+    let mut claimed = Vec::with_capacity(ids.len());
+    for claim in store::claim_by(client, &ids, &claim_mark()).await? {
+        let Claim::Claimed(task) = claim else { return Err("a fresh task could not be claimed".into()) };
+        claimed.push(task);
+    }
+    if with_heartbeat() {
+        for task in &claimed {
+            store::heartbeat(client, task.lease()).await?;
+        }
+    }
+    let (output, usage) = answer();
+    let attempts: Vec<_> = claimed.iter().map(|t| (t.lease(), &output, Some(&usage))).collect();
+    let mut events = Vec::with_capacity(attempts.len());
+    for settled in store::complete_many(client, &attempts).await? {
+        let Fenced::Written(event) = settled else { return Err("a held lease was lost".into()) };
+        events.push(event.id);
+    }
+    store::mark_published(client, &events, &ids, aitasks_runtime::callbacks::HOLD).await?;
+    Ok(claimed.len() as u64)
+}
+
+/// Tasks per second with `clients` clients each repeating `work` (given its client and a number
+/// no other call gets; it answers how many tasks it did) until `duration` has passed; each
+/// client does at least one.
+pub(crate) async fn drive<F, Fut>(
+    url: &str,
+    clients: usize,
+    duration: Duration,
+    work: F,
+) -> Result<f64, Failure>
+where
+    F: Fn(store::Client, usize) -> Fut + Send + Sync + Clone + 'static,
+    Fut: std::future::Future<Output = Result<(store::Client, u64), Failure>> + Send,
+{
     let mut settings = PoolSettings::new(url);
     settings.max_size = clients;
     let pool = store::connect(&settings)?;
@@ -56,20 +138,41 @@ pub(crate) async fn run(url: &str, clients: usize, duration: Duration) -> Result
     let started = Instant::now();
     let until = started + duration;
     let workers = (0..clients).map(|c| {
-        let (pool, done) = (pool.clone(), done.clone());
+        let (pool, done, work) = (pool.clone(), done.clone(), work.clone());
         tokio::spawn(async move {
-            let client = pool.get().await?;
-            let mut n = 0u64;
-            while Instant::now() < until {
-                one_task(&client, format!("{c}-{n}")).await?;
-                done.fetch_add(1, Ordering::Relaxed);
-                n += 1;
+            let mut client = pool.get().await?;
+            let mut round = 0;
+            loop {
+                let (back, n) = work(client, c * 1_000_000 + round).await?;
+                client = back;
+                done.fetch_add(n, Ordering::Relaxed);
+                round += 1;
+                if Instant::now() >= until {
+                    return Ok::<(), Failure>(());
+                }
             }
-            Ok::<(), Failure>(())
         })
     });
     for worker in futures::future::join_all(workers).await {
         worker??;
     }
     Ok(done.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64())
+}
+
+/// Tasks per second through [`one_task`] with `clients` clients.
+pub(crate) async fn run(url: &str, clients: usize, duration: Duration) -> Result<f64, Failure> {
+    drive(url, clients, duration, |client, n| async move {
+        one_task(&client, format!("t-{n}")).await?;
+        Ok((client, 1))
+    })
+    .await
+}
+
+/// Tasks per second through [`batch_of_ten`] with `clients` clients.
+pub(crate) async fn run_batches(url: &str, clients: usize, duration: Duration) -> Result<f64, Failure> {
+    drive(url, clients, duration, |client, n| async move {
+        let done = batch_of_ten(&client, n).await?;
+        Ok((client, done))
+    })
+    .await
 }

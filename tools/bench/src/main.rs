@@ -7,6 +7,7 @@
 mod admission;
 mod batch_results;
 mod batches;
+mod breakdown;
 mod cost;
 mod cpu;
 mod db;
@@ -17,19 +18,21 @@ mod graphile;
 mod growth;
 mod heartbeats;
 mod lifecycle;
+mod per_task;
 mod pgbench;
 mod round_trips;
 mod simulate;
+mod size;
+mod targets;
 
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 
-use admission::Serialization;
+use admission::{Serialization, CLIENTS};
+use size::Size;
 
 pub type Failure = Box<dyn std::error::Error + Send + Sync>;
-
-const LIFECYCLE_CLIENTS: [usize; 5] = [1, 4, 10, 16, 64];
 
 fn row(label: &str, figures: &[String]) {
     print!("{label:<46}");
@@ -37,85 +40,6 @@ fn row(label: &str, figures: &[String]) {
         print!("{figure:>12}");
     }
     println!();
-}
-
-/// The client counts of the lifecycle benchmark (`BENCH_CLIENTS=64` narrows it, for profiling).
-fn lifecycle_clients() -> Vec<usize> {
-    std::env::var("BENCH_CLIENTS")
-        .ok()
-        .map(|v| v.split(',').filter_map(|n| n.trim().parse().ok()).collect())
-        .filter(|list: &Vec<usize>| !list.is_empty())
-        .unwrap_or_else(|| LIFECYCLE_CLIENTS.to_vec())
-}
-
-async fn lifecycle_section(base: &str, quick: bool, out: &std::path::Path) -> Result<Value, Failure> {
-    let clients_list = lifecycle_clients();
-    let duration = if quick { Duration::from_secs(3) } else { Duration::from_secs(10) };
-    let url = db::fresh_database(base, "aitasks_bench_lifecycle").await?;
-    let floor_script = pgbench::script_file(out, "floor.sql", pgbench::FLOOR)?;
-    let reference_script = pgbench::script_file(out, "reference.sql", pgbench::REFERENCE)?;
-    println!(
-        "\nstore lifecycle: tasks/s, {}s per point (create → claim → heartbeat → complete + event)",
-        duration.as_secs()
-    );
-    row("clients", &clients_list.iter().map(|c| c.to_string()).collect::<Vec<_>>());
-    let (mut ours, mut floor, mut reference) = (Vec::new(), Vec::new(), Vec::new());
-    let most = clients_list.iter().copied().max().unwrap_or(0);
-    let mut waits = Vec::new();
-    let (mut our_wal, mut floor_wal) = (db::WalCounters::default(), db::WalCounters::default());
-    for &clients in &clients_list {
-        db::reset_tasks(&url).await?;
-        if clients == most {
-            // What the busiest point waits on (profiling without perf: wait events), and what
-            // one task costs the WAL.
-            let sampler = tokio::spawn(db::sample_waits(url.clone(), std::time::Instant::now() + duration));
-            let before = db::WalCounters::read(&url).await?;
-            ours.push(lifecycle::run(&url, clients, duration).await?);
-            our_wal =
-                db::WalCounters::read(&url).await?.per_task_since(&before, db::count_tasks(&url).await?);
-            waits = sampler.await??;
-        } else {
-            ours.push(lifecycle::run(&url, clients, duration).await?);
-        }
-        db::reset_tasks(&url).await?;
-        let before = db::WalCounters::read(&url).await?;
-        floor.push(pgbench::run(&url, &floor_script, clients, pgbench::Limit::Duration(duration))?);
-        if clients == most {
-            floor_wal =
-                db::WalCounters::read(&url).await?.per_task_since(&before, db::count_tasks(&url).await?);
-        }
-        db::connect(&url).await?.batch_execute(pgbench::REFERENCE_SETUP).await?;
-        reference.push(pgbench::run(&url, &reference_script, clients, pgbench::Limit::Duration(duration))?);
-    }
-    let fmt = |v: &[f64]| v.iter().map(|x| format!("{x:.0}")).collect::<Vec<_>>();
-    let ratio =
-        |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| format!("{:.2}x", x / y)).collect::<Vec<_>>();
-    row("this system (store lifecycle, event included)", &fmt(&ours));
-    row("floor: 3 plain statements (pgbench)", &fmt(&floor));
-    row("reference statement sequence (pgbench)", &fmt(&reference));
-    row("ratio to the floor (target ≥ 0.7x at 64)", &ratio(&ours, &floor));
-    row("ratio to the reference (target ≥ 3x at 64)", &ratio(&ours, &reference));
-    println!("at {most} clients, this system's sessions were: {}", db::top_waits(&waits));
-    let wal = |w: &db::WalCounters| {
-        format!(
-            "{:.1} records, {:.2} full pages, {:.0} bytes, {:.2} flushes",
-            w.records, w.full_pages, w.bytes, w.syncs
-        )
-    };
-    println!("WAL per task at {most} clients: this system {}; floor {}", wal(&our_wal), wal(&floor_wal));
-    let points: Vec<Value> = clients_list
-        .iter()
-        .enumerate()
-        .map(|(i, clients)| {
-            json!({"clients": clients, "tasksPerSecond": ours[i], "floor": floor[i], "reference": reference[i],
-                   "ratioToFloor": ours[i] / floor[i], "ratioToReference": ours[i] / reference[i]})
-        })
-        .collect();
-    let waits: Vec<Value> =
-        waits.iter().map(|(event, share)| json!({"event": event, "share": share})).collect();
-    let wal_json = |w: &db::WalCounters| json!({"records": w.records, "fullPageImages": w.full_pages, "bytes": w.bytes, "flushes": w.syncs});
-    Ok(json!({"seconds": duration.as_secs(), "points": points, "waitsAtMostClients": waits,
-              "walPerTaskAtMostClients": {"ours": wal_json(&our_wal), "floor": wal_json(&floor_wal)}}))
 }
 
 /// One admission run on a fresh database.
@@ -145,15 +69,16 @@ async fn admission_run(
     base: &str,
     serialization: Serialization,
     duration: Duration,
+    clients: usize,
 ) -> Result<AdmissionRun, Failure> {
     let name = match serialization {
         Serialization::PerScope => "aitasks_bench_per_scope",
         Serialization::Global => "aitasks_bench_global",
     };
     let url = db::fresh_database(base, name).await?;
-    let sampler = tokio::spawn(db::sample_waits(url.clone(), std::time::Instant::now() + duration));
+    let sampler = tokio::spawn(db::sample_waits_for(url.clone(), duration));
     let meter = cpu::CpuMeter::start()?;
-    let (per_second, limits_exact, admitted) = admission::run(&url, serialization, duration).await?;
+    let (per_second, limits_exact, admitted) = admission::run(&url, serialization, duration, clients).await?;
     let cpu_ms = meter.busy_seconds()? * 1000.0 / admitted.max(1) as f64;
     Ok(AdmissionRun { per_second, limits_exact, admitted, cpu_ms, waits: sampler.await?? })
 }
@@ -169,8 +94,8 @@ async fn admission_on_one_cpu(base: &str, duration: Duration) -> Result<Option<(
     let postmaster = cpu::postmaster_of(backend)?;
     cpu::pin(postmaster, "0")?;
     let measured = async {
-        let per_scope = admission_run(base, Serialization::PerScope, duration).await?.per_second;
-        let global = admission_run(base, Serialization::Global, duration).await?.per_second;
+        let per_scope = admission_run(base, Serialization::PerScope, duration, CLIENTS).await?.per_second;
+        let global = admission_run(base, Serialization::Global, duration, CLIENTS).await?.per_second;
         Ok::<_, Failure>((per_scope, global))
     }
     .await;
@@ -178,16 +103,16 @@ async fn admission_on_one_cpu(base: &str, duration: Duration) -> Result<Option<(
     measured.map(Some)
 }
 
-async fn admission_section(base: &str, quick: bool) -> Result<Value, Failure> {
-    let duration = if quick { Duration::from_secs(3) } else { Duration::from_secs(15) };
+async fn admission_section(base: &str, size: Size) -> Result<Value, Failure> {
+    let duration = size.point(15, 3);
+    let clients = size.client_count(admission::CLIENTS);
     println!(
-        "\nadmission: {} concurrent creators over {} scopes, {}s per run",
-        admission::CLIENTS,
+        "\nadmission: {clients} concurrent creators over {} scopes, {:.1}s per run",
         admission::SCOPES,
-        duration.as_secs()
+        duration.as_secs_f64()
     );
-    let ours = admission_run(base, Serialization::PerScope, duration).await?;
-    let theirs = admission_run(base, Serialization::Global, duration).await?;
+    let ours = admission_run(base, Serialization::PerScope, duration, clients).await?;
+    let theirs = admission_run(base, Serialization::Global, duration, clients).await?;
     let (per_scope, global) = (ours.per_second, theirs.per_second);
     let ratio = per_scope / global;
     let cpus = cpu::online_cpus();
@@ -199,7 +124,8 @@ async fn admission_section(base: &str, quick: bool) -> Result<Value, Failure> {
     if !(ours.limits_exact && theirs.limits_exact) {
         return Err("admission counts do not add up".into());
     }
-    let one_cpu = admission_on_one_cpu(base, duration).await?;
+    // Not in a smoke run: it pins the cluster, which there is the test cluster of other tests.
+    let one_cpu = if size.is_smoke() { None } else { admission_on_one_cpu(base, duration).await? };
     if let Some((per_scope_1, global_1)) = one_cpu {
         row("", &["1 CPU".into(), format!("{cpus} CPUs"), "scaling".into()]);
         row(
@@ -216,7 +142,7 @@ async fn admission_section(base: &str, quick: bool) -> Result<Value, Failure> {
         );
     }
     Ok(json!({
-        "clients": admission::CLIENTS, "scopes": admission::SCOPES, "seconds": duration.as_secs(),
+        "clients": clients, "scopes": admission::SCOPES, "seconds": duration.as_secs_f64(),
         "perScope": ours.json(),
         "globalLock": theirs.json(),
         "ratio": ratio,
@@ -229,7 +155,8 @@ async fn admission_section(base: &str, quick: bool) -> Result<Value, Failure> {
 #[tokio::main]
 async fn main() -> Result<(), Failure> {
     let base = std::env::var("DATABASE_URL").map_err(|_| "DATABASE_URL is required (make bench sets it)")?;
-    let quick = std::env::var("BENCH_QUICK").is_ok_and(|v| v == "1");
+    let size = Size::from_env();
+    let quick = size != Size::Full;
     let out = std::path::PathBuf::from(std::env::var("BENCH_OUT").unwrap_or_else(|_| "target/bench".into()));
     std::fs::create_dir_all(&out)?;
     let only: Option<Vec<String>> =
@@ -239,8 +166,8 @@ async fn main() -> Result<(), Failure> {
     // Not part of `make bench`: `make simulate` asks for it alone, and keeps its own file.
     if only.as_ref().is_some_and(|list| list.iter().any(|n| n == "simulate")) {
         let figures = json!({
-            "scopes": simulate::section(&base, quick).await?,
-            "fairness": fairness::section(&base, quick).await?,
+            "scopes": simulate::section(&base, size).await?,
+            "fairness": fairness::section(&base, size).await?,
         });
         std::fs::write(out.join("simulate.json"), serde_json::to_string_pretty(&figures)?)?;
         println!("\nwritten to {}", out.join("simulate.json").display());
@@ -249,7 +176,7 @@ async fn main() -> Result<(), Failure> {
 
     // The fairness half of `make simulate` alone (BENCH_ONLY=fairness).
     if only.as_ref().is_some_and(|list| list.iter().any(|n| n == "fairness")) {
-        let figures = fairness::section(&base, quick).await?;
+        let figures = fairness::section(&base, size).await?;
         std::fs::write(out.join("fairness.json"), serde_json::to_string_pretty(&figures)?)?;
         return Ok(());
     }
@@ -260,54 +187,59 @@ async fn main() -> Result<(), Failure> {
         return Ok(());
     }
 
+    let bin_dir =
+        std::path::PathBuf::from(std::env::var("BENCH_BIN_DIR").unwrap_or_else(|_| "target/release".into()));
     let mut report = Map::new();
     report.insert(
         "machine".into(),
-        json!({"cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0), "quick": quick}),
+        json!({"cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0), "quick": quick,
+               "smoke": size.is_smoke()}),
     );
     if wanted("lifecycle") {
-        report.insert("lifecycle".into(), lifecycle_section(&base, quick, &out).await?);
+        report.insert("lifecycle".into(), per_task::section(&base, size, &out).await?);
     }
     if wanted("batches") {
-        report.insert("batches".into(), batches::section(&base, quick, &out).await?);
+        report.insert("batches".into(), batches::section(&base, size, &out).await?);
     }
     if wanted("round_trips") {
-        report.insert("roundTrips".into(), round_trips::section(&base, &out).await?);
+        report.insert("roundTrips".into(), round_trips::section(&base, size, &out).await?);
     }
     if wanted("admission") {
-        report.insert("admission".into(), admission_section(&base, quick).await?);
+        report.insert("admission".into(), admission_section(&base, size).await?);
     }
     if wanted("e2e") {
-        report.insert("endToEnd".into(), e2e::section(quick).await?);
+        report.insert("endToEnd".into(), e2e::section(size).await?);
     }
     if wanted("graphile") {
-        let ours_at_10 = report
-            .get("lifecycle")
-            .and_then(|l| l["points"].as_array().cloned())
-            .and_then(|points| points.into_iter().find(|p| p["clients"] == 10))
-            .and_then(|p| p["tasksPerSecond"].as_f64());
-        report.insert("graphileWorker".into(), graphile::section(&base, quick, ours_at_10).await?);
+        let peer = graphile::section(&base, size, &report).await?;
+        report.insert("graphileWorker".into(), peer);
     }
     if wanted("heartbeats") {
-        report.insert("heartbeats".into(), heartbeats::section(quick).await?);
+        report.insert("heartbeats".into(), heartbeats::section(size).await?);
     }
     if wanted("footprint") {
-        let bin_dir = std::path::PathBuf::from(
-            std::env::var("BENCH_BIN_DIR").unwrap_or_else(|_| "target/release".into()),
-        );
-        report.insert("footprint".into(), footprint::section(&base, &bin_dir).await?);
+        report.insert("footprint".into(), footprint::section(&base, &bin_dir, size).await?);
     }
     if wanted("batch_results") {
-        let bin_dir = std::path::PathBuf::from(
-            std::env::var("BENCH_BIN_DIR").unwrap_or_else(|_| "target/release".into()),
-        );
-        report.insert("batchResults".into(), batch_results::section(&base, &bin_dir).await?);
+        report.insert("batchResults".into(), batch_results::section(&base, &bin_dir, size).await?);
     }
     if wanted("footprint") {
         let cost = cost::section(&report)?;
         report.insert("costOfAMillionTasks".into(), cost);
     }
+    // `make simulate`'s sections, at their smallest, in a smoke run of every section.
+    if size.is_smoke() && only.is_none() {
+        report.insert("simulate".into(), simulate::section(&base, size).await?);
+        report.insert("fairness".into(), fairness::section(&base, size).await?);
+    }
+    if wanted("lifecycle") || wanted("batches") {
+        let report_so_far = Value::Object(report.clone());
+        report.insert("targets".into(), targets::section(&report_so_far));
+    }
     std::fs::write(out.join("latest.json"), serde_json::to_string_pretty(&Value::Object(report))?)?;
     println!("\nwritten to {}", out.join("latest.json").display());
+    if size.is_smoke() {
+        db::drop_all(&base).await?;
+    }
     Ok(())
 }

@@ -20,9 +20,39 @@ pub(crate) fn script_file(dir: &Path, name: &str, text: &str) -> Result<std::pat
     Ok(path)
 }
 
+/// The server's own pgbench (it comes with the server package that `scripts/postgres.sh`
+/// installs; `/usr/bin/pgbench` may be missing or a wrapper that needs a cluster registered).
+/// `PGBENCH` names another.
+fn pgbench() -> std::path::PathBuf {
+    if let Some(path) = std::env::var_os("PGBENCH") {
+        return path.into();
+    }
+    let mut found: Vec<std::path::PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|version| version.path().join("bin/pgbench"))
+        .filter(|path| path.exists())
+        .collect();
+    found.sort();
+    found.pop().unwrap_or_else(|| "pgbench".into())
+}
+
+/// [`run`] on a thread of its own (it waits for pgbench), so the runtime's tasks (the wait
+/// sampler) keep running meanwhile.
+pub(crate) async fn run_async(
+    url: &str,
+    script: &Path,
+    clients: usize,
+    limit: Limit,
+) -> Result<f64, Failure> {
+    let (url, script) = (url.to_owned(), script.to_owned());
+    tokio::task::spawn_blocking(move || run(&url, &script, clients, limit)).await?
+}
+
 /// Run `script` with `clients` for `duration` (or `transactions` per client); tasks per second.
 pub(crate) fn run(url: &str, script: &Path, clients: usize, limit: Limit) -> Result<f64, Failure> {
-    let mut command = Command::new("pgbench");
+    let mut command = Command::new(pgbench());
     command
         .args(["-n", "-M", "prepared", "-c", &clients.to_string(), "-j", &clients.min(4).to_string()])
         .arg("-f")

@@ -23,6 +23,7 @@ use aitasks_testkit::{percentile, Xorshift};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
+use crate::size::Size;
 use crate::{db, lifecycle, row, Failure};
 
 const SCOPES: u64 = 10_000;
@@ -233,16 +234,16 @@ async fn run_point(
     })
 }
 
-pub(crate) async fn section(base: &str, quick: bool) -> Result<Value, Failure> {
-    let duration = Duration::from_secs(if quick { 4 } else { 10 });
-    let levels: &[usize] = if quick { &[16, 256] } else { &[16, 64, 256, 1024, 2048] };
+pub(crate) async fn section(base: &str, size: Size) -> Result<Value, Failure> {
+    let duration = size.point(10, 4);
+    let levels: &[usize] = size.pick::<&[usize]>(&[16, 64, 256, 1024, 2048], &[16, 256], &[4]);
     let mut report = Vec::new();
     let mut violations = Vec::new();
     for background in [false, true] {
         println!(
-            "\nsimulate: {SCOPES} scopes, skewed traffic, 48 workers{}; {}s per point; caps: scope {}, application {}",
+            "\nsimulate: {SCOPES} scopes, skewed traffic, 48 workers{}; {:.1}s per point; caps: scope {}, application {}",
             if background { ", heartbeats every 100 ms and the sweeper every 500 ms" } else { "" },
-            duration.as_secs(),
+            duration.as_secs_f64(),
             BUDGET.scope_concurrent,
             BUDGET.global_concurrent
         );

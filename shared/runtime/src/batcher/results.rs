@@ -156,6 +156,7 @@ async fn complete<P>(
                     worked: Duration::ZERO,
                     usage: Some(&completion.usage),
                     cost_usd: completion.usage.estimated_cost_usd,
+                    parts: None,
                 });
                 events.push(event);
             }
@@ -222,6 +223,7 @@ async fn line_failed<P>(
                     worked: Duration::ZERO,
                     usage: None,
                     cost_usd: None,
+                    parts: None,
                 });
                 app.publish(vec![event]).await;
             }

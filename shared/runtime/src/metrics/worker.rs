@@ -1,5 +1,6 @@
 //! What process-task's attempts emit: one document per settlement, per retry and per claim
-//! given back at a provider limit.
+//! given back at a provider limit; and, wherever completion events are published, one per
+//! publish.
 
 use std::time::Duration;
 
@@ -17,12 +18,29 @@ pub(crate) struct Settlement<'a> {
     pub(crate) usage: Option<&'a Usage>,
     /// At the profile's list prices, when it has them.
     pub(crate) cost_usd: Option<f64>,
+    /// The worker's own parts of the attempt (none for a provider batch's answer).
+    pub(crate) parts: Option<&'a Parts>,
+}
+
+/// The worker's own time on an attempt, by part (properties of the settlement's document, in the
+/// log line, not metrics: they cost no CloudWatch metric). `make bench` sums them into the
+/// worker's overhead a task.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Parts {
+    /// The wave's claim statement (a connection taken from the pool included).
+    pub(crate) claim: Duration,
+    /// The provider limits: the concurrency slot taken and freed, each per-minute check.
+    pub(crate) gate: Duration,
+    /// The SQS calls that kept the message hidden (with the heartbeats, beside the call).
+    pub(crate) visibility: Duration,
+    /// From the attempt's end to its settlement stored (the group commit's wait included).
+    pub(crate) settle: Duration,
 }
 
 /// `Settlements` by outcome, error code and model profile, with the attempt's figures.
 pub(crate) fn settled(settlement: &Settlement<'_>) {
     let usage = settlement.usage;
-    Document::new(&[&["Outcome"], &["Outcome", "ErrorCode"], &["ModelId"]])
+    let mut document = Document::new(&[&["Outcome"], &["Outcome", "ErrorCode"], &["ModelId"]])
         .dimension("Outcome", settlement.status)
         .dimension("ErrorCode", settlement.error_code.unwrap_or("none"))
         .dimension("ModelId", settlement.model_id)
@@ -32,7 +50,26 @@ pub(crate) fn settled(settlement: &Settlement<'_>) {
         .metric_opt("ProviderLatencyMs", Unit::Milliseconds, usage.map(|u| u.latency_ms as f64))
         .metric_opt("InputTokens", Unit::Count, usage.map(|u| u.input_tokens as f64))
         .metric_opt("OutputTokens", Unit::Count, usage.map(|u| u.output_tokens as f64))
-        .metric_opt("EstimatedCostUSD", Unit::None, settlement.cost_usd)
+        .metric_opt("EstimatedCostUSD", Unit::None, settlement.cost_usd);
+    if let Some(parts) = settlement.parts {
+        document = document
+            .property("ClaimMs", millis(parts.claim))
+            .property("GateMs", millis(parts.gate))
+            .property("VisibilityMs", millis(parts.visibility))
+            .property("SettleMs", millis(parts.settle));
+    }
+    document.emit();
+}
+
+/// `EventsPublished`: completion events sent after their transition committed, with the time the
+/// sending took (`EventMs`: the events queue and the bus) and the marking after it
+/// (`CallbacksMs`: the statement that marks them delivered and takes the callbacks they made
+/// owed, and the answers to those callbacks), as properties.
+pub(crate) fn published(events: usize, sending: Duration, marking: Duration) {
+    Document::new(&[&[]])
+        .metric("EventsPublished", Unit::Count, events as f64)
+        .property("EventMs", millis(sending))
+        .property("CallbacksMs", millis(marking))
         .emit();
 }
 

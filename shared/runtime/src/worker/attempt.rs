@@ -4,7 +4,6 @@
 //! deleted) writes nothing.
 
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use aitasks_contracts::{AiRequest, Path};
@@ -18,6 +17,7 @@ use super::calls::{self, Calls};
 use super::deadline::{timed_out, within};
 use super::decision::Ending;
 use super::delivery::Outcome;
+use super::parts::PartTimes;
 use super::settle;
 use super::settler::Settler;
 use crate::app::App;
@@ -30,21 +30,28 @@ pub(super) async fn run<P: Provider>(
     receipt: &str,
     deadline: Instant,
     settler: &Settler,
+    parts: &PartTimes,
 ) -> Result<Outcome, StoreError> {
     tracing::Span::current().record("attempt", task.attempts);
     // A panic while working (a bug) ends this attempt as a runtime error, like any other
     // failure, instead of taking the whole batch down with it.
     let started = Instant::now();
     let ending =
-        AssertUnwindSafe(execute(app, &task, receipt, deadline)).catch_unwind().await.unwrap_or_else(
+        AssertUnwindSafe(execute(app, &task, receipt, deadline, parts)).catch_unwind().await.unwrap_or_else(
             |panic| Ending::Unexpected(format!("panicked: {}", crate::panic_text(panic.as_ref()))),
         );
-    settle::settle(app, &task, ending, started.elapsed(), settler)
+    settle::settle(app, &task, ending, started.elapsed(), settler, parts)
         .instrument(tracing::info_span!("settle"))
         .await
 }
 
-async fn execute<P: Provider>(app: &App<P>, task: &Task, receipt: &str, deadline: Instant) -> Ending {
+async fn execute<P: Provider>(
+    app: &App<P>,
+    task: &Task,
+    receipt: &str,
+    deadline: Instant,
+    parts: &PartTimes,
+) -> Ending {
     let request = match AiRequest::parse(&task.request, &Path::root().key("request")) {
         Ok(request) => request,
         Err(problems) => {
@@ -68,8 +75,7 @@ async fn execute<P: Provider>(app: &App<P>, task: &Task, receipt: &str, deadline
         None => None,
     };
     let cancel = CancellationToken::new();
-    let called = AtomicBool::new(false);
-    let call = calls::run(app, &chain, &request, resume.as_ref(), &task.app_id, &cancel, &called).instrument(
+    let call = calls::run(app, &chain, &request, resume.as_ref(), &task.app_id, &cancel, parts).instrument(
         tracing::info_span!(
             "provider call",
             kind = %task.kind,
@@ -90,11 +96,11 @@ async fn execute<P: Provider>(app: &App<P>, task: &Task, receipt: &str, deadline
         },
         // Stopped before any call went out (held at a limit, or waiting on the store to check
         // it): nothing was spent, and the task is given back uncounted.
-        _ = tokio::time::sleep_until(stop_at) => match called.load(Ordering::Relaxed) {
+        _ = tokio::time::sleep_until(stop_at) => match parts.called() {
             true => Ending::Deadline,
             false => Ending::NoTime,
         },
-        ending = watch(app, task.lease(), receipt) => ending,
+        ending = watch(app, task.lease(), receipt, parts) => ending,
     };
     // Dropping the call aborts the HTTP request; the token covers anything it spawned.
     cancel.cancel();
@@ -146,7 +152,7 @@ async fn spend_repair<P>(app: &App<P>, task: &Task) {
 /// Poll for a cancel every `cancel_poll`, heartbeat (row and message) every `heartbeat`; return
 /// once the task is to stop. Each check gets at most one heartbeat interval: past that, its
 /// connection is abandoned and the next check starts on another.
-async fn watch<P>(app: &App<P>, lease: Lease, receipt: &str) -> Ending {
+async fn watch<P>(app: &App<P>, lease: Lease, receipt: &str, parts: &PartTimes) -> Ending {
     let config = &app.settings.runtime;
     let mut poll = tokio::time::interval_at(Instant::now() + config.cancel_poll, config.cancel_poll);
     poll.set_missed_tick_behavior(MissedTickBehavior::Delay);
@@ -159,9 +165,9 @@ async fn watch<P>(app: &App<P>, lease: Lease, receipt: &str) -> Ending {
             Ok(LeaseCheck::Active) => {
                 if heartbeat_due {
                     last_heartbeat = Instant::now();
-                    if let Err(error) =
-                        app.queues.change_visibility(receipt, config.visibility_extension()).await
-                    {
+                    let extended = app.queues.change_visibility(receipt, config.visibility_extension()).await;
+                    parts.add_visibility(last_heartbeat.elapsed());
+                    if let Err(error) = extended {
                         tracing::warn!(error = %crate::error_chain(&error), "could not extend the message's visibility");
                     }
                 }

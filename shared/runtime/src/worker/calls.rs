@@ -4,8 +4,7 @@
 //! at its limit is passed over for the next; when every one is and none was called, the attempt
 //! is throttled and the task goes back unworked. An attempt that made a call is counted.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use aitasks_contracts::AiRequest;
 use aitasks_providers::{
@@ -13,6 +12,7 @@ use aitasks_providers::{
     Provider, ProviderError, Resume,
 };
 
+use super::parts::PartTimes;
 use super::permit::{MinuteGate, Permit, SLOT_WAIT};
 use crate::app::App;
 
@@ -30,7 +30,7 @@ pub(super) async fn run<P: Provider>(
     resume: Option<&Resume>,
     app_id: &str,
     cancel: &CancellationToken,
-    called: &AtomicBool,
+    parts: &PartTimes,
 ) -> Calls {
     let mut throttled: Option<Duration> = None;
     // The last failure of a profile that was called: once a call was made, the attempt counts,
@@ -43,7 +43,10 @@ pub(super) async fn run<P: Provider>(
             tracing::info!(profile = %profile.id, wait_ms = wait.as_millis() as u64, "the profile is at its provider limit");
             throttled = Some(throttled.map_or(wait, |w| w.min(wait)));
         };
-        let permit = match Permit::enter(app, profile, app_id).await {
+        let entering = Instant::now();
+        let entered = Permit::enter(app, profile, app_id).await;
+        parts.add_gate(entering.elapsed());
+        let permit = match entered {
             Ok(permit) => permit,
             Err(wait) => {
                 at_limit(wait);
@@ -51,14 +54,16 @@ pub(super) async fn run<P: Provider>(
             }
         };
         let minute_gate = MinuteGate::of(app, profile, app_id, &permit);
-        let gate = Watched { inner: minute_gate.as_ref().map_or(&NoLimits as &dyn CallGate, |g| g), called };
+        let gate = Watched { inner: minute_gate.as_ref().map_or(&NoLimits as &dyn CallGate, |g| g), parts };
         // A batch's answer that failed the checks is repaired by the task's own profile, the one
         // the batch asked; a fallback starts afresh.
         let result = match resume.filter(|_| profile.id == chain[0].id) {
             Some(resume) => app.provider.repair_gated(profile, request, resume, &gate, cancel).await,
             None => app.provider.run_gated(profile, request, &gate, cancel).await,
         };
+        let leaving = Instant::now();
         permit.leave().await;
+        parts.add_gate(leaving.elapsed());
         match result {
             Err(ProviderError::AtLimit { wait }) => at_limit(wait),
             Err(error) if error.is_retryable() && profiles.peek().is_some() => {
@@ -79,21 +84,28 @@ pub(super) async fn run<P: Provider>(
 /// (held at a limit, or in the store checking it) cost nothing, and is not counted.
 struct Watched<'a> {
     inner: &'a dyn CallGate,
-    called: &'a AtomicBool,
+    /// Notes the calls let through, and the gate's time (its part of the attempt).
+    parts: &'a PartTimes,
 }
 
 impl CallGate for Watched<'_> {
     fn pass(&self, estimate: CallEstimate) -> GateFuture<'_, Result<Passed, Duration>> {
         Box::pin(async move {
+            let passing = Instant::now();
             let passed = self.inner.pass(estimate).await;
+            self.parts.add_gate(passing.elapsed());
             if passed.is_ok() {
-                self.called.store(true, Ordering::Relaxed);
+                self.parts.note_call();
             }
             passed
         })
     }
 
     fn settle(&self, passed: Passed, used: Option<u64>) -> GateFuture<'_, ()> {
-        self.inner.settle(passed, used)
+        Box::pin(async move {
+            let settling = Instant::now();
+            self.inner.settle(passed, used).await;
+            self.parts.add_gate(settling.elapsed());
+        })
     }
 }

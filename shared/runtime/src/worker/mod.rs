@@ -9,7 +9,8 @@
 //!
 //! Below them: `calls` (the profile chain, each behind its provider limits in `permit`),
 //! `decision` (what an ended attempt writes, a pure function), `delivery` (the SQS side of a
-//! record), `jitter` and `deadline` (random waits and time limits).
+//! record), `jitter` and `deadline` (random waits and time limits), `parts` (the worker's own
+//! time on an attempt, by part, for the settlement's metrics).
 
 mod attempt;
 mod calls;
@@ -17,6 +18,7 @@ mod deadline;
 pub(crate) mod decision;
 mod delivery;
 pub(crate) mod jitter;
+mod parts;
 mod permit;
 mod process;
 mod settle;

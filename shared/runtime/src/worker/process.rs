@@ -15,6 +15,7 @@ use tracing::Instrument;
 use super::attempt;
 use super::deadline::{timed_out, ANSWER_MARGIN, CLAIM_MARGIN};
 use super::delivery::{Delivery, Outcome};
+use super::parts::PartTimes;
 use super::settler::Settler;
 use crate::app::App;
 
@@ -73,6 +74,7 @@ async fn run_wave<P: Provider>(
     let spans: Vec<tracing::Span> = ids.iter().map(|id| task_span(*id)).collect();
     let claim_spans: Vec<tracing::Span> =
         spans.iter().map(|span| tracing::info_span!(parent: span, "claim")).collect();
+    let claiming = Instant::now();
     let claims = match claim(app, &ids, answer_by).await {
         Ok(claims) => claims,
         Err(error) => {
@@ -92,8 +94,9 @@ async fn run_wave<P: Provider>(
     // Built first, so the futures hold no closure (a closure over references would make the
     // whole future lose `Send` where the dev server spawns it).
     let mut work = Vec::with_capacity(claims.len());
+    let claimed_in = claiming.elapsed();
     for ((claim, span), delivery) in claims.into_iter().zip(spans).zip(records) {
-        let handled = after_claim(app, span, claim, delivery, deadline, settler);
+        let handled = after_claim(app, span, claim, delivery, deadline, settler, claimed_in);
         work.push(tokio::time::timeout_at(answer_by, handled));
     }
     futures::future::join_all(work)
@@ -177,10 +180,14 @@ async fn after_claim<P: Provider>(
     delivery: &Delivery<'_>,
     deadline: Instant,
     settler: &Settler,
+    claimed_in: Duration,
 ) -> Result<Outcome, StoreError> {
     async move {
         match claim {
-            Claim::Claimed(task) => attempt::run(app, task, delivery.receipt, deadline, settler).await,
+            Claim::Claimed(task) => {
+                let parts = PartTimes::new(claimed_in);
+                attempt::run(app, task, delivery.receipt, deadline, settler, &parts).await
+            }
             Claim::Canceled(settled) => {
                 app.publish(vec![settled.event]).await;
                 Ok(Outcome::Ack)

@@ -3,7 +3,7 @@
 //! requested cancel, a claim given back; then the settlement's one log line, its metrics and
 //! its completion event.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use aitasks_providers::Completion;
 use aitasks_store::{self as store, Fenced, PendingEvent, StoreError, Task};
@@ -11,9 +11,10 @@ use aitasks_store::{self as store, Fenced, PendingEvent, StoreError, Task};
 use super::decision::{decide, Decision, Ending};
 use super::delivery::Outcome;
 use super::jitter::random_fraction;
+use super::parts::PartTimes;
 use super::settler::Settler;
 use crate::app::App;
-use crate::metrics::{self, Settlement};
+use crate::metrics::{self, Parts, Settlement};
 
 pub(super) async fn settle<P>(
     app: &App<P>,
@@ -21,23 +22,27 @@ pub(super) async fn settle<P>(
     ending: Ending,
     worked: Duration,
     settler: &Settler,
+    parts: &PartTimes,
 ) -> Result<Outcome, StoreError> {
+    let settling = Instant::now();
     let runtime = &app.settings.runtime;
     let age = super::decision::timeout_age(task.created_at, task.deferred_by, runtime);
     let decision = decide(&ending, task.attempts, task.max_attempts, age, runtime, random_fraction());
     let Decision::Complete(completion) = decision else {
-        return carry_out(app, task, &ending, decision, worked).await;
+        return carry_out(app, task, &ending, decision, worked, parts, settling).await;
     };
     match store_success(app, task, completion, settler).await {
         Ok(Stored::Written { event, published }) => {
-            record_settlement(task, &ending, worked, &event);
+            record_settlement(task, &ending, worked, &event, &parts.settled_in(settling.elapsed()));
             if !published {
                 app.publish(vec![event]).await;
             }
             Ok(Outcome::Ack)
         }
         // The fence failed: a cancel may be owed, or the task moved on without us.
-        Ok(Stored::Lost) => carry_out(app, task, &ending, Decision::SettleCancel, worked).await,
+        Ok(Stored::Lost) => {
+            carry_out(app, task, &ending, Decision::SettleCancel, worked, parts, settling).await
+        }
         Err(error) if error.is_unavailable() => Err(error),
         // The store refused to hold the output (a bug, or a value the checker let through): the
         // attempt ends as a runtime error, decided again from that ending, instead of leaving the
@@ -48,7 +53,7 @@ pub(super) async fn settle<P>(
                 Ending::Unexpected(format!("the output could not be stored: {}", crate::error_chain(&error)));
             let decision =
                 decide(&unstorable, task.attempts, task.max_attempts, age, runtime, random_fraction());
-            carry_out(app, task, &unstorable, decision, worked).await
+            carry_out(app, task, &unstorable, decision, worked, parts, settling).await
         }
     }
 }
@@ -90,6 +95,8 @@ async fn carry_out<P>(
     ending: &Ending,
     decision: Decision<'_>,
     worked: Duration,
+    parts: &PartTimes,
+    settling: Instant,
 ) -> Result<Outcome, StoreError> {
     let lease = task.lease();
     let client = store::client(&app.pool).await?;
@@ -146,7 +153,7 @@ async fn carry_out<P>(
     };
     drop(client);
     if let Some(event) = event {
-        record_settlement(task, ending, worked, &event);
+        record_settlement(task, ending, worked, &event, &parts.settled_in(settling.elapsed()));
         app.publish(vec![event]).await;
     }
     Ok(Outcome::Ack)
@@ -176,7 +183,7 @@ fn cause(ending: &Ending) -> Option<String> {
 }
 
 /// The one log line and the metrics of a settlement.
-fn record_settlement(task: &Task, ending: &Ending, worked: Duration, event: &PendingEvent) {
+fn record_settlement(task: &Task, ending: &Ending, worked: Duration, event: &PendingEvent, parts: &Parts) {
     let cause = cause(ending);
     let cause = cause.as_deref();
     let usage = match ending {
@@ -219,5 +226,6 @@ fn record_settlement(task: &Task, ending: &Ending, worked: Duration, event: &Pen
         worked,
         usage,
         cost_usd: usage.and_then(|u| u.estimated_cost_usd),
+        parts: Some(parts),
     });
 }

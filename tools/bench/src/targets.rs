@@ -1,0 +1,137 @@
+//! The targets of issue 37, each row with its figure from this run and whether it was met:
+//! read from the report the lifecycle and batches sections wrote. A figure this run did not
+//! measure (a section or a client count left out) is said so, never guessed.
+
+use serde_json::{json, Value};
+
+/// A drop in tasks a second from one client count to the next larger one within this share is
+/// noise (runs of the same point on this machine move by about as much).
+pub(crate) const NOISE: f64 = 0.10;
+
+struct Target {
+    text: String,
+    figure: Option<String>,
+    met: Option<bool>,
+}
+
+fn point(report: &Value, clients: u64) -> Option<&Value> {
+    report["lifecycle"]["points"].as_array()?.iter().find(|p| p["clients"].as_u64() == Some(clients))
+}
+
+fn ratio_target(report: &Value, clients: u64, key: &str, at_least: f64, against: &str) -> Target {
+    let ratio = point(report, clients).and_then(|p| p[key].as_f64());
+    Target {
+        text: format!(
+            "per-task lifecycle ≥ {at_least}x the {against} at {clients} client{}",
+            if clients == 1 { "" } else { "s" }
+        ),
+        figure: ratio.map(|r| format!("{r:.2}x")),
+        met: ratio.map(|r| r >= at_least),
+    }
+}
+
+fn targets(report: &Value) -> Vec<Target> {
+    let mut out = Vec::new();
+    let mut one = ratio_target(report, 1, "ratioToFloor", 0.7, "floor");
+    if let (Some(figure), Some(trips)) = (&one.figure, report["lifecycle"]["roundTripsAtOneClient"].as_f64())
+    {
+        one.figure = Some(format!("{figure} ({trips:.2} round trips; floor 3)"));
+    }
+    out.push(one);
+    for clients in [4, 16, 64] {
+        out.push(ratio_target(report, clients, "ratioToFloor", 0.8, "floor"));
+    }
+    out.push(ratio_target(report, 64, "ratioToReference", 3.0, "reference"));
+    // Each client count against the one below it.
+    let points: Vec<(u64, f64)> = report["lifecycle"]["points"]
+        .as_array()
+        .map(|points| {
+            points
+                .iter()
+                .filter_map(|p| Some((p["clients"].as_u64()?, p["tasksPerSecond"].as_f64()?)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let worst = points
+        .windows(2)
+        .map(|pair| (pair[0].0, pair[1].0, pair[1].1 / pair[0].1))
+        .min_by(|a, b| a.2.total_cmp(&b.2));
+    out.push(Target {
+        text: format!("no client count below the one under it by more than noise ({:.0}%)", NOISE * 100.0),
+        figure: worst.map(|(from, to, ratio)| format!("worst {from}→{to}: {ratio:.2}x")),
+        met: worst.map(|(_, _, ratio)| ratio >= 1.0 - NOISE),
+    });
+    let batch_points: Vec<&Value> =
+        report["batches"]["lifecycle"]["points"].as_array().map(|p| p.iter().collect()).unwrap_or_default();
+    let at_64 = batch_points
+        .iter()
+        .find(|p| p["clients"].as_u64() == Some(64))
+        .and_then(|p| p["ratioToFloor"].as_f64());
+    out.push(Target {
+        text: "lifecycle in batches of 10 ≥ 2x the floor (64 clients)".into(),
+        figure: at_64.map(|r| format!("{r:.2}x")),
+        met: at_64.map(|r| r >= 2.0),
+    });
+    let most = batch_points.iter().filter_map(|p| p["statementsPerTask"].as_f64()).max_by(f64::total_cmp);
+    out.push(Target {
+        text: "statements a task in batches of 10 ≤ 1.5 (the most at any client count)".into(),
+        figure: most.map(|s| format!("{s:.2}")),
+        met: most.map(|s| s <= 1.5),
+    });
+    out
+}
+
+/// Print the targets' rows; their JSON.
+pub(crate) fn section(report: &Value) -> Value {
+    let targets = targets(report);
+    println!("\ntargets (issue 37)");
+    println!("{:<78} {:>34}  verdict", "target", "figure");
+    for target in &targets {
+        let verdict = match target.met {
+            Some(true) => "met",
+            Some(false) => "MISSED",
+            None => "not measured",
+        };
+        println!("{:<78} {:>34}  {verdict}", target.text, target.figure.as_deref().unwrap_or("—"));
+    }
+    Value::Array(
+        targets.iter().map(|t| json!({"target": t.text, "figure": t.figure, "met": t.met})).collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_target_is_judged_from_its_figure_and_a_missing_one_is_not_measured() {
+        let report = json!({
+            "lifecycle": {"roundTripsAtOneClient": 5.0, "points": [
+                {"clients": 1, "tasksPerSecond": 500.0, "ratioToFloor": 0.75, "ratioToReference": 2.0},
+                {"clients": 4, "tasksPerSecond": 1500.0, "ratioToFloor": 0.79, "ratioToReference": 2.5},
+                {"clients": 16, "tasksPerSecond": 1300.0, "ratioToFloor": 0.9, "ratioToReference": 2.9},
+            ]},
+            "batches": {"lifecycle": {"points": [
+                {"clients": 1, "ratioToFloor": 1.2, "statementsPerTask": 0.5},
+                {"clients": 64, "ratioToFloor": 2.1, "statementsPerTask": 1.6},
+            ]}},
+        });
+        let targets = targets(&report);
+        let verdict = |text: &str| {
+            let target = targets.iter().find(|t| t.text.contains(text)).expect(text);
+            (target.figure.clone(), target.met)
+        };
+        assert_eq!(
+            verdict("0.7x the floor at 1 client"),
+            (Some("0.75x (5.00 round trips; floor 3)".into()), Some(true))
+        );
+        assert_eq!(verdict("0.8x the floor at 4 clients"), (Some("0.79x".into()), Some(false)));
+        assert_eq!(verdict("0.8x the floor at 16 clients"), (Some("0.90x".into()), Some(true)));
+        assert_eq!(verdict("0.8x the floor at 64 clients"), (None, None));
+        assert_eq!(verdict("3x the reference at 64"), (None, None));
+        // 4 → 16 fell 13%: more than noise.
+        assert_eq!(verdict("noise"), (Some("worst 4→16: 0.87x".into()), Some(false)));
+        assert_eq!(verdict("2x the floor"), (Some("2.10x".into()), Some(true)));
+        assert_eq!(verdict("≤ 1.5"), (Some("1.60".into()), Some(false)));
+    }
+}
