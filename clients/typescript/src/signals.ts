@@ -1,0 +1,55 @@
+// Abort signals and sleeping that an abort ends. AbortSignal.any is newer than Node 18, so
+// signals are combined by hand.
+
+/** The reason to throw for an aborted signal (an AbortError DOMException unless the caller gave one). */
+export function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException("This operation was aborted", "AbortError");
+}
+
+export function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw abortReason(signal);
+}
+
+/** A signal that aborts when any of these does (with that one's reason), and a release for its listeners. */
+export function anySignal(signals: (AbortSignal | undefined)[]): { signal: AbortSignal; release: () => void } {
+  const controller = new AbortController();
+  const present = signals.filter((s): s is AbortSignal => s !== undefined);
+  const listeners: [AbortSignal, () => void][] = [];
+  const release = () => {
+    for (const [signal, listener] of listeners) signal.removeEventListener("abort", listener);
+    listeners.length = 0;
+  };
+  for (const signal of present) {
+    if (signal.aborted) {
+      controller.abort(signal.reason);
+      release();
+      return { signal: controller.signal, release };
+    }
+    const listener = () => {
+      controller.abort(signal.reason);
+      release();
+    };
+    signal.addEventListener("abort", listener, { once: true });
+    listeners.push([signal, listener]);
+  }
+  return { signal: controller.signal, release };
+}
+
+/** Wait `ms` milliseconds; rejects with the abort reason as soon as `signal` aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(abortReason(signal));
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortReason(signal as AbortSignal));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, Math.max(0, ms));
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
