@@ -55,6 +55,14 @@ export type ExtractDataRequest<F extends readonly FieldSpec[] = readonly FieldSp
 /** A request of any kind, in the form this client takes (arrays may be `readonly`). */
 export type TaskRequest = GenerateTextRequest | ClassifyRequest | ClassifyManyRequest | ExtractDataRequest;
 
+/**
+ * `R` with every property its kind does not have typed `never`: the API refuses unknown fields,
+ * and a generic call would otherwise let them through.
+ */
+export type Exact<R extends TaskRequest> = R & {
+  [P in Exclude<keyof R, keyof Extract<TaskRequest, { kind: R["kind"] }>>]: never;
+};
+
 type FieldValue<F> = F extends { type: "text" | "date_time" }
   ? string
   : F extends { type: "number" }
@@ -100,7 +108,7 @@ interface CreateTaskFields<R extends TaskRequest> {
   /** Creates are idempotent on (tenant, effectKey): the same key answers the existing task. */
   effectKey: string;
   modelId: string;
-  request: R;
+  request: Exact<R>;
   callback?: Callback | null;
   delivery?: Delivery | null;
   scope?: Scope | null;
