@@ -7,6 +7,7 @@
 #   scripts/client-ts.sh          all of it (needs `make build` and `make up`)
 #   scripts/client-ts.sh static   without the end-to-end tests (no service needed)
 #   scripts/client-ts.sh install  only install the dependencies (scripts/warm.sh)
+#   CLIENT_TS_ONLY=pattern        only the end-to-end tests whose names match (node --test-name-pattern)
 source "$(dirname "$0")/lib.sh"
 
 PKG="$ROOT/clients/typescript"
@@ -68,4 +69,4 @@ done <<<"$queues"
 export AITASKS_DEV_SERVER_BIN="${AITASKS_DEV_SERVER_BIN:-$(target_dir)/debug/aitasks-dev-server}"
 [ -x "$AITASKS_DEV_SERVER_BIN" ] || { log "no dev server at $AITASKS_DEV_SERVER_BIN: run make build"; exit 1; }
 log "end-to-end tests (the dev server on a stub provider; database $name)"
-node --test --test-concurrency=1 test/e2e/
+node --test --test-concurrency=1 ${CLIENT_TS_ONLY:+--test-name-pattern="$CLIENT_TS_ONLY"} test/e2e/

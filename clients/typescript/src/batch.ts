@@ -1,7 +1,7 @@
 // A batch of any size: POST /v1/tasks/batch takes 1..1000 items and at most 6,000,000 bytes,
 // so the items go in chunks within both limits, a bounded number of chunks at a time, and the
 // answers are put back in the items' order.
-import { anySignal, throwIfAborted } from "./signals.js";
+import { SignalFanout, throwIfAborted } from "./signals.js";
 import type { BatchItemResult, CreateTaskInput, ErrorBody, TaskRequest, TaskSummary } from "./types.js";
 
 /** The API's limits on one batch request (docs/api.md, "Batches"). */
@@ -56,13 +56,18 @@ export async function createInChunks<R extends TaskRequest>(
   const chunks = chunkItems(inputs, size);
   const results = new Array<BatchItemResult<R>>(inputs.length);
   // The first failure stops the chunks not yet sent and aborts those in flight.
-  const stop = new AbortController();
-  const combined = anySignal([options.signal, stop.signal]);
+  const fanout = new SignalFanout(options.signal);
   let next = 0;
   const worker = async () => {
-    while (next < chunks.length && !combined.signal.aborted) {
+    while (next < chunks.length && !fanout.aborted) {
       const chunk = chunks[next++] as { start: number; items: CreateTaskInput<R>[] };
-      const answers = await send(chunk.items, combined.signal);
+      const child = fanout.child();
+      let answers: RawResult[];
+      try {
+        answers = await send(chunk.items, child.signal);
+      } finally {
+        child.done();
+      }
       if (answers.length !== chunk.items.length) {
         throw new Error(`the batch answered ${answers.length} results for ${chunk.items.length} items`);
       }
@@ -78,13 +83,13 @@ export async function createInChunks<R extends TaskRequest>(
     await Promise.all(
       Array.from({ length: Math.min(concurrency, chunks.length) }, () =>
         worker().catch((error: unknown) => {
-          stop.abort(error);
+          fanout.abort(error);
           throw error;
         }),
       ),
     );
   } finally {
-    combined.release();
+    fanout.close();
   }
   throwIfAborted(options.signal);
   return results;

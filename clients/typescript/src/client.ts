@@ -6,7 +6,7 @@ import { createInChunks, type BatchOptions } from "./batch.js";
 import { AitasksError, AitasksWaitTimeoutError, errorBodyOf, requestIdOf } from "./errors.js";
 import type { components, paths } from "./generated/openapi.js";
 import { resolveRetry, type RetryOptions } from "./retry.js";
-import { anySignal, sleep, throwIfAborted } from "./signals.js";
+import { SignalFanout, anySignal, sleep, throwIfAborted } from "./signals.js";
 import { transport, type RetryEvent, type TokenProvider, type TransportSettings } from "./transport.js";
 import {
   TERMINAL_STATUSES,
@@ -230,33 +230,38 @@ export class AitasksClient {
   ): Promise<Task<R>[]> {
     const results = new Array<Task<R>>(tasks.length);
     const concurrency = Math.max(1, Math.floor(options.concurrency ?? 8));
-    let next = 0;
-    const inner = new AbortController();
-    const combined = anySignal([options.signal, inner.signal]);
     const deadline = deadlineOf(options);
+    // The first failure stops the others; the caller's signal stops them all.
+    const fanout = new SignalFanout(options.signal);
+    let next = 0;
     const worker = async () => {
-      while (next < tasks.length) {
+      while (next < tasks.length && !fanout.aborted) {
         const index = next++;
-        results[index] = await this.waitForTask<R>(idOf(tasks[index] as Ref), {
-          ...options,
-          ...withoutTimeout(options),
-          signal: combined.signal,
-          ...(deadline === undefined ? {} : { deadline }),
-        });
+        const child = fanout.child();
+        try {
+          results[index] = await this.waitForTask<R>(idOf(tasks[index] as Ref), {
+            ...withoutTimeout(options),
+            signal: child.signal,
+            ...(deadline === undefined ? {} : { deadline }),
+          });
+        } finally {
+          child.done();
+        }
       }
     };
     try {
       await Promise.all(
         Array.from({ length: Math.min(concurrency, tasks.length) }, () =>
           worker().catch((error: unknown) => {
-            inner.abort(error);
+            fanout.abort(error);
             throw error;
           }),
         ),
       );
     } finally {
-      combined.release();
+      fanout.close();
     }
+    throwIfAborted(options.signal);
     return results;
   }
 

@@ -53,3 +53,43 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     signal?.addEventListener("abort", onAbort, { once: true });
   });
 }
+
+/**
+ * One listener on `parent` for any number of children: waiting on many tasks at once would
+ * otherwise add a listener per poll to the caller's signal (and Node warns past ten).
+ */
+export class SignalFanout {
+  private readonly children = new Set<AbortController>();
+  private reason: { value: unknown } | undefined;
+  private readonly onAbort = () => this.abort(this.parent?.reason);
+
+  constructor(private readonly parent: AbortSignal | undefined) {
+    if (parent?.aborted) this.reason = { value: parent.reason };
+    else parent?.addEventListener("abort", this.onAbort, { once: true });
+  }
+
+  get aborted(): boolean {
+    return this.reason !== undefined;
+  }
+
+  /** A signal that aborts with the parent (or `abort`); `done` forgets it. */
+  child(): { signal: AbortSignal; done: () => void } {
+    const controller = new AbortController();
+    if (this.reason) controller.abort(this.reason.value);
+    else this.children.add(controller);
+    return { signal: controller.signal, done: () => this.children.delete(controller) };
+  }
+
+  /** Abort every child, and every child made later, with this reason. */
+  abort(reason: unknown): void {
+    if (this.reason) return;
+    this.reason = { value: reason };
+    for (const child of this.children) child.abort(reason);
+    this.children.clear();
+  }
+
+  close(): void {
+    this.parent?.removeEventListener("abort", this.onAbort);
+    this.children.clear();
+  }
+}

@@ -2,7 +2,7 @@
 // idempotently), listing as an async iterator over keyset pages, release, unreleased sources,
 // deleting a scope's data, and the example program.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { after, before, test } from "node:test";
 
 import { AitasksClient } from "../../dist/index.js";
@@ -135,15 +135,30 @@ test("release, unreleased sources (more than a page), and deleting a scope's dat
   assert.equal((await client.listUnreleasedSources()).sources.length, 0);
 });
 
-test("the example classifies 1,000 reviews in one batch call, waits for all and prints results and cost", () => {
-  const example = new URL("../../../../examples/typescript/dist/classify.js", import.meta.url).pathname;
-  const run = spawnSync(process.execPath, [example], {
-    encoding: "utf8",
-    timeout: 600_000,
-    env: { ...process.env, AITASKS_URL: stack.baseUrl, AITASKS_TOKEN: devToken(tenant("example")), ITEMS: "1000" },
+// Run a program to its end without blocking this process (the stub provider answers from here).
+function run(file, env) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [file], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 600_000);
+    child.on("error", reject);
+    child.on("close", (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr });
+    });
   });
-  assert.equal(run.status, 0, run.stderr);
-  const out = run.stdout;
+}
+
+test("the example classifies 1,000 reviews in one batch call, waits for all and prints results and cost", async () => {
+  const example = new URL("../../../../examples/typescript/dist/classify.js", import.meta.url).pathname;
+  const result = await run(example, { AITASKS_URL: stack.baseUrl, AITASKS_TOKEN: devToken(tenant("example")), ITEMS: "1000" });
+  assert.equal(result.status, 0, result.stderr);
+  // No warning either (a listener per long poll on one signal would be one).
+  assert.equal(result.stderr, "");
+  const out = result.stdout;
   assert.match(out, /^run [0-9a-f-]{36}$/m);
   assert.match(out, /^created 1000 tasks \(1000 new\), 0 refused$/m);
   assert.match(out, /^finished: 1000 succeeded$/m);
