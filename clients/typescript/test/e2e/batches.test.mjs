@@ -152,13 +152,14 @@ function run(file, env) {
   });
 }
 
-test("the example classifies 1,000 reviews in one batch call, waits for all and prints results and cost", async () => {
+test("the example classifies 1,000 reviews in one batch call, waits for all and prints results and cost", async (t) => {
   const example = new URL("../../../../examples/typescript/dist/classify.js", import.meta.url).pathname;
   const result = await run(example, { AITASKS_URL: stack.baseUrl, AITASKS_TOKEN: devToken(tenant("example")), ITEMS: "1000" });
   assert.equal(result.status, 0, result.stderr);
   // No warning either (a listener per long poll on one signal would be one).
   assert.equal(result.stderr, "");
   const out = result.stdout;
+  t.diagnostic(`the example printed:\n${out}`);
   assert.match(out, /^run [0-9a-f-]{36}$/m);
   assert.match(out, /^created 1000 tasks \(1000 new\), 0 refused$/m);
   assert.match(out, /^finished: 1000 succeeded$/m);
