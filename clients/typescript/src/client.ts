@@ -393,16 +393,18 @@ function expect<T>(answer: Answer<T>, route: string): T {
   const { response } = answer;
   if (response.ok && answer.data !== undefined) return answer.data;
   const body = errorBodyOf(answer.error);
-  const retryAfter = response.headers.get("retry-after");
+  const requestId = requestIdOf(response.headers);
+  const retryAfter = response.headers.get("retry-after")?.trim();
+  const fallback = response.ok ? "the answer had no body" : `HTTP ${response.status}`;
   throw new AitasksError({
     status: response.status,
     code: body?.code ?? (response.ok ? "EMPTY_ANSWER" : `HTTP_${response.status}`),
-    message: `${route}: ${body?.message ?? (response.ok ? "the answer had no body" : `HTTP ${response.status}`)}`,
+    message: `${route}: ${body?.message ?? fallback}`,
     ...(body?.details === undefined ? {} : { details: body.details }),
     ...(body?.moreProblems === undefined ? {} : { moreProblems: body.moreProblems }),
-    ...(requestIdOf(response.headers) === undefined ? {} : { requestId: requestIdOf(response.headers) as string }),
-    ...(retryAfter !== null && /^\d+$/.test(retryAfter.trim()) ? { retryAfterSeconds: Number(retryAfter.trim()) } : {}),
-    method: route.split(" ")[0] as string,
+    ...(requestId === undefined ? {} : { requestId }),
+    ...(retryAfter !== undefined && /^\d+$/.test(retryAfter) ? { retryAfterSeconds: Number(retryAfter) } : {}),
+    method: route.split(" ")[0] ?? "",
     url: response.url,
   });
 }

@@ -152,6 +152,15 @@ test("refusals are typed errors: invalid body, unknown model, bad token, another
   assert.equal(invalid.code, "INVALID_REQUEST");
   assert.ok(invalid.details.some((d) => d.path.startsWith("request.choices")), JSON.stringify(invalid.details));
 
+  // The callback form reaches the API as written: a callback id with a character the rule
+  // refuses names its path, and stores nothing.
+  const badCallback = await client
+    .createTask({ owner: { scopeId: "bad" }, stepKey: "s", effectKey: "bad/cb", modelId: "default", request: classify("x"), callback: { lambdaDurable: { callbackId: "not valid!" } } })
+    .catch((e) => e);
+  assert.equal(badCallback.status, 400);
+  assert.deepEqual(badCallback.details.map((d) => d.path), ["callback.lambdaDurable.callbackId"]);
+  assert.equal((await client.getTaskByEffectKey("bad/cb").catch((e) => e)).code, "NOT_FOUND");
+
   const unknownModel = await client
     .createTask({ owner: { scopeId: "bad" }, stepKey: "s", effectKey: "bad/2", modelId: "no-such-model", request: classify("x") })
     .catch((e) => e);
