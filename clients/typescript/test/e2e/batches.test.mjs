@@ -159,7 +159,7 @@ test("the example classifies 1,000 reviews in one batch call, waits for all and 
   // No warning either (a listener per long poll on one signal would be one).
   assert.equal(result.stderr, "");
   const out = result.stdout;
-  t.diagnostic(`the example printed:\n${out}`);
+  for (const line of out.trimEnd().split("\n")) t.diagnostic(`example: ${line}`);
   assert.match(out, /^run [0-9a-f-]{36}$/m);
   assert.match(out, /^created 1000 tasks \(1000 new\), 0 refused$/m);
   assert.match(out, /^finished: 1000 succeeded$/m);
