@@ -15,6 +15,11 @@ export interface BatchOptions {
   concurrency?: number;
   /** Aborts the chunks not yet answered; the call rejects with the signal's reason. */
   signal?: AbortSignal;
+  /**
+   * Send the items refused with a `retryAfter` (429 `WORKFLOW_AI_RATE_LIMIT`) again once it has
+   * passed, within the client's retry policy (default true). Other refusals are answered as they are.
+   */
+  retryRefusedItems?: boolean;
 }
 
 type RawResult = { status: 200 | 201; task: unknown } | { status: 400 | 404 | 409 | 413 | 429; error: ErrorBody };

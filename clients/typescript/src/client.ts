@@ -5,7 +5,7 @@ import createClient, { type Client } from "openapi-fetch";
 import { createInChunks, type BatchOptions } from "./batch.js";
 import { AitasksError, AitasksWaitTimeoutError, errorBodyOf, requestIdOf } from "./errors.js";
 import type { components, paths } from "./generated/openapi.js";
-import { resolveRetry, type RetryOptions } from "./retry.js";
+import { backoffDelay, resolveRetry, type RetryOptions } from "./retry.js";
 import { SignalFanout, anySignal, sleep, throwIfAborted } from "./signals.js";
 import { transport, type RetryEvent, type TokenProvider, type TransportSettings } from "./transport.js";
 import {
@@ -91,6 +91,7 @@ function deadlineOf(options: WaitOptions): number | undefined {
 /** A typed client of the aitasks HTTP API. */
 export class AitasksClient {
   private readonly api: Client<paths>;
+  private readonly settings: TransportSettings;
   /** For calls that are safe to repeat: reads, idempotent creates, cancels, release, delete. */
   private readonly idempotent: (request: Request) => Promise<Response>;
   /** For a run create: retried only on the answers that say nothing was stored. */
@@ -109,6 +110,7 @@ export class AitasksClient {
       headers: options.headers ?? {},
       onRetry: options.onRetry,
     };
+    this.settings = settings;
     this.idempotent = transport(settings, "idempotent");
     this.unstoredOnly = transport(settings, "unstoredOnly");
     this.api = createClient<paths>({ baseUrl: options.baseUrl.replace(/\/+$/, ""), fetch: this.idempotent });
@@ -163,13 +165,35 @@ export class AitasksClient {
     inputs: readonly CreateTaskInput<R>[],
     options: BatchOptions = {},
   ): Promise<BatchItemResult<R>[]> {
-    return createInChunks<R>(inputs, options, async (chunk, signal) => {
-      const answer = await this.api.POST("/v1/tasks/batch", {
-        body: { tasks: chunk as unknown[] },
-        ...signalOf({ signal }),
+    const send = (items: readonly CreateTaskInput<R>[]) =>
+      createInChunks<R>(items, options, async (chunk, signal) => {
+        const answer = await this.api.POST("/v1/tasks/batch", {
+          body: { tasks: chunk as unknown[] },
+          ...signalOf({ signal }),
+        });
+        return expect(answer, "POST /v1/tasks/batch").results;
       });
-      return expect(answer, "POST /v1/tasks/batch").results;
-    });
+    const results = await send(inputs);
+    if (options.retryRefusedItems === false) return results;
+    // Items refused with a Retry-After (a scope's rate limit) are sent again once it has
+    // passed, as a single create's 429 would be; each item is idempotent on its effect key.
+    const policy = this.settings.retry;
+    for (let attempt = 1; attempt < policy.maxAttempts; attempt += 1) {
+      const waiting = results.flatMap((result, index) =>
+        !result.ok && result.status === 429 && result.error.retryAfter !== undefined && result.error.retryAfter * 1000 <= policy.maxRetryAfterMs
+          ? [{ index, retryAfterMs: result.error.retryAfter * 1000 }]
+          : [],
+      );
+      if (waiting.length === 0) break;
+      const delayMs = backoffDelay(attempt, Math.max(...waiting.map((w) => w.retryAfterMs)), policy);
+      this.settings.onRetry?.({ retry: attempt, delayMs, method: "POST", url: "/v1/tasks/batch (refused items)", status: 429 });
+      await sleep(delayMs, options.signal);
+      const again = await send(waiting.map((w) => inputs[w.index] as CreateTaskInput<R>));
+      waiting.forEach((w, i) => {
+        results[w.index] = again[i] as BatchItemResult<R>;
+      });
+    }
+    return results;
   }
 
   /** `GET /v1/tasks/{taskId}`. */

@@ -83,3 +83,35 @@ test("an empty batch sends nothing", async () => {
   assert.deepEqual(await client.createTasks([]), []);
   assert.equal(s.requests.length, 0);
 });
+
+test("items refused with a retryAfter are sent again once it passed; other refusals stay as answered", async () => {
+  const summary = (item) => ({ status: 201, task: { id: taskBody().id, runId: null, stepKey: item.stepKey, effectKey: item.effectKey, status: "queued", createdAt: taskBody().createdAt } });
+  const s = await startStub((req, n) => ({
+    status: 200,
+    body: {
+      results: req.body.tasks.map((item) =>
+        n === 1 && item.effectKey === "k-1"
+          ? { status: 429, error: { code: "WORKFLOW_AI_RATE_LIMIT", message: "rate limited", retryAfter: 1 } }
+          : item.effectKey === "k-2"
+            ? { status: 429, error: { code: "WORKFLOW_AI_CAPACITY", message: "at capacity" } }
+            : summary(item),
+      ),
+    },
+  }));
+  stubs.push(s);
+  const client = new AitasksClient({ baseUrl: s.url, token: "t", retry: fastRetry });
+  const results = await client.createTasks([0, 1, 2, 3].map((i) => createBody(`k-${i}`)));
+  assert.deepEqual(results.map((r) => r.status), [201, 201, 429, 201]);
+  assert.equal(results[1].task.effectKey, "k-1");
+  assert.equal(results[2].error.code, "WORKFLOW_AI_CAPACITY");
+  assert.deepEqual(s.requests.map((r) => r.body.tasks.map((t) => t.effectKey)), [["k-0", "k-1", "k-2", "k-3"], ["k-1"]]);
+  assert.ok(s.requests[1].at - s.requests[0].at >= 950, "the refused item waited for its retryAfter");
+
+  const s2 = await startStub(() => ({ status: 200, body: { results: [{ status: 429, error: { code: "WORKFLOW_AI_RATE_LIMIT", message: "m", retryAfter: 1 } }] } }));
+  stubs.push(s2);
+  const client2 = new AitasksClient({ baseUrl: s2.url, token: "t", retry: fastRetry });
+  const once = await client2.createTasks([createBody("k")], { retryRefusedItems: false });
+  assert.equal(once[0].status, 429);
+  assert.equal(once[0].error.retryAfter, 1);
+  assert.equal(s2.requests.length, 1);
+});
