@@ -218,7 +218,9 @@ export class AitasksClient {
   ): Promise<Task<R>> {
     const id = idOf(task);
     const deadline = deadlineOf(options);
-    const longest = Math.min(20, Math.max(0, Math.floor(options.pollSeconds ?? 20)));
+    // A poll must end before the attempt's own timeout does.
+    const attemptSeconds = Math.max(0, Math.floor(this.settings.timeoutMs / 1000) - 1);
+    const longest = Math.min(20, attemptSeconds, Math.max(0, Math.floor(options.pollSeconds ?? 20)));
     let last: Task<R> | undefined;
     for (;;) {
       throwIfAborted(options.signal);

@@ -53,3 +53,11 @@ test("waitForTasks waits for each, in the order given, at most `concurrency` pol
   assert.equal(tasks[3].output, "b");
   assert.ok(s.maxInFlight <= 2);
 });
+
+test("a poll never asks the server to hold longer than the client's own timeout per attempt", async () => {
+  const s = await startStub((_r, n) => ({ status: 200, body: taskBody({ status: n < 2 ? "running" : "succeeded", output: n < 2 ? null : "a" }) }));
+  stubs.push(s);
+  const client = new AitasksClient({ baseUrl: s.url, token: "t", timeoutMs: 5000 });
+  assert.equal((await client.waitForTask(taskBody().id)).status, "succeeded");
+  assert.deepEqual(s.requests.map((r) => r.query.wait), ["4", "4"]);
+});
