@@ -79,6 +79,8 @@ export interface UnreleasedSourcesQuery {
 
 type Ref = string | { id: string };
 
+const MAX_TIMER_MS = 2_147_483_647;
+
 const idOf = (task: Ref): string => (typeof task === "string" ? task : task.id);
 
 function deadlineOf(options: WaitOptions): number | undefined {
@@ -230,7 +232,8 @@ export class AitasksClient {
       }
       const wait = Math.min(longest, Math.floor(remaining / 1000));
       // The poll ends at the deadline too: a wait never outlasts it by a poll.
-      const timer = deadline === undefined ? undefined : new AbortController();
+      // (setTimeout takes at most 2^31-1 ms; a deadline further off needs no timer for a 20 s poll.)
+      const timer = remaining > MAX_TIMER_MS ? undefined : new AbortController();
       const timeout = timer && setTimeout(() => timer.abort(), remaining);
       const combined = anySignal([options.signal, timer?.signal]);
       try {

@@ -49,7 +49,7 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     const timer = setTimeout(() => {
       signal?.removeEventListener("abort", onAbort);
       resolve();
-    }, Math.max(0, ms));
+    }, Math.min(2_147_483_647, Math.max(0, ms)));
     signal?.addEventListener("abort", onAbort, { once: true });
   });
 }

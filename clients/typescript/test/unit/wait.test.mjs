@@ -61,3 +61,12 @@ test("a poll never asks the server to hold longer than the client's own timeout 
   assert.equal((await client.waitForTask(taskBody().id)).status, "succeeded");
   assert.deepEqual(s.requests.map((r) => r.query.wait), ["4", "4"]);
 });
+
+test("a deadline weeks away (beyond setTimeout's range) does not end a poll early", async () => {
+  const s = await startStub((_r, n) => ({ status: 200, delayMs: 50, body: taskBody({ status: n < 3 ? "running" : "succeeded", output: n < 3 ? null : "b" }) }));
+  stubs.push(s);
+  const client = new AitasksClient({ baseUrl: s.url, token: "t" });
+  const task = await client.waitForTask(taskBody().id, { deadline: new Date(Date.now() + 40 * 24 * 3600 * 1000) });
+  assert.equal(task.output, "b");
+  assert.equal(s.requests.length, 3);
+});
