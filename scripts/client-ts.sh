@@ -3,7 +3,7 @@
 # dependencies from the lockfiles (npm's cache lives in $AITASK_CACHE/npm, outside the clone),
 # check its generated types against openapi.yaml, type-check the package, its type tests and the
 # example in strict mode, run its unit tests, then its end-to-end tests against the dev server on
-# a stub provider, over a database and queues made for this run (removed after).
+# a stub provider, over a database made for this run (dropped after) and queues of their own.
 #   scripts/client-ts.sh          all of it (needs `make build` and `make up`)
 #   scripts/client-ts.sh static   without the end-to-end tests (no service needed)
 #   scripts/client-ts.sh install  only install the dependencies (scripts/warm.sh)
@@ -48,7 +48,7 @@ node --test test/unit/
 
 [ "${1:-}" = static ] && exit 0
 
-# The end-to-end run: its own database (migrated by the dev server at start) and queues.
+# The end-to-end run: its own database (migrated by the dev server at start).
 load_local_env
 : "${AITASK_MIGRATE_DATABASE_URL:?run make up first}"
 name="aitasks_client_ts_$(date +%s)_$$"
@@ -62,10 +62,8 @@ psql -q "$admin_url" -c "CREATE DATABASE $name" >/dev/null
 export AITASK_MIGRATE_DATABASE_URL DATABASE_URL
 AITASK_MIGRATE_DATABASE_URL="$(with_database "$AITASK_MIGRATE_DATABASE_URL" "$name")"
 DATABASE_URL="$(with_database "$DATABASE_URL" "$name")"
-queues="$(python3 "$ROOT/scripts/sqs_queues.py" "$AWS_ENDPOINT_URL_SQS" "$name")"
-while IFS='=' read -r key value; do
-  export "$key=$value"
-done <<<"$queues"
+# Each test file makes its own queues on the SQS-compatible server (test/support/stack.mjs).
+export AWS_ENDPOINT_URL_SQS
 export AITASKS_DEV_SERVER_BIN="${AITASKS_DEV_SERVER_BIN:-$(target_dir)/debug/aitasks-dev-server}"
 [ -x "$AITASKS_DEV_SERVER_BIN" ] || { log "no dev server at $AITASKS_DEV_SERVER_BIN: run make build"; exit 1; }
 log "end-to-end tests (the dev server on a stub provider; database $name)"

@@ -1,7 +1,8 @@
 // The end-to-end stack: the stub provider (this process) and the dev server (a child process on
-// a free port) over the database and queues scripts/client-ts.sh made for this run (their URLs
-// come in the environment). Each test file starts its own and stops it at the end.
-import { spawn } from "node:child_process";
+// a free port) over the database scripts/client-ts.sh made for this run (its URLs come in the
+// environment) and queues of its own. Each test file starts its own and stops it at the end: a
+// file's tasks never wait behind another's messages.
+import { spawn, spawnSync } from "node:child_process";
 import { createHmac, randomUUID } from "node:crypto";
 import { closeSync, openSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -10,7 +11,25 @@ import { join } from "node:path";
 
 import { startStubProvider } from "./stub-provider.mjs";
 
-const NEEDED = ["AITASKS_DEV_SERVER_BIN", "DATABASE_URL", "AITASK_MIGRATE_DATABASE_URL", "AITASK_TASK_QUEUE_URL", "AWS_ENDPOINT_URL_SQS"];
+const NEEDED = ["AITASKS_DEV_SERVER_BIN", "DATABASE_URL", "AITASK_MIGRATE_DATABASE_URL", "AWS_ENDPOINT_URL_SQS"];
+const QUEUES_SCRIPT = new URL("../../../../scripts/sqs_queues.py", import.meta.url).pathname;
+
+/** The task queue (with its DLQ) and the events queue, as `make up` makes them (scripts/sqs_queues.py). */
+function createQueues(endpoint, prefix) {
+  const run = spawnSync("python3", [QUEUES_SCRIPT, endpoint, prefix], { encoding: "utf8" });
+  if (run.status !== 0) throw new Error(`creating the queues failed: ${run.stderr}`);
+  return Object.fromEntries(run.stdout.trim().split("\n").map((line) => line.split("=", 2)));
+}
+
+async function deleteQueues(endpoint, urls) {
+  for (const url of urls) {
+    await fetch(endpoint, {
+      method: "POST",
+      headers: { "x-amz-target": "AmazonSQS.DeleteQueue", "content-type": "application/x-amz-json-1.0" },
+      body: JSON.stringify({ QueueUrl: url }),
+    }).catch(() => undefined);
+  }
+}
 export const JWT_SECRET = "client-ts-e2e-secret";
 /** The default profile's prices (US dollars a million tokens): tasks carry usage.estimatedCostUsd. */
 export const PRICES = { inputPerMillion: 0.15, outputPerMillion: 0.6 };
@@ -43,6 +62,8 @@ export async function startStack() {
   if (missing.length > 0) {
     throw new Error(`the end-to-end tests need ${missing.join(", ")}: run them with \`make client-ts\` (scripts/client-ts.sh)`);
   }
+  const endpoint = process.env.AWS_ENDPOINT_URL_SQS;
+  const queues = createQueues(endpoint, `client-ts-${randomUUID().slice(0, 8)}`);
   const provider = await startStubProvider();
   const address = `127.0.0.1:${await freePort()}`;
   const log = join(tmpdir(), `aitasks-client-ts-dev-server-${randomUUID()}.log`);
@@ -52,9 +73,9 @@ export async function startStack() {
     HOME: process.env.HOME,
     DATABASE_URL: process.env.DATABASE_URL,
     AITASK_MIGRATE_DATABASE_URL: process.env.AITASK_MIGRATE_DATABASE_URL,
-    AITASK_TASK_QUEUE_URL: process.env.AITASK_TASK_QUEUE_URL,
-    AITASK_EVENTS_QUEUE_URL: process.env.AITASK_EVENTS_QUEUE_URL ?? "",
-    AWS_ENDPOINT_URL_SQS: process.env.AWS_ENDPOINT_URL_SQS,
+    AITASK_TASK_QUEUE_URL: queues.AITASK_TASK_QUEUE_URL,
+    AITASK_EVENTS_QUEUE_URL: queues.AITASK_EVENTS_QUEUE_URL,
+    AWS_ENDPOINT_URL_SQS: endpoint,
     AWS_REGION: "us-east-1",
     AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID ?? "test",
     AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? "test",
@@ -72,7 +93,6 @@ export async function startStack() {
     RUST_LOG: "warn",
     ...(process.env.AITASK_DB_CA_FILE ? { AITASK_DB_CA_FILE: process.env.AITASK_DB_CA_FILE } : {}),
   };
-  if (!env.AITASK_EVENTS_QUEUE_URL) delete env.AITASK_EVENTS_QUEUE_URL;
   const child = spawn(process.env.AITASKS_DEV_SERVER_BIN, [], { env, stdio: ["ignore", out, out] });
   closeSync(out);
   let exited = null;
@@ -101,6 +121,7 @@ export async function startStack() {
         clearTimeout(timer);
       }
       await provider.close();
+      await deleteQueues(endpoint, Object.values(queues));
     },
   };
 }
