@@ -6,7 +6,7 @@ LOAD_ENV := source scripts/env.sh && load_local_env;
 TOOLS = $(shell scripts/tools.sh)
 
 
-.PHONY: warm help up down serve stats demo bench simulate growth chaos load fuzz test check fmt lint deny audit sbom build unit template-lint lambda-smoke rehearse rehearse-fast script-tests
+.PHONY: warm help up down serve stats demo bench simulate growth chaos load fuzz test check fmt lint deny audit sbom build unit template-lint lambda-smoke rehearse rehearse-fast script-tests client-ts
 
 help:
 	@echo "make demo      the whole system on a local model: one task of each kind, live progress, results"
@@ -25,7 +25,8 @@ help:
 	@echo "make load      64 HTTP clients for 60 s against the dev server: no 5xx, no lost task, latencies"
 	@echo "make audit     the RustSec advisories over Cargo.lock (AUDIT_DB=path: a local clone of the database)"
 	@echo "make sbom      a CycloneDX SBOM for each function, beside its build (target/lambda/<fn>/bootstrap.cdx.json)"
-	@echo "parts of make test: warm fmt lint deny script-tests build unit template-lint lambda-smoke rehearse-fast"
+	@echo "make client-ts the TypeScript client: type drift check, strict tsc, type tests, unit tests, end to end on the dev server"
+	@echo "parts of make test: warm fmt lint deny script-tests build unit client-ts template-lint lambda-smoke rehearse-fast"
 
 up:
 	@scripts/postgres.sh up
@@ -100,6 +101,13 @@ template-lint:
 	  $(TOOLS)/cfn-lint template.yaml && $(TOOLS)/sam validate --lint --template template.yaml && \
 	  $(TOOLS)/python scripts/checkov_gate.py $(TOOLS)/checkov template.yaml
 
+# The TypeScript client (clients/typescript, examples/typescript): its dependencies from its
+# lockfiles (npm's cache in the cache folder), the generated types checked against openapi.yaml,
+# strict tsc on the package, its type tests and the example, unit tests on node's test runner,
+# then end-to-end tests against the dev server on a stub provider (scripts/client-ts.sh).
+client-ts: build up
+	@scripts/client-ts.sh
+
 lambda-smoke: build up
 	@scripts/lambda-smoke.sh
 
@@ -128,4 +136,4 @@ fuzz: up build
 warm:
 	@scripts/warm.sh
 
-test: warm fmt lint deny script-tests unit template-lint lambda-smoke rehearse-fast
+test: warm fmt lint deny script-tests unit client-ts template-lint lambda-smoke rehearse-fast

@@ -1,0 +1,101 @@
+// The fetch every call goes through: the bearer token, a timeout per attempt, and the retries
+// (retry.ts). It hands back the last answer; the client turns a refusal into an AitasksError.
+import { AitasksError } from "./errors.js";
+import { backoffDelay, parseRetryAfter, retryableStatus, type ResolvedRetry, type RetryMode } from "./retry.js";
+import { abortReason, anySignal, sleep } from "./signals.js";
+
+/** A static token, or a function called before every request that returns a fresh one. */
+export type TokenProvider = string | (() => string | Promise<string>);
+
+export interface RetryEvent {
+  /** The retry about to be made (1 for the first). */
+  retry: number;
+  delayMs: number;
+  method: string;
+  url: string;
+  /** The answer's status, or 0 when none came. */
+  status: number;
+  error?: unknown;
+}
+
+export interface TransportSettings {
+  token: TokenProvider;
+  fetch: typeof globalThis.fetch;
+  retry: ResolvedRetry;
+  /** Each attempt's own limit, in milliseconds. */
+  timeoutMs: number;
+  headers: Record<string, string>;
+  onRetry: ((event: RetryEvent) => void) | undefined;
+}
+
+async function bearer(token: TokenProvider): Promise<string> {
+  const value = typeof token === "function" ? await token() : token;
+  if (typeof value !== "string" || value.length === 0) {
+    throw new TypeError("the token provider gave no token");
+  }
+  return value;
+}
+
+/** A fetch for openapi-fetch that authenticates and retries as `mode` allows. */
+export function transport(settings: TransportSettings, mode: RetryMode): (request: Request) => Promise<Response> {
+  return async (request: Request) => {
+    const policy = settings.retry;
+    for (let attempt = 1; ; attempt += 1) {
+      if (request.signal.aborted) throw abortReason(request.signal);
+      const outgoing = request.clone();
+      outgoing.headers.set("authorization", `Bearer ${await bearer(settings.token)}`);
+      for (const [name, value] of Object.entries(settings.headers)) outgoing.headers.set(name, value);
+      const timeout = new AbortController();
+      const timer = setTimeout(
+        () => timeout.abort(new DOMException(`no answer within ${settings.timeoutMs} ms`, "TimeoutError")),
+        settings.timeoutMs,
+      );
+      const combined = anySignal([request.signal, timeout.signal]);
+      let response: Response | undefined;
+      let failure: unknown;
+      try {
+        response = await settings.fetch(outgoing, { signal: combined.signal });
+      } catch (error) {
+        // The caller's own abort ends the call; anything else is an answer that never came.
+        if (request.signal.aborted) throw abortReason(request.signal);
+        failure = error;
+      } finally {
+        clearTimeout(timer);
+        combined.release();
+      }
+      const last = attempt >= policy.maxAttempts;
+      if (response !== undefined) {
+        if (!retryableStatus(response.status, mode) || last) return response;
+        const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"));
+        if (retryAfterMs !== undefined && retryAfterMs > policy.maxRetryAfterMs) return response;
+        const delayMs = backoffDelay(attempt, retryAfterMs, policy);
+        // The body is not needed: free the connection.
+        await response.body?.cancel().catch(() => undefined);
+        settings.onRetry?.({ retry: attempt, delayMs, method: request.method, url: request.url, status: response.status });
+        await sleep(delayMs, request.signal);
+        continue;
+      }
+      if (mode !== "idempotent" || last) {
+        throw new AitasksError({
+          status: 0,
+          code: "CONNECTION_ERROR",
+          message: `${request.method} ${request.url}: no answer (${describe(failure)})`,
+          method: request.method,
+          url: request.url,
+          cause: failure,
+        });
+      }
+      const delayMs = backoffDelay(attempt, undefined, policy);
+      settings.onRetry?.({ retry: attempt, delayMs, method: request.method, url: request.url, status: 0, error: failure });
+      await sleep(delayMs, request.signal);
+    }
+  };
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = (error as { cause?: unknown }).cause;
+    return cause instanceof Error ? `${error.message}: ${cause.message}` : error.message;
+  }
+  return String(error);
+}

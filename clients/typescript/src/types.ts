@@ -1,0 +1,191 @@
+// The request and answer types callers use. Everything here is built from the types generated
+// from openapi.yaml (src/generated/openapi.ts), narrowed where TypeScript can say more than
+// JSON Schema: a classify task's output is one of its own choices, an extract_data task's output
+// has exactly its declared fields.
+import type { components } from "./generated/openapi.js";
+
+type Schemas = components["schemas"];
+
+/** Every request kind, as openapi.yaml describes it. */
+export type AiRequest = Schemas["AiRequest"];
+export type RequestKind = AiRequest["kind"];
+export type TaskStatus = Schemas["TaskStatus"];
+export type TerminalStatus = Extract<TaskStatus, "succeeded" | "failed" | "canceled">;
+export const TERMINAL_STATUSES: readonly TerminalStatus[] = ["succeeded", "failed", "canceled"];
+
+/**
+ * A type-only marker carrying the request type of a task reference (never present at run time),
+ * so that waiting on a batch item's summary gives a task whose output is typed.
+ */
+declare const requestType: unique symbol;
+export interface Typed<R> {
+  readonly [requestType]?: R;
+}
+
+type Generated<K extends RequestKind> = Extract<AiRequest, { kind: K }>;
+
+/** `generate_text`: `prompt` (1..20000 characters), optional `input`, `maxOutputChars` (1..100000, default 4000). */
+export type GenerateTextRequest = Generated<"generate_text">;
+
+/** `classify`: one of 2..200 distinct `choices`. `C` is the choices' type (a literal union when the choices are literals). */
+export type ClassifyRequest<C extends string = string> = Omit<Generated<"classify">, "choices"> & {
+  choices: readonly C[];
+};
+
+/** `classify_many`: distinct choices, in declared order, between `minChoices` and `maxChoices` of them. */
+export type ClassifyManyRequest<C extends string = string> = Omit<Generated<"classify_many">, "choices"> & {
+  choices: readonly C[];
+};
+
+type GeneratedField = Schemas["FieldSpec"];
+export type FieldType = GeneratedField["type"];
+
+/** One field of an `extract_data` request. A `choice` field's `choices` type its value. */
+export type FieldSpec<N extends string = string, C extends string = string> =
+  | (Omit<Extract<GeneratedField, { type: "text" }>, "name"> & { name: N })
+  | (Omit<Extract<GeneratedField, { type: "number" | "boolean" | "date_time" }>, "name"> & { name: N })
+  | (Omit<Extract<GeneratedField, { type: "choice" }>, "name" | "choices"> & { name: N; choices: readonly C[] });
+
+/** `extract_data`: 1..100 `fields` with distinct names. */
+export type ExtractDataRequest<F extends readonly FieldSpec[] = readonly FieldSpec[]> = Omit<
+  Generated<"extract_data">,
+  "fields"
+> & { fields: F };
+
+/** A request of any kind, in the form this client takes (arrays may be `readonly`). */
+export type TaskRequest = GenerateTextRequest | ClassifyRequest | ClassifyManyRequest | ExtractDataRequest;
+
+/**
+ * `R` with every property its kind does not have typed `never`: the API refuses unknown fields,
+ * and a generic call would otherwise let them through.
+ */
+export type Exact<R extends TaskRequest> = R & {
+  [P in Exclude<keyof R, keyof Extract<TaskRequest, { kind: R["kind"] }>>]: never;
+};
+
+type FieldValue<F> = F extends { type: "text" | "date_time" }
+  ? string
+  : F extends { type: "number" }
+    ? number
+    : F extends { type: "boolean" }
+      ? boolean
+      : F extends { type: "choice"; choices: readonly (infer C)[] }
+        ? C
+        : unknown;
+
+type Simplify<T> = { [K in keyof T]: T[K] } & {};
+
+/** An `extract_data` output: required fields present, optional ones possibly absent. */
+export type ExtractedData<F extends readonly FieldSpec[]> = Simplify<
+  { [E in F[number] as E extends { required: true } ? E["name"] : never]: FieldValue<E> } & {
+    [E in F[number] as E extends { required: true } ? never : E["name"]]?: FieldValue<E>;
+  }
+>;
+
+/** What a succeeded task of this request holds in `output`. */
+export type OutputOf<R> = R extends { kind: "generate_text" }
+  ? string
+  : R extends { kind: "classify"; choices: readonly (infer C)[] }
+    ? C
+    : R extends { kind: "classify_many"; choices: readonly (infer C)[] }
+      ? C[]
+      : R extends { kind: "extract_data"; fields: infer F extends readonly FieldSpec[] }
+        ? ExtractedData<F>
+        : unknown;
+
+/** The application's own task (not a run's): its scope and, optionally, who it is for. */
+export type Owner = NonNullable<Schemas["CreateTask"]["owner"]>;
+export type UsageSubject = NonNullable<Owner["usageSubject"]>;
+/** A workflow waiting for the task: a Step Functions task token or a Lambda durable callback id. */
+export type Callback = NonNullable<Schemas["CreateTask"]["callback"]>;
+/** `"now"` (the default) or `{deferred: {within: "PT2H".."PT24H"}}` (a provider batch, about half the price). */
+export type Delivery = NonNullable<Schemas["CreateTask"]["delivery"]>;
+/** Scoped admission: the source, its revision and the budget (docs/scoped-inference.md). */
+export type Scope = NonNullable<Schemas["CreateTask"]["scope"]>;
+
+interface CreateTaskFields<R extends TaskRequest> {
+  stepKey: string;
+  /** Creates are idempotent on (tenant, effectKey): the same key answers the existing task. */
+  effectKey: string;
+  modelId: string;
+  request: Exact<R>;
+  callback?: Callback | null;
+  delivery?: Delivery | null;
+  scope?: Scope | null;
+}
+
+/** A run's task: `runId` names the run. */
+export type RunTaskInput<R extends TaskRequest = TaskRequest> = CreateTaskFields<R> & {
+  runId: string;
+  owner?: null;
+};
+
+/** An application-owned task: `owner` names its scope. */
+export type OwnedTaskInput<R extends TaskRequest = TaskRequest> = CreateTaskFields<R> & {
+  owner: Owner;
+  runId?: null;
+};
+
+/** The body of `POST /v1/tasks`: exactly one of `runId` and `owner`. */
+export type CreateTaskInput<R extends TaskRequest = TaskRequest> = RunTaskInput<R> | OwnedTaskInput<R>;
+
+type GeneratedTask = Schemas["Task"];
+export type Usage = NonNullable<GeneratedTask["usage"]>;
+
+/** A task. `output` is typed by its request: `null` until it has succeeded. */
+export type Task<R extends TaskRequest = TaskRequest> = Omit<GeneratedTask, "kind" | "request" | "output"> & {
+  kind: R["kind"];
+  request: R;
+  output: OutputOf<R> | null;
+} & Typed<R>;
+
+export type Run = Schemas["Run"];
+export type CreateRunInput = Schemas["CreateRun"];
+export type ErrorBody = Schemas["ErrorBody"];
+export type ErrorDetail = NonNullable<ErrorBody["details"]>[number];
+export type SourceRef = Schemas["SourceRef"];
+
+/** A task as a batch answers it (GET the task by id for the rest). */
+export type TaskSummary<R extends TaskRequest = TaskRequest> = Omit<Schemas["TaskSummary"], "output"> & {
+  output?: OutputOf<R>;
+} & Typed<R>;
+
+/** One batch item's answer, in the order the items were given. */
+export type BatchItemResult<R extends TaskRequest = TaskRequest> =
+  | { ok: true; status: 200 | 201; created: boolean; task: TaskSummary<R> }
+  | { ok: false; status: 400 | 404 | 409 | 413 | 429; error: ErrorBody };
+
+/** A create's answer: the task, and whether this call created it (201) or found it by its effect key (200). */
+export interface CreateResult<R extends TaskRequest = TaskRequest> {
+  task: Task<R>;
+  created: boolean;
+}
+
+/** A page of a run's or a scope's tasks; `next` is present only when another page may follow. */
+export interface TaskPage<R extends TaskRequest = TaskRequest> {
+  tasks: Task<R>[];
+  next?: string;
+}
+
+/** Which tasks to list: a run's or a scope's, optionally of one status. */
+export type ListTasksQuery = ({ runId: string; scopeId?: never } | { scopeId: string; runId?: never }) & {
+  status?: TaskStatus;
+  /** Tasks per page, 1..100 (default 100). */
+  limit?: number;
+  /** Start after this task id (the previous page's `next`). */
+  after?: string;
+};
+
+export interface SourcePage {
+  sources: SourceRef[];
+  next?: SourceRef;
+}
+
+export interface DeleteScopeResult {
+  /** Tasks deleted by the requests this call sent. */
+  deleted: number;
+  /** True when rows are left (only when `untilDone` was false, or the signal stopped it). */
+  more: boolean;
+  /** Requests sent (each deletes a bounded batch for at most 5 s). */
+  requests: number;
+}
