@@ -1,0 +1,59 @@
+//! A typed client of the aitasks HTTP API (docs/api.md, openapi.yaml).
+//!
+//! - Requests and answers are typed: [`Task`], [`Run`], [`TaskPage`], [`BatchReport`]; statuses
+//!   and states are the contract's own types ([`TaskStatus`], [`RunState`]), and a create body
+//!   ([`TaskBody`]) can be checked by the API's own parser before it is sent.
+//! - Every call is tried again on 429 and 5xx as [`RetryPolicy`] says (jittered backoff, never
+//!   shorter than `Retry-After`, a bounded number of tries); never on another 4xx.
+//! - [`Client::create`] is idempotent on the effect key and tells a new task (201) from an
+//!   existing one (200); [`Client::wait`] long-polls until the task ends or a deadline passes;
+//!   [`Client::list`] streams a run's or a scope's tasks page by page; [`Client::create_batch`]
+//!   takes any number of bodies and sends them in chunks the API takes.
+//! - Errors are [`Error`]: the API's refusals carry the HTTP status, the stable `code`, the
+//!   message, the problems and the gateway's request id ([`ApiError`]).
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use aitasks_client::{Client, Outcome, TaskBody};
+//! use serde_json::json;
+//!
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! let client = Client::new("http://127.0.0.1:9000", std::env::var("AITASKS_TOKEN")?)?;
+//! let body = TaskBody::checked(json!({
+//!     "owner": {"scopeId": "inbox"}, "stepKey": "label", "effectKey": "mail-42/label",
+//!     "modelId": "default",
+//!     "request": {"kind": "classify", "prompt": "Is this mail spam?", "input": {"subject": "Win!"},
+//!                 "choices": ["spam", "ham"]}
+//! }))?;
+//! let created = client.create(&body).await?;
+//! if created.outcome == Outcome::Existing {
+//!     println!("already asked: {}", created.task.id);
+//! }
+//! let task = client.wait(created.task.id, Duration::from_secs(120)).await?;
+//! println!("{} {:?}", task.status, task.output);
+//! # Ok(())
+//! # }
+//! ```
+
+mod answers;
+mod auth;
+mod batch;
+mod body;
+mod client;
+mod error;
+mod retry;
+mod runs;
+mod scopes;
+mod tasks;
+
+pub use aitasks_contracts::{ErrorCode, ListTasks, Problem, Problems, RunState, TaskFilter, TaskStatus};
+pub use answers::{
+    Created, Deleted, Outcome, Released, Run, SourceRef, Task, TaskPage, TaskSummary, UnreleasedPage,
+};
+pub use auth::{Auth, TokenFuture, TokenProvider};
+pub use batch::{plan_chunks, BatchCounts, BatchReport, ItemResult};
+pub use body::TaskBody;
+pub use client::{Client, ClientBuilder, DEFAULT_TIMEOUT};
+pub use error::{ApiError, Error};
+pub use retry::RetryPolicy;
+pub use tasks::tasks_of;
