@@ -231,8 +231,12 @@ impl Client {
             let body = match response.bytes().await {
                 Ok(body) => body.to_vec(),
                 Err(source) => {
+                    // The answer was cut off: the request may have had its effect.
                     if last_try || !call.idempotent {
                         return Err(Error::Transport { url, source });
+                    }
+                    if let Some(pause) = self.retry.delay(tries, None) {
+                        tokio::time::sleep(pause).await;
                     }
                     continue;
                 }

@@ -148,3 +148,35 @@ async fn waiting_long_polls_until_the_task_ends() {
     assert_eq!(stub.hits().len(), 1);
     assert!(stub.hits()[0].target.ends_with("?wait=0"));
 }
+
+/// Hands out `token-1`, `token-2`, ...: one per call.
+struct Counting(std::sync::atomic::AtomicUsize);
+
+impl aitasks_client::TokenProvider for Counting {
+    fn token(&self) -> aitasks_client::TokenFuture<'_> {
+        let n = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        Box::pin(async move { Ok(format!("token-{n}")) })
+    }
+}
+
+#[tokio::test]
+async fn a_token_provider_is_asked_before_every_try() {
+    let stub = Stub::script(vec![
+        Answer::error(503, "UNAVAILABLE"),
+        Answer::json(200, task_json(TASK_ID, "queued")),
+    ])
+    .await;
+    let client = aitasks_client::Client::builder(&stub.url)
+        .token_provider(std::sync::Arc::new(Counting(0.into())))
+        .retry(RetryPolicy { max_tries: 2, base_delay: Duration::from_millis(5), ..RetryPolicy::default() })
+        .build()
+        .unwrap();
+    client.get(id()).await.unwrap();
+    let sent: Vec<Option<String>> = stub.hits().into_iter().map(|h| h.authorization).collect();
+    assert_eq!(sent, [Some("Bearer token-1".to_owned()), Some("Bearer token-2".to_owned())]);
+    assert!(format!("{client:?}").contains("Provider"), "the client's Debug never shows a token");
+    let fixed = aitasks_client::Client::new(&stub.url, "secret-token").unwrap();
+    assert!(!format!("{fixed:?}").contains("secret-token"));
+    let error = aitasks_client::Client::builder("ftp://x").token("t").build().unwrap_err();
+    assert!(matches!(error, Error::Config(_)), "{error}");
+}
