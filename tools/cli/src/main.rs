@@ -37,7 +37,7 @@ fn main() -> ExitCode {
             // Bad lines, refused batch items and an ended task were reported already.
             if !matches!(failure, Failure::Refused(_) | Failure::Ended(_) | Failure::Lines(_)) {
                 if cli.global.json {
-                    output::json(&failure.to_json());
+                    output::json_line(&failure.to_json());
                 }
                 eprintln!("error: {failure}");
             }

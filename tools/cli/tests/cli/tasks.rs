@@ -266,3 +266,62 @@ async fn completions_are_printed_for_each_shell_without_a_server() {
     let bad = aitasks_with(&[], &["completions", "tcsh"]).await;
     assert_eq!(bad.code, 2);
 }
+
+#[tokio::test]
+async fn a_wait_or_tail_past_its_timeout_exits_4_with_the_task_as_last_read() {
+    let stack = Stack::start().await;
+    let token = dev_token(APP);
+    stack.stub.set_default(Reply::slow(Duration::from_secs(30)));
+    let run = aitasks(&stack, &token, &["runs", "create", "--scope", "slow", "--json"]).await.ok().json();
+    let run_id = run["id"].as_str().unwrap();
+    let made = aitasks(
+        &stack,
+        &token,
+        &[
+            "create",
+            "--run",
+            run_id,
+            "--step",
+            "label",
+            "--effect-key",
+            "slow-1",
+            "--kind",
+            "classify",
+            "--prompt",
+            "Spam?",
+            "--input",
+            "x",
+            "--choice",
+            "a,b",
+            "--json",
+        ],
+    )
+    .await
+    .ok()
+    .json();
+    let id = made["task"]["id"].as_str().unwrap();
+
+    let waited = aitasks(&stack, &token, &["wait", id, "--timeout", "2", "--json"]).await;
+    assert_eq!(waited.code, 4, "{waited:?}");
+    let answer = waited.json();
+    assert_eq!(answer["error"]["code"], "TIMEOUT");
+    assert_eq!(answer["task"]["id"], made["task"]["id"]);
+    assert!(["queued", "running"].contains(&answer["task"]["status"].as_str().unwrap()), "{answer}");
+
+    let tail = aitasks(
+        &stack,
+        &token,
+        &["tail", "--run", run_id, "--until-done", "--interval", "0.2", "--timeout", "2", "--json"],
+    )
+    .await;
+    assert_eq!(tail.code, 4, "{tail:?}");
+    let lines: Vec<serde_json::Value> =
+        tail.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines[0]["task"]["id"], made["task"]["id"], "the task was shown before the timeout");
+    assert_eq!(lines.last().unwrap()["error"]["code"], "TIMEOUT");
+    // Without --until-done, --timeout just ends the watch.
+    let watch =
+        aitasks(&stack, &token, &["tail", "--run", run_id, "--interval", "0.2", "--timeout", "1"]).await.ok();
+    assert!(watch.stdout.contains(id), "{}", watch.stdout);
+    aitasks(&stack, &token, &["cancel", "--run", run_id]).await.ok();
+}
