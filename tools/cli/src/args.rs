@@ -69,7 +69,10 @@ pub(crate) enum Command {
 #[derive(Debug, Args)]
 pub(crate) struct CreateArgs {
     /// A create body (JSON, docs/api.md "The create body"); `-` reads standard input
-    #[arg(long, short, value_name = "FILE", conflicts_with_all = ["run", "scope", "step", "effect_key", "kind", "prompt"])]
+    #[arg(long, short, value_name = "FILE", conflicts_with_all = [
+        "run", "scope", "step", "effect_key", "model", "kind", "prompt", "input", "choices", "fields",
+        "max_output_chars",
+    ])]
     pub(crate) file: Option<PathBuf>,
     /// The run the task belongs to
     #[arg(long, value_name = "RUN_ID", conflicts_with = "scope")]
@@ -207,4 +210,23 @@ pub(crate) struct TailArgs {
 #[derive(Debug, Args)]
 pub(crate) struct CompletionsArgs {
     pub(crate) shell: clap_complete::Shell,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::Cli;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+        let parsed =
+            <Cli as clap::Parser>::try_parse_from(["aitasks", "create", "--file", "b.json", "--model", "m"]);
+        assert!(parsed.is_err(), "a body from a file takes no body flags");
+        let parsed = <Cli as clap::Parser>::try_parse_from(["aitasks", "cancel"]);
+        assert!(parsed.is_err(), "a task id or --run");
+        let parsed = <Cli as clap::Parser>::try_parse_from(["aitasks", "list", "--run", "x"]);
+        assert!(parsed.is_err(), "a run id is a UUID");
+    }
 }
