@@ -17,6 +17,10 @@ use crate::retry::{parse_retry_after, retryable_status, retryable_transport, Ret
 /// The headers a gateway names its request id with (API Gateway's HTTP API: `apigw-requestid`).
 const REQUEST_ID_HEADERS: [&str; 3] = ["apigw-requestid", "x-amzn-requestid", "x-request-id"];
 
+/// The largest answer read: the API's answers stay under Lambda's 6 MB response limit, so
+/// anything larger is not the API's (and is not read into memory).
+pub const MAX_ANSWER_BYTES: usize = 8 * 1024 * 1024;
+
 /// How long a request may take, besides a long poll's own wait.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -228,8 +232,15 @@ impl Client {
             let status = response.status().as_u16();
             let headers = response.headers().clone();
             let request_id = request_id(&headers);
-            let body = match response.bytes().await {
-                Ok(body) => body.to_vec(),
+            let body = match read_body(response).await {
+                Ok(Some(body)) => body,
+                Ok(None) => {
+                    return Err(Error::UnexpectedAnswer {
+                        status,
+                        reason: format!("a body over {MAX_ANSWER_BYTES} bytes"),
+                        request_id,
+                    })
+                }
                 Err(source) => {
                     // The answer was cut off: the request may have had its effect.
                     if last_try || !call.idempotent {
@@ -264,6 +275,21 @@ impl Client {
             });
         }
     }
+}
+
+/// The body of an answer, or `None` past [`MAX_ANSWER_BYTES`] (read no further).
+async fn read_body(mut response: reqwest::Response) -> Result<Option<Vec<u8>>, reqwest::Error> {
+    if response.content_length().is_some_and(|length| length > MAX_ANSWER_BYTES as u64) {
+        return Ok(None);
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        if body.len() + chunk.len() > MAX_ANSWER_BYTES {
+            return Ok(None);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Some(body))
 }
 
 /// A path segment with everything but unreserved characters percent-encoded.

@@ -11,6 +11,13 @@
 //!   takes any number of bodies and sends them in chunks the API takes.
 //! - Errors are [`Error`]: the API's refusals carry the HTTP status, the stable `code`, the
 //!   message, the problems and the gateway's request id ([`ApiError`]).
+//! - Bounds: one try takes at most [`DEFAULT_TIMEOUT`] (30 s, set with
+//!   [`ClientBuilder::timeout`]) plus a long poll's wait (at most 20 s); an answer over
+//!   [`MAX_ANSWER_BYTES`] (8 MiB) is not the API's and is not read.
+//!
+//! Each group of routes is a module with an `impl Client` block over one private `send` (the
+//! retries, the error mapping), and its answers are types in `answers`: a new route (the read
+//! API's run listing, a task's attempts and events) is one more such method and type.
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -53,7 +60,7 @@ pub use answers::{
 pub use auth::{Auth, TokenFuture, TokenProvider};
 pub use batch::{plan_chunks, BatchCounts, BatchReport, ItemResult};
 pub use body::TaskBody;
-pub use client::{Client, ClientBuilder, DEFAULT_TIMEOUT};
+pub use client::{Client, ClientBuilder, DEFAULT_TIMEOUT, MAX_ANSWER_BYTES};
 pub use error::{ApiError, Error};
 pub use retry::RetryPolicy;
 pub use tasks::tasks_of;

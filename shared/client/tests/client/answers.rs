@@ -59,3 +59,12 @@ async fn an_answer_that_is_not_the_apis_is_an_unexpected_answer() {
     let error = stub.client(1).get(TASK_ID.parse().unwrap()).await.unwrap_err();
     assert!(matches!(error, Error::UnexpectedAnswer { status: 200, .. }), "{error}");
 }
+
+#[tokio::test]
+async fn an_answer_larger_than_any_the_api_sends_is_not_read() {
+    let huge = "x".repeat(aitasks_client::MAX_ANSWER_BYTES + 1);
+    let stub = Stub::script(vec![Answer::json(200, json!(huge))]).await;
+    let error = stub.client(1).get(TASK_ID.parse().unwrap()).await.unwrap_err();
+    let Error::UnexpectedAnswer { status: 200, reason, .. } = &error else { panic!("{error}") };
+    assert!(reason.contains("over 8388608 bytes"), "{reason}");
+}
