@@ -38,11 +38,23 @@ fn default_path() -> Option<PathBuf> {
 
 fn read(path: &Path, required: bool) -> Result<File, Failure> {
     match std::fs::read_to_string(path) {
-        Ok(text) => toml::from_str(&text)
-            .map_err(|e| Failure::Input(format!("config file {}: {}", path.display(), e.message()))),
+        Ok(text) => {
+            let file: File = toml::from_str(&text)
+                .map_err(|e| Failure::Input(format!("config file {}: {}", path.display(), e.message())))?;
+            if file.token.is_some() && readable_by_others(path) {
+                eprintln!("warning: {} holds a token and others can read it: chmod 600 it", path.display());
+            }
+            Ok(file)
+        }
         Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => Ok(File::default()),
         Err(e) => Err(Failure::Input(format!("config file {}: {e}", path.display()))),
     }
+}
+
+/// Whether the file's group or other users may read it.
+fn readable_by_others(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|meta| meta.permissions().mode() & 0o044 != 0)
 }
 
 impl Settings {

@@ -18,9 +18,15 @@ async fn flags_win_over_the_environment_which_wins_over_the_config_file() {
     std::fs::write(&bad, "url = \"http://127.0.0.1:1\"\ntoken = \"not-a-token\"\n").unwrap();
     let list = ["list", "--scope", "s", "--json", "--tries", "1"];
 
-    // The file alone.
+    // The file alone; a token others can read is warned about.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&good, std::fs::Permissions::from_mode(0o644)).unwrap();
     let run = aitasks_with(&[("AITASKS_CONFIG", good.to_str().unwrap())], &list).await.ok();
     assert_eq!(run.json()["count"], 0);
+    assert!(run.stderr.contains("chmod 600"), "{}", run.stderr);
+    std::fs::set_permissions(&good, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let run = aitasks_with(&[("AITASKS_CONFIG", good.to_str().unwrap())], &list).await.ok();
+    assert_eq!(run.stderr, "", "no warning for a private file");
     // The environment over the file.
     let run = aitasks_with(
         &[("AITASKS_CONFIG", bad.to_str().unwrap()), ("AITASKS_URL", &url), ("AITASKS_TOKEN", &token)],
