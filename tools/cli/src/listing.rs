@@ -1,16 +1,10 @@
-//! `list` (a run's or a scope's tasks, page by page) and `tail` (a run's tasks as they change).
+//! `list`: a run's or a scope's tasks, page by page.
 
-use std::collections::{BTreeMap, HashMap};
-use std::time::Duration;
-
-use aitasks_client::{tasks_of, Client, ListTasks, RunState, TaskFilter, TaskStatus};
-use chrono::{DateTime, Utc};
+use aitasks_client::{Client, ListTasks, TaskFilter, TaskStatus};
 use futures::{pin_mut, TryStreamExt};
 use serde_json::json;
-use tokio::time::Instant;
-use uuid::Uuid;
 
-use crate::args::{ListArgs, Owner, TailArgs};
+use crate::args::{ListArgs, Owner};
 use crate::failure::Failure;
 use crate::output;
 
@@ -61,60 +55,4 @@ pub(crate) async fn list(client: &Client, args: &ListArgs, json: bool) -> Result
         eprintln!("{count} tasks");
     }
     Ok(())
-}
-
-pub(crate) async fn tail(client: &Client, args: &TailArgs, json: bool) -> Result<(), Failure> {
-    let interval = Duration::try_from_secs_f64(args.interval)
-        .ok()
-        .filter(|i| *i >= Duration::from_millis(100))
-        .ok_or_else(|| Failure::Input("--interval: at least 0.1 seconds".into()))?;
-    let deadline = args.timeout.map(|s| Instant::now() + Duration::from_secs(s));
-    let mut seen: HashMap<Uuid, (TaskStatus, DateTime<Utc>)> = HashMap::new();
-    loop {
-        let run = client.get_run(args.run).await?;
-        let tasks = client.list_all(tasks_of(TaskFilter::Run(args.run))).await?;
-        for task in &tasks {
-            let now = (task.status, task.updated_at);
-            let previous = seen.insert(task.id, now);
-            if previous == Some(now) {
-                continue;
-            }
-            let before = previous.map(|(status, _)| status);
-            if json {
-                output::json_line(&json!({"previous": before, "task": task}));
-            } else {
-                let change = match before {
-                    Some(before) if before != task.status => format!("{before} -> {}", task.status),
-                    _ => task.status.to_string(),
-                };
-                let error = task.error_code.as_deref().unwrap_or_default();
-                println!(
-                    "{}  {}  {}  {change}  {error}",
-                    task.updated_at.to_rfc3339(),
-                    task.id,
-                    task.step_key
-                );
-            }
-        }
-        let ended = tasks.iter().all(|t| t.is_terminal());
-        if args.until_done && ended && (!tasks.is_empty() || run.state == RunState::Canceled) {
-            let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-            for task in &tasks {
-                *counts.entry(task.status.as_str()).or_default() += 1;
-            }
-            if json {
-                output::json_line(&json!({"done": true, "run": run.id, "counts": counts}));
-            } else {
-                eprintln!("run {}: all {} tasks ended {counts:?}", run.id, tasks.len());
-            }
-            return Ok(());
-        }
-        if deadline.is_some_and(|d| Instant::now() + interval > d) {
-            return match args.until_done {
-                true => Err(Failure::Timeout(format!("run {}: tasks still open at --timeout", run.id))),
-                false => Ok(()),
-            };
-        }
-        tokio::time::sleep(interval).await;
-    }
 }

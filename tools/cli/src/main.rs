@@ -7,6 +7,7 @@ mod failure;
 mod listing;
 mod output;
 mod runs;
+mod tail;
 mod tasks;
 
 use std::process::ExitCode;
@@ -58,7 +59,7 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
         Command::Cancel(args) => tasks::cancel(&client, args, json).await,
         Command::Runs(command) => runs::run(&client, command, json).await,
         Command::List(args) => listing::list(&client, args, json).await,
-        Command::Tail(args) => listing::tail(&client, args, json).await,
+        Command::Tail(args) => tail::tail(&client, args, json).await,
         Command::Batch(args) => batch::batch(&client, args, json).await,
         Command::Completions(_) => Ok(()),
     }

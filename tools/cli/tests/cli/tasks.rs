@@ -323,5 +323,23 @@ async fn a_wait_or_tail_past_its_timeout_exits_4_with_the_task_as_last_read() {
     let watch =
         aitasks(&stack, &token, &["tail", "--run", run_id, "--interval", "0.2", "--timeout", "1"]).await.ok();
     assert!(watch.stdout.contains(id), "{}", watch.stdout);
+
+    // A tail that is watching when the run is canceled sees the task end, then stops.
+    let url = format!("http://{}", stack.server.address);
+    let args = ["tail", "--run", run_id, "--until-done", "--interval", "0.2", "--timeout", "60", "--json"];
+    let (env_url, env_token, args) = (url.clone(), token.clone(), args.map(str::to_owned));
+    let watching = tokio::spawn(async move {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        aitasks_with(&[("AITASKS_URL", &env_url), ("AITASKS_TOKEN", &env_token)], &args).await
+    });
+    tokio::time::sleep(Duration::from_secs(1)).await;
     aitasks(&stack, &token, &["cancel", "--run", run_id]).await.ok();
+    let tail = watching.await.unwrap().ok();
+    let lines = tail.json_lines();
+    let statuses: Vec<&str> = lines.iter().filter_map(|l| l["task"]["status"].as_str()).collect();
+    assert_eq!(statuses.first(), Some(&"running"), "{}", tail.stdout);
+    assert_eq!(statuses.last(), Some(&"canceled"), "{}", tail.stdout);
+    let ended = lines.iter().find(|l| l["task"]["status"] == "canceled").unwrap();
+    assert_eq!(ended["previous"], "running", "the change, from what was seen before");
+    assert_eq!(lines.last().unwrap()["counts"], json!({"canceled": 1}));
 }
