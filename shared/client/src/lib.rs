@@ -16,8 +16,9 @@
 //!   [`MAX_ANSWER_BYTES`] (8 MiB) is not the API's and is not read.
 //!
 //! Each group of routes is a module with an `impl Client` block over one private `send` (the
-//! retries, the error mapping), and its answers are types in `answers`: a new route (the read
-//! API's run listing, a task's attempts and events) is one more such method and type.
+//! retries, the error mapping), and its answers are types in `answers`: a new route (a task's
+//! attempts) is one more such method and type. The history routes (`history`): [`Client::runs`],
+//! [`Client::task_events`], [`Client::task_callbacks`], [`Client::task_batch`].
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -48,12 +49,16 @@ mod batch;
 mod body;
 mod client;
 mod error;
+mod history;
 mod retry;
 mod runs;
 mod scopes;
 mod tasks;
 
-pub use aitasks_contracts::{ErrorCode, ListTasks, Problem, Problems, RunState, TaskFilter, TaskStatus};
+pub use aitasks_contracts::{
+    ErrorCode, ListRuns, ListTasks, ListedRun, Problem, Problems, RunPage, RunState, TaskBatch, TaskCallback,
+    TaskCallbacks, TaskCounts, TaskEvent, TaskEvents, TaskFilter, TaskStatus,
+};
 pub use answers::{
     Created, Deleted, Outcome, Released, Run, SourceRef, Task, TaskPage, TaskSummary, UnreleasedPage,
 };
@@ -62,5 +67,6 @@ pub use batch::{plan_chunks, BatchCounts, BatchReport, ItemResult};
 pub use body::TaskBody;
 pub use client::{Client, ClientBuilder, DEFAULT_TIMEOUT, MAX_ANSWER_BYTES};
 pub use error::{ApiError, Error};
+pub use history::all_runs;
 pub use retry::RetryPolicy;
 pub use tasks::tasks_of;

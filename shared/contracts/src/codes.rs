@@ -106,10 +106,11 @@ pub enum ErrorCode {
     OutputTooLarge,
     ModelConfigChanged,
     MethodNotAllowed,
+    NotInBatch,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 27] = [
+    pub const ALL: [ErrorCode; 28] = [
         ErrorCode::InvalidRequest,
         ErrorCode::ModelUnknown,
         ErrorCode::Unauthorized,
@@ -137,6 +138,7 @@ impl ErrorCode {
         ErrorCode::OutputTooLarge,
         ErrorCode::ModelConfigChanged,
         ErrorCode::MethodNotAllowed,
+        ErrorCode::NotInBatch,
     ];
 
     /// The code as callers see it.
@@ -169,6 +171,7 @@ impl ErrorCode {
             ErrorCode::OutputTooLarge => "AI_OUTPUT_TOO_LARGE",
             ErrorCode::ModelConfigChanged => "AI_MODEL_CONFIG_CHANGED",
             ErrorCode::MethodNotAllowed => "METHOD_NOT_ALLOWED",
+            ErrorCode::NotInBatch => "NOT_IN_BATCH",
         }
     }
 

@@ -53,9 +53,12 @@ pub(crate) enum Command {
     Wait(WaitArgs),
     /// Cancel a task, or with --run a run (its queued tasks end canceled)
     Cancel(CancelArgs),
-    /// Runs: create, read, cancel
+    /// Runs: create, read, cancel, list
     #[command(subcommand)]
     Runs(RunsCommand),
+    /// A task's history: its completion events, its callbacks (never a token) and the provider
+    /// batch it was sent in
+    History(HistoryArgs),
     /// List a run's or a scope's tasks, page by page
     List(ListArgs),
     /// Create the tasks of a JSONL file (one create body a line), in chunks of up to 1,000
@@ -154,6 +157,36 @@ pub(crate) enum RunsCommand {
     Get { id: Uuid },
     /// Cancel a run: its queued tasks end canceled, running ones are aborted
     Cancel { id: Uuid },
+    /// List your runs in creation order, each with its tasks counted by status
+    List(RunsListArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RunsListArgs {
+    /// Only runs in this state (running, canceled)
+    #[arg(long)]
+    pub(crate) status: Option<String>,
+    /// Only runs created at or after this instant (RFC 3339, such as 2026-01-31T12:00:00Z)
+    #[arg(long, value_name = "TIME")]
+    pub(crate) created_after: Option<String>,
+    /// Only runs created before this instant (RFC 3339)
+    #[arg(long, value_name = "TIME")]
+    pub(crate) created_before: Option<String>,
+    /// Start after this run id (a page's `next`)
+    #[arg(long, value_name = "RUN_ID")]
+    pub(crate) after: Option<Uuid>,
+    /// Stop after this many runs
+    #[arg(long, value_name = "N")]
+    pub(crate) limit: Option<usize>,
+    /// Runs per request (1..100)
+    #[arg(long, default_value_t = 100, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=100))]
+    pub(crate) page_size: u16,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct HistoryArgs {
+    /// The task's id
+    pub(crate) id: Uuid,
 }
 
 #[derive(Debug, Args)]

@@ -4,6 +4,7 @@ mod args;
 mod batch;
 mod config;
 mod failure;
+mod history;
 mod listing;
 mod output;
 mod runs;
@@ -58,6 +59,7 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
         Command::Wait(args) => tasks::wait(&client, args.id, args.timeout, json).await,
         Command::Cancel(args) => tasks::cancel(&client, args, json).await,
         Command::Runs(command) => runs::run(&client, command, json).await,
+        Command::History(args) => history::history(&client, args.id, json).await,
         Command::List(args) => listing::list(&client, args, json).await,
         Command::Tail(args) => tail::tail(&client, args, json).await,
         Command::Batch(args) => batch::batch(&client, args, json).await,

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use aitasks_client::{Run, Task};
+use aitasks_client::{ListedRun, Run, Task, TaskBatch, TaskCallbacks, TaskEvents};
 use serde::Serialize;
 
 /// One JSON document, pretty-printed.
@@ -68,5 +68,68 @@ pub(crate) fn run(run: &Run) {
     println!("created:     {}", run.created_at.to_rfc3339());
     if let Some(at) = run.cancel_requested_at {
         println!("canceled:    {}", at.to_rfc3339());
+    }
+}
+
+/// A listed run in one line: id, state, scope, its tasks by status, creation time.
+pub(crate) fn listed_run_line(run: &ListedRun) -> String {
+    let t = &run.tasks;
+    format!(
+        "{}  {:<8}  {}  queued {} running {} succeeded {} failed {} canceled {}  {}",
+        run.id,
+        run.state.as_str(),
+        run.scope_id,
+        t.queued,
+        t.running,
+        t.succeeded,
+        t.failed,
+        t.canceled,
+        run.created_at.to_rfc3339()
+    )
+}
+
+fn at(time: Option<chrono::DateTime<chrono::Utc>>) -> String {
+    time.map(|at| at.to_rfc3339()).unwrap_or_else(|| "-".to_owned())
+}
+
+/// A task's history: its events, its callbacks and its batch, a section each.
+pub(crate) fn history(events: &TaskEvents, callbacks: &TaskCallbacks, batch: Option<&TaskBatch>) {
+    println!("events ({}{}):", events.events.len(), if events.more { ", more" } else { "" });
+    for event in &events.events {
+        println!(
+            "  {}  {}  created {}  delivered {}",
+            event.kind,
+            event.status,
+            event.created_at.to_rfc3339(),
+            at(event.delivered_at)
+        );
+    }
+    println!("callbacks ({}{}):", callbacks.callbacks.len(), if callbacks.more { ", more" } else { "" });
+    for callback in &callbacks.callbacks {
+        println!(
+            "  {}  {}  attached {}  heartbeat {}  due {}  ended {}  tries {}",
+            callback.kind,
+            callback.state,
+            callback.attached_at.to_rfc3339(),
+            callback.heartbeat_at.to_rfc3339(),
+            at(callback.due_at),
+            at(callback.ended_at),
+            callback.tries
+        );
+    }
+    match batch {
+        None => println!("batch: none"),
+        Some(batch) => println!(
+            "batch: {}  {} {}  {}{}  requests {} pending {}  created {}  ended {}",
+            batch.id,
+            batch.provider,
+            batch.provider_batch_id.as_deref().unwrap_or("-"),
+            batch.status,
+            batch.outcome.as_deref().map(|o| format!(" ({o})")).unwrap_or_default(),
+            batch.requests,
+            batch.pending,
+            batch.created_at.to_rfc3339(),
+            at(batch.ended_at)
+        ),
     }
 }

@@ -7,6 +7,7 @@
 
 mod bad_input;
 mod batches;
+mod history;
 mod library;
 mod settings;
 mod tasks;
