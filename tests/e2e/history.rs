@@ -143,6 +143,19 @@ async fn a_tasks_events_and_batch_and_another_tenants_404() {
     let (status, answer) = api.get(&format!("/v1/tasks/{id}/batch")).await;
     assert_eq!((status, error_code(&answer)), (404, "NOT_IN_BATCH"), "{answer}");
 
+    // Bounded: a task with more than 100 callbacks answers the oldest 100 and says there are more.
+    stack
+        .db
+        .sql_as_owner(&format!(
+            "INSERT INTO task_callbacks (task_id, app_id, kind, token_hash, state, ended_at)
+             SELECT '{id}', '{APP}', 'step_functions', decode(md5(g::text), 'hex'), 'delivered', now()
+             FROM generate_series(1, 101) g"
+        ))
+        .await;
+    let (status, answer) = api.get(&format!("/v1/tasks/{id}/callbacks")).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!((answer["callbacks"].as_array().unwrap().len(), &answer["more"]), (100, &json!(true)));
+
     // Another tenant's task, a missing one and a path that is not a task id: the same 404.
     let other = stack.api("someone-else");
     let missing = uuid::Uuid::now_v7();
