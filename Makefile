@@ -63,7 +63,7 @@ fmt:
 # No service needed: unit tests and the integration tests that start nothing but themselves.
 check: fmt lint
 	cargo test -q --workspace --lib --bins
-	cargo test -q -p aitasks-contracts -p aitasks-providers -p migrate --tests
+	cargo test -q -p aitasks-contracts -p aitasks-providers -p migrate -p aitasks-client --tests
 
 lint:
 	cargo clippy --workspace --all-targets -- -D warnings

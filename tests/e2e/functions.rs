@@ -213,9 +213,14 @@ async fn another_tenant_sees_nothing_and_bad_tokens_are_refused() {
     owner.wait_terminal(&task_id, Duration::from_secs(10)).await;
 
     let stranger = stack.api("app-other");
-    for path in
-        [format!("/v1/runs/{run_id}"), format!("/v1/tasks/{task_id}"), "/v1/tasks?effectKey=mine".to_owned()]
-    {
+    for path in [
+        format!("/v1/runs/{run_id}"),
+        format!("/v1/tasks/{task_id}"),
+        "/v1/tasks?effectKey=mine".to_owned(),
+        format!("/v1/tasks/{task_id}/events"),
+        format!("/v1/tasks/{task_id}/callbacks"),
+        format!("/v1/tasks/{task_id}/batch"),
+    ] {
         let (status, body) = stranger.get(&path).await;
         assert_eq!((status, &body["error"]["code"]), (404, &json!("NOT_FOUND")), "GET {path}");
     }
@@ -223,6 +228,7 @@ async fn another_tenant_sees_nothing_and_bad_tokens_are_refused() {
         let (status, _) = stranger.post(&path, &json!({})).await;
         assert_eq!(status, 404, "POST {path}");
     }
+    assert_eq!(stranger.get("/v1/runs").await, (200, json!({"runs": []})), "no run of another tenant listed");
     let mut on_their_run = classify("x");
     on_their_run.as_object_mut().expect("object").remove("owner");
     on_their_run["runId"] = json!(run_id);

@@ -246,11 +246,15 @@ fn cases(run_id: &str) -> Vec<Case> {
         case("run id SQL", Method::GET, "/v1/runs/x';DELETE%20FROM%20runs;--", None, 404, MISSING),
         case("cancel a task of nobody", Method::POST, &format!("/v1/tasks/{id}/cancel"), None, 404, MISSING),
         case("cancel a run not a UUID", Method::POST, "/v1/runs/..%2F..%2Fetc/cancel", None, 404, MISSING),
-        // The client resolves the dot segments: this is GET /v1/runs, a path that takes POST.
-        case("path traversal", Method::GET, "/v1/tasks/../runs", None, 405, WRONG_METHOD),
+        // The client resolves the dot segments: this is DELETE /v1/runs, a path that takes GET and POST.
+        case("path traversal", Method::DELETE, "/v1/tasks/../runs", None, 405, WRONG_METHOD),
         case("effect key SQL", Method::GET, "/v1/tasks?effectKey=%27%20OR%201%3D1%20--", None, 404, MISSING),
         case("effect key unicode", Method::GET, "/v1/tasks?effectKey=%F0%9F%9A%80", None, 404, MISSING),
         case("effect key missing", Method::GET, "/v1/tasks", None, 400, BAD),
+        case("runs limit SQL", Method::GET, "/v1/runs?limit=1%3BDROP%20TABLE%20runs", None, 400, BAD),
+        case("runs time SQL", Method::GET, "/v1/runs?createdAfter=%27%20OR%201%3D1", None, 400, BAD),
+        case("events of a task id SQL", Method::GET, "/v1/tasks/x';--/events", None, 404, MISSING),
+        case("batch of a task of nobody", Method::GET, &format!("/v1/tasks/{id}/batch"), None, 404, MISSING),
         case("effect key NUL", Method::GET, "/v1/tasks?effectKey=%00", None, 400, BAD),
         case("wait NaN", Method::GET, &format!("/v1/tasks/{id}?wait=NaN"), None, 400, BAD),
         case("wait not a number", Method::GET, &format!("/v1/tasks/{id}?wait=soon"), None, 400, BAD),

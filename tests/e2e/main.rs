@@ -16,6 +16,7 @@ mod event_bus;
 mod functions;
 mod fuzz;
 mod graceful;
+mod history;
 mod hostile;
 mod load;
 mod local_model;

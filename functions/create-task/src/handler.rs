@@ -1,25 +1,28 @@
 //! `create-task`, behind API Gateway: runs and tasks. Parses the event, calls the runtime,
 //! maps the result; nothing else.
 
-use aitasks_contracts::ListQuery;
+use aitasks_contracts::{ListQuery, RunsQuery};
 use aitasks_lambda_kit::{
     batch_response, check_method, json_response, serve_http, ApiError, HttpRequest, Route,
 };
 use aitasks_runtime::answers::{RunAnswer, TaskAnswer, TaskListAnswer};
-use aitasks_runtime::{api, App};
+use aitasks_runtime::{api, history, App};
 use aitasks_store::{Run, Task};
 use aws_lambda_events::apigw::{ApiGatewayV2httpRequest, ApiGatewayV2httpResponse};
 use lambda_runtime::{Error, LambdaEvent};
 
 /// The paths this function serves (template.yaml routes each, and `ANY` on each for the 405).
 const ROUTES: &[Route] = &[
-    Route { path: &["v1", "runs"], allow: &["POST"] },
+    Route { path: &["v1", "runs"], allow: &["GET", "POST"] },
     Route { path: &["v1", "runs", "{}"], allow: &["GET"] },
     Route { path: &["v1", "runs", "{}", "cancel"], allow: &["POST"] },
     Route { path: &["v1", "tasks"], allow: &["GET", "POST"] },
     Route { path: &["v1", "tasks", "batch"], allow: &["POST"] },
     Route { path: &["v1", "tasks", "{}"], allow: &["GET"] },
     Route { path: &["v1", "tasks", "{}", "cancel"], allow: &["POST"] },
+    Route { path: &["v1", "tasks", "{}", "events"], allow: &["GET"] },
+    Route { path: &["v1", "tasks", "{}", "callbacks"], allow: &["GET"] },
+    Route { path: &["v1", "tasks", "{}", "batch"], allow: &["GET"] },
 ];
 
 /// Handle one API Gateway HTTP API request.
@@ -39,6 +42,25 @@ async fn route<P>(app: &App<P>, request: &HttpRequest<'_>) -> Result<ApiGatewayV
     match (method, segments.as_slice()) {
         ("POST", ["v1", "runs"]) => {
             Ok(run_answer(201, &api::create_run(app, &tenant, &request.body()?).await?))
+        }
+        ("GET", ["v1", "runs"]) => {
+            let query = RunsQuery {
+                status: request.query("status"),
+                created_after: request.query("createdAfter"),
+                created_before: request.query("createdBefore"),
+                after: request.query("after"),
+                limit: request.query("limit"),
+            };
+            Ok(json_response(200, &history::list_runs(app, &tenant, query).await?))
+        }
+        ("GET", ["v1", "tasks", task_id, "events"]) => {
+            Ok(json_response(200, &history::task_events(app, &tenant, task_id).await?))
+        }
+        ("GET", ["v1", "tasks", task_id, "callbacks"]) => {
+            Ok(json_response(200, &history::task_callbacks(app, &tenant, task_id).await?))
+        }
+        ("GET", ["v1", "tasks", task_id, "batch"]) => {
+            Ok(json_response(200, &history::task_batch(app, &tenant, task_id).await?))
         }
         ("GET", ["v1", "runs", run_id]) => Ok(run_answer(200, &api::get_run(app, &tenant, run_id).await?)),
         ("POST", ["v1", "runs", run_id, "cancel"]) => {

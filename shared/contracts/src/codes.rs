@@ -4,11 +4,11 @@
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Where a task is in its lifecycle: `queued → running → succeeded | failed | canceled`, plus
 /// `queued → canceled` and `queued → failed`. A terminal task never changes again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskStatus {
     Queued,
@@ -53,7 +53,7 @@ impl fmt::Display for TaskStatus {
 }
 
 /// Whether a run accepts new tasks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunState {
     Running,
@@ -106,10 +106,11 @@ pub enum ErrorCode {
     OutputTooLarge,
     ModelConfigChanged,
     MethodNotAllowed,
+    NotInBatch,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 27] = [
+    pub const ALL: [ErrorCode; 28] = [
         ErrorCode::InvalidRequest,
         ErrorCode::ModelUnknown,
         ErrorCode::Unauthorized,
@@ -137,6 +138,7 @@ impl ErrorCode {
         ErrorCode::OutputTooLarge,
         ErrorCode::ModelConfigChanged,
         ErrorCode::MethodNotAllowed,
+        ErrorCode::NotInBatch,
     ];
 
     /// The code as callers see it.
@@ -169,6 +171,7 @@ impl ErrorCode {
             ErrorCode::OutputTooLarge => "AI_OUTPUT_TOO_LARGE",
             ErrorCode::ModelConfigChanged => "AI_MODEL_CONFIG_CHANGED",
             ErrorCode::MethodNotAllowed => "METHOD_NOT_ALLOWED",
+            ErrorCode::NotInBatch => "NOT_IN_BATCH",
         }
     }
 
@@ -202,6 +205,7 @@ mod tests {
         for status in TaskStatus::ALL {
             assert_eq!(TaskStatus::parse(status.as_str()), Some(status));
             assert_eq!(serde_json::to_value(status).unwrap(), status.as_str());
+            assert_eq!(serde_json::from_value::<TaskStatus>(status.as_str().into()).unwrap(), status);
         }
         assert_eq!(RunState::parse("canceled"), Some(RunState::Canceled));
         assert_eq!(ErrorCode::parse("nope"), None);

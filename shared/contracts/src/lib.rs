@@ -23,6 +23,7 @@ mod codes;
 mod delivery;
 mod fields;
 mod hash;
+mod history;
 mod ids;
 pub mod limits;
 mod listing;
@@ -40,6 +41,10 @@ pub use callback::{Callback, LAMBDA_DURABLE, STEP_FUNCTIONS};
 pub use codes::{ErrorCode, RunState, TaskStatus};
 pub use delivery::{parse_duration, DeliveryMode, DEFERRED_MAX_WITHIN, DEFERRED_MIN_WITHIN};
 pub use hash::{canonical_hash, canonical_json};
+pub use history::{
+    ListRuns, ListedRun, RunPage, RunsQuery, TaskBatch, TaskCallback, TaskCallbacks, TaskCounts, TaskEvent,
+    TaskEvents,
+};
 pub use ids::{AppId, EffectKey, RunId, TaskId, APP_ID_MAX_CHARS};
 pub use limits::*;
 pub use listing::{ListQuery, ListTasks, TaskFilter};

@@ -46,6 +46,11 @@ pub const BATCH_MAX_TASKS: usize = 1_000;
 pub const MAX_BATCH_BODY_BYTES: usize = 6_000_000;
 /// Tasks per page of `GET /v1/tasks?runId=` / `?scopeId=`: at most, and by default.
 pub const TASK_PAGE_MAX: usize = 100;
+/// Runs per page of `GET /v1/runs`: at most, and by default.
+pub const RUN_PAGE_MAX: usize = 100;
+/// Items in one history answer of a task (`GET /v1/tasks/{taskId}/events`, `/callbacks`): the
+/// oldest this many, with `more` when there are others.
+pub const HISTORY_ITEMS_MAX: usize = 100;
 /// The largest answer that carries many tasks (a listing's page, a batch's results), in bytes
 /// of its body as Lambda's response carries it: a JSON string, the answer's JSON escaped once
 /// more ([`crate::response_body_bytes`]). Lambda refuses a response over 6 MB; the rest of the

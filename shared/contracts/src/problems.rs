@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::limits::{PROBLEMS_MAX, PROBLEM_PATH_MAX_CHARS};
 
@@ -43,7 +43,7 @@ impl fmt::Display for Path {
 }
 
 /// One thing wrong with a document.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Problem {
     pub path: String,
     pub message: String,

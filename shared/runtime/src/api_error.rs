@@ -18,6 +18,11 @@ pub enum ApiError {
     ModelUnknown(String),
     #[error("not found")]
     NotFound,
+    /// `GET /v1/tasks/{taskId}/batch` of a task that was sent in no provider batch.
+    #[error(
+        "the task is in no provider batch: it was not deferred, waits for one still, or its batch was pruned"
+    )]
+    NotInBatch,
     /// No route matches the method and path (answered like API Gateway would: 404).
     #[error("no such route")]
     NoRoute,
@@ -45,7 +50,7 @@ impl ApiError {
             ApiError::Unauthorized => 401,
             ApiError::Invalid(_) | ApiError::ModelUnknown(_) => 400,
             ApiError::TooLarge => 413,
-            ApiError::NotFound | ApiError::NoRoute => 404,
+            ApiError::NotFound | ApiError::NoRoute | ApiError::NotInBatch => 404,
             ApiError::MethodNotAllowed { .. } => 405,
             ApiError::RunUnavailable => 409,
             ApiError::Admission { .. } | ApiError::CallbackLimit { .. } => 429,
@@ -61,6 +66,7 @@ impl ApiError {
             ApiError::TooLarge => ErrorCode::InputTooLarge,
             ApiError::ModelUnknown(_) => ErrorCode::ModelUnknown,
             ApiError::NotFound | ApiError::NoRoute => ErrorCode::NotFound,
+            ApiError::NotInBatch => ErrorCode::NotInBatch,
             ApiError::MethodNotAllowed { .. } => ErrorCode::MethodNotAllowed,
             ApiError::RunUnavailable => ErrorCode::RunUnavailable,
             ApiError::Admission { code, .. } | ApiError::CallbackLimit { code, .. } => *code,

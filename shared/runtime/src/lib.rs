@@ -33,6 +33,7 @@ pub mod callbacks;
 pub mod config;
 mod create;
 mod errors;
+pub mod history;
 pub mod intake;
 pub mod metrics;
 pub mod queue;

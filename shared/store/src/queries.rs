@@ -1,6 +1,6 @@
 //! Every statement of the store. Each one's full text is `shared/store/sql/<name>.sql`: open the
 //! file to see exactly what runs and what it writes. The folders follow a task's life: `create`,
-//! `batch` (deferred tasks and the provider batches that carry them), `callbacks`, `admission`, `read`, `lease`, `settle`, `cancel`, `sweep`, `events`, `owned`, `listing`,
+//! `batch` (deferred tasks and the provider batches that carry them), `callbacks`, `admission`, `read`, `lease`, `settle`, `cancel`, `sweep`, `events`, `history`, `owned`, `listing`,
 //! `provider_limits`, `tenant_quota`, `runs`, `stats`. Parameters are named (`:task_id`) and
 //! bound by name (`Sql::bind`); `tests/snapshots/statements.snap` shows every final statement as
 //! Postgres gets it.
@@ -81,6 +81,11 @@ statements! {
     MARK_PUBLISHED = "events/mark_published";
     PRUNE_DELIVERED = "events/prune_delivered";
     TAKE_UNDELIVERED = "events/take_undelivered";
+
+    BATCH_OF_TASK = "history/batch_of_task";
+    CALLBACKS_OF_TASK = "history/callbacks_of_task";
+    EVENTS_OF_TASK = "history/events_of_task";
+    RUNS_OF_APP = "history/runs_of_app";
 
     CHECK = "lease/check";
     CLAIM = "lease/claim";

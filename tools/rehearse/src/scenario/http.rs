@@ -152,6 +152,7 @@ impl Scenario<'_> {
             }
         }
         self.batch_and_listing(&run_id).await;
+        self.history(&run_id, &scoped_task).await;
         self.http("POST", "/v1/runs/{runId}/cancel", &format!("/v1/runs/{run_id}/cancel"), &[], None, 200)
             .await;
         self.wrong_methods(&run_id, &scoped_task).await;
@@ -191,17 +192,35 @@ impl Scenario<'_> {
         }
     }
 
+    /// The read API for history: the runs, a task's events and callbacks, and its batch (a task
+    /// sent on-demand is in none: 404 `NOT_IN_BATCH`).
+    async fn history(&mut self, run_id: &str, task_id: &str) {
+        if let Some(page) = self.http("GET", "/v1/runs", "/v1/runs", &[("limit", "100")], None, 200).await {
+            let listed = page["runs"].as_array().into_iter().flatten().any(|run| run["id"] == run_id);
+            if !listed {
+                self.step("CreateTaskFunction", "run listing", Err(format!("{run_id} not in {page}")));
+            }
+        }
+        let task = format!("/v1/tasks/{task_id}");
+        self.http("GET", "/v1/tasks/{taskId}/events", &format!("{task}/events"), &[], None, 200).await;
+        self.http("GET", "/v1/tasks/{taskId}/callbacks", &format!("{task}/callbacks"), &[], None, 200).await;
+        self.http("GET", "/v1/tasks/{taskId}/batch", &format!("{task}/batch"), &[], None, 404).await;
+    }
+
     /// Every path's `ANY` route, asked with a method the path does not take.
     async fn wrong_methods(&mut self, run_id: &str, task_id: &str) {
         let (run, task) = (format!("/v1/runs/{run_id}"), format!("/v1/tasks/{task_id}"));
-        let calls: [(&str, String, &str, &str); 10] = [
-            ("/v1/runs", "/v1/runs".into(), "GET", "POST"),
+        let calls: [(&str, String, &str, &str); 13] = [
+            ("/v1/runs", "/v1/runs".into(), "DELETE", "GET, POST"),
             ("/v1/runs/{runId}", run.clone(), "DELETE", "GET"),
             ("/v1/runs/{runId}/cancel", format!("{run}/cancel"), "GET", "POST"),
             ("/v1/tasks", "/v1/tasks".into(), "PUT", "GET, POST"),
             ("/v1/tasks/batch", "/v1/tasks/batch".into(), "GET", "POST"),
             ("/v1/tasks/{taskId}", task.clone(), "PATCH", "GET"),
             ("/v1/tasks/{taskId}/cancel", format!("{task}/cancel"), "GET", "POST"),
+            ("/v1/tasks/{taskId}/events", format!("{task}/events"), "POST", "GET"),
+            ("/v1/tasks/{taskId}/callbacks", format!("{task}/callbacks"), "POST", "GET"),
+            ("/v1/tasks/{taskId}/batch", format!("{task}/batch"), "POST", "GET"),
             ("/v1/tasks/release", "/v1/tasks/release".into(), "GET", "POST"),
             ("/v1/scopes/{scopeId}/tasks", "/v1/scopes/docs/tasks".into(), "GET", "DELETE"),
             ("/v1/unreleased-sources", "/v1/unreleased-sources".into(), "POST", "GET"),

@@ -1,0 +1,72 @@
+//! A typed client of the aitasks HTTP API (docs/api.md, openapi.yaml).
+//!
+//! - Requests and answers are typed: [`Task`], [`Run`], [`TaskPage`], [`BatchReport`]; statuses
+//!   and states are the contract's own types ([`TaskStatus`], [`RunState`]), and a create body
+//!   ([`TaskBody`]) can be checked by the API's own parser before it is sent.
+//! - Every call is tried again on 429 and 5xx as [`RetryPolicy`] says (jittered backoff, never
+//!   shorter than `Retry-After`, a bounded number of tries); never on another 4xx.
+//! - [`Client::create`] is idempotent on the effect key and tells a new task (201) from an
+//!   existing one (200); [`Client::wait`] long-polls until the task ends or a deadline passes;
+//!   [`Client::list`] streams a run's or a scope's tasks page by page; [`Client::create_batch`]
+//!   takes any number of bodies and sends them in chunks the API takes.
+//! - Errors are [`Error`]: the API's refusals carry the HTTP status, the stable `code`, the
+//!   message, the problems and the gateway's request id ([`ApiError`]).
+//! - Bounds: one try takes at most [`DEFAULT_TIMEOUT`] (30 s, set with
+//!   [`ClientBuilder::timeout`]) plus a long poll's wait (at most 20 s); an answer over
+//!   [`MAX_ANSWER_BYTES`] (8 MiB) is not the API's and is not read.
+//!
+//! Each group of routes is a module with an `impl Client` block over one private `send` (the
+//! retries, the error mapping), and its answers are types in `answers`: a new route (a task's
+//! attempts) is one more such method and type. The history routes (`history`): [`Client::runs`],
+//! [`Client::task_events`], [`Client::task_callbacks`], [`Client::task_batch`].
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use aitasks_client::{Client, Outcome, TaskBody};
+//! use serde_json::json;
+//!
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! let client = Client::new("http://127.0.0.1:9000", std::env::var("AITASKS_TOKEN")?)?;
+//! let body = TaskBody::checked(json!({
+//!     "owner": {"scopeId": "inbox"}, "stepKey": "label", "effectKey": "mail-42/label",
+//!     "modelId": "default",
+//!     "request": {"kind": "classify", "prompt": "Is this mail spam?", "input": {"subject": "Win!"},
+//!                 "choices": ["spam", "ham"]}
+//! }))?;
+//! let created = client.create(&body).await?;
+//! if created.outcome == Outcome::Existing {
+//!     println!("already asked: {}", created.task.id);
+//! }
+//! let task = client.wait(created.task.id, Duration::from_secs(120)).await?;
+//! println!("{} {:?}", task.status, task.output);
+//! # Ok(())
+//! # }
+//! ```
+
+mod answers;
+mod auth;
+mod batch;
+mod body;
+mod client;
+mod error;
+mod history;
+mod retry;
+mod runs;
+mod scopes;
+mod tasks;
+
+pub use aitasks_contracts::{
+    ErrorCode, ListRuns, ListTasks, ListedRun, Problem, Problems, RunPage, RunState, TaskBatch, TaskCallback,
+    TaskCallbacks, TaskCounts, TaskEvent, TaskEvents, TaskFilter, TaskStatus,
+};
+pub use answers::{
+    Created, Deleted, Outcome, Released, Run, SourceRef, Task, TaskPage, TaskSummary, UnreleasedPage,
+};
+pub use auth::{Auth, TokenFuture, TokenProvider};
+pub use batch::{plan_chunks, BatchCounts, BatchReport, ItemResult};
+pub use body::TaskBody;
+pub use client::{Client, ClientBuilder, DEFAULT_TIMEOUT, MAX_ANSWER_BYTES};
+pub use error::{ApiError, Error};
+pub use history::all_runs;
+pub use retry::RetryPolicy;
+pub use tasks::tasks_of;

@@ -1,0 +1,66 @@
+//! The read API for history (docs/api.md, "History"): a tenant's runs with their task counts, and
+//! a task's completion events, callbacks and provider batch. Every answer is bounded; another
+//! tenant's run or task is a 404 exactly as a missing one. A task's attempts
+//! (`GET /v1/tasks/{taskId}/attempts`) will be one more function here.
+
+use aitasks_contracts::{
+    AppId, ListRuns, RunPage, RunsQuery, TaskBatch, TaskCallbacks, TaskEvents, TaskId, HISTORY_ITEMS_MAX,
+};
+use aitasks_store as store;
+
+use crate::api_error::ApiError;
+use crate::app::App;
+
+async fn client<P>(app: &App<P>) -> Result<store::Client, ApiError> {
+    Ok(store::client(&app.pool).await?)
+}
+
+/// A path's task id: one that is not a UUID names nothing, the same answer as a missing one.
+fn task_id(text: &str) -> Result<uuid::Uuid, ApiError> {
+    TaskId::parse(text).map(|id| id.uuid()).ok_or(ApiError::NotFound)
+}
+
+/// `GET /v1/runs?status=&createdAfter=&createdBefore=&after=&limit=`: keyset pages in creation
+/// order. `next` is the page's last run when the page is full.
+pub async fn list_runs<P>(app: &App<P>, tenant: &AppId, query: RunsQuery<'_>) -> Result<RunPage, ApiError> {
+    let listing = ListRuns::parse(query).map_err(ApiError::Invalid)?;
+    let client = client(app).await?;
+    let runs = store::list_runs(&client, tenant.as_str(), &listing).await?;
+    let next = if runs.len() == listing.limit { runs.last().map(|run| run.id) } else { None };
+    Ok(RunPage { runs, next })
+}
+
+/// `GET /v1/tasks/{taskId}/events`: the oldest [`HISTORY_ITEMS_MAX`].
+pub async fn task_events<P>(app: &App<P>, tenant: &AppId, task: &str) -> Result<TaskEvents, ApiError> {
+    let task_id = task_id(task)?;
+    let client = client(app).await?;
+    let mut events = store::task_events(&client, tenant.as_str(), task_id, HISTORY_ITEMS_MAX + 1)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let more = events.len() > HISTORY_ITEMS_MAX;
+    events.truncate(HISTORY_ITEMS_MAX);
+    Ok(TaskEvents { events, more })
+}
+
+/// `GET /v1/tasks/{taskId}/callbacks`: the oldest [`HISTORY_ITEMS_MAX`], never a token.
+pub async fn task_callbacks<P>(app: &App<P>, tenant: &AppId, task: &str) -> Result<TaskCallbacks, ApiError> {
+    let task_id = task_id(task)?;
+    let client = client(app).await?;
+    let mut callbacks = store::task_callbacks(&client, tenant.as_str(), task_id, HISTORY_ITEMS_MAX + 1)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let more = callbacks.len() > HISTORY_ITEMS_MAX;
+    callbacks.truncate(HISTORY_ITEMS_MAX);
+    Ok(TaskCallbacks { callbacks, more })
+}
+
+/// `GET /v1/tasks/{taskId}/batch`: 404 `NOT_IN_BATCH` for a task of the tenant in no batch.
+pub async fn task_batch<P>(app: &App<P>, tenant: &AppId, task: &str) -> Result<TaskBatch, ApiError> {
+    let task_id = task_id(task)?;
+    let client = client(app).await?;
+    match store::task_batch(&client, tenant.as_str(), task_id).await? {
+        store::BatchOfTask::Batch(batch) => Ok(batch),
+        store::BatchOfTask::NoBatch => Err(ApiError::NotInBatch),
+        store::BatchOfTask::NoTask => Err(ApiError::NotFound),
+    }
+}

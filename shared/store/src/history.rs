@@ -1,0 +1,175 @@
+//! The history of an application's runs and tasks, as the read API shows it (`sql/history/`):
+//! runs with their task counts, a task's completion events, its callbacks (never a token) and
+//! the provider batch it was sent in. Another application's run or task is `None`, exactly as a
+//! missing one.
+
+use aitasks_contracts::{ListRuns, ListedRun, RunState, TaskBatch, TaskCallback, TaskCounts, TaskEvent};
+use chrono::{DateTime, Utc};
+use tokio_postgres::Row;
+use uuid::Uuid;
+
+use crate::error::{StoreError, StoreResult};
+use crate::pool::GenericClient;
+use crate::queries::{BATCH_OF_TASK, CALLBACKS_OF_TASK, EVENTS_OF_TASK, RUNS_OF_APP};
+
+/// Up to `listing.limit` runs of this application after `listing.after`, in id (creation) order,
+/// each with its tasks counted by status. One round trip.
+pub async fn list_runs(
+    client: &impl GenericClient,
+    app_id: &str,
+    listing: &ListRuns,
+) -> StoreResult<Vec<ListedRun>> {
+    let statement = client.prepare_cached(RUNS_OF_APP.text()).await?;
+    let after = listing.after.unwrap_or(Uuid::nil());
+    let state = listing.status.map(RunState::as_str);
+    let limit = listing.limit as i64;
+    let params = RUNS_OF_APP.bind(&[
+        ("app_id", &app_id),
+        ("after", &after),
+        ("state", &state),
+        ("created_after", &listing.created_after),
+        ("created_before", &listing.created_before),
+        ("limit", &limit),
+    ])?;
+    let rows = client.query(&statement, &params).await?;
+    rows.iter().map(listed_run).collect()
+}
+
+fn count(row: &Row, name: &str) -> StoreResult<u64> {
+    let n: i64 = row.try_get(name)?;
+    Ok(n.max(0) as u64)
+}
+
+fn listed_run(row: &Row) -> StoreResult<ListedRun> {
+    let text: &str = row.try_get("state")?;
+    let state = RunState::parse(text).ok_or_else(|| StoreError::Corrupt(format!("run state {text:?}")))?;
+    Ok(ListedRun {
+        id: row.try_get("id")?,
+        app_id: row.try_get("app_id")?,
+        scope_id: row.try_get("scope_id")?,
+        state,
+        actor: row.try_get("actor")?,
+        cancel_requested_at: row.try_get("cancel_requested_at")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+        tasks: TaskCounts {
+            queued: count(row, "queued")?,
+            running: count(row, "running")?,
+            succeeded: count(row, "succeeded")?,
+            failed: count(row, "failed")?,
+            canceled: count(row, "canceled")?,
+        },
+    })
+}
+
+/// Up to `limit` of a task's completion events, oldest first; `None` when the task is not this
+/// application's. One round trip.
+pub async fn task_events(
+    client: &impl GenericClient,
+    app_id: &str,
+    task_id: Uuid,
+    limit: usize,
+) -> StoreResult<Option<Vec<TaskEvent>>> {
+    let statement = client.prepare_cached(EVENTS_OF_TASK.text()).await?;
+    let limit = limit as i64;
+    let params = EVENTS_OF_TASK.bind(&[("task_id", &task_id), ("app_id", &app_id), ("limit", &limit)])?;
+    let rows = client.query(&statement, &params).await?;
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    let mut events = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let id: Option<i64> = row.try_get("event_id")?;
+        if id.is_none() {
+            continue;
+        }
+        let created_at: Option<DateTime<Utc>> = row.try_get("created_at")?;
+        events.push(TaskEvent {
+            kind: row.try_get::<_, Option<String>>("type")?.unwrap_or_default(),
+            status: row.try_get::<_, Option<String>>("status")?.unwrap_or_default(),
+            created_at: created_at.ok_or_else(|| StoreError::Corrupt("an event without its time".into()))?,
+            delivered_at: row.try_get("delivered_at")?,
+        });
+    }
+    Ok(Some(events))
+}
+
+/// Up to `limit` of a task's callbacks, oldest first, without their tokens; `None` when the
+/// task is not this application's. One round trip.
+pub async fn task_callbacks(
+    client: &impl GenericClient,
+    app_id: &str,
+    task_id: Uuid,
+    limit: usize,
+) -> StoreResult<Option<Vec<TaskCallback>>> {
+    let statement = client.prepare_cached(CALLBACKS_OF_TASK.text()).await?;
+    let limit = limit as i64;
+    let params = CALLBACKS_OF_TASK.bind(&[("task_id", &task_id), ("app_id", &app_id), ("limit", &limit)])?;
+    let rows = client.query(&statement, &params).await?;
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    let mut callbacks = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let (Some(kind), Some(state), Some(attached_at), Some(heartbeat_at), Some(tries)) = (
+            row.try_get::<_, Option<String>>("kind")?,
+            row.try_get::<_, Option<String>>("state")?,
+            row.try_get::<_, Option<DateTime<Utc>>>("created_at")?,
+            row.try_get::<_, Option<DateTime<Utc>>>("heartbeat_at")?,
+            row.try_get::<_, Option<i32>>("tries")?,
+        ) else {
+            continue;
+        };
+        callbacks.push(TaskCallback {
+            kind,
+            state,
+            attached_at,
+            heartbeat_at,
+            due_at: row.try_get("due_at")?,
+            ended_at: row.try_get("ended_at")?,
+            tries: tries.max(0) as u32,
+        });
+    }
+    Ok(Some(callbacks))
+}
+
+/// Where a task of this application stands with provider batches.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BatchOfTask {
+    /// Not this application's task, or no task at all.
+    NoTask,
+    /// The task was never sent in a batch (or its batch was pruned).
+    NoBatch,
+    Batch(TaskBatch),
+}
+
+/// The provider batch a task of this application was sent in. One round trip.
+pub async fn task_batch(
+    client: &impl GenericClient,
+    app_id: &str,
+    task_id: Uuid,
+) -> StoreResult<BatchOfTask> {
+    let statement = client.prepare_cached(BATCH_OF_TASK.text()).await?;
+    let params = BATCH_OF_TASK.bind(&[("task_id", &task_id), ("app_id", &app_id)])?;
+    let Some(row) = client.query_opt(&statement, &params).await? else {
+        return Ok(BatchOfTask::NoTask);
+    };
+    let Some(id) = row.try_get::<_, Option<Uuid>>("batch_id")? else {
+        return Ok(BatchOfTask::NoBatch);
+    };
+    let corrupt = |what: &str| StoreError::Corrupt(format!("a batch without its {what}"));
+    let records: i32 = row.try_get::<_, Option<i32>>("records")?.ok_or_else(|| corrupt("records"))?;
+    let pending: Option<i64> = row.try_get("pending")?;
+    Ok(BatchOfTask::Batch(TaskBatch {
+        id,
+        provider: row.try_get::<_, Option<String>>("provider")?.ok_or_else(|| corrupt("provider"))?,
+        provider_batch_id: row.try_get("provider_batch_id")?,
+        status: row.try_get::<_, Option<String>>("state")?.ok_or_else(|| corrupt("state"))?,
+        outcome: row.try_get("outcome")?,
+        requests: records.max(0) as u32,
+        pending: pending.unwrap_or(0).max(0) as u64,
+        created_at: row.try_get::<_, Option<DateTime<Utc>>>("created_at")?.ok_or_else(|| corrupt("time"))?,
+        submitted_at: row.try_get("submitted_at")?,
+        ended_at: row.try_get("ended_at")?,
+    }))
+}

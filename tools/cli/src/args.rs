@@ -1,0 +1,265 @@
+//! The command line, as clap reads it.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use uuid::Uuid;
+
+/// `aitasks`: create, follow and steer aitasks tasks and runs through the public HTTP API.
+///
+/// The base URL and the token come from `--url`/`--token`, else `AITASKS_URL`/`AITASKS_TOKEN`,
+/// else the config file (`--config`, `AITASKS_CONFIG`, or `$XDG_CONFIG_HOME/aitasks/config.toml`,
+/// by default `~/.config/aitasks/config.toml`). The URL defaults to the dev server,
+/// http://127.0.0.1:9000.
+///
+/// Exit status: 0 done; 1 the API refused (its code is printed), a batch item was refused, or
+/// `wait` saw the task end failed or canceled; 2 bad usage or input (nothing was sent);
+/// 3 no usable answer (unreachable, or not the API); 4 `wait`/`tail` reached `--timeout` first.
+#[derive(Debug, Parser)]
+#[command(name = "aitasks", version, about, long_about)]
+pub(crate) struct Cli {
+    #[command(flatten)]
+    pub(crate) global: Global,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct Global {
+    /// The API's base URL [default: http://127.0.0.1:9000]
+    #[arg(long, global = true, env = "AITASKS_URL", value_name = "URL")]
+    pub(crate) url: Option<String>,
+    /// The bearer token (a JWT whose app claim is your tenant)
+    #[arg(long, global = true, env = "AITASKS_TOKEN", hide_env_values = true, value_name = "JWT")]
+    pub(crate) token: Option<String>,
+    /// The config file (TOML: `url`, `token`)
+    #[arg(long, global = true, env = "AITASKS_CONFIG", value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
+    /// Print JSON for scripts (one document; `tail`: one line per change)
+    #[arg(long, global = true)]
+    pub(crate) json: bool,
+    /// Tries per request on 429 and 5xx (1: no retries)
+    #[arg(long, global = true, default_value_t = 5, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub(crate) tries: u32,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Create a task (201 created, or 200 the effect key's existing task)
+    Create(CreateArgs),
+    /// Read a task, by id or by effect key
+    Get(GetArgs),
+    /// Wait for a task to end, with a live status line
+    Wait(WaitArgs),
+    /// Cancel a task, or with --run a run (its queued tasks end canceled)
+    Cancel(CancelArgs),
+    /// Runs: create, read, cancel, list
+    #[command(subcommand)]
+    Runs(RunsCommand),
+    /// A task's history: its completion events, its callbacks (never a token) and the provider
+    /// batch it was sent in
+    History(HistoryArgs),
+    /// List a run's or a scope's tasks, page by page
+    List(ListArgs),
+    /// Create the tasks of a JSONL file (one create body a line), in chunks of up to 1,000
+    Batch(BatchArgs),
+    /// Follow a run's tasks as they change
+    Tail(TailArgs),
+    /// Print a shell completion script
+    Completions(CompletionsArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CreateArgs {
+    /// A create body (JSON, docs/api.md "The create body"); `-` reads standard input
+    #[arg(long, short, value_name = "FILE", conflicts_with_all = [
+        "run", "scope", "step", "effect_key", "model", "kind", "prompt", "input", "choices", "fields",
+        "max_output_chars",
+    ])]
+    pub(crate) file: Option<PathBuf>,
+    /// The run the task belongs to
+    #[arg(long, value_name = "RUN_ID", conflicts_with = "scope")]
+    pub(crate) run: Option<Uuid>,
+    /// The scope of an application-owned task
+    #[arg(long, value_name = "SCOPE_ID")]
+    pub(crate) scope: Option<String>,
+    /// The step key
+    #[arg(long, value_name = "KEY")]
+    pub(crate) step: Option<String>,
+    /// The effect key (one task per key: a second create answers the first task)
+    #[arg(long, value_name = "KEY")]
+    pub(crate) effect_key: Option<String>,
+    /// The model profile
+    #[arg(long, default_value = "default", value_name = "ID")]
+    pub(crate) model: String,
+    /// generate_text, classify, classify_many or extract_data
+    #[arg(long)]
+    pub(crate) kind: Option<String>,
+    /// The instructions (never end-user text: that goes in --input)
+    #[arg(long)]
+    pub(crate) prompt: Option<String>,
+    /// The input, as JSON (a bare word is taken as a string)
+    #[arg(long, value_name = "JSON")]
+    pub(crate) input: Option<String>,
+    /// A choice (classify, classify_many); repeat it, or separate with commas
+    #[arg(long = "choice", value_delimiter = ',', value_name = "CHOICE")]
+    pub(crate) choices: Vec<String>,
+    /// The fields of extract_data, as a JSON array
+    #[arg(long, value_name = "JSON")]
+    pub(crate) fields: Option<String>,
+    /// generate_text's maxOutputChars
+    #[arg(long, value_name = "N")]
+    pub(crate) max_output_chars: Option<u64>,
+    /// Then wait for the task to end, at most this many seconds
+    #[arg(long, value_name = "SECONDS")]
+    pub(crate) wait: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct GetArgs {
+    /// The task's id
+    #[arg(required_unless_present = "effect_key")]
+    pub(crate) id: Option<Uuid>,
+    /// Find the task by its effect key instead
+    #[arg(long, value_name = "KEY", conflicts_with = "id")]
+    pub(crate) effect_key: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct WaitArgs {
+    pub(crate) id: Uuid,
+    /// Give up after this many seconds (exit 4)
+    #[arg(long, default_value_t = 600, value_name = "SECONDS")]
+    pub(crate) timeout: u64,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CancelArgs {
+    /// The task's id
+    #[arg(required_unless_present = "run")]
+    pub(crate) id: Option<Uuid>,
+    /// Cancel this run instead (and its queued and running tasks)
+    #[arg(long, value_name = "RUN_ID", conflicts_with = "id")]
+    pub(crate) run: Option<Uuid>,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum RunsCommand {
+    /// Create a run in a scope
+    Create {
+        #[arg(long, value_name = "SCOPE_ID")]
+        scope: String,
+        /// The user who started it
+        #[arg(long, value_name = "USER_ID")]
+        actor: Option<String>,
+    },
+    /// Read a run
+    Get { id: Uuid },
+    /// Cancel a run: its queued tasks end canceled, running ones are aborted
+    Cancel { id: Uuid },
+    /// List your runs in creation order, each with its tasks counted by status
+    List(RunsListArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RunsListArgs {
+    /// Only runs in this state (running, canceled)
+    #[arg(long)]
+    pub(crate) status: Option<String>,
+    /// Only runs created at or after this instant (RFC 3339, such as 2026-01-31T12:00:00Z)
+    #[arg(long, value_name = "TIME")]
+    pub(crate) created_after: Option<String>,
+    /// Only runs created before this instant (RFC 3339)
+    #[arg(long, value_name = "TIME")]
+    pub(crate) created_before: Option<String>,
+    /// Start after this run id (a page's `next`)
+    #[arg(long, value_name = "RUN_ID")]
+    pub(crate) after: Option<Uuid>,
+    /// Stop after this many runs
+    #[arg(long, value_name = "N")]
+    pub(crate) limit: Option<usize>,
+    /// Runs per request (1..100)
+    #[arg(long, default_value_t = 100, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=100))]
+    pub(crate) page_size: u16,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct HistoryArgs {
+    /// The task's id
+    pub(crate) id: Uuid,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct Owner {
+    /// A run's tasks
+    #[arg(long, value_name = "RUN_ID", required_unless_present = "scope", conflicts_with = "scope")]
+    pub(crate) run: Option<Uuid>,
+    /// A scope's tasks (its application-owned tasks and its runs' tasks)
+    #[arg(long, value_name = "SCOPE_ID")]
+    pub(crate) scope: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ListArgs {
+    #[command(flatten)]
+    pub(crate) owner: Owner,
+    /// Only tasks in this status (queued, running, succeeded, failed, canceled)
+    #[arg(long)]
+    pub(crate) status: Option<String>,
+    /// Start after this task id (a page's `next`)
+    #[arg(long, value_name = "TASK_ID")]
+    pub(crate) after: Option<Uuid>,
+    /// Stop after this many tasks
+    #[arg(long, value_name = "N")]
+    pub(crate) limit: Option<usize>,
+    /// Tasks per request (1..100)
+    #[arg(long, default_value_t = 100, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=100))]
+    pub(crate) page_size: u16,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct BatchArgs {
+    /// A JSONL file: one create body a line (blank lines skipped); `-` reads standard input.
+    /// Every line is checked before anything is sent.
+    pub(crate) file: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct TailArgs {
+    /// The run to follow
+    #[arg(long, value_name = "RUN_ID")]
+    pub(crate) run: Uuid,
+    /// Seconds between two reads of the run's tasks
+    #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
+    pub(crate) interval: f64,
+    /// Stop once the run has tasks and every one has ended
+    #[arg(long)]
+    pub(crate) until_done: bool,
+    /// Stop after this many seconds (exit 4 with --until-done)
+    #[arg(long, value_name = "SECONDS")]
+    pub(crate) timeout: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CompletionsArgs {
+    pub(crate) shell: clap_complete::Shell,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::Cli;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+        let parsed =
+            <Cli as clap::Parser>::try_parse_from(["aitasks", "create", "--file", "b.json", "--model", "m"]);
+        assert!(parsed.is_err(), "a body from a file takes no body flags");
+        let parsed = <Cli as clap::Parser>::try_parse_from(["aitasks", "cancel"]);
+        assert!(parsed.is_err(), "a task id or --run");
+        let parsed = <Cli as clap::Parser>::try_parse_from(["aitasks", "list", "--run", "x"]);
+        assert!(parsed.is_err(), "a run id is a UUID");
+    }
+}

@@ -1,0 +1,135 @@
+//! What the commands print: text for people, JSON (`--json`) for scripts. Results go to
+//! standard output; progress, status lines and errors to standard error.
+
+use std::io::Write;
+
+use aitasks_client::{ListedRun, Run, Task, TaskBatch, TaskCallbacks, TaskEvents};
+use serde::Serialize;
+
+/// One JSON document, pretty-printed.
+pub(crate) fn json(value: &impl Serialize) {
+    match serde_json::to_string_pretty(value) {
+        Ok(text) => println!("{text}"),
+        Err(e) => eprintln!("error: printing JSON: {e}"),
+    }
+}
+
+/// One JSON document on one line (a line of JSONL), flushed at once for a pipe.
+pub(crate) fn json_line(value: &impl Serialize) {
+    if let Ok(text) = serde_json::to_string(value) {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{text}");
+        let _ = out.flush();
+    }
+}
+
+/// A task in one line: id, status, kind, step key, effect key.
+pub(crate) fn task_line(task: &Task) -> String {
+    let error = task.error_code.as_deref().map(|code| format!("  {code}")).unwrap_or_default();
+    format!(
+        "{}  {:<9}  {:<13}  {}  {}{error}",
+        task.id, task.status, task.kind, task.step_key, task.effect_key
+    )
+}
+
+/// A task, field by field, its output in full.
+pub(crate) fn task(task: &Task) {
+    println!("id:          {}", task.id);
+    println!("status:      {}", task.status);
+    println!("kind:        {}", task.kind);
+    println!("step key:    {}", task.step_key);
+    println!("effect key:  {}", task.effect_key);
+    if let Some(run) = task.run_id {
+        println!("run:         {run}");
+    }
+    println!("model:       {}", task.model_id);
+    println!("attempts:    {}", task.attempts);
+    println!("created:     {}", task.created_at.to_rfc3339());
+    if let Some(at) = task.completed_at {
+        println!("completed:   {}", at.to_rfc3339());
+    }
+    if let Some(code) = &task.error_code {
+        println!("error:       {code}: {}", task.error_message.as_deref().unwrap_or_default());
+    }
+    if let Some(usage) = &task.usage {
+        println!("usage:       {usage}");
+    }
+    if let Some(output) = &task.output {
+        let text = serde_json::to_string_pretty(output).unwrap_or_else(|_| output.to_string());
+        println!("output:      {text}");
+    }
+}
+
+/// A run, field by field.
+pub(crate) fn run(run: &Run) {
+    println!("id:          {}", run.id);
+    println!("state:       {}", run.state.as_str());
+    println!("scope:       {}", run.scope_id);
+    println!("created:     {}", run.created_at.to_rfc3339());
+    if let Some(at) = run.cancel_requested_at {
+        println!("canceled:    {}", at.to_rfc3339());
+    }
+}
+
+/// A listed run in one line: id, state, scope, its tasks by status, creation time.
+pub(crate) fn listed_run_line(run: &ListedRun) -> String {
+    let t = &run.tasks;
+    format!(
+        "{}  {:<8}  {}  queued {} running {} succeeded {} failed {} canceled {}  {}",
+        run.id,
+        run.state.as_str(),
+        run.scope_id,
+        t.queued,
+        t.running,
+        t.succeeded,
+        t.failed,
+        t.canceled,
+        run.created_at.to_rfc3339()
+    )
+}
+
+fn at(time: Option<chrono::DateTime<chrono::Utc>>) -> String {
+    time.map(|at| at.to_rfc3339()).unwrap_or_else(|| "-".to_owned())
+}
+
+/// A task's history: its events, its callbacks and its batch, a section each.
+pub(crate) fn history(events: &TaskEvents, callbacks: &TaskCallbacks, batch: Option<&TaskBatch>) {
+    println!("events ({}{}):", events.events.len(), if events.more { ", more" } else { "" });
+    for event in &events.events {
+        println!(
+            "  {}  {}  created {}  delivered {}",
+            event.kind,
+            event.status,
+            event.created_at.to_rfc3339(),
+            at(event.delivered_at)
+        );
+    }
+    println!("callbacks ({}{}):", callbacks.callbacks.len(), if callbacks.more { ", more" } else { "" });
+    for callback in &callbacks.callbacks {
+        println!(
+            "  {}  {}  attached {}  heartbeat {}  due {}  ended {}  tries {}",
+            callback.kind,
+            callback.state,
+            callback.attached_at.to_rfc3339(),
+            callback.heartbeat_at.to_rfc3339(),
+            at(callback.due_at),
+            at(callback.ended_at),
+            callback.tries
+        );
+    }
+    match batch {
+        None => println!("batch: none"),
+        Some(batch) => println!(
+            "batch: {}  {} {}  {}{}  requests {} pending {}  created {}  ended {}",
+            batch.id,
+            batch.provider,
+            batch.provider_batch_id.as_deref().unwrap_or("-"),
+            batch.status,
+            batch.outcome.as_deref().map(|o| format!(" ({o})")).unwrap_or_default(),
+            batch.requests,
+            batch.pending,
+            batch.created_at.to_rfc3339(),
+            at(batch.ended_at)
+        ),
+    }
+}

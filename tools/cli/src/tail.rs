@@ -1,0 +1,124 @@
+//! `tail --run R`: a run's tasks as they change. The first read lists the whole run; after it,
+//! each read costs what is open, not what has ended: the run's tasks created since the last
+//! one seen (`after`), its `queued` and `running` tasks, and a read by id of each open task that
+//! left both lists (it ended, or moved between the two reads).
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+
+use aitasks_client::{tasks_of, Client, ListTasks, RunState, Task, TaskFilter, TaskStatus};
+use chrono::{DateTime, Utc};
+use serde_json::json;
+use tokio::time::Instant;
+use uuid::Uuid;
+
+use crate::args::TailArgs;
+use crate::failure::Failure;
+use crate::output;
+
+/// What is known of the run's tasks.
+struct Follower {
+    run: Uuid,
+    /// Each task's last status and update.
+    seen: HashMap<Uuid, (TaskStatus, DateTime<Utc>)>,
+    /// The last task id seen: newer tasks are listed after it.
+    cursor: Option<Uuid>,
+    json: bool,
+}
+
+impl Follower {
+    fn listing(&self, status: Option<TaskStatus>, after: Option<Uuid>) -> ListTasks {
+        ListTasks { status, after, ..tasks_of(TaskFilter::Run(self.run)) }
+    }
+
+    /// Read what changed since the last read, and print it.
+    async fn read(&mut self, client: &Client) -> Result<(), Failure> {
+        let open: Vec<Uuid> =
+            self.seen.iter().filter(|(_, (status, _))| !status.is_terminal()).map(|(id, _)| *id).collect();
+        let created = client.list_all(self.listing(None, self.cursor)).await?;
+        if let Some(last) = created.last() {
+            self.cursor = Some(last.id);
+        }
+        let mut current = created;
+        let mut listed: std::collections::HashSet<Uuid> = current.iter().map(|t| t.id).collect();
+        // Every open task, even one the cursor passed (created in a transaction that committed
+        // after a newer one's).
+        for status in [TaskStatus::Queued, TaskStatus::Running] {
+            for task in client.list_all(self.listing(Some(status), None)).await? {
+                if listed.insert(task.id) {
+                    current.push(task);
+                }
+            }
+        }
+        for id in open.into_iter().filter(|id| !listed.contains(id)) {
+            current.push(client.get(id).await?);
+        }
+        for task in &current {
+            self.show(task);
+        }
+        Ok(())
+    }
+
+    fn show(&mut self, task: &Task) {
+        let now = (task.status, task.updated_at);
+        let previous = self.seen.insert(task.id, now);
+        if previous == Some(now) {
+            return;
+        }
+        let before = previous.map(|(status, _)| status);
+        if self.json {
+            output::json_line(&json!({"previous": before, "task": task}));
+            return;
+        }
+        let change = match before {
+            Some(before) if before != task.status => format!("{before} -> {}", task.status),
+            _ => task.status.to_string(),
+        };
+        let error = task.error_code.as_deref().unwrap_or_default();
+        println!("{}  {}  {}  {change}  {error}", task.updated_at.to_rfc3339(), task.id, task.step_key);
+    }
+
+    /// Tasks by status.
+    fn counts(&self) -> BTreeMap<&'static str, usize> {
+        let mut counts = BTreeMap::new();
+        for (status, _) in self.seen.values() {
+            *counts.entry(status.as_str()).or_default() += 1;
+        }
+        counts
+    }
+
+    fn all_ended(&self) -> bool {
+        self.seen.values().all(|(status, _)| status.is_terminal())
+    }
+}
+
+pub(crate) async fn tail(client: &Client, args: &TailArgs, json: bool) -> Result<(), Failure> {
+    let interval = Duration::try_from_secs_f64(args.interval)
+        .ok()
+        .filter(|i| *i >= Duration::from_millis(100))
+        .ok_or_else(|| Failure::Input("--interval: at least 0.1 seconds".into()))?;
+    let deadline = args.timeout.map(|s| Instant::now() + Duration::from_secs(s));
+    let mut follower = Follower { run: args.run, seen: HashMap::new(), cursor: None, json };
+    loop {
+        // The run first: a task that joins it after this read is listed by the next.
+        let run = client.get_run(args.run).await?;
+        follower.read(client).await?;
+        let has_tasks = !follower.seen.is_empty();
+        if args.until_done && follower.all_ended() && (has_tasks || run.state == RunState::Canceled) {
+            let counts = follower.counts();
+            if json {
+                output::json_line(&json!({"done": true, "run": run.id, "counts": counts}));
+            } else {
+                eprintln!("run {}: all {} tasks ended {counts:?}", run.id, follower.seen.len());
+            }
+            return Ok(());
+        }
+        if deadline.is_some_and(|d| Instant::now() + interval > d) {
+            return match args.until_done {
+                true => Err(Failure::Timeout(format!("run {}: tasks still open at --timeout", run.id))),
+                false => Ok(()),
+            };
+        }
+        tokio::time::sleep(interval).await;
+    }
+}
