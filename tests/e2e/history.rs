@@ -69,7 +69,7 @@ async fn runs_are_listed_with_their_task_counts_in_pages_and_filters() {
     assert_eq!(ids, runs.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(
         listed[0]["tasks"],
-        json!({"queued": 0, "running": 0, "succeeded": 2, "failed": 0, "canceled": 0})
+        json!({"queued": 0, "running": 0, "succeeded": 2, "failed": 0, "canceled": 0, "more": false})
     );
     assert_eq!(listed[0]["scopeId"], "history");
     assert_eq!(listed[0]["state"], "running");

@@ -94,6 +94,10 @@ pub struct TaskCounts {
     pub succeeded: u64,
     pub failed: u64,
     pub canceled: u64,
+    /// The run has more than [`crate::limits::RUN_TASKS_COUNTED_MAX`] tasks: the counts are of
+    /// its first ones (in creation order), so that a page of runs stays bounded.
+    #[serde(default)]
+    pub more: bool,
 }
 
 /// A run in `GET /v1/runs`: the run as `GET /v1/runs/{runId}` answers it, and its task counts.

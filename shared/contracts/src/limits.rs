@@ -48,6 +48,14 @@ pub const MAX_BATCH_BODY_BYTES: usize = 6_000_000;
 pub const TASK_PAGE_MAX: usize = 100;
 /// Runs per page of `GET /v1/runs`: at most, and by default.
 pub const RUN_PAGE_MAX: usize = 100;
+
+/// Tasks counted a run in `GET /v1/runs`: a larger run is counted over its first ones and says
+/// `more` (a page of runs reads at most `RUN_PAGE_MAX` × (this + 1) tasks).
+pub const RUN_TASKS_COUNTED_MAX: usize = 1_000;
+
+/// Runs one `GET /v1/runs` answer looks at: with a filter that keeps few of them, the page is short
+/// and `next` points past the last one looked at.
+pub const RUN_SCAN_MAX: usize = 1_000;
 /// Items in one history answer of a task (`GET /v1/tasks/{taskId}/events`, `/callbacks`): the
 /// oldest this many, with `more` when there are others.
 pub const HISTORY_ITEMS_MAX: usize = 100;

@@ -21,13 +21,13 @@ fn task_id(text: &str) -> Result<uuid::Uuid, ApiError> {
 }
 
 /// `GET /v1/runs?status=&createdAfter=&createdBefore=&after=&limit=`: keyset pages in creation
-/// order. `next` is the page's last run when the page is full.
+/// order. `next` is the page's last run when the page is full, or the last run looked at when the
+/// page's filters kept fewer than a page of the runs one answer looks at (store::list_runs).
 pub async fn list_runs<P>(app: &App<P>, tenant: &AppId, query: RunsQuery<'_>) -> Result<RunPage, ApiError> {
     let listing = ListRuns::parse(query).map_err(ApiError::Invalid)?;
     let client = client(app).await?;
-    let runs = store::list_runs(&client, tenant.as_str(), &listing).await?;
-    let next = if runs.len() == listing.limit { runs.last().map(|run| run.id) } else { None };
-    Ok(RunPage { runs, next })
+    let page = store::list_runs(&client, tenant.as_str(), &listing).await?;
+    Ok(RunPage { runs: page.runs, next: page.next })
 }
 
 /// `GET /v1/tasks/{taskId}/events`: the oldest [`HISTORY_ITEMS_MAX`].

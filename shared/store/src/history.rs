@@ -3,6 +3,7 @@
 //! the provider batch it was sent in. Another application's run or task is `None`, exactly as a
 //! missing one.
 
+use aitasks_contracts::limits::{RUN_SCAN_MAX, RUN_TASKS_COUNTED_MAX};
 use aitasks_contracts::{ListRuns, ListedRun, RunState, TaskBatch, TaskCallback, TaskCounts, TaskEvent};
 use chrono::{DateTime, Utc};
 use tokio_postgres::Row;
@@ -13,16 +14,21 @@ use crate::pool::GenericClient;
 use crate::queries::{BATCH_OF_TASK, CALLBACKS_OF_TASK, EVENTS_OF_TASK, RUNS_OF_APP};
 
 /// Up to `listing.limit` runs of this application after `listing.after`, in id (creation) order,
-/// each with its tasks counted by status. One round trip.
+/// each with its tasks counted by status (over a run's first [`RUN_TASKS_COUNTED_MAX`] tasks, and
+/// `more` past them), and where the next page starts. At most [`RUN_SCAN_MAX`] runs are looked at
+/// for a page: when the filters keep fewer than `listing.limit` of them, the page is short and
+/// `next` is the last run looked at. One round trip.
 pub async fn list_runs(
     client: &impl GenericClient,
     app_id: &str,
     listing: &ListRuns,
-) -> StoreResult<Vec<ListedRun>> {
+) -> StoreResult<RunsOfApp> {
     let statement = client.prepare_cached(RUNS_OF_APP.text()).await?;
     let after = listing.after.unwrap_or(Uuid::nil());
     let state = listing.status.map(RunState::as_str);
     let limit = listing.limit as i64;
+    let counted_max = RUN_TASKS_COUNTED_MAX as i64;
+    let examine_max = RUN_SCAN_MAX as i64;
     let params = RUNS_OF_APP.bind(&[
         ("app_id", &app_id),
         ("after", &after),
@@ -30,9 +36,35 @@ pub async fn list_runs(
         ("created_after", &listing.created_after),
         ("created_before", &listing.created_before),
         ("limit", &limit),
+        ("counted_max", &counted_max),
+        ("examine_max", &examine_max),
     ])?;
     let rows = client.query(&statement, &params).await?;
-    rows.iter().map(listed_run).collect()
+    let mut runs = Vec::with_capacity(rows.len());
+    for row in &rows {
+        if row.try_get::<_, Option<Uuid>>("id")?.is_some() {
+            runs.push(listed_run(row)?);
+        }
+    }
+    let (last_examined, examined): (Option<Uuid>, i64) = match rows.first() {
+        Some(row) => (row.try_get("last_examined")?, row.try_get("examined")?),
+        None => (None, 0),
+    };
+    let next = if runs.len() == listing.limit {
+        runs.last().map(|run| run.id)
+    } else if examined >= examine_max {
+        last_examined
+    } else {
+        None
+    };
+    Ok(RunsOfApp { runs, next })
+}
+
+/// A page of runs and where the next one starts (`None`: this was the last).
+#[derive(Debug)]
+pub struct RunsOfApp {
+    pub runs: Vec<ListedRun>,
+    pub next: Option<Uuid>,
 }
 
 fn count(row: &Row, name: &str) -> StoreResult<u64> {
@@ -58,6 +90,7 @@ fn listed_run(row: &Row) -> StoreResult<ListedRun> {
             succeeded: count(row, "succeeded")?,
             failed: count(row, "failed")?,
             canceled: count(row, "canceled")?,
+            more: row.try_get("more")?,
         },
     })
 }

@@ -87,7 +87,7 @@ pub use cancel::{
 pub use create::{create_task, create_tasks, mark_pollers, mark_sent, mark_sent_many};
 pub use error::{StoreError, StoreResult};
 pub use events::{mark_delivered, prune_delivered_events, take_undelivered_events};
-pub use history::{list_runs, task_batch, task_callbacks, task_events, BatchOfTask};
+pub use history::{list_runs, task_batch, task_callbacks, task_events, BatchOfTask, RunsOfApp};
 pub use lease::{check, claim, claim_by, heartbeat, unclaim, ClaimMark};
 pub use listing::list_tasks;
 pub use model::{

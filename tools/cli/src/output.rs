@@ -73,9 +73,10 @@ pub(crate) fn run(run: &Run) {
 
 /// A listed run in one line: id, state, scope, its tasks by status, creation time.
 pub(crate) fn listed_run_line(run: &ListedRun) -> String {
+    use aitasks_contracts::limits::RUN_TASKS_COUNTED_MAX;
     let t = &run.tasks;
     format!(
-        "{}  {:<8}  {}  queued {} running {} succeeded {} failed {} canceled {}  {}",
+        "{}  {:<8}  {}  queued {} running {} succeeded {} failed {} canceled {}{}  {}",
         run.id,
         run.state.as_str(),
         run.scope_id,
@@ -84,6 +85,7 @@ pub(crate) fn listed_run_line(run: &ListedRun) -> String {
         t.succeeded,
         t.failed,
         t.canceled,
+        if t.more { format!(" (its first {RUN_TASKS_COUNTED_MAX} tasks counted)") } else { String::new() },
         run.created_at.to_rfc3339()
     )
 }

@@ -11,7 +11,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** A page of the tenant's runs in creation order, each with its tasks counted by status; optionally of one state and created in [createdAfter, createdBefore). */
+        get: operations["listRuns"];
         put?: never;
         /** Create a run (the owner of run tasks). */
         post: operations["createRun"];
@@ -116,6 +117,57 @@ export interface paths {
         put?: never;
         /** Cancel a task; a terminal task is returned unchanged. */
         post: operations["cancelTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks/{taskId}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The task's completion events (the outbox behind EventBridge), oldest first, at most 100. */
+        get: operations["getTaskEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks/{taskId}/callbacks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The task's callbacks (state, times, tries; never a token), oldest first, at most 100. */
+        get: operations["getTaskCallbacks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks/{taskId}/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The provider batch a deferred task was sent in. */
+        get: operations["getTaskBatch"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -263,6 +315,91 @@ export interface components {
              * @description Pass as `after` for the next page.
              */
             next?: string;
+        };
+        RunPage: {
+            runs: components["schemas"]["ListedRun"][];
+            /**
+             * Format: uuid
+             * @description Pass as `after` for the next page.
+             */
+            next?: string;
+        };
+        /** @description A run as GET /v1/runs/{runId} answers it, with its tasks counted by status. */
+        ListedRun: components["schemas"]["Run"] & {
+            /** @description The run's tasks by status, over its first 1,000 tasks (in creation order); `more` is true when it has more than that. */
+            tasks: {
+                queued: number;
+                running: number;
+                succeeded: number;
+                failed: number;
+                canceled: number;
+                more: boolean;
+            };
+        };
+        TaskEvents: {
+            events: {
+                /** @description task.settled */
+                type: string;
+                /** @description The task's status the event announces. */
+                status: string;
+                /** Format: date-time */
+                createdAt: string;
+                /**
+                 * Format: date-time
+                 * @description When the bus accepted it; null while owed.
+                 */
+                deliveredAt: string | null;
+            }[];
+            /** @description The task has events beyond these 100. */
+            more: boolean;
+        };
+        TaskCallbacks: {
+            callbacks: {
+                /** @enum {unknown} */
+                kind: "step_functions" | "lambda_durable";
+                /** @enum {unknown} */
+                state: "waiting" | "owed" | "delivered" | "gone" | "refused";
+                /** Format: date-time */
+                attachedAt: string;
+                /**
+                 * Format: date-time
+                 * @description The last heartbeat sent (its attach, at first).
+                 */
+                heartbeatAt: string;
+                /**
+                 * Format: date-time
+                 * @description While owed: when the next success or failure call may start.
+                 */
+                dueAt: string | null;
+                /** Format: date-time */
+                endedAt: string | null;
+                /** @description Success or failure calls started. */
+                tries: number;
+            }[];
+            /** @description The task has callbacks beyond these 100. */
+            more: boolean;
+        };
+        TaskBatch: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {unknown} */
+            provider: "openai" | "anthropic" | "bedrock";
+            /** @description The provider's id; null until it has accepted the batch. */
+            providerBatchId: string | null;
+            /** @enum {unknown} */
+            status: "submitting" | "submitted" | "ended";
+            /** @enum {unknown} */
+            outcome: "completed" | "failed" | "expired" | "canceled" | "given_up" | "unsubmitted" | null;
+            /** @description Requests in the batch (every tenant's tasks sent in it). */
+            requests: number;
+            /** @description Its tasks still waiting for its result. */
+            pending: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            submittedAt: string | null;
+            /** Format: date-time */
+            endedAt: string | null;
         };
         /** @description Exactly one of runId (a run's task) and owner (the application's own task). Here and in every body, an optional field given as null is the same as a field left out. */
         CreateTask: {
@@ -523,6 +660,40 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    listRuns: {
+        parameters: {
+            query?: {
+                /** @description The run's state. */
+                status?: "running" | "canceled";
+                /** @description Runs created at or after this instant (RFC 3339, with its offset). */
+                createdAfter?: string;
+                /** @description Runs created before this instant (RFC 3339, with its offset). */
+                createdBefore?: string;
+                /** @description The previous page's `next`. */
+                after?: string;
+                /** @description Runs per page. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of runs; `next` only when another page may follow. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunPage"];
+                };
+            };
+            400: components["responses"]["Invalid"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     createRun: {
         parameters: {
             query?: never;
@@ -760,6 +931,89 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getTaskEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                taskId: components["parameters"]["taskId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The events; `more` when the task has others beyond these. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskEvents"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getTaskCallbacks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                taskId: components["parameters"]["taskId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The callbacks; `more` when the task has others beyond these. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskCallbacks"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getTaskBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                taskId: components["parameters"]["taskId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The batch. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskBatch"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description No such task for this tenant (NOT_FOUND), or the task is in no provider batch (NOT_IN_BATCH: not deferred, still awaiting a batch, or its batch was pruned a day after it ended). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             503: components["responses"]["Unavailable"];
         };
     };

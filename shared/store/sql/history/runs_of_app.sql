@@ -1,23 +1,47 @@
 -- A page of an application's runs in id order (UUIDv7: creation order), after the previous
 -- page's last id, optionally of one state and created in [created_after, created_before); each
--- with its tasks counted by status. Walks runs_app_list_idx (migrations/V27); the filters read
--- past the runs they skip, at most the application's. The counts read each listed run's part of
--- tasks_run_list_idx (migrations/V15).
-SELECT r.id, r.app_id, r.scope_id, r.state, r.actor, r.cancel_requested_at, r.created_at, r.updated_at,
-    c.queued, c.running, c.succeeded, c.failed, c.canceled
-FROM runs r
-CROSS JOIN LATERAL (
-    SELECT count(*) FILTER (WHERE t.status = 'queued') AS queued,
-        count(*) FILTER (WHERE t.status = 'running') AS running,
-        count(*) FILTER (WHERE t.status = 'succeeded') AS succeeded,
-        count(*) FILTER (WHERE t.status = 'failed') AS failed,
-        count(*) FILTER (WHERE t.status = 'canceled') AS canceled
-    FROM tasks t
-    WHERE t.run_id = r.id
-) c
-WHERE r.app_id = :app_id AND r.id > :after
-  AND (:state::text IS NULL OR r.state = :state::text)
-  AND (:created_after::timestamptz IS NULL OR r.created_at >= :created_after::timestamptz)
-  AND (:created_before::timestamptz IS NULL OR r.created_at < :created_before::timestamptz)
-ORDER BY r.id
-LIMIT :limit
+-- with its tasks counted by status.
+--
+-- Bounded whatever the application holds: at most :examine_max runs after :after are looked at
+-- (`examined`, a walk of runs_app_list_idx, migrations/V27), and the filters keep what they keep
+-- of those. `edge` always answers one row, with the last run looked at and how many: when the
+-- page is short because the walk stopped (n = :examine_max), the next page starts after that run
+-- (the caller answers it as `next`), so a filter that matches few runs answers in several short
+-- pages instead of one long scan.
+--
+-- The counts read each listed run's part of tasks_run_list_idx (migrations/V15) and its rows, at
+-- most :counted_max + 1 a run: a run with more tasks is counted over its first :counted_max (by
+-- id) and says so (`more`).
+WITH examined AS (
+    SELECT id FROM runs WHERE app_id = :app_id AND id > :after ORDER BY id LIMIT :examine_max
+),
+edge AS (
+    SELECT max(id) AS last_examined, count(*) AS examined FROM examined
+),
+page AS (
+    SELECT r.id, r.app_id, r.scope_id, r.state, r.actor, r.cancel_requested_at, r.created_at, r.updated_at
+    FROM runs r
+    WHERE r.id IN (SELECT id FROM examined) AND r.app_id = :app_id
+      AND (:state::text IS NULL OR r.state = :state::text)
+      AND (:created_after::timestamptz IS NULL OR r.created_at >= :created_after::timestamptz)
+      AND (:created_before::timestamptz IS NULL OR r.created_at < :created_before::timestamptz)
+    ORDER BY r.id
+    LIMIT :limit
+)
+SELECT page.id, page.app_id, page.scope_id, page.state, page.actor, page.cancel_requested_at,
+    page.created_at, page.updated_at, c.queued, c.running, c.succeeded, c.failed, c.canceled, c.more,
+    edge.last_examined, edge.examined
+FROM edge
+LEFT JOIN page ON true
+LEFT JOIN LATERAL (
+    SELECT count(*) FILTER (WHERE t.status = 'queued' AND t.n <= :counted_max::bigint) AS queued,
+        count(*) FILTER (WHERE t.status = 'running' AND t.n <= :counted_max::bigint) AS running,
+        count(*) FILTER (WHERE t.status = 'succeeded' AND t.n <= :counted_max::bigint) AS succeeded,
+        count(*) FILTER (WHERE t.status = 'failed' AND t.n <= :counted_max::bigint) AS failed,
+        count(*) FILTER (WHERE t.status = 'canceled' AND t.n <= :counted_max::bigint) AS canceled,
+        count(*) > :counted_max::bigint AS more
+    FROM (SELECT status, row_number() OVER (ORDER BY tasks.id) AS n
+          FROM (SELECT status, id FROM tasks WHERE tasks.run_id = page.id ORDER BY tasks.run_id, tasks.id
+                LIMIT :counted_max::bigint + 1) tasks) t
+) c ON page.id IS NOT NULL
+ORDER BY page.id

@@ -83,3 +83,70 @@ fn rows_looked_at_and_dropped(node: &Value) -> u64 {
         node["Plans"].as_array().map_or(0, |plans| plans.iter().map(rows_looked_at_and_dropped).sum());
     own + below
 }
+
+/// A run's task counts in a page of runs stop at `RUN_TASKS_COUNTED_MAX` and say `more`: a page of
+/// very large runs reads a bounded number of rows.
+#[tokio::test]
+async fn a_page_of_runs_counts_at_most_the_bound_a_run() {
+    use aitasks_contracts::limits::RUN_TASKS_COUNTED_MAX;
+    let db = TestDb::new().await;
+    let big = aitasks_testkit::run(&db, "app-1").await;
+    let small = aitasks_testkit::run(&db, "app-1").await;
+    for (run, tasks) in [(big.id, RUN_TASKS_COUNTED_MAX + 1), (small.id, 3)] {
+        db.sql(&format!(
+            "INSERT INTO tasks (id, app_id, run_id, scope_id, step_key, effect_key, kind, request, \
+                 input_hash, model_id, max_attempts) \
+             SELECT gen_random_uuid(), 'app-1', '{run}', 'scope-1', 'step', '{run}-' || n, 'classify', \
+                 '{{}}', repeat('0', 64), 'default', 3 FROM generate_series(1, {tasks}) n"
+        ))
+        .await;
+    }
+    let listing = aitasks_contracts::ListRuns {
+        status: None,
+        created_after: None,
+        created_before: None,
+        after: None,
+        limit: 100,
+    };
+    let runs = aitasks_store::list_runs(&db.client().await, "app-1", &listing).await.unwrap().runs;
+    let counts = |id| runs.iter().find(|run| run.id == id).expect("listed").tasks;
+    let (big_counts, small_counts) = (counts(big.id), counts(small.id));
+    assert_eq!(big_counts.queued, RUN_TASKS_COUNTED_MAX as u64, "{big_counts:?}");
+    assert!(big_counts.more);
+    assert_eq!(small_counts.queued, 3);
+    assert!(!small_counts.more);
+}
+
+/// A filter that keeps few runs answers in short pages: one answer looks at most at
+/// `RUN_SCAN_MAX` runs, and `next` points past the last one it looked at, so following `next`
+/// finds every match and no answer walks the tenant's whole history.
+#[tokio::test]
+async fn a_filtered_page_of_runs_looks_at_a_bounded_number_of_runs() {
+    use aitasks_contracts::limits::RUN_SCAN_MAX;
+    let db = TestDb::new().await;
+    let runs = RUN_SCAN_MAX + 500;
+    // Run ids in creation order (as UUIDv7 are); only the last one is canceled.
+    db.sql(&format!(
+        "INSERT INTO runs (id, app_id, scope_id) \
+         SELECT ('00000000-0000-7000-8000-' || lpad(to_hex(n), 12, '0'))::uuid, 'app-1', 'scope-1' \
+         FROM generate_series(1, {runs}) n; \
+         UPDATE runs SET state = 'canceled', cancel_requested_at = now() \
+         WHERE id = ('00000000-0000-7000-8000-' || lpad(to_hex({runs}), 12, '0'))::uuid"
+    ))
+    .await;
+    let mut listing = aitasks_contracts::ListRuns {
+        status: Some(aitasks_contracts::RunState::Canceled),
+        created_after: None,
+        created_before: None,
+        after: None,
+        limit: 100,
+    };
+    let client = db.client().await;
+    let first = aitasks_store::list_runs(&client, "app-1", &listing).await.unwrap();
+    assert!(first.runs.is_empty(), "the first {RUN_SCAN_MAX} runs hold no canceled one");
+    let next = first.next.expect("a short page that stopped looking says where to go on");
+    listing.after = Some(next);
+    let second = aitasks_store::list_runs(&client, "app-1", &listing).await.unwrap();
+    assert_eq!(second.runs.len(), 1, "the canceled run is found on the next page");
+    assert_eq!(second.next, None, "nothing is left after it");
+}
