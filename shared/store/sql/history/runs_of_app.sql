@@ -16,7 +16,8 @@ WITH examined AS (
     SELECT id FROM runs WHERE app_id = :app_id AND id > :after ORDER BY id LIMIT :examine_max
 ),
 edge AS (
-    SELECT max(id) AS last_examined, count(*) AS examined FROM examined
+    SELECT (SELECT id FROM examined ORDER BY id DESC LIMIT 1) AS last_examined,
+        (SELECT count(*) FROM examined) AS examined
 ),
 page AS (
     SELECT r.id, r.app_id, r.scope_id, r.state, r.actor, r.cancel_requested_at, r.created_at, r.updated_at
