@@ -1,7 +1,7 @@
 // A batch of any size: POST /v1/tasks/batch takes 1..1000 items and at most 6,000,000 bytes,
 // so the items go in chunks within both limits, a bounded number of chunks at a time, and the
 // answers are put back in the items' order.
-import { SignalFanout, throwIfAborted } from "./signals.js";
+import { SignalFanout, runWorkers, throwIfAborted } from "./signals.js";
 import type { BatchItemResult, CreateTaskInput, ErrorBody, TaskRequest, TaskSummary } from "./types.js";
 
 /** The API's limits on one batch request (docs/api.md, "Batches"). */
@@ -84,18 +84,7 @@ export async function createInChunks<R extends TaskRequest>(
       });
     }
   };
-  try {
-    await Promise.all(
-      Array.from({ length: Math.min(concurrency, chunks.length) }, () =>
-        worker().catch((error: unknown) => {
-          fanout.abort(error);
-          throw error;
-        }),
-      ),
-    );
-  } finally {
-    fanout.close();
-  }
+  await runWorkers(Math.min(concurrency, chunks.length), worker, fanout);
   throwIfAborted(options.signal);
   return results;
 }

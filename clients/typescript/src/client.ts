@@ -6,7 +6,7 @@ import { createInChunks, type BatchOptions } from "./batch.js";
 import { AitasksError, AitasksWaitTimeoutError, errorBodyOf, requestIdOf } from "./errors.js";
 import type { components, paths } from "./generated/openapi.js";
 import { backoffDelay, resolveRetry, type RetryOptions } from "./retry.js";
-import { SignalFanout, anySignal, sleep, throwIfAborted } from "./signals.js";
+import { SignalFanout, anySignal, runWorkers, sleep, throwIfAborted } from "./signals.js";
 import { transport, type RetryEvent, type TokenProvider, type TransportSettings } from "./transport.js";
 import {
   TERMINAL_STATUSES,
@@ -278,18 +278,7 @@ export class AitasksClient {
         }
       }
     };
-    try {
-      await Promise.all(
-        Array.from({ length: Math.min(concurrency, tasks.length) }, () =>
-          worker().catch((error: unknown) => {
-            fanout.abort(error);
-            throw error;
-          }),
-        ),
-      );
-    } finally {
-      fanout.close();
-    }
+    await runWorkers(Math.min(concurrency, tasks.length), worker, fanout);
     throwIfAborted(options.signal);
     return results;
   }

@@ -93,3 +93,23 @@ export class SignalFanout {
     this.children.clear();
   }
 }
+
+/**
+ * Run `count` copies of `worker` at once (a pool of workers taking from shared work). The first
+ * one to fail aborts the others through `fanout` and its error is thrown; `fanout` is closed
+ * either way. Used by batch creation and by waiting on many tasks.
+ */
+export async function runWorkers(count: number, worker: () => Promise<void>, fanout: SignalFanout): Promise<void> {
+  try {
+    await Promise.all(
+      Array.from({ length: count }, () =>
+        worker().catch((error: unknown) => {
+          fanout.abort(error);
+          throw error;
+        }),
+      ),
+    );
+  } finally {
+    fanout.close();
+  }
+}
