@@ -345,7 +345,7 @@ async fn bad_requests_get_their_4xx_and_store_nothing() {
 
 #[tokio::test]
 async fn a_run_cancel_cancels_its_queued_tasks_and_aborts_its_running_one() {
-    let stack = Stack::start_with(&[("AITASK_BATCH_CONCURRENCY", "1"), ("AITASK_LOCAL_POLLERS", "1")]).await;
+    let stack = Stack::start_with(&[("AITASK_RECORD_CONCURRENCY", "1"), ("AITASK_LOCAL_POLLERS", "1")]).await;
     stack.stub.set_default(Reply::slow(Duration::from_secs(30)));
     let api = stack.api(APP);
     let (_, run) = api.post("/v1/runs", &json!({"scopeId": "s1", "actor": {"userId": "user-1"}})).await;

@@ -7,9 +7,9 @@
 
 mod batch_hygiene;
 mod batch_results;
-mod batches;
 mod bounded;
 mod contract;
+mod create_many_and_pages;
 mod deferred;
 mod durable_callbacks;
 mod event_bus;

@@ -13,7 +13,7 @@
 //! One task in six is deferred to a provider batch (a stub of OpenAI's Files and Batches API):
 //! batches complete, fail and expire at random, and what they do not answer runs on-demand.
 //!
-//! Half the creates come in batches (`POST /v1/tasks/batch`), and every SQS batch is claimed and
+//! Half the creates come in batches (`POST /v1/tasks/batch`), and every SQS delivery is claimed and
 //! settled as one (process-task). `make test` runs 200 tasks; `make chaos` runs 2000
 //! (`CHAOS_TASKS`).
 

@@ -3,7 +3,7 @@
 
 use aitasks_contracts::{ListQuery, RunsQuery};
 use aitasks_lambda_kit::{
-    batch_response, check_method, json_response, serve_http, ApiError, HttpRequest, Route,
+    check_method, json_response, many_response, serve_http, ApiError, HttpRequest, Route,
 };
 use aitasks_runtime::answers::{RunAnswer, TaskAnswer, TaskListAnswer};
 use aitasks_runtime::{api, history, App};
@@ -34,7 +34,7 @@ pub async fn handle<P>(
 }
 
 async fn route<P>(app: &App<P>, request: &HttpRequest<'_>) -> Result<ApiGatewayV2httpResponse, ApiError> {
-    let tenant = request.tenant(&app.settings.app_claim)?;
+    let tenant = request.tenant(&app.settings.app_token_field)?;
     let segments = request.segments();
     let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
     let method = request.method().as_str();
@@ -71,7 +71,7 @@ async fn route<P>(app: &App<P>, request: &HttpRequest<'_>) -> Result<ApiGatewayV
             Ok(task_answer(if created.is_new() { 201 } else { 200 }, created.task()))
         }
         ("POST", ["v1", "tasks", "batch"]) => {
-            Ok(batch_response(&api::create_batch(app, &tenant, &request.body()?).await?))
+            Ok(many_response(&api::create_many(app, &tenant, &request.body()?).await?))
         }
         ("GET", ["v1", "tasks"]) => match request.query("effectKey") {
             Some(_) if ["runId", "scopeId"].iter().any(|name| request.query(name).is_some()) => {

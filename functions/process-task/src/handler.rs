@@ -8,7 +8,7 @@ use std::panic::AssertUnwindSafe;
 use std::time::SystemTime;
 
 use aitasks_providers::Provider;
-use aitasks_runtime::worker::{process_batch, Delivery, Outcome};
+use aitasks_runtime::worker::{process_records, Delivery, Outcome};
 use aitasks_runtime::{App, TaskMessage};
 use aws_lambda_events::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent, SqsMessage};
 use futures::FutureExt;
@@ -48,7 +48,7 @@ pub async fn handle<P: Provider>(
         }
     }
     // A panic outside an attempt (which the worker catches itself) retries the whole batch.
-    let outcomes = AssertUnwindSafe(process_batch(app, &deliveries, deadline)).catch_unwind().await;
+    let outcomes = AssertUnwindSafe(process_records(app, &deliveries, deadline)).catch_unwind().await;
     match outcomes {
         Ok(outcomes) => {
             for (record, outcome) in work.iter().zip(outcomes) {

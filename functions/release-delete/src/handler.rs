@@ -23,7 +23,7 @@ pub async fn handle<P>(
 }
 
 async fn route<P>(app: &App<P>, request: &HttpRequest<'_>) -> Result<ApiGatewayV2httpResponse, ApiError> {
-    let tenant = request.tenant(&app.settings.app_claim)?;
+    let tenant = request.tenant(&app.settings.app_token_field)?;
     let segments = request.segments();
     let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
     check_method(ROUTES, request.method().as_str(), &segments)?;

@@ -29,7 +29,7 @@ async fn a_large_scope_goes_a_batch_per_request() {
     let queues = TestQueues::create(5, 30).await;
     let stub = StubProvider::start().await;
     let app =
-        test_app(&db, &queues, &stub, &[("AITASK_REQUEST_BATCH", "10"), ("AITASK_REQUEST_WORK_MS", "0")]);
+        test_app(&db, &queues, &stub, &[("AITASK_REQUEST_PAGE", "10"), ("AITASK_REQUEST_WORK_MS", "0")]);
     let client = db.client().await;
     for i in 0..35 {
         aitasks_store::create_task(&client, &new_task(APP, app_owner("big"), &format!("t{i}")))

@@ -1,13 +1,13 @@
 //! A typed client of the aitasks HTTP API (docs/api.md, openapi.yaml).
 //!
-//! - Requests and answers are typed: [`Task`], [`Run`], [`TaskPage`], [`BatchReport`]; statuses
+//! - Requests and answers are typed: [`Task`], [`Run`], [`TaskPage`], [`CreateManyReport`]; statuses
 //!   and states are the contract's own types ([`TaskStatus`], [`RunState`]), and a create body
 //!   ([`TaskBody`]) can be checked by the API's own parser before it is sent.
 //! - Every call is tried again on 429 and 5xx as [`RetryPolicy`] says (jittered backoff, never
 //!   shorter than `Retry-After`, a bounded number of tries); never on another 4xx.
 //! - [`Client::create`] is idempotent on the effect key and tells a new task (201) from an
 //!   existing one (200); [`Client::wait`] long-polls until the task ends or a deadline passes;
-//!   [`Client::list`] streams a run's or a scope's tasks page by page; [`Client::create_batch`]
+//!   [`Client::list`] streams a run's or a scope's tasks page by page; [`Client::create_many`]
 //!   takes any number of bodies and sends them in chunks the API takes.
 //! - Errors are [`Error`]: the API's refusals carry the HTTP status, the stable `code`, the
 //!   message, the problems and the gateway's request id ([`ApiError`]).
@@ -45,11 +45,11 @@
 
 mod answers;
 mod auth;
-mod batch;
 mod body;
 mod client;
 mod error;
 mod history;
+mod many;
 mod retry;
 mod runs;
 mod scopes;
@@ -63,10 +63,10 @@ pub use answers::{
     Created, Deleted, Outcome, Released, Run, SourceRef, Task, TaskPage, TaskSummary, UnreleasedPage,
 };
 pub use auth::{Auth, TokenFuture, TokenProvider};
-pub use batch::{plan_chunks, BatchCounts, BatchReport, ItemResult};
 pub use body::TaskBody;
 pub use client::{Client, ClientBuilder, DEFAULT_TIMEOUT, MAX_ANSWER_BYTES};
 pub use error::{ApiError, Error};
 pub use history::all_runs;
+pub use many::{plan_chunks, CreateManyCounts, CreateManyReport, ItemResult};
 pub use retry::RetryPolicy;
 pub use tasks::tasks_of;

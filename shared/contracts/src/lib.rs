@@ -16,7 +16,6 @@
 //! Parsing never panics, whatever the input (property-tested).
 
 mod answer;
-mod batch;
 mod bodies;
 mod callback;
 mod codes;
@@ -27,6 +26,7 @@ mod history;
 mod ids;
 pub mod limits;
 mod listing;
+mod many;
 mod problems;
 mod prompt;
 mod request;
@@ -35,7 +35,6 @@ mod schema;
 mod stored_size;
 
 pub use answer::check_answer;
-pub use batch::{item_value, CreateBatch};
 pub use bodies::{parse_json, Budget, CreateRun, CreateTask, Owner, Release, Scope, UsageSubject};
 pub use callback::{Callback, LAMBDA_DURABLE, STEP_FUNCTIONS};
 pub use codes::{ErrorCode, RunState, TaskStatus};
@@ -48,6 +47,7 @@ pub use history::{
 pub use ids::{AppId, EffectKey, RunId, TaskId, APP_ID_MAX_CHARS};
 pub use limits::*;
 pub use listing::{ListQuery, ListTasks, TaskFilter};
+pub use many::{item_value, CreateMany};
 pub use problems::{Path, Problem, Problems};
 pub use prompt::{max_output_tokens, system_prompt, user_message};
 pub use request::{AiRequest, Classify, ClassifyMany, ExtractData, FieldSpec, FieldType, GenerateText, Kind};

@@ -14,7 +14,7 @@ use serde_json::json;
 use crate::answers::TaskAnswer;
 use crate::api_error::ApiError;
 use crate::app::App;
-pub use crate::create::{create_batch, create_task};
+pub use crate::create::{create_many, create_task};
 
 /// A long poll looks again after 100 ms, then backs off to one look a second.
 const WAIT_FIRST_POLL: Duration = Duration::from_millis(100);

@@ -19,8 +19,8 @@
 use std::collections::HashSet;
 
 use aitasks_contracts::{
-    item_value, parse_json, request_hash, stored_size, AppId, Callback, CreateBatch, CreateTask, Owner,
-    Scope, MAX_BATCH_BODY_BYTES, MAX_CREATE_BODY_BYTES, REQUEST_MAX_BYTES,
+    item_value, parse_json, request_hash, stored_size, AppId, Callback, CreateMany, CreateTask, Owner, Scope,
+    MAX_BATCH_BODY_BYTES, MAX_CREATE_BODY_BYTES, REQUEST_MAX_BYTES,
 };
 use aitasks_store::{self as store, Created, NewCallback, NewTask, OwedMessage, TaskOwner};
 use serde_json::{json, Value};
@@ -212,7 +212,7 @@ pub async fn create_task<P>(app: &App<P>, tenant: &AppId, body: &[u8]) -> Result
 /// `POST /v1/tasks/batch`: every item answered in order, each as its own create would be. A
 /// refusal of the whole request (401, a body that is not a batch, 413 past the body limit, 503)
 /// stores nothing.
-pub async fn create_batch<P>(
+pub async fn create_many<P>(
     app: &App<P>,
     tenant: &AppId,
     body: &[u8],
@@ -220,7 +220,7 @@ pub async fn create_batch<P>(
     if body.len() > MAX_BATCH_BODY_BYTES {
         return Err(ApiError::TooLarge);
     }
-    let batch = CreateBatch::parse(body).map_err(ApiError::Invalid)?;
+    let batch = CreateMany::parse(body).map_err(ApiError::Invalid)?;
     let quota = app.settings.limits_for(tenant.as_str()).tenant_tasks_per_day;
     let store_span = tracing::info_span!("store create", items = batch.items.len());
     let mut client = store::client(&app.pool).instrument(store_span.clone()).await?;

@@ -3,7 +3,7 @@
 //!
 //! - [`api`]: the HTTP API's operations (create, read, wait, cancel, release, delete, list),
 //!   returning domain results or an [`ApiError`].
-//! - [`worker`]: process-task's one path, an SQS batch's tasks claimed in one statement, each
+//! - [`worker`]: process-task's one path, an SQS delivery's tasks claimed in one statement, each
 //!   attempt run (provider calls with a cancellation poll every `AITASK_CANCEL_POLL_MS`, a
 //!   heartbeat of the row and the message every `AITASK_HEARTBEAT_MS`, a stop before the Lambda
 //!   deadline) and settled fenced, the successes that finish together completed together.

@@ -13,7 +13,7 @@ use crate::queries::{CHECK, CLAIM, CLAIM_MISSES, HEARTBEAT, UNCLAIM};
 use crate::rows::task_status;
 use crate::settle::end_canceled;
 
-/// Claim the next attempt of the tasks an SQS batch's records name (one or many), answering
+/// Claim the next attempt of the tasks an SQS delivery's records name (one or many), answering
 /// record by record in order. Only a `queued` task whose cancel was not requested and whose
 /// attempt budget is not spent is claimed; a duplicate delivery of a running or terminal task
 /// claims nothing. One round trip when every task is claimed, two otherwise (plus one per task

@@ -17,7 +17,7 @@
 //!    (`events/mark_published`, which also takes the callbacks the task made owed: none here).
 //!
 //! Batches of ten ([`batch_of_ten`]) take the same steps with the batch calls: `create_tasks` and
-//! `mark_sent_many` (one `POST /v1/tasks/batch`), one claim for the SQS batch's ten records, one
+//! `mark_sent_many` (one `POST /v1/tasks/batch`), one claim for the SQS delivery's ten records, one
 //! `complete_many` for the ten successes, one `mark_published` for their events.
 //!
 //! Scoped tasks (with a cache key) are admitted and settled by other statements
@@ -32,7 +32,7 @@ use serde_json::json;
 
 use crate::Failure;
 
-/// Tasks in a batch of the batched lifecycle: an SQS batch's ten records.
+/// Tasks in a batch of the batched lifecycle: an SQS delivery's ten records.
 pub(crate) const BATCH: usize = 10;
 
 pub(crate) fn new_task(app: &str, effect_key: String) -> NewTask {

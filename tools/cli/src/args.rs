@@ -62,7 +62,7 @@ pub(crate) enum Command {
     /// List a run's or a scope's tasks, page by page
     List(ListArgs),
     /// Create the tasks of a JSONL file (one create body a line), in chunks of up to 1,000
-    Batch(BatchArgs),
+    Batch(BulkArgs),
     /// Follow a run's tasks as they change
     Tail(TailArgs),
     /// Print a shell completion script
@@ -218,7 +218,7 @@ pub(crate) struct ListArgs {
 }
 
 #[derive(Debug, Args)]
-pub(crate) struct BatchArgs {
+pub(crate) struct BulkArgs {
     /// A JSONL file: one create body a line (blank lines skipped); `-` reads standard input.
     /// Every line is checked before anything is sent.
     pub(crate) file: PathBuf,

@@ -1,7 +1,7 @@
 //! `aitasks`: the command line of the aitasks HTTP API (README, "Command line").
 
 mod args;
-mod batch;
+mod bulk;
 mod config;
 mod failure;
 mod history;
@@ -62,7 +62,7 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
         Command::History(args) => history::history(&client, args.id, json).await,
         Command::List(args) => listing::list(&client, args, json).await,
         Command::Tail(args) => tail::tail(&client, args, json).await,
-        Command::Batch(args) => batch::batch(&client, args, json).await,
+        Command::Batch(args) => bulk::load(&client, args, json).await,
         Command::Completions(_) => Ok(()),
     }
 }

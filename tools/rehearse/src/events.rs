@@ -1,5 +1,5 @@
 //! The events each trigger of the stack delivers, in AWS's own shapes: API Gateway HTTP API
-//! (payload 2.0) requests with the JWT authorizer's claims, SQS batches from the event source
+//! (payload 2.0) requests with the JWT authorizer's claims, SQS deliveries from the event source
 //! mapping, EventBridge Scheduler invocations (the target's input as is), an EventBridge rule's
 //! event (a Bedrock batch job's state change) and CloudFormation custom-resource requests.
 
@@ -36,7 +36,7 @@ pub fn http_request(
     path: &str,
     query: &[(&str, &str)],
     body: Option<&Value>,
-    app_claim: &str,
+    app_token_field: &str,
     tenant: &str,
 ) -> Value {
     let now = chrono::Utc::now();
@@ -50,7 +50,7 @@ pub fn http_request(
         // API Gateway renders a list claim as "[a b]".
         claims["aud"] = json!(format!("[{}]", authorizer.audience.join(" ")));
     }
-    claims[app_claim] = json!(tenant);
+    claims[app_token_field] = json!(tenant);
     let route_key = format!("{} {}", route.method, route.path);
     let mut path_parameters = BTreeMap::new();
     for (template, actual) in route.path.split('/').zip(path.split('/')) {

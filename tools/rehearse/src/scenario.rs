@@ -179,7 +179,7 @@ impl Scenario<'_> {
             self.rehearsal.deployment.queue_mappings.iter().filter(|m| which(m)).cloned().collect();
         for mapping in mappings {
             let label =
-                format!("SQS batch from {}", mapping.queue_arn.rsplit(':').next().unwrap_or_default());
+                format!("SQS delivery from {}", mapping.queue_arn.rsplit(':').next().unwrap_or_default());
             let Some(queue) = self.rehearsal.queues.values().find(|q| q.arn == mapping.queue_arn).cloned()
             else {
                 self.step(

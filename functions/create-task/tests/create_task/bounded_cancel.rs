@@ -1,5 +1,5 @@
 //! Canceling a run with many tasks works in bounded batches: the request cancels at most its
-//! share (`AITASK_REQUEST_BATCH` per statement, for `AITASK_REQUEST_WORK_MS`), answers with the
+//! share (`AITASK_REQUEST_PAGE` per statement, for `AITASK_REQUEST_WORK_MS`), answers with the
 //! run canceled, and the sweeper finishes the rest. No task joins the run after the answer.
 
 use std::time::Duration;
@@ -15,7 +15,7 @@ async fn a_big_run_is_canceled_a_batch_per_request_and_the_sweeper_finishes_it()
     let queues = TestQueues::create(5, 30).await;
     let stub = StubProvider::start().await;
     let app =
-        test_app(&db, &queues, &stub, &[("AITASK_REQUEST_BATCH", "10"), ("AITASK_REQUEST_WORK_MS", "0")]);
+        test_app(&db, &queues, &stub, &[("AITASK_REQUEST_PAGE", "10"), ("AITASK_REQUEST_WORK_MS", "0")]);
     let run = run(&db, APP).await;
     let client = db.client().await;
     for i in 0..35 {

@@ -24,7 +24,7 @@ async fn one_effect_key_takes_callbacks_up_to_the_task_limit_in_a_batch() {
     let items: Vec<Value> = (0..30).map(|i| create("one-key", &format!("token-{i}"))).collect();
     let body = json!({"tasks": items}).to_string();
 
-    let answers = api::create_batch(&app, &tenant, body.as_bytes()).await.unwrap();
+    let answers = api::create_many(&app, &tenant, body.as_bytes()).await.unwrap();
     let refused: Vec<(u16, &str)> =
         answers.iter().filter_map(|a| a.as_ref().err()).map(|e| (e.status(), e.code().as_str())).collect();
     let attached = db.count("SELECT count(*) FROM task_callbacks").await;
@@ -40,7 +40,7 @@ async fn one_effect_key_takes_callbacks_up_to_the_task_limit_in_a_batch() {
 
     // The same batch again: every token is on the task already, so the first 25 add nothing
     // and still fit; the last 5 are still refused.
-    let again = api::create_batch(&app, &tenant, body.as_bytes()).await.unwrap();
+    let again = api::create_many(&app, &tenant, body.as_bytes()).await.unwrap();
     assert_eq!(again.iter().filter(|a| a.is_ok()).count(), 25);
     assert_eq!(db.count("SELECT count(*) FROM task_callbacks").await, 25);
 }

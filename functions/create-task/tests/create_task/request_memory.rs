@@ -84,7 +84,7 @@ async fn a_batch_body_within_its_byte_limit_fits_the_function_s_memory() {
         }
     });
     // The sampler runs on the other worker thread while this one parses.
-    let answer = api::create_batch(&app, &tenant, body.as_bytes()).await;
+    let answer = api::create_many(&app, &tenant, body.as_bytes()).await;
     sampler.abort();
     let used = peak.load(std::sync::atomic::Ordering::SeqCst).max(resident_bytes()) - before;
     println!("answered {}: {} MB more resident at the peak", answer.is_ok(), used / (1024 * 1024));

@@ -1,5 +1,5 @@
-//! Review: the sweeper's duties are each bounded by `AITASK_SWEEP_MAX_BATCHES` statements of
-//! `AITASK_SWEEP_BATCH` rows (docs/lifecycle.md, "The sweeper"). finishRunCancels is not: it takes
+//! Review: the sweeper's duties are each bounded by `AITASK_SWEEP_MAX_PAGES` statements of
+//! `AITASK_SWEEP_PAGE` rows (docs/lifecycle.md, "The sweeper"). finishRunCancels is not: it takes
 //! a page of runs and gives each run a whole budget of pages, so one sweep's work on run cancels
 //! is SWEEP_BATCH times the budget (100 runs x 10 pages x 100 tasks = 100,000 tasks and their
 //! events by default), and the duties after it (sendOwed, deliverEvents) wait behind it, or never
@@ -20,10 +20,10 @@ async fn finishing_run_cancels_stays_within_one_duty_s_budget() {
         &queues,
         &stub,
         &[
-            ("AITASK_REQUEST_BATCH", "1"),
+            ("AITASK_REQUEST_PAGE", "1"),
             ("AITASK_REQUEST_WORK_MS", "0"),
-            ("AITASK_SWEEP_BATCH", "2"),
-            ("AITASK_SWEEP_MAX_BATCHES", "2"),
+            ("AITASK_SWEEP_PAGE", "2"),
+            ("AITASK_SWEEP_MAX_PAGES", "2"),
         ],
     );
     let client = db.client().await;

@@ -75,7 +75,7 @@ async fn records_are_claimed_as_they_can_run_so_none_waits_claimed() {
     let queues = TestQueues::create(5, 30).await;
     let stub = StubProvider::start().await;
     stub.set_default(Reply::slow(Duration::from_millis(300)));
-    let app = app(&db, &queues, &stub, &[("AITASK_BATCH_CONCURRENCY", "2")]).await;
+    let app = app(&db, &queues, &stub, &[("AITASK_RECORD_CONCURRENCY", "2")]).await;
     let mut tasks = Vec::new();
     for i in 0..5 {
         tasks.push(task(&db, &format!("t-{i}"), "Sentiment?", 3).await);

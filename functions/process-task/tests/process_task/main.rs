@@ -3,7 +3,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod batches;
 mod common;
 mod database_down;
 mod deadline;
@@ -15,5 +14,6 @@ mod line_capacity;
 mod model_config;
 mod output_bound;
 mod provider_limits;
+mod records;
 mod unexpected_errors;
 mod unworked_records;

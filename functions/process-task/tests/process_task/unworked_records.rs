@@ -15,7 +15,7 @@ async fn state(db: &TestDb, task: &Task) -> (TaskStatus, i32, Option<String>) {
     (task.status, task.attempts, task.error_code)
 }
 
-/// With fewer records run at once than a batch holds (AITASK_BATCH_CONCURRENCY), a wave that
+/// With fewer records run at once than a batch holds (AITASK_RECORD_CONCURRENCY), a wave that
 /// starts too late is not claimed (process.rs run_wave) and its records are reported as batch
 /// item failures: each such delivery is a failed receive, so a task that keeps landing in a
 /// batch's last wave reaches the dead-letter queue after maxReceiveCount (10) deliveries without
@@ -27,7 +27,7 @@ async fn a_record_of_a_wave_too_late_to_start_is_not_a_failed_receive() {
     let queues = TestQueues::create(5, 30).await;
     let stub = StubProvider::start().await;
     stub.set_default(Reply::slow(Duration::from_secs(30)));
-    let overrides = [("AITASK_BATCH_CONCURRENCY", "1"), ("AITASK_DEADLINE_MARGIN_MS", "1000")];
+    let overrides = [("AITASK_RECORD_CONCURRENCY", "1"), ("AITASK_DEADLINE_MARGIN_MS", "1000")];
     let app = app(&db, &queues, &stub, &overrides).await;
     let first = task(&db, "first", "Sentiment?", 3).await;
     let second = task(&db, "second", "Sentiment?", 3).await;

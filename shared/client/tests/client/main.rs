@@ -6,6 +6,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod answers;
-mod batches;
+mod create_many;
 mod retries;
 mod stub;

@@ -6,6 +6,7 @@ use std::time::Duration;
 pub mod callbacks;
 pub mod intake;
 pub mod intake_senders;
+pub mod old_names;
 pub mod tenant_quotas;
 
 /// A variable that is missing or cannot be read.
@@ -39,14 +40,14 @@ pub struct RuntimeConfig {
     /// How long before the Lambda deadline a worker stops its call and requeues
     /// (`AITASK_DEADLINE_MARGIN_MS`, 5000).
     pub deadline_margin: Duration,
-    /// Records of one SQS batch worked on at once (`AITASK_BATCH_CONCURRENCY`, 10).
-    pub batch_concurrency: usize,
-    /// Rows per sweeper statement, its page (`AITASK_SWEEP_BATCH`, 100), and statements per duty
-    /// per run (`AITASK_SWEEP_MAX_BATCHES`, 10).
+    /// Records of one SQS delivery worked on at once (`AITASK_RECORD_CONCURRENCY`, 10).
+    pub record_concurrency: usize,
+    /// Rows per sweeper statement, its page (`AITASK_SWEEP_PAGE`, 100), and statements per duty
+    /// per run (`AITASK_SWEEP_MAX_PAGES`, 10).
     pub sweep_page: usize,
     pub sweep_max_pages: usize,
     /// Rows per statement of a request's bulk work, a run cancel or a scope delete, its page
-    /// (`AITASK_REQUEST_BATCH`, 500) ...
+    /// (`AITASK_REQUEST_PAGE`, 500) ...
     pub request_page: usize,
     /// ... and how long a request keeps starting batches (`AITASK_REQUEST_WORK_MS`, 5000), well
     /// inside API Gateway's 30 s. What is left is the sweeper's (a run cancel) or the caller's,
@@ -95,7 +96,7 @@ impl Default for RuntimeConfig {
             resend_after: Duration::from_millis(300_000),
             unsent_grace: Duration::from_millis(5_000),
             deadline_margin: Duration::from_millis(5_000),
-            batch_concurrency: 10,
+            record_concurrency: 10,
             sweep_page: 100,
             sweep_max_pages: 10,
             request_page: 500,
@@ -117,8 +118,8 @@ pub struct Settings {
     pub db_pool_size: usize,
     pub task_queue_url: String,
     pub events_queue_url: Option<String>,
-    /// The JWT claim naming the tenant (`AITASK_APP_CLAIM`, `app_id`).
-    pub app_claim: String,
+    /// The JWT claim naming the tenant (`AITASK_APP_TOKEN_FIELD`, `app_id`).
+    pub app_token_field: String,
     /// The optional cap on active scoped tasks of every application together
     /// (`AITASK_SYSTEM_ACTIVE_CAP`): it protects a provider every tenant shares. Unset: none.
     pub system_active_cap: Option<i64>,
@@ -159,6 +160,8 @@ impl Settings {
     }
 
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Settings, ConfigError> {
+        old_names::refuse_conflicts(&lookup)?;
+        let lookup = |name: &str| old_names::read(&lookup, name);
         let required = |name: &str| lookup(name).ok_or_else(|| ConfigError(format!("{name} is required")));
         let number = |name: &str, default: u64| -> Result<u64, ConfigError> {
             match lookup(name) {
@@ -185,11 +188,11 @@ impl Settings {
             resend_after: millis("AITASK_RESEND_AFTER_MS", 300_000)?,
             unsent_grace: millis("AITASK_UNSENT_GRACE_MS", 5_000)?,
             deadline_margin: millis("AITASK_DEADLINE_MARGIN_MS", 5_000)?,
-            batch_concurrency: number("AITASK_BATCH_CONCURRENCY", 10)?.max(1) as usize,
-            sweep_page: number("AITASK_SWEEP_BATCH", defaults.sweep_page as u64)?.max(1) as usize,
-            sweep_max_pages: number("AITASK_SWEEP_MAX_BATCHES", defaults.sweep_max_pages as u64)?.max(1)
+            record_concurrency: number("AITASK_RECORD_CONCURRENCY", 10)?.max(1) as usize,
+            sweep_page: number("AITASK_SWEEP_PAGE", defaults.sweep_page as u64)?.max(1) as usize,
+            sweep_max_pages: number("AITASK_SWEEP_MAX_PAGES", defaults.sweep_max_pages as u64)?.max(1)
                 as usize,
-            request_page: number("AITASK_REQUEST_BATCH", defaults.request_page as u64)?.clamp(1, 10_000)
+            request_page: number("AITASK_REQUEST_PAGE", defaults.request_page as u64)?.clamp(1, 10_000)
                 as usize,
             request_work: millis("AITASK_REQUEST_WORK_MS", 5_000)?,
             callback_heartbeat: millis("AITASK_CALLBACK_HEARTBEAT_MS", 45_000)?
@@ -214,7 +217,7 @@ impl Settings {
             db_pool_size: number("AITASK_DB_POOL_SIZE", 4)?.clamp(1, 100) as usize,
             task_queue_url: required("AITASK_TASK_QUEUE_URL")?,
             events_queue_url: lookup("AITASK_EVENTS_QUEUE_URL"),
-            app_claim: lookup("AITASK_APP_CLAIM").unwrap_or_else(|| "app_id".to_owned()),
+            app_token_field: lookup("AITASK_APP_TOKEN_FIELD").unwrap_or_else(|| "app_id".to_owned()),
             tenant_quotas: match lookup("AITASK_TENANT_QUOTAS") {
                 Some(text) => tenant_quotas::TenantQuotas::parse(&text)?,
                 None => Default::default(),
@@ -260,7 +263,7 @@ mod tests {
         let base = vec![("DATABASE_URL", "postgres://x"), ("AITASK_TASK_QUEUE_URL", "http://q")];
         let settings = Settings::from_lookup(env(base.clone())).unwrap();
         assert_eq!(settings.runtime, RuntimeConfig::default());
-        assert_eq!(settings.app_claim, "app_id");
+        assert_eq!(settings.app_token_field, "app_id");
         assert_eq!(settings.event_bus, None);
         let mut bus = base.clone();
         bus.push(("AITASK_EVENT_BUS_NAME", "workflows"));
@@ -321,5 +324,21 @@ mod tests {
         let config = RuntimeConfig::default();
         let waits: Vec<u64> = (1..=9).map(|a| config.backoff_cap(a).as_secs()).collect();
         assert_eq!(waits, vec![1, 2, 4, 8, 16, 32, 60, 60, 60]);
+    }
+
+    #[test]
+    fn the_old_names_of_renamed_variables_are_still_read() {
+        let lookup = |name: &str| match name {
+            "DATABASE_URL" => Some("postgres://x".to_owned()),
+            "AITASK_TASK_QUEUE_URL" => Some("http://q".to_owned()),
+            "AITASK_SWEEP_BATCH" => Some("7".to_owned()),
+            "AITASK_BATCH_CONCURRENCY" => Some("3".to_owned()),
+            "AITASK_APP_CLAIM" => Some("tenant".to_owned()),
+            _ => None,
+        };
+        let settings = Settings::from_lookup(lookup).unwrap();
+        assert_eq!(settings.runtime.sweep_page, 7);
+        assert_eq!(settings.runtime.record_concurrency, 3);
+        assert_eq!(settings.app_token_field, "tenant");
     }
 }

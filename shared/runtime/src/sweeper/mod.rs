@@ -1,5 +1,5 @@
 //! The scheduled sweeper: every duty of docs/lifecycle.md, in a table ([`DUTIES`]). Each duty
-//! works in bounded pages (`AITASK_SWEEP_BATCH` rows a statement, `AITASK_SWEEP_MAX_BATCHES`
+//! works in bounded pages (`AITASK_SWEEP_PAGE` rows a statement, `AITASK_SWEEP_MAX_PAGES`
 //! statements) that any number of concurrent invocations can run side by side (`FOR UPDATE SKIP
 //! LOCKED` in every statement), and each fails alone: a duty whose store call fails is logged
 //! and counted (`SweepDutyFailures`, by duty), and the next duty runs. The heartbeat duty runs

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use uuid::Uuid;
 
-/// One record of an SQS batch: the task it names and its receipt handle.
+/// One record of an SQS delivery: the task it names and its receipt handle.
 #[derive(Debug, Clone, Copy)]
 pub struct Delivery<'a> {
     pub task_id: Uuid,

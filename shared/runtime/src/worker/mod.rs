@@ -1,11 +1,11 @@
 //! process-task's one path, a module per step:
 //!
-//! - [`process_batch`] (`process`): an SQS batch's tasks claimed in one statement, their
+//! - [`process_records`] (`process`): an SQS delivery's tasks claimed in one statement, their
 //!   attempts run side by side, answering record by record;
 //! - `attempt`: one claimed attempt, its provider calls watched by the cancel polls, the
 //!   heartbeats (the row and the message) and the deadline;
 //! - `settle`: carrying out what the attempt writes, and its log line, metrics and event;
-//! - `settler`: the batch's group commit of the successes that finish together.
+//! - `settler`: the delivery's group commit of the successes that finish together.
 //!
 //! Below them: `calls` (the profile chain, each behind its provider limits in `permit`),
 //! `decision` (what an ended attempt writes, a pure function), `delivery` (the SQS side of a
@@ -25,4 +25,4 @@ mod settle;
 pub(crate) mod settler;
 
 pub use delivery::{Delivery, Outcome};
-pub use process::process_batch;
+pub use process::process_records;

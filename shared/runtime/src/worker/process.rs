@@ -1,4 +1,4 @@
-//! The entry of process-task's one path: a whole SQS batch at once. One statement claims every
+//! The entry of process-task's one path: a whole SQS delivery at once. One statement claims every
 //! record's task (`sql/lease/claim.sql`), the attempts run side by side (each with its own
 //! cancel polls, heartbeats and deadline: [`super::attempt`]), and the successes that finish
 //! together are settled together by the [`Settler`]. The round trips of a 10-record batch fall
@@ -25,16 +25,16 @@ use crate::app::App;
 /// deadline. An `Err` means the store could not be reached for that message: retry it.
 ///
 /// The records are claimed a wave at a time, as many as run at once
-/// (`AITASK_BATCH_CONCURRENCY`, a whole SQS batch of 10 by default): a claimed task always
+/// (`AITASK_RECORD_CONCURRENCY`, a whole delivery of 10 records by default): a claimed task always
 /// starts at once, never waits claimed and unwatched behind the others, and a wave that would
 /// start too late to do anything is not claimed at all.
-pub async fn process_batch<P: Provider>(
+pub async fn process_records<P: Provider>(
     app: &App<P>,
     deliveries: &[Delivery<'_>],
     deadline: Instant,
 ) -> Vec<Result<Outcome, StoreError>> {
     let answer_by = deadline.checked_sub(ANSWER_MARGIN).unwrap_or_else(Instant::now);
-    let wave = app.settings.runtime.batch_concurrency.max(1);
+    let wave = app.settings.runtime.record_concurrency.max(1);
     let (settler, writing) = Settler::start(app);
     let work = async {
         let settler = settler;

@@ -3,9 +3,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod admission;
-mod batch;
 mod bounded_work;
 mod callbacks;
+mod create_many;
 mod deferred;
 mod lifecycle;
 mod limits;

@@ -75,7 +75,7 @@ async fn a_batch_report_holds_every_item_in_order() {
     bodies[3] = TaskBody::unchecked(unknown);
     bodies[1_100] = bodies[5].clone();
 
-    let report = client.create_batch(&bodies).await.unwrap();
+    let report = client.create_many(&bodies).await.unwrap();
     let counts = report.counts;
     assert_eq!((counts.created, counts.existing, counts.refused), (1_203, 1, 1));
     assert!(matches!(&report.results[3], ItemResult::Refused(e) if e.code == "AI_MODEL_UNKNOWN"));

@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod bad_input;
-mod batches;
+mod bulk_load;
 mod history;
 mod library;
 mod settings;

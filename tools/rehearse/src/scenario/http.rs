@@ -67,14 +67,14 @@ impl Scenario<'_> {
         if route.authorizer.is_none() {
             self.step(&route.function, &label, Err(format!("{label} has no JWT authorizer")));
         }
-        let app_claim = self
+        let app_token_field = self
             .rehearsal
             .function(&route.function)
             .ok()
-            .and_then(|f| f.environment.get("AITASK_APP_CLAIM").cloned())
+            .and_then(|f| f.environment.get("AITASK_APP_TOKEN_FIELD").cloned())
             .filter(|claim| !claim.is_empty())
             .unwrap_or_else(|| "app_id".to_owned());
-        let event = events::http_request(&route, sent, path, query, body.as_ref(), &app_claim, TENANT);
+        let event = events::http_request(&route, sent, path, query, body.as_ref(), &app_token_field, TENANT);
         let answer = self.invoke(&route.function, &label, event).await?;
         let status = answer["statusCode"].as_u64().unwrap_or(0) as u16;
         let parsed: Value =

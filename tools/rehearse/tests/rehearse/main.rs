@@ -2,6 +2,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod batches;
+mod bedrock_batches;
 mod migrate_answers;
 mod rehearsal;

@@ -98,7 +98,7 @@ async fn the_template_as_deployed_passes_with_every_call_allowed() {
     for label in [
         "event source mapping from TaskQueue",
         "dead-letter queue",
-        "SQS batch",
+        "SQS delivery",
         "schedule rate(1 minute)",
         "EventBridge rule BatchJobStateRule",
         "Custom::Migrations Create",

@@ -7,7 +7,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::args::BatchArgs;
+use crate::args::BulkArgs;
 use crate::failure::Failure;
 use crate::output;
 use crate::tasks::read_input;
@@ -64,7 +64,7 @@ pub(crate) fn parse_lines(text: &str) -> Result<(Vec<TaskBody>, Vec<usize>), Vec
     }
 }
 
-pub(crate) async fn batch(client: &Client, args: &BatchArgs, json: bool) -> Result<(), Failure> {
+pub(crate) async fn load(client: &Client, args: &BulkArgs, json: bool) -> Result<(), Failure> {
     let text = read_input(&args.file)?;
     let (bodies, lines) = match parse_lines(&text) {
         Ok(parsed) => parsed,
@@ -80,7 +80,7 @@ pub(crate) async fn batch(client: &Client, args: &BatchArgs, json: bool) -> Resu
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let report = client
-        .create_batch_with(&bodies, |counts| {
+        .create_many_with(&bodies, |counts| {
             bar.set_position(counts.answered() as u64);
             bar.set_message(format!(
                 "created {} · existing {} · refused {}",

@@ -12,14 +12,14 @@ use crate::problems::{Path, Problems};
 /// batch is never a single tree in memory (a body of many small values is tens of times its size
 /// as one); the items are parsed one at a time.
 #[derive(Debug, Clone)]
-pub struct CreateBatch<'a> {
+pub struct CreateMany<'a> {
     pub items: Vec<&'a RawValue>,
 }
 
-impl<'a> CreateBatch<'a> {
+impl<'a> CreateMany<'a> {
     /// `{"tasks": [<create body>, ...]}` with 1 to [`BATCH_MAX_TASKS`] items. Only the envelope
     /// is checked here: an item that is not a valid create is that item's own 400.
-    pub fn parse(body: &'a [u8]) -> Result<CreateBatch<'a>, Problems> {
+    pub fn parse(body: &'a [u8]) -> Result<CreateMany<'a>, Problems> {
         let root = Path::root();
         let not_json = |e: serde_json::Error| Problems::one(&root, format!("is not valid JSON: {e}"));
         // The whole body is JSON (read without keeping it), or it is refused as the single create is.
@@ -54,7 +54,7 @@ impl<'a> CreateBatch<'a> {
             },
         };
         match items {
-            Some(items) if problems.is_empty() => Ok(CreateBatch { items }),
+            Some(items) if problems.is_empty() => Ok(CreateMany { items }),
             _ => Err(problems),
         }
     }
@@ -85,16 +85,16 @@ mod tests {
 
     fn parse(body: &Value) -> Result<usize, Problems> {
         let text = body.to_string();
-        CreateBatch::parse(text.as_bytes()).map(|batch| batch.items.len())
+        CreateMany::parse(text.as_bytes()).map(|batch| batch.items.len())
     }
 
     #[test]
     fn the_envelope_holds_one_to_a_thousand_items_of_any_shape() {
         let body = json!({"tasks": [{"stepKey": "s"}, 7]});
         assert_eq!(parse(&body).unwrap(), 2, "items are parsed one by one later");
-        let problems = CreateBatch::parse(b"{\"tasks\": 5}").unwrap_err();
+        let problems = CreateMany::parse(b"{\"tasks\": 5}").unwrap_err();
         assert!(problems.to_string().contains("must be an array, not a number"), "{problems}");
-        assert!(CreateBatch::parse(b"{\"tasks\": [").is_err(), "not JSON");
+        assert!(CreateMany::parse(b"{\"tasks\": [").is_err(), "not JSON");
         for bad in [
             json!({"tasks": []}),
             json!({"tasks": {}}),

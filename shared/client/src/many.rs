@@ -39,13 +39,13 @@ impl ItemResult {
 
 /// Counts of a batch's items so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BatchCounts {
+pub struct CreateManyCounts {
     pub created: usize,
     pub existing: usize,
     pub refused: usize,
 }
 
-impl BatchCounts {
+impl CreateManyCounts {
     fn add(&mut self, result: &ItemResult) {
         match result {
             ItemResult::Created(_) => self.created += 1,
@@ -62,12 +62,12 @@ impl BatchCounts {
 
 /// Every item's answer, in the order the items were given.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct BatchReport {
+pub struct CreateManyReport {
     pub results: Vec<ItemResult>,
-    pub counts: BatchCounts,
+    pub counts: CreateManyCounts,
 }
 
-impl BatchReport {
+impl CreateManyReport {
     /// The refused items: their index in the batch and the API's error.
     pub fn refused(&self) -> impl Iterator<Item = (usize, &ApiError)> {
         self.results.iter().enumerate().filter_map(|(index, result)| match result {
@@ -120,9 +120,9 @@ pub fn plan_chunks(texts: &[String]) -> Result<Vec<Range<usize>>, Problems> {
 }
 
 impl Client {
-    /// Create any number of tasks (see [`Client::create_batch_with`]).
-    pub async fn create_batch(&self, bodies: &[TaskBody]) -> Result<BatchReport, Error> {
-        self.create_batch_with(bodies, |_| {}).await
+    /// Create any number of tasks (see [`Client::create_many_with`]).
+    pub async fn create_many(&self, bodies: &[TaskBody]) -> Result<CreateManyReport, Error> {
+        self.create_many_with(bodies, |_| {}).await
     }
 
     /// Create any number of tasks, in chunks the API takes, calling `progress` with the counts
@@ -131,15 +131,15 @@ impl Client {
     /// whole chunk that fails (401, the database down past the retries) ends the call with its
     /// error: the chunks before it stand, and sending the same bodies again is safe (each item
     /// is idempotent on its effect key).
-    pub async fn create_batch_with(
+    pub async fn create_many_with(
         &self,
         bodies: &[TaskBody],
-        mut progress: impl FnMut(&BatchCounts),
-    ) -> Result<BatchReport, Error> {
+        mut progress: impl FnMut(&CreateManyCounts),
+    ) -> Result<CreateManyReport, Error> {
         let texts: Vec<String> = bodies.iter().map(TaskBody::to_json).collect();
         let chunks = plan_chunks(&texts).map_err(Error::InvalidBody)?;
         let mut results: Vec<Option<ItemResult>> = vec![None; texts.len()];
-        let mut counts = BatchCounts::default();
+        let mut counts = CreateManyCounts::default();
         for chunk in chunks {
             let mut pending: Vec<usize> = chunk.clone().collect();
             let mut tries = 1;
@@ -175,7 +175,7 @@ impl Client {
             progress(&counts);
         }
         let results: Vec<ItemResult> = results.into_iter().flatten().collect();
-        Ok(BatchReport { results, counts })
+        Ok(CreateManyReport { results, counts })
     }
 
     /// One `POST /v1/tasks/batch` of these items: their answers, in order.

@@ -44,7 +44,7 @@ enum Item<'a> {
 }
 
 /// The answer to a batch, within Lambda's response limit.
-pub fn batch_response(answers: &[Result<Created, ApiError>]) -> ApiGatewayV2httpResponse {
+pub fn many_response(answers: &[Result<Created, ApiError>]) -> ApiGatewayV2httpResponse {
     json_response(200, &Results { results: within(answers, ANSWER_MAX_BYTES) })
 }
 

@@ -47,7 +47,7 @@ async fn a_batch_of_any_size_goes_in_chunks_of_a_thousand_and_answers_in_order()
     let bodies: Vec<TaskBody> = (0..2_345).map(body).collect();
     let mut progress = Vec::new();
     let report =
-        stub.client(3).create_batch_with(&bodies, |counts| progress.push(counts.answered())).await.unwrap();
+        stub.client(3).create_many_with(&bodies, |counts| progress.push(counts.answered())).await.unwrap();
 
     let sizes: Vec<usize> = stub.hits().iter().map(|h| h.body["tasks"].as_array().unwrap().len()).collect();
     assert_eq!(sizes, [1_000, 1, 1_000, 345], "the throttled item alone, after its chunk");
@@ -81,7 +81,7 @@ async fn a_batch_of_any_size_goes_in_chunks_of_a_thousand_and_answers_in_order()
 async fn a_chunk_refused_whole_ends_the_batch_with_its_error() {
     let stub = Stub::script(vec![Answer::error(401, "UNAUTHORIZED")]).await;
     let bodies: Vec<TaskBody> = (0..1_500).map(body).collect();
-    let error = stub.client(3).create_batch(&bodies).await.unwrap_err();
+    let error = stub.client(3).create_many(&bodies).await.unwrap_err();
     assert_eq!((error.status(), error.code()), (Some(401), Some("UNAUTHORIZED")));
     assert_eq!(stub.hits().len(), 1, "no second chunk after a refused first");
 }
