@@ -19,9 +19,10 @@
 //!   event bus, built once per cold start; [`App::announce`] tells of the tasks that ended.
 //!
 //! The modules depend on each other in one direction: `intake` → `api` → `create` →
-//! `admission`, `callback_limits`; `sweeper` → `batcher`; `worker`, `batcher` → `settle`;
-//! `worker`, `sweeper`, `batcher`, `settle` → `app` → `callbacks`, `bus`, `config`, `queue`,
-//! `secrets`, `aws`; and `metrics`, `errors`, `xray` below everything.
+//! `admission`, `callback_limits`; `sweeper` → `batcher`; `worker`, `batcher` → `settle` (which
+//! writes through the store alone: it announces nothing itself); `worker`, `sweeper`, `batcher`
+//! → `app` → `callbacks`, `bus`, `config`, `queue`, `secrets`, `aws`; and `metrics`, `errors`,
+//! `xray` below everything.
 
 mod admission;
 pub mod answers;

@@ -8,7 +8,8 @@
 //!    statement fails each is written alone, so one row's bad data never costs another task its
 //!    attempt); any other decision alone ([`carry_out`]: a failure, a requeue, a give-back);
 //! 3. the settlement's one log line and its metrics ([`record`]);
-//! 4. its completion event announced (`App::announce`).
+//! 4. its completion event announced (`App::announce`), by the caller: the worker's group commit
+//!    announces its group's events together, the batcher a page's.
 //!
 //! The words, one meaning each: to *settle* is to end an attempt (a task's terminal write, or its
 //! way back to the queue); to *requeue* is to put a task back in the queue for a counted retry,
