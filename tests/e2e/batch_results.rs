@@ -74,6 +74,18 @@ async fn sweep_until(deferred: &Deferred, query: &str, expected: i64, sweeps: us
     count
 }
 
+/// The database refuses every update of a task row that `condition` (on `NEW`) holds for, as it
+/// would a value it cannot store.
+async fn refuse_updates(db: &TestDb, condition: &str) {
+    db.sql_as_owner(&format!(
+        "CREATE FUNCTION refuse_row() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+           RAISE EXCEPTION 'this row cannot be stored'; END $$; \
+         CREATE TRIGGER refuse_row BEFORE UPDATE ON tasks FOR EACH ROW \
+           WHEN ({condition}) EXECUTE FUNCTION refuse_row();"
+    ))
+    .await;
+}
+
 const SUCCEEDED_ONCE: &str = "SELECT count(*) FROM tasks WHERE status = 'succeeded' AND attempts = 1";
 
 #[tokio::test]
@@ -156,16 +168,7 @@ async fn a_given_up_batch_whose_results_read_fails_once_reads_them_again() {
 async fn a_row_the_store_refuses_costs_the_rest_of_its_batch_nothing() {
     let deferred = deferred(10).await;
     let ids = defer(&deferred, 10, &classify_request()).await;
-    deferred
-        .db
-        .sql_as_owner(&format!(
-            "CREATE FUNCTION refuse_row() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
-               RAISE EXCEPTION 'this row cannot be stored'; END $$; \
-             CREATE TRIGGER refuse_row BEFORE UPDATE ON tasks FOR EACH ROW \
-               WHEN (NEW.status = 'succeeded' AND NEW.id = '{}') EXECUTE FUNCTION refuse_row();",
-            ids[3]
-        ))
-        .await;
+    refuse_updates(&deferred.db, &format!("NEW.status = 'succeeded' AND NEW.id = '{}'", ids[3])).await;
     let ended = "SELECT count(*) FROM task_batches WHERE outcome IS NOT NULL";
     sweep_until(&deferred, ended, 1, 8).await;
     let settled = deferred.db.count(SUCCEEDED_ONCE).await;
@@ -194,17 +197,12 @@ async fn one_lines_output_the_store_refuses_costs_the_other_lines_nothing() {
     deferred.batches.script(ids[3], LineScript::Says(refused_text.to_owned()));
     deferred.batches.script(ids[6], LineScript::Error(400));
     deferred.batches.script(ids[8], LineScript::Error(400));
-    deferred
-        .db
-        .sql_as_owner(&format!(
-            "CREATE FUNCTION refuse_row() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
-               RAISE EXCEPTION 'this row cannot be stored'; END $$; \
-             CREATE TRIGGER refuse_row BEFORE UPDATE ON tasks FOR EACH ROW \
-               WHEN ((NEW.status = 'succeeded' AND NEW.output::text LIKE '%{refused_text}%') \
-                  OR (NEW.status = 'failed' AND NEW.id = '{}')) EXECUTE FUNCTION refuse_row();",
-            ids[8]
-        ))
-        .await;
+    let refused = format!(
+        "(NEW.status = 'succeeded' AND NEW.output::text LIKE '%{refused_text}%') \
+         OR (NEW.status = 'failed' AND NEW.id = '{}')",
+        ids[8]
+    );
+    refuse_updates(&deferred.db, &refused).await;
     let ended = "SELECT count(*) FROM task_batches WHERE outcome IS NOT NULL";
     assert_eq!(sweep_until(&deferred, ended, 1, 8).await, 1, "the batch ended");
     assert_eq!(
