@@ -2,7 +2,8 @@
 //! Batches API (issue 36): a result file over 64 MiB is read once, as a stream, and settles every
 //! task; a batch given up keeps the answers the provider gave before its cancel and sends only
 //! the rest on-demand, and one whose results fail to read is read again within its grace; a row
-//! the store refuses costs the rest of its batch nothing.
+//! the store refuses costs the rest of its batch nothing, whether its line is an answer or an
+//! error.
 
 use aitasks_testkit::*;
 use serde_json::{json, Value};
@@ -71,6 +72,18 @@ async fn sweep_until(deferred: &Deferred, query: &str, expected: i64, sweeps: us
         count = deferred.db.count(query).await;
     }
     count
+}
+
+/// The database refuses every update of a task row that `condition` (on `NEW`) holds for, as it
+/// would a value it cannot store.
+async fn refuse_updates(db: &TestDb, condition: &str) {
+    db.sql_as_owner(&format!(
+        "CREATE FUNCTION refuse_row() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+           RAISE EXCEPTION 'this row cannot be stored'; END $$; \
+         CREATE TRIGGER refuse_row BEFORE UPDATE ON tasks FOR EACH ROW \
+           WHEN ({condition}) EXECUTE FUNCTION refuse_row();"
+    ))
+    .await;
 }
 
 const SUCCEEDED_ONCE: &str = "SELECT count(*) FROM tasks WHERE status = 'succeeded' AND attempts = 1";
@@ -155,16 +168,7 @@ async fn a_given_up_batch_whose_results_read_fails_once_reads_them_again() {
 async fn a_row_the_store_refuses_costs_the_rest_of_its_batch_nothing() {
     let deferred = deferred(10).await;
     let ids = defer(&deferred, 10, &classify_request()).await;
-    deferred
-        .db
-        .sql_as_owner(&format!(
-            "CREATE FUNCTION refuse_row() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
-               RAISE EXCEPTION 'this row cannot be stored'; END $$; \
-             CREATE TRIGGER refuse_row BEFORE UPDATE ON tasks FOR EACH ROW \
-               WHEN (NEW.status = 'succeeded' AND NEW.id = '{}') EXECUTE FUNCTION refuse_row();",
-            ids[3]
-        ))
-        .await;
+    refuse_updates(&deferred.db, &format!("NEW.status = 'succeeded' AND NEW.id = '{}'", ids[3])).await;
     let ended = "SELECT count(*) FROM task_batches WHERE outcome IS NOT NULL";
     sweep_until(&deferred, ended, 1, 8).await;
     let settled = deferred.db.count(SUCCEEDED_ONCE).await;
@@ -178,4 +182,49 @@ async fn a_row_the_store_refuses_costs_the_rest_of_its_batch_nothing() {
         .await;
     assert_eq!(refused, 1, "the refused one goes on-demand");
     assert_eq!(deferred.db.count("SELECT count(*) FROM task_batches WHERE outcome = 'completed'").await, 1);
+}
+
+/// The batcher's settlement falls back row by row as the worker's does: one line's output the
+/// database refuses fails the page's group statement, and every other answer is then completed
+/// alone; an error line whose failure is refused costs the other error lines nothing either. The
+/// two refused tasks stay in the batch and go back on-demand, uncounted.
+#[tokio::test]
+async fn one_lines_output_the_store_refuses_costs_the_other_lines_nothing() {
+    let deferred = deferred(10).await;
+    let request = json!({"kind": "generate_text", "prompt": "Say hello.", "maxOutputChars": 200});
+    let ids = defer(&deferred, 10, &request).await;
+    let refused_text = "an answer the database refuses";
+    deferred.batches.script(ids[3], LineScript::Says(refused_text.to_owned()));
+    deferred.batches.script(ids[6], LineScript::Error(400));
+    deferred.batches.script(ids[8], LineScript::Error(400));
+    let refused = format!(
+        "(NEW.status = 'succeeded' AND NEW.output::text LIKE '%{refused_text}%') \
+         OR (NEW.status = 'failed' AND NEW.id = '{}')",
+        ids[8]
+    );
+    refuse_updates(&deferred.db, &refused).await;
+    let ended = "SELECT count(*) FROM task_batches WHERE outcome IS NOT NULL";
+    assert_eq!(sweep_until(&deferred, ended, 1, 8).await, 1, "the batch ended");
+    assert_eq!(
+        deferred.db.count(SUCCEEDED_ONCE).await,
+        7,
+        "the seven other answers settled on their first attempt"
+    );
+    let status = |id: Uuid| {
+        format!("SELECT count(*) FROM tasks WHERE id = '{id}' AND status = 'failed' AND attempts = 1 AND error_code = 'WORKFLOW_AI_PROVIDER_ERROR'")
+    };
+    assert_eq!(deferred.db.count(&status(ids[6])).await, 1, "the other error line failed its task");
+    for refused in [ids[3], ids[8]] {
+        let back = format!(
+            "SELECT count(*) FROM tasks WHERE id = '{refused}' AND status = 'queued' AND attempts = 0 AND batch_id IS NULL"
+        );
+        assert_eq!(deferred.db.count(&back).await, 1, "a refused line's task goes on-demand, uncounted");
+    }
+    assert_eq!(
+        deferred.db.count("SELECT count(*) FROM task_events").await,
+        8,
+        "one event for each task that ended"
+    );
+    let kept = format!("SELECT count(*) FROM tasks WHERE output::text LIKE '%{refused_text}%'");
+    assert_eq!(deferred.db.count(&kept).await, 0);
 }

@@ -318,7 +318,7 @@ async fn run_turns<W: Wire>(
         // A call that sent a prompt and got an answer used tokens: a count of 0 is a provider
         // (or a proxy) that did not say, and the reservation stays counted.
         let used = turn.as_ref().ok().map(|t| t.input_tokens + t.output_tokens).filter(|&n| n > 0);
-        gate.settle(passed, used).await;
+        gate.reconcile_tokens(passed, used).await;
         let turn: Turn = turn?;
         usage.add_turn(&turn);
         usage.add_cost(call.profile.cost(turn.input_tokens, turn.output_tokens));

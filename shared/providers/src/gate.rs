@@ -36,8 +36,9 @@ pub trait CallGate: Send + Sync {
     /// Before a call: `Err(wait)` when the limit is reached for about `wait` (the attempt's
     /// first call then ends it with [`crate::ProviderError::AtLimit`]; a later one waits).
     fn pass(&self, estimate: CallEstimate) -> GateFuture<'_, Result<Passed, Duration>>;
-    /// After the call: the tokens it used, or `None` when it failed without saying.
-    fn settle(&self, passed: Passed, used: Option<u64>) -> GateFuture<'_, ()>;
+    /// After the call: its reservation replaced by the tokens it used, or kept when it failed
+    /// without saying (`None`).
+    fn reconcile_tokens(&self, passed: Passed, used: Option<u64>) -> GateFuture<'_, ()>;
 }
 
 /// No limits.
@@ -48,7 +49,7 @@ impl CallGate for NoLimits {
         Box::pin(async move { Ok(Passed { counted_at: None, reserved: estimate.tokens() }) })
     }
 
-    fn settle(&self, _passed: Passed, _used: Option<u64>) -> GateFuture<'_, ()> {
+    fn reconcile_tokens(&self, _passed: Passed, _used: Option<u64>) -> GateFuture<'_, ()> {
         Box::pin(async {})
     }
 }

@@ -158,7 +158,7 @@ async fn store_one<P>(app: &App<P>, client: &mut store::Client, item: &Checked) 
         Some(scope) => {
             let scoped = crate::admission::create_scoped(client, &item.task, scope, limits).await?;
             if let Some(event) = scoped.event {
-                app.publish(vec![event]).await;
+                app.announce(vec![event]).await;
             }
             scoped.created
         }

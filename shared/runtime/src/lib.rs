@@ -10,15 +10,19 @@
 //! - [`sweeper`]: expiry, re-sends, event re-delivery, pruning and retention: a table of duties,
 //!   each in bounded pages.
 //! - [`batcher`]: deferred tasks through the providers' batch APIs, the sweeper's batch duties.
+//! - `settle`: the one settlement of an attempt, the worker's and the batcher's alike (decide,
+//!   write fenced, log and metrics, announce).
 //! - [`callbacks`]: answering and heartbeating the callers that wait for a task (Step Functions
 //!   task tokens, Lambda durable-function callbacks), through the outbox.
 //! - [`intake`]: the intake queue's messages, each a create with its task token.
 //! - [`App`]: the pool, queues, model profiles and provider, the callbacks' clients and the
-//!   event bus, built once per cold start.
+//!   event bus, built once per cold start; [`App::announce`] tells of the tasks that ended.
 //!
 //! The modules depend on each other in one direction: `intake` → `api` → `create` →
-//! `admission`, `callback_limits`; `sweeper` → `batcher` → `worker` (its retry decision); `worker`, `sweeper`, `batcher` → `app` → `callbacks`, `bus`, `config`, `queue`, `secrets`,
-//! `aws`; and `metrics`, `errors`, `xray` below everything.
+//! `admission`, `callback_limits`; `sweeper` → `batcher`; `worker`, `batcher` → `settle` (which
+//! writes through the store alone: it announces nothing itself); `worker`, `sweeper`, `batcher`
+//! → `app` → `callbacks`, `bus`, `config`, `queue`, `secrets`, `aws`; and `metrics`, `errors`,
+//! `xray` below everything.
 
 mod admission;
 pub mod answers;
@@ -38,6 +42,7 @@ pub mod intake;
 pub mod metrics;
 pub mod queue;
 pub mod secrets;
+mod settle;
 pub mod sweeper;
 pub mod worker;
 pub mod xray;

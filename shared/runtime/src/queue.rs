@@ -198,9 +198,9 @@ impl Queues {
         Ok(())
     }
 
-    /// Publish completion events to the events queue, ten to a batch. Returns the ids that
-    /// were delivered. Without an events queue nobody listens: every event counts as delivered.
-    pub async fn publish_events(&self, events: &[PendingEvent]) -> Vec<i64> {
+    /// Send completion events to the events queue (this queue alone), ten to a request. Returns
+    /// the ids it took. Without an events queue nobody listens: every event counts as taken.
+    pub async fn send_events(&self, events: &[PendingEvent]) -> Vec<i64> {
         let Some(url) = &self.events_queue_url else {
             return events.iter().map(|e| e.id).collect();
         };
@@ -221,7 +221,7 @@ impl Queues {
                     delivered.extend(output.successful().iter().filter_map(|ok| ok.id().parse::<i64>().ok()));
                 }
                 Err(error) => {
-                    tracing::warn!(error = %queue_error("SendMessageBatch", error), "event publish failed")
+                    tracing::warn!(error = %queue_error("SendMessageBatch", error), "could not send events to the events queue")
                 }
             }
         }

@@ -84,6 +84,16 @@ pub struct Lease {
     pub batch_id: Option<Uuid>,
 }
 
+impl Lease {
+    /// Whether this attempt's success is written by a statement of its own
+    /// ([`crate::complete_attempt`]) rather than with others that end together
+    /// ([`crate::complete_many`]): a scoped task's completion also updates its admission
+    /// bookkeeping, which only the single statement does. The one place that says so.
+    pub fn completes_alone(&self) -> bool {
+        self.scoped
+    }
+}
+
 /// A workflow run: the owner of run tasks. Callers see `aitasks_runtime::answers::RunAnswer`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Run {

@@ -76,14 +76,14 @@ pub async fn end_canceled(client: &impl GenericClient, task_id: Uuid) -> StoreRe
 
 /// Complete attempts that finished together, each with its validated output and usage: one
 /// round trip for all of them, events included. Answers item by item in order, fenced as
-/// [`complete_attempt`] is; only unscoped attempts belong here (a scoped one is
-/// [`Fenced::Lost`], for the single statement and its admission bookkeeping).
+/// [`complete_attempt`] is; an attempt that [completes alone](Lease::completes_alone) is
+/// [`Fenced::Lost`] here, left for its own statement.
 pub async fn complete_many(
     client: &impl GenericClient,
     attempts: &[(Lease, &Value, Option<&Value>)],
 ) -> StoreResult<Vec<Fenced<PendingEvent>>> {
     let given: Vec<&(Lease, &Value, Option<&Value>)> =
-        attempts.iter().filter(|(lease, _, _)| !lease.scoped).collect();
+        attempts.iter().filter(|(lease, _, _)| !lease.completes_alone()).collect();
     // A group of one takes the single statement: the same fence and event, without the id-order
     // lock the group needs against a deadlock with another group (a row lock is a WAL record).
     if let ([(lease, output, usage)], [_]) = (given.as_slice(), attempts) {

@@ -10,10 +10,11 @@
 //!    so a prompt answer has neither. Each 500 ms more a call takes adds a `check`
 //!    (`lease/check`), each 10 s a `heartbeat` (`lease/heartbeat`); `BENCH_HEARTBEAT=1` adds one
 //!    heartbeat a task, as the lifecycle measured before issue 37 had;
-//! 4. the settler (`worker::settler`): `complete_many` (`settle/complete_many`, the group commit
-//!    with the completion events; a group of one here, which it writes with
-//!    `settle/complete_unscoped`, the single statement: no id-order lock for one row);
-//! 5. `App::publish`, once the event is on the events queue: `mark_published`
+//! 4. the settler (`worker/settler.rs`, through the runtime's `settle::complete_together`):
+//!    `complete_many` (`settle/complete_many`, the group commit with the completion events; a
+//!    group of one here, which it writes with `settle/complete_unscoped`, the single statement:
+//!    no id-order lock for one row);
+//! 5. `App::announce`, once the event is on the events queue: `mark_published`
 //!    (`events/mark_published`, which also takes the callbacks the task made owed: none here).
 //!
 //! Batches of ten ([`batch_of_ten`]) take the same steps with the batch calls: `create_tasks` and

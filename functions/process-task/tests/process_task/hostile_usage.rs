@@ -91,7 +91,7 @@ async fn an_absurd_usage_report_in_a_repaired_attempt_does_not_cost_the_attempt(
 
 /// A 200 that says nothing of its usage (some OpenAI-compatible servers, a proxy that strips
 /// it; Bedrock's usage is optional too) is read as 0 input and 0 output tokens, and the gate
-/// puts that 0 in place of the call's reservation (permit.rs settle_now with `Some(0)`). The
+/// puts that 0 in place of the call's reservation (permit.rs reconcile_now with `Some(0)`). The
 /// minute then counts no tokens at all for calls that surely used some, and `tokensPerMinute`
 /// admits every later call: the limit no longer limits anything.
 #[tokio::test]

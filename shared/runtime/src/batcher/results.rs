@@ -21,10 +21,7 @@ use uuid::Uuid;
 
 use super::{send_now, BatchSummary};
 use crate::app::App;
-use crate::metrics::{self, Settlement as Settled};
-use crate::worker::decision::{decide, timeout_age, Decision, Ending};
-use crate::worker::jitter::random_fraction;
-use crate::worker::settler::complete_together;
+use crate::settle::{self, complete_together, Attempt, Carried, Ending};
 
 /// The settling of one batch's results, page after page.
 pub(super) struct Settlement<'t> {
@@ -49,7 +46,7 @@ impl<'t> Settlement<'t> {
         lines: Vec<LineResult>,
         summary: &mut BatchSummary,
     ) -> Result<(), StoreError> {
-        let mut answered: Vec<(&BatchTask, Completion)> = Vec::new();
+        let mut answered: Vec<(Attempt, Ending)> = Vec::new();
         let mut others: Vec<(&BatchTask, LineOutcome)> = Vec::new();
         for line in lines {
             // A duplicate line: the first one named is the task's answer.
@@ -58,14 +55,15 @@ impl<'t> Settlement<'t> {
             }
             let Some(task) = self.in_batch.get(&line.task_id).copied() else { continue };
             match line.outcome {
-                LineOutcome::Answered(completion) => answered.push((task, completion)),
+                LineOutcome::Answered(completion) => answered
+                    .push((Attempt::of_batch_task(task, &profile.id), Ending::Finished(Ok(completion)))),
                 // Left running in the batch: it goes back on-demand, uncounted, with the unanswered.
                 LineOutcome::Unanswered(_) => {}
                 outcome => others.push((task, outcome)),
             }
         }
         // The answers first: one line's trouble below never holds back the others' results.
-        complete(app, client, profile, &answered, summary).await?;
+        complete_answers(app, client, &answered, summary).await?;
         let mut repairs: Vec<OwedMessage> = Vec::new();
         for (task, outcome) in others {
             let settled = match outcome {
@@ -84,7 +82,7 @@ impl<'t> Settlement<'t> {
                 LineOutcome::Failed(error) => line_failed(app, client, profile, task, error, summary).await,
                 LineOutcome::Answered(_) | LineOutcome::Unanswered(_) => Ok(()),
             };
-            refused_alone(task, settled)?;
+            refused_alone(task.lease.task_id, settled)?;
         }
         send_now(app, client, &repairs).await
     }
@@ -93,12 +91,12 @@ impl<'t> Settlement<'t> {
 /// A line's write: the store's absence stops the look; any other error (a value the store
 /// cannot hold, a constraint, a deadlock) is this line's alone: its task stays in the batch
 /// and goes back on-demand with the unanswered, and the other lines carry on.
-fn refused_alone<T>(task: &BatchTask, settled: Result<T, StoreError>) -> Result<(), StoreError> {
+fn refused_alone<T>(task_id: Uuid, settled: Result<T, StoreError>) -> Result<(), StoreError> {
     match settled {
         Ok(_) => Ok(()),
         Err(error) if error.is_unavailable() => Err(error),
         Err(error) => {
-            tracing::warn!(task_id = %task.lease.task_id, error = %crate::error_chain(&error), "a batch line could not be settled; its task runs on-demand");
+            tracing::warn!(task_id = %task_id, error = %crate::error_chain(&error), "a batch line could not be settled; its task runs on-demand");
             Ok(())
         }
     }
@@ -122,80 +120,48 @@ fn keepable(resume: &aitasks_providers::Resume) -> Result<Value, String> {
     Ok(kept)
 }
 
-/// Complete a page of answered tasks together ([`complete_together`]); their events published,
-/// their settlements counted.
-async fn complete<P>(
+/// Complete a page of answered tasks together ([`complete_together`]); their settlements
+/// recorded, their endings announced.
+async fn complete_answers<P>(
     app: &App<P>,
     client: &store::Client,
-    profile: &ModelProfile,
-    page: &[(&BatchTask, Completion)],
+    answered: &[(Attempt<'_>, Ending)],
     summary: &mut BatchSummary,
 ) -> Result<(), StoreError> {
-    if page.is_empty() {
+    let answers: Vec<(&Attempt, &Ending, &Completion)> = answered
+        .iter()
+        .filter_map(|(attempt, ending)| Some((attempt, ending, ending.completion()?)))
+        .collect();
+    if answers.is_empty() {
         return Ok(());
     }
     let usages: Vec<Option<Value>> =
-        page.iter().map(|(_, completion)| serde_json::to_value(&completion.usage).ok()).collect();
+        answers.iter().map(|(_, _, completion)| settle::stored_usage(completion)).collect();
     // Every lease names the batch: a result of a batch the task has left changes nothing.
-    let attempts: Vec<(store::Lease, &Value, Option<&Value>)> = page
+    let successes: Vec<settle::Success> = answers
         .iter()
         .zip(&usages)
-        .map(|((task, completion), usage)| (task.lease, &completion.output, usage.as_ref()))
+        .map(|((attempt, _, completion), usage)| (attempt.lease, &completion.output, usage.as_ref()))
         .collect();
-    let written = complete_together(client, &attempts).await;
+    let written = complete_together(client, &successes).await;
     let mut events = Vec::new();
-    for ((task, completion), written) in page.iter().zip(written) {
+    for ((attempt, ending, _), written) in answers.into_iter().zip(written) {
         match written {
             Ok(Fenced::Written(event)) => {
                 summary.batch_results_settled += 1;
-                metrics::settled(&Settled {
-                    status: "succeeded",
-                    error_code: None,
-                    model_id: &profile.id,
-                    attempts: task.lease.attempt,
-                    worked: Duration::ZERO,
-                    usage: Some(&completion.usage),
-                    cost_usd: completion.usage.estimated_cost_usd,
-                    parts: None,
-                });
+                settle::record(attempt, ending, Duration::ZERO, &event, None);
                 events.push(event);
             }
             Ok(Fenced::Lost) => {}
-            written => refused_alone(task, written)?,
+            written => refused_alone(attempt.lease.task_id, written)?,
         }
     }
-    app.publish(events).await;
-    Ok(())
-}
-
-/// Requeue a failed line's task for an on-demand retry (it leaves its batch), its message sent
-/// after `delay`.
-async fn retry_on_demand<P>(
-    app: &App<P>,
-    client: &store::Client,
-    task: &BatchTask,
-    code: aitasks_contracts::ErrorCode,
-    message: &str,
-    delay: Duration,
-    summary: &mut BatchSummary,
-) -> Result<(), StoreError> {
-    let lease = task.lease;
-    if !store::requeue_attempt(client, lease, code, message).await? {
-        return Ok(());
-    }
-    metrics::retried(code.as_str(), Duration::ZERO);
-    summary.batch_tasks_returned += 1;
-    let group = crate::queue::message_group(&task.app_id);
-    if let Err(error) = app.queues.send_task_after(lease.task_id, Some(&group), delay).await {
-        tracing::warn!(error = %crate::error_chain(&error), "could not send a retried batch task's message; the sweeper will");
-        store::mark_unsent(client, &[lease.task_id]).await?;
-    }
+    app.announce(events).await;
     Ok(())
 }
 
 /// A line's error, decided as an on-demand attempt's: retried on-demand within the attempt
-/// budget (the message sent after the backoff), or the task fails. Any other decision leaves the
-/// task in the batch, to go back on-demand with the unanswered.
+/// budget (the task leaves its batch, its message sent after the backoff), or the task fails.
 async fn line_failed<P>(
     app: &App<P>,
     client: &store::Client,
@@ -204,31 +170,27 @@ async fn line_failed<P>(
     error: ProviderError,
     summary: &mut BatchSummary,
 ) -> Result<(), StoreError> {
-    let runtime = &app.settings.runtime;
+    let attempt = Attempt::of_batch_task(task, &profile.id);
     let ending = Ending::Finished(Err(error));
-    let age = timeout_age(task.created_at, task.deferred_by, runtime);
-    let lease = task.lease;
-    match decide(&ending, lease.attempt, task.max_attempts, age, runtime, random_fraction()) {
-        Decision::Requeue { code, message, delay } => {
-            retry_on_demand(app, client, task, code, &message, delay, summary).await?
-        }
-        Decision::Fail { code, message } => {
-            if let Fenced::Written(event) = store::fail_attempt(client, lease, code, &message).await? {
-                summary.batch_results_settled += 1;
-                metrics::settled(&Settled {
-                    status: "failed",
-                    error_code: Some(code.as_str()),
-                    model_id: &profile.id,
-                    attempts: lease.attempt,
-                    worked: Duration::ZERO,
-                    usage: None,
-                    cost_usd: None,
-                    parts: None,
-                });
-                app.publish(vec![event]).await;
+    let decision = attempt.decide(&ending, &app.settings.runtime);
+    match settle::carry_out(client, &attempt, &ending, decision, Duration::ZERO).await? {
+        Carried::Requeued { delay } => {
+            summary.batch_tasks_returned += 1;
+            let group = crate::queue::message_group(&task.app_id);
+            let task_id = attempt.lease.task_id;
+            if let Err(error) = app.queues.send_task_after(task_id, Some(&group), delay).await {
+                tracing::warn!(error = %crate::error_chain(&error), "could not send a retried batch task's message; the sweeper will");
+                store::mark_unsent(client, &[task_id]).await?;
             }
         }
-        _ => {}
+        Carried::Ended(event) => {
+            summary.batch_results_settled += 1;
+            settle::record(&attempt, &ending, Duration::ZERO, &event, None);
+            app.announce(vec![event]).await;
+        }
+        // A failed fence: the task left the batch, or its cancel was requested (the sweeper
+        // ends that). An error line decides nothing else.
+        Carried::Lost | Carried::GivenBack { .. } | Carried::Abandoned => {}
     }
     Ok(())
 }

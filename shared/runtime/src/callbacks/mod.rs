@@ -3,9 +3,9 @@
 //! (docs/lifecycle.md, "Callbacks").
 //!
 //! A callback becomes owed in the statement that ends its task (the outbox's trigger), so no
-//! path that ends a task can miss it. Whoever publishes that transition's event takes the owed
-//! callbacks of its tasks in the same statement that marks the event (`App::publish`) and calls
-//! at once; the sweeper takes whatever is left (a publisher that died, a call to retry). Each
+//! path that ends a task can miss it. Whoever announces that transition takes the owed
+//! callbacks of its tasks in the same statement that marks the event (`App::announce`) and calls
+//! at once; the sweeper takes whatever is left (an announcer that died, a call to retry). Each
 //! call is recorded: accepted, the caller gone, refused for good, or owed again after a backoff
 //! (1 s doubling to 15 minutes; given up after [`MAX_TRIES`]). Delivery is at least once: a
 //! sender that dies between its call and its record is replaced after the hold, and its second
@@ -54,7 +54,7 @@ pub struct Callbacks {
 impl Callbacks {
     /// Clients on the function's configuration (its role, its region, `AWS_ENDPOINT_URL_SFN` /
     /// `AWS_ENDPOINT_URL_LAMBDA`), each call bounded in time so a slow service never holds a
-    /// sweep or a worker's publish for long.
+    /// sweep or a worker's announcement for long.
     pub fn new(sdk: &aws_config::SdkConfig) -> Callbacks {
         let timeouts = TimeoutConfig::builder()
             .operation_timeout(Duration::from_secs(10))
@@ -142,7 +142,7 @@ pub(crate) struct Heartbeats {
     pub(crate) sent: u64,
     pub(crate) gone: u64,
     pub(crate) failed: u64,
-    /// Completion events of the tasks canceled because every caller was gone (to publish).
+    /// Completion events of the tasks canceled because every caller was gone (to announce).
     pub(crate) canceled: Vec<PendingEvent>,
     /// Time spent in the store recording them.
     pub(crate) db: std::time::Duration,

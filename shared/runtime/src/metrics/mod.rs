@@ -14,7 +14,7 @@ mod creates;
 mod worker;
 
 pub(crate) use creates::count_created;
-pub(crate) use worker::{gave_back, published, retried, settled, Parts, Settlement};
+pub(crate) use worker::{announced, gave_back, retried, settled, Parts, Settlement};
 
 use std::io::Write;
 use std::time::{SystemTime, UNIX_EPOCH};

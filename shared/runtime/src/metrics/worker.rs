@@ -1,6 +1,6 @@
-//! What process-task's attempts emit: one document per settlement, per retry and per claim
-//! given back at a provider limit; and, wherever completion events are published, one per
-//! publish.
+//! What settlements emit: one document per settlement, per retry and per claim given back at
+//! a provider limit; and, wherever tasks' endings are announced (`App::announce`), one per
+//! announcement.
 
 use std::time::Duration;
 
@@ -61,11 +61,12 @@ pub(crate) fn settled(settlement: &Settlement<'_>) {
     document.emit();
 }
 
-/// `EventsPublished`: completion events sent after their transition committed, with the time the
-/// sending took (`EventMs`: the events queue and the bus) and the marking after it
-/// (`CallbacksMs`: the statement that marks them delivered and takes the callbacks they made
-/// owed, and the answers to those callbacks), as properties.
-pub(crate) fn published(events: usize, sending: Duration, marking: Duration) {
+/// `EventsPublished` (the metric's name is the contract's): the completion events of one
+/// announcement, sent after their transition committed, with the time the sending took
+/// (`EventMs`: the events queue and the bus) and the marking after it (`CallbacksMs`: the
+/// statement that marks them delivered and takes the callbacks they made owed, and the answers
+/// to those callbacks), as properties.
+pub(crate) fn announced(events: usize, sending: Duration, marking: Duration) {
     Document::new(&[&[]])
         .metric("EventsPublished", Unit::Count, events as f64)
         .property("EventMs", millis(sending))

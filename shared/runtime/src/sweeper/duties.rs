@@ -42,7 +42,7 @@ pub enum Duty {
     SendOwed,
     /// Completion events not marked delivered are delivered.
     DeliverEvents,
-    /// Owed callbacks not answered yet (a publisher that died, a call to retry) are answered.
+    /// Owed callbacks not answered yet (an announcer that died, a call to retry) are answered.
     DeliverCallbacks,
     PruneAdmissions,
     PruneDeliveredEvents,
@@ -118,7 +118,7 @@ impl Duty {
                             _ => summary.queue_timed_out += 1,
                         }
                     }
-                    app.publish(settled.into_iter().map(|s| s.event).collect()).await;
+                    app.announce(settled.into_iter().map(|s| s.event).collect()).await;
                 }
             }
             Duty::ExpireRunning => {
@@ -132,7 +132,7 @@ impl Duty {
                             _ => summary.stale_interrupted += 1,
                         }
                     }
-                    app.publish(expired.settled.into_iter().map(|s| s.event).collect()).await;
+                    app.announce(expired.settled.into_iter().map(|s| s.event).collect()).await;
                 }
             }
             Duty::RestoreLost => {
@@ -153,7 +153,7 @@ impl Duty {
                         let canceled = store::cancel_run_tasks(client, run_id, page).await?;
                         let touched = canceled.touched();
                         summary.run_tasks_canceled += touched as u64;
-                        app.publish(canceled.ended).await;
+                        app.announce(canceled.ended).await;
                         if touched < page {
                             break;
                         }
@@ -186,7 +186,7 @@ impl Duty {
                 while pages.next() {
                     let events = store::take_undelivered_events(client, EVENT_HOLD, page).await?;
                     pages.took(events.len());
-                    let delivered = app.send_events(&events).await;
+                    let delivered = app.deliver_events(&events).await;
                     if delivered.len() < events.len() {
                         pages.stalled();
                     }

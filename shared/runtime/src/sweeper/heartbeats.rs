@@ -84,7 +84,7 @@ pub(super) async fn run<P>(
         run.failed += beats.failed;
         run.canceled += beats.canceled.len() as u64;
         run.db += beats.db;
-        app.publish(beats.canceled).await;
+        app.announce(beats.canceled).await;
         if alone && elapsed >= capacity.heartbeat_budget {
             run.cut_short = full;
             break;

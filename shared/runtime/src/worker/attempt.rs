@@ -1,5 +1,5 @@
 //! One claimed attempt: the provider calls, watched by the cancel polls, the heartbeats (the
-//! row and the message) and the deadline, then settled ([`super::settle`]). Every write after
+//! row and the message) and the deadline, then settled (`settle_attempt`). Every write after
 //! the claim is fenced on the lease, so a worker that lost its task (requeued, canceled,
 //! deleted) writes nothing.
 
@@ -15,14 +15,14 @@ use tracing::Instrument;
 
 use super::calls::{self, Calls};
 use super::deadline::{timed_out, within};
-use super::decision::Ending;
 use super::delivery::Outcome;
 use super::parts::PartTimes;
-use super::settle;
+use super::settle_attempt::settle_attempt;
 use super::settler::Settler;
 use crate::app::App;
+use crate::settle::Ending;
 
-/// Run the attempt and settle it. An unscoped success goes to the batch's [`Settler`], to be
+/// Run the attempt and settle it. A success goes to the invocation's [`Settler`], to be
 /// completed together with the other attempts that finish at the same time.
 pub(super) async fn run<P: Provider>(
     app: &App<P>,
@@ -40,7 +40,7 @@ pub(super) async fn run<P: Provider>(
         AssertUnwindSafe(execute(app, &task, receipt, deadline, parts)).catch_unwind().await.unwrap_or_else(
             |panic| Ending::Unexpected(format!("panicked: {}", crate::panic_text(panic.as_ref()))),
         );
-    settle::settle(app, &task, ending, started.elapsed(), settler, parts)
+    settle_attempt(app, &task, ending, started.elapsed(), settler, parts)
         .instrument(tracing::info_span!("settle"))
         .await
 }

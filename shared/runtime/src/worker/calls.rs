@@ -101,11 +101,11 @@ impl CallGate for Watched<'_> {
         })
     }
 
-    fn settle(&self, passed: Passed, used: Option<u64>) -> GateFuture<'_, ()> {
+    fn reconcile_tokens(&self, passed: Passed, used: Option<u64>) -> GateFuture<'_, ()> {
         Box::pin(async move {
-            let settling = Instant::now();
-            self.inner.settle(passed, used).await;
-            self.parts.add_gate(settling.elapsed());
+            let reconciling = Instant::now();
+            self.inner.reconcile_tokens(passed, used).await;
+            self.parts.add_gate(reconciling.elapsed());
         })
     }
 }

@@ -15,8 +15,8 @@ use aitasks_store::{self as store, CallStart, CallToCount, MinuteLimits, SlotToT
 use chrono::Utc;
 use uuid::Uuid;
 
-use super::jitter::jittered;
 use crate::app::App;
+use crate::settle::jitter::jittered;
 
 /// A concurrency slot waits this long, then a random part as long again, before the next try.
 pub(super) const SLOT_WAIT: Duration = Duration::from_secs(1);
@@ -167,15 +167,15 @@ impl<'a> MinuteGate<'a> {
         Err(wait)
     }
 
-    async fn settle_now(&self, passed: Passed, used: Option<u64>) {
+    async fn reconcile_now(&self, passed: Passed, used: Option<u64>) {
         let Some(at) = passed.counted_at else { return };
-        let settled = async {
+        let reconciled = async {
             let client = store::client(self.pool).await?;
             let reserved = i64::try_from(passed.reserved).unwrap_or(i64::MAX);
             let used = used.map(|u| i64::try_from(u).unwrap_or(i64::MAX));
             store::settle_tokens(&client, self.profile_id, at, reserved, used).await
         };
-        if let Err(error) = settled.await {
+        if let Err(error) = reconciled.await {
             tracing::warn!(error = %crate::error_chain(&error), "could not count the call's tokens; its reservation stays");
         }
     }
@@ -186,8 +186,8 @@ impl CallGate for MinuteGate<'_> {
         Box::pin(self.pass_now(estimate))
     }
 
-    fn settle(&self, passed: Passed, used: Option<u64>) -> GateFuture<'_, ()> {
-        Box::pin(self.settle_now(passed, used))
+    fn reconcile_tokens(&self, passed: Passed, used: Option<u64>) -> GateFuture<'_, ()> {
+        Box::pin(self.reconcile_now(passed, used))
     }
 }
 

@@ -189,7 +189,7 @@ async fn after_claim<P: Provider>(
                 attempt::run(app, task, delivery.receipt, deadline, settler, &parts).await
             }
             Claim::Canceled(settled) => {
-                app.publish(vec![settled.event]).await;
+                app.announce(vec![settled.event]).await;
                 Ok(Outcome::Ack)
             }
             Claim::NotClaimable(status) => {

@@ -1,13 +1,8 @@
-//! The batch's group commit: the successes that finish together are completed by one statement
-//! with their events (`sql/settle/complete_many.sql`). No timer: the writer takes every success
-//! waiting when it looks, and looks again as soon as that returns, so a lone success is written
-//! at once. Their events are published by a loop of their own, so an SQS call never holds back
-//! the next group's statement.
-//!
-//! A group is many tasks, of any tenants, in one statement: if that statement fails (one row the
-//! store refuses, a deadlock), the group's successes are completed one by one instead, so one
-//! row's failure never costs another task its attempt ([`complete_together`], which a provider
-//! batch's results settle through too).
+//! The invocation's group commit: the successes that finish together are completed together
+//! with their events (`crate::settle::complete_together`, which a provider batch's answers are
+//! completed through too). No timer: the writer takes every success waiting when it looks, and
+//! looks again as soon as that returns, so a lone success is written at once. Their events are
+//! announced by a loop of their own, so an SQS call never holds back the next group's statement.
 
 use aitasks_store::{self as store, Fenced, Lease, PendingEvent, StoreError};
 use serde_json::Value;
@@ -16,6 +11,7 @@ use tracing::Instrument;
 
 use super::deadline::timed_out;
 use crate::app::App;
+use crate::settle::complete_together;
 
 /// One success waiting for the batch's statement.
 struct Pending {
@@ -33,19 +29,19 @@ pub(super) struct Settler {
 }
 
 impl Settler {
-    /// The settler, and the loops that write and publish for it (run them beside the attempts;
-    /// they end when the settler is dropped and what it was given is written and published).
+    /// The settler, and the loops that write and announce for it (run them beside the attempts;
+    /// they end when the settler is dropped and what it was given is written and announced).
     pub(super) fn start<P>(app: &App<P>) -> (Settler, impl std::future::Future<Output = ()> + '_) {
         let (sender, receiver) = mpsc::unbounded_channel();
-        let (written, to_publish) = mpsc::unbounded_channel();
+        let (written, to_announce) = mpsc::unbounded_channel();
         let work = async move {
-            tokio::join!(write_loop(app, receiver, written), publish_loop(app, to_publish));
+            tokio::join!(write_loop(app, receiver, written), announce_loop(app, to_announce));
         };
         (Settler { sender }, work)
     }
 
     /// Complete this attempt with the others waiting. [`Fenced::Written`] once it is stored (its
-    /// event is published right after, with the group's).
+    /// event is announced right after, with the group's).
     pub(super) async fn complete(
         &self,
         lease: Lease,
@@ -83,17 +79,17 @@ async fn write_loop<P>(
     }
 }
 
-/// Publish what the writer stored, the events of every group written meanwhile together.
-async fn publish_loop<P>(app: &App<P>, mut to_publish: mpsc::UnboundedReceiver<Vec<PendingEvent>>) {
-    while let Some(mut events) = to_publish.recv().await {
-        while let Ok(more) = to_publish.try_recv() {
+/// Announce what the writer stored, the events of every group written meanwhile together.
+async fn announce_loop<P>(app: &App<P>, mut to_announce: mpsc::UnboundedReceiver<Vec<PendingEvent>>) {
+    while let Some(mut events) = to_announce.recv().await {
+        while let Ok(more) = to_announce.try_recv() {
             events.extend(more);
         }
-        app.publish(events).await;
+        app.announce(events).await;
     }
 }
 
-/// One statement for the group; if it fails while the store is there, each success alone.
+/// The group's successes, written together (the store's absence: every one that error).
 async fn write_group<P>(app: &App<P>, group: &[Pending]) -> Vec<Result<Fenced<PendingEvent>, StoreError>> {
     let client = match store::client(&app.pool).await {
         Ok(client) => client,
@@ -106,46 +102,4 @@ async fn write_group<P>(app: &App<P>, group: &[Pending]) -> Vec<Result<Fenced<Pe
         group.iter().map(|p| (p.lease, &p.output, p.usage.as_ref())).collect();
     let span = tracing::info_span!("settle batch", attempts = group.len());
     complete_together(&client, &attempts).instrument(span).await
-}
-
-/// Complete attempts that finished together, answered item by item in order: the unscoped in
-/// one statement, each scoped one in its own (its admission bookkeeping). If the group's
-/// statement fails while the store is there (a row it refuses, a deadlock), each is completed
-/// alone, so one row's failure never costs another task its attempt; while the store is away,
-/// every item is that error. The worker's group commit and a provider batch's results settle
-/// through this one path.
-pub(crate) async fn complete_together(
-    client: &store::Client,
-    attempts: &[(Lease, &Value, Option<&Value>)],
-) -> Vec<Result<Fenced<PendingEvent>, StoreError>> {
-    let unavailable = |error: &StoreError| {
-        let text = crate::error_chain(error);
-        attempts.iter().map(|_| Err(StoreError::Unavailable(text.clone().into()))).collect()
-    };
-    let error = match store::complete_many(client, attempts).await {
-        Ok(results) => {
-            let mut results: Vec<_> = results.into_iter().map(Ok).collect();
-            for (slot, (lease, output, usage)) in results.iter_mut().zip(attempts) {
-                if lease.scoped {
-                    *slot = store::complete_attempt(client, *lease, output, *usage).await;
-                }
-            }
-            return results;
-        }
-        Err(error) if error.is_unavailable() => return unavailable(&error),
-        Err(error) => error,
-    };
-    if attempts.len() == 1 {
-        return vec![Err(error)];
-    }
-    tracing::warn!(
-        attempts = attempts.len(),
-        error = %crate::error_chain(&error),
-        "the group's statement failed; completing its successes one by one"
-    );
-    let mut results = Vec::with_capacity(attempts.len());
-    for (lease, output, usage) in attempts {
-        results.push(store::complete_attempt(client, *lease, output, *usage).await);
-    }
-    results
 }

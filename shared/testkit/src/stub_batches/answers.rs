@@ -15,6 +15,11 @@ pub(super) fn answered_line(
     api: Api,
     text: &Option<String>,
 ) -> Result<Value, Value> {
+    let says = match script {
+        Some(LineScript::Says(said)) => Some(said.clone()),
+        _ => None,
+    };
+    let text = if says.is_some() { &says } else { text };
     match api {
         Api::OpenAi => {
             let schema = &body["response_format"]["json_schema"]["schema"];

@@ -66,6 +66,9 @@ pub enum LineScript {
     Duplicate,
     /// A valid answer whose line is longer than this many bytes.
     Oversized(usize),
+    /// A valid answer whose free-text fields say this (as [`StubBatches::answer_with_text`] does
+    /// for every line; OpenAI's and Anthropic's batches).
+    Says(String),
 }
 
 /// Where a stub batch is.

@@ -1,5 +1,6 @@
 //! Random waits, so that workers one event turned away (a 429 for many, a busy limit) do not
-//! all come back at the same moment.
+//! all come back at the same moment: a retry's delay ([`super::decision::decide`]) and a wait at
+//! a provider limit.
 
 use std::time::Duration;
 
@@ -13,7 +14,7 @@ pub(crate) fn random_fraction() -> f64 {
 }
 
 /// `base` plus a random part of it.
-pub(super) fn jittered(base: Duration) -> Duration {
+pub(crate) fn jittered(base: Duration) -> Duration {
     base + base.mul_f64(random_fraction())
 }
 

@@ -1,5 +1,6 @@
-//! What a worker writes when an attempt ends: a pure function of how the attempt ended, its
-//! attempt number and budget, and the retry policy. [`super::settle`] carries the decision out.
+//! What an attempt's ending writes, on-demand or in a provider batch: a pure function of how the
+//! attempt ended, its attempt number and budget, and the retry policy. [`super::carry_out`]
+//! writes the decision (a success: [`super::complete_together`]).
 
 use std::time::Duration;
 
@@ -30,6 +31,16 @@ pub(crate) enum Ending {
     Throttled(Duration),
 }
 
+impl Ending {
+    /// The answer, when the call returned one.
+    pub(crate) fn completion(&self) -> Option<&Completion> {
+        match self {
+            Ending::Finished(Ok(completion)) => Some(completion),
+            _ => None,
+        }
+    }
+}
+
 /// The message stored when a deadline stops an attempt (with [`ErrorCode::Interrupted`]).
 const DEADLINE_MESSAGE: &str = "The invocation was about to reach its deadline.";
 
@@ -46,10 +57,10 @@ pub(crate) enum Decision<'a> {
     /// End the task `failed`.
     Fail { code: ErrorCode, message: String },
     /// End the task `canceled` (its cancel was requested).
-    SettleCancel,
+    EndCanceled,
     /// Write nothing: another worker or the sweeper owns the task now.
     Abandon,
-    /// Give the claim back unworked (attempt uncounted); the message comes back after `delay`.
+    /// Give the task back unworked (attempt uncounted); it comes back after `delay`.
     GiveBack { delay: Duration },
 }
 
@@ -76,9 +87,9 @@ pub(crate) fn timeout_age(
 }
 
 /// Decide what an ended attempt writes. `attempt` is the attempt just made (1-based) and
-/// `max_attempts` the task's budget; `age` is the task's time since its creation. `jitter` (0 to 1, random in the worker) picks the retry's
-/// delay between zero and the backoff's cap ("full jitter"), so tasks that failed together (one
-/// 429 for many) do not come back together.
+/// `max_attempts` the task's budget; `age` is the task's time since its creation. `jitter` (0 to
+/// 1, random: [`super::jitter`]) picks the retry's delay between zero and the backoff's cap
+/// ("full jitter"), so tasks that failed together (one 429 for many) do not come back together.
 pub(crate) fn decide<'a>(
     ending: &'a Ending,
     attempt: i32,
@@ -117,7 +128,7 @@ pub(crate) fn decide<'a>(
         Ending::Deadline => {
             Decision::Fail { code: ErrorCode::Interrupted, message: DEADLINE_MESSAGE.to_owned() }
         }
-        Ending::CancelRequested => Decision::SettleCancel,
+        Ending::CancelRequested => Decision::EndCanceled,
         Ending::LeaseLost => Decision::Abandon,
         // The queue timeout bounds a task's time from its creation: a task the limits kept
         // waiting that long ends, rather than being given back forever.
@@ -251,7 +262,7 @@ mod tests {
                 3,
                 Decision::Fail { code: ErrorCode::RuntimeError, message: UNEXPECTED_MESSAGE.to_owned() },
             ),
-            ("a requested cancel ends canceled", Ending::CancelRequested, 1, 3, Decision::SettleCancel),
+            ("a requested cancel ends canceled", Ending::CancelRequested, 1, 3, Decision::EndCanceled),
             ("a lost lease writes nothing", Ending::LeaseLost, 2, 3, Decision::Abandon),
             (
                 "an attempt claimed too late to call anyone goes back uncounted",
