@@ -9,16 +9,37 @@
 //! literals in the SQL: the partial indexes (`WHERE status = 'queued'`, ...) are chosen only when
 //! the planner can see the status, which a parameter would hide.
 
-use crate::statement::Sql;
+use crate::statement::{Fragment, Sql};
 
 /// `NAME = "folder/file";` for each statement: a static `NAME` with the text of
 /// `sql/folder/file.sql`, and [`ALL`] listing every one.
 macro_rules! statements {
     ($($name:ident = $path:literal;)*) => {
-        $(pub(crate) static $name: Sql = Sql::new($path, include_str!(concat!("../sql/", $path, ".sql")));)*
+        $(pub(crate) static $name: Sql =
+            Sql::new($path, include_str!(concat!("../sql/", $path, ".sql")), FRAGMENTS);)*
         /// All of them (the snapshot test prints each).
         pub(crate) static ALL: &[&Sql] = &[$(&$name),*];
     };
+}
+
+/// `"fragments/file",` for each piece several statements share: [`FRAGMENTS`], with the text of
+/// `sql/fragments/file.sql`. A statement names one where it goes: `{{fragments/file}}`.
+macro_rules! fragments {
+    ($($path:literal,)*) => {
+        pub(crate) static FRAGMENTS: &[Fragment] = &[$(Fragment {
+            name: $path,
+            source: include_str!(concat!("../sql/", $path, ".sql")),
+        }),*];
+    };
+}
+
+fragments! {
+    // The completion event's payload (docs/events.md), from a row of `settled`.
+    "fragments/settled_event",
+    // The admission bookkeeping of scoped tasks that ended: a failed or canceled one frees its
+    // logical step; every one lowers its application's count of active scoped tasks.
+    "fragments/free_steps",
+    "fragments/lower_active",
 }
 
 statements! {
@@ -158,8 +179,12 @@ mod tests {
     #[test]
     fn every_statement_as_postgres_gets_it() {
         let mut out = String::new();
-        for (name, text, params) in statements() {
+        for sql in ALL {
+            let (name, text, params) = (sql.name, sql.text(), sql.names());
             out.push_str(&format!("-- {name}\n"));
+            for fragment in sql.includes() {
+                out.push_str(&format!("--   with {fragment}\n"));
+            }
             for (i, param) in params.iter().enumerate() {
                 out.push_str(&format!("--   ${} = :{param}\n", i + 1));
             }
@@ -171,39 +196,68 @@ mod tests {
         });
     }
 
-    /// The text from `start` to its matching closing parenthesis (or the end).
-    fn balanced(text: &str, start: &str) -> Option<String> {
-        let from = text.find(start)?;
-        let mut depth = 0;
-        for (i, c) in text[from..].char_indices() {
-            match c {
-                '(' => depth += 1,
-                ')' if depth == 1 => return Some(text[from..=from + i].to_owned()),
-                ')' => depth -= 1,
-                _ => {}
+    /// The pieces several statements share have one home each, `sql/fragments/`: no statement
+    /// writes one out itself, every fragment is named by a statement, and every statement that
+    /// writes the outbox builds the event's payload from the one fragment.
+    #[test]
+    fn every_shared_piece_has_one_home() {
+        // A phrase of each fragment that no statement writes out itself.
+        let phrases = [
+            ("fragments/settled_event", "'task.settled'"),
+            ("fragments/free_steps", "UPDATE scope_admissions SET logical_key = NULL"),
+            ("fragments/lower_active", "UPDATE app_concurrency SET active = GREATEST(active - ended_count"),
+        ];
+        for (name, phrase) in phrases {
+            let fragment = FRAGMENTS.iter().find(|f| f.name == name).unwrap();
+            assert!(fragment.written().contains(phrase), "{name} holds {phrase}");
+            for sql in ALL {
+                assert!(
+                    !sql.written().contains(phrase),
+                    "{} writes out {phrase}: name {name} instead",
+                    sql.name
+                );
             }
         }
-        Some(text[from..].to_owned())
+        assert_eq!(FRAGMENTS.len(), phrases.len(), "each fragment has its phrase here");
+        for fragment in FRAGMENTS {
+            let users = ALL.iter().filter(|sql| sql.includes().contains(&fragment.name)).count();
+            assert!(
+                users >= 2,
+                "{} is named by {users} statements: a piece of one belongs in it",
+                fragment.name
+            );
+        }
+        let mut outbox = 0;
+        for sql in ALL.iter().filter(|sql| sql.text().contains("INSERT INTO task_events")) {
+            assert!(
+                sql.includes().contains(&"fragments/settled_event"),
+                "{}: the event's payload by hand",
+                sql.name
+            );
+            outbox += 1;
+        }
+        assert!(outbox >= 10, "{outbox} statements write the outbox");
     }
 
-    /// Pieces written out in several statements (rather than spliced from one place) must stay
-    /// the same everywhere: the completion event's payload and the admission bookkeeping of a
-    /// settlement.
+    /// Every fragment a statement names is spliced in (a misspelt name would reach Postgres); a
+    /// fragment names no other; and a name is never written in a comment (it would be spliced
+    /// there, and the fragment's text after its first line would run).
     #[test]
-    fn the_written_out_copies_agree() {
-        for piece in [
-            "jsonb_build_object('type', 'task.settled'",
-            "freed AS (",
-            "ended AS (UPDATE app_concurrency SET active = GREATEST(active - ended_count",
-        ] {
-            let copies: Vec<(&str, String)> = ALL
-                .iter()
-                .filter_map(|sql| balanced(sql.text(), piece).map(|copy| (sql.name, copy)))
-                .collect();
-            assert!(copies.len() >= 2, "{piece} appears in several statements");
-            for (name, copy) in &copies {
-                assert_eq!(copy, &copies[0].1, "{name} differs from {} in {piece}", copies[0].0);
+    fn every_statement_is_spliced_whole() {
+        for sql in ALL {
+            assert!(
+                !sql.text().contains("{{") && !sql.text().contains("}}"),
+                "{}: a name left over",
+                sql.name
+            );
+            for line in sql.source().lines() {
+                if let Some((_, comment)) = line.split_once("--") {
+                    assert!(!comment.contains("{{"), "{}: a fragment named in a comment: {line}", sql.name);
+                }
             }
+        }
+        for fragment in FRAGMENTS {
+            assert!(!fragment.source.contains("{{"), "{} names another fragment", fragment.name);
         }
     }
 
@@ -271,8 +325,8 @@ mod tests {
         }
     }
 
-    /// Every file under `sql/` is a statement the store runs: a statement nobody calls any more
-    /// is deleted with its caller, not left behind.
+    /// Every file under `sql/` is a statement the store runs or a fragment of some: a statement
+    /// nobody calls any more is deleted with its caller, not left behind.
     #[test]
     fn every_sql_file_is_a_statement() {
         fn files(dir: &std::path::Path, base: &std::path::Path, out: &mut Vec<String>) {
@@ -291,6 +345,7 @@ mod tests {
         files(&base, &base, &mut on_disk);
         on_disk.sort_unstable();
         let mut listed: Vec<String> = ALL.iter().map(|sql| sql.name.to_owned()).collect();
+        listed.extend(FRAGMENTS.iter().map(|fragment| fragment.name.to_owned()));
         listed.sort_unstable();
         assert_eq!(on_disk, listed);
     }

@@ -11,24 +11,10 @@ WITH settled AS (
       AND batch_id IS NOT DISTINCT FROM :batch_id
       AND cancel_requested_at IS NULL
     RETURNING id, app_id, scope_id, cache_key, status,
-        jsonb_build_object('type', 'task.settled', 'taskId', id, 'appId', app_id,
-            'runId', run_id, 'stepKey', step_key, 'effectKey', effect_key, 'status', status,
-            'errorCode', error_code,
-            'completedAt', to_char(completed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))
-            AS payload
+        {{fragments/settled_event}} AS payload
 ),
-freed AS (
-    UPDATE scope_admissions SET logical_key = NULL
-    WHERE task_id IN (SELECT id FROM settled WHERE status IN ('failed', 'canceled'))
-),
-ended AS (
-    UPDATE app_concurrency SET active = GREATEST(active - ended_count, 0)
-    FROM (SELECT app_id AS ended_app, scope_shard(scope_id) AS ended_shard, count(*)::int AS ended_count
-          FROM settled
-          WHERE cache_key IS NOT NULL AND status IN ('succeeded', 'failed', 'canceled')
-          GROUP BY 1, 2) ended_rows
-    WHERE app_concurrency.app_id = ended_app AND app_concurrency.shard = ended_shard
-)
+{{fragments/free_steps}},
+{{fragments/lower_active}}
 INSERT INTO task_events (task_id, app_id, payload)
 SELECT id, app_id, payload FROM settled
 RETURNING id, task_id, payload
