@@ -9,7 +9,7 @@ use uuid::Uuid;
 use crate::error::StoreResult;
 use crate::model::{Claim, Fenced, Lease, LeaseCheck, Task, TaskStatus};
 use crate::pool::GenericClient;
-use crate::queries::{CHECK, CLAIM, CLAIM_MISSES, HEARTBEAT, UNCLAIM};
+use crate::queries::{CHECK, CLAIM_BY, CLAIM_BY_MISSES, HEARTBEAT, UNCLAIM};
 use crate::rows::task_status;
 use crate::settle::end_canceled;
 
@@ -48,9 +48,9 @@ pub async fn claim_by(
     let mut distinct = task_ids.to_vec();
     distinct.sort_unstable();
     distinct.dedup();
-    let statement = client.prepare_cached(CLAIM.text()).await?;
+    let statement = client.prepare_cached(CLAIM_BY.text()).await?;
     let params =
-        CLAIM.bind(&[("task_ids", &distinct), ("claim_token", &mark.token), ("claim_by", &mark.by)])?;
+        CLAIM_BY.bind(&[("task_ids", &distinct), ("claim_token", &mark.token), ("claim_by", &mark.by)])?;
     let rows = client.query(&statement, &params).await?;
     let mut first: HashMap<Uuid, Claim> = HashMap::with_capacity(distinct.len());
     for row in &rows {
@@ -59,8 +59,8 @@ pub async fn claim_by(
     }
     let missed: Vec<Uuid> = distinct.iter().filter(|id| !first.contains_key(id)).copied().collect();
     if !missed.is_empty() {
-        let statement = client.prepare_cached(CLAIM_MISSES.text()).await?;
-        for row in client.query(&statement, &CLAIM_MISSES.bind(&[("task_ids", &missed)])?).await? {
+        let statement = client.prepare_cached(CLAIM_BY_MISSES.text()).await?;
+        for row in client.query(&statement, &CLAIM_BY_MISSES.bind(&[("task_ids", &missed)])?).await? {
             let id: Uuid = row.try_get("id")?;
             let status = task_status(row.try_get("status")?)?;
             let cancel_requested: bool = row.try_get("cancel_requested")?;

@@ -8,7 +8,7 @@
 //! tenant's daily quota), read, lease (claim and check in), settle, cancel, sweep, the events
 //! outbox and the callbacks it owes, application-owned data, listing, provider-side limits.
 //! Every statement is written out in full in its own file under `shared/store/sql/`, in the
-//! folder of its step (the SQL that completes a task is `sql/settle/complete.sql`), with named
+//! folder of its step (the SQL that completes a task is `sql/settle/complete_attempt.sql`), with named
 //! parameters bound by name;
 //! `tests/snapshots/statements.snap` shows each exactly as Postgres gets it, and
 //! [`queries::statements`] lists them.
@@ -112,7 +112,7 @@ pub use runs::{create_run, get_run};
 pub use settle::{complete_attempt, complete_many, end_canceled, fail_attempt, give_back, requeue_attempt};
 pub use stats::{backlog, overview, Backlog, Overview};
 pub use sweep::{
-    claim_lost, claim_unsent, expire_queued, expire_running, mark_unsent, owed_beyond, prune_admissions,
+    expire_queued, expire_running, mark_unsent, owed_beyond, prune_admissions, take_lost, take_unsent,
     ExpiredRunning, OwedMessage,
 };
 pub use tenant_quota::{create_task_within_quota, prune_quota_days};

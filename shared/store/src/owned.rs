@@ -7,7 +7,7 @@ use crate::error::StoreResult;
 use crate::params::{limit, millis};
 use crate::pool::{Client, GenericClient};
 use crate::queries::{
-    DELETE_PAGE, DELETE_RETAINED, LOCK_SCOPE, RELEASE, UNRELEASED_SOURCES, UNRELEASED_SOURCES_OF_STEP,
+    DELETE_OWNED_PAGE, DELETE_RETAINED, LOCK_SCOPE, RELEASE, UNRELEASED_SOURCES, UNRELEASED_SOURCES_OF_STEP,
 };
 
 pub use aitasks_contracts::UNRELEASED_PAGE;
@@ -44,11 +44,11 @@ pub async fn delete_owned_page(
     let transaction = client.transaction().await?;
     let (lock, delete) = tokio::try_join!(
         transaction.prepare_cached(LOCK_SCOPE.text()),
-        transaction.prepare_cached(DELETE_PAGE.text())
+        transaction.prepare_cached(DELETE_OWNED_PAGE.text())
     )?;
     let lock_params = LOCK_SCOPE.bind(&[("app_id", &app_id), ("scope_id", &scope_id)])?;
     let page = limit(page);
-    let params = DELETE_PAGE.bind(&[
+    let params = DELETE_OWNED_PAGE.bind(&[
         ("app_id", &app_id),
         ("scope_id", &scope_id),
         ("source_id", &source_id),

@@ -4,7 +4,7 @@
 //! 1. create-task: `create_task` (`create/insert_app_task`), then, once the task's SQS message is
 //!    sent, `mark_sent` (`create/mark_sent`);
 //! 2. process-task, `worker::process`: `claim_by` with a claim mark, as the wave's claim
-//!    (`lease/claim`; a wave of one here);
+//!    (`lease/claim_by`; a wave of one here);
 //! 3. no heartbeat and no cancel poll: the attempt's first poll is `AITASK_CANCEL_POLL_MS`
 //!    (500 ms) after the claim and its first heartbeat `AITASK_HEARTBEAT_MS` (10 s) after it,
 //!    so a prompt answer has neither. Each 500 ms more a call takes adds a `check`
@@ -12,9 +12,9 @@
 //!    heartbeat a task, as the lifecycle measured before issue 37 had;
 //! 4. the settler (`worker::settler`): `complete_many` (`settle/complete_many`, the group commit
 //!    with the completion events; a group of one here, which it writes with
-//!    `settle/complete_unscoped`, the single statement: no id-order lock for one row);
+//!    `settle/complete_attempt_unscoped`, the single statement: no id-order lock for one row);
 //! 5. `App::publish`, once the event is on the events queue: `mark_published`
-//!    (`events/mark_published`, which also takes the callbacks the task made owed: none here).
+//!    (`callbacks/mark_published`, which also takes the callbacks the task made owed: none here).
 //!
 //! Batches of ten ([`batch_of_ten`]) take the same steps with the batch calls: `create_tasks` and
 //! `mark_sent_many` (one `POST /v1/tasks/batch`), one claim for the SQS batch's ten records, one

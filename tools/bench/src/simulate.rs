@@ -115,7 +115,7 @@ async fn run_point(
                     let _ = store::expire_queued(&client, Duration::from_secs(900), 100).await;
                     let _ = store::expire_running(&client, Duration::from_secs(30), 100).await;
                     let _ =
-                        store::claim_unsent(&client, Duration::from_secs(5), Duration::from_secs(300), 100)
+                        store::take_unsent(&client, Duration::from_secs(5), Duration::from_secs(300), 100)
                             .await;
                     let _ = store::take_undelivered_events(&client, Duration::from_secs(30), 100).await;
                 }

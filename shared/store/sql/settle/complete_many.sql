@@ -1,4 +1,4 @@
--- complete_unscoped.sql for the attempts of one invocation that finished together: one
+-- complete_attempt_unscoped.sql for the attempts of one invocation that finished together: one
 -- statement completes them all and writes each one's completion event. Item i of each array is
 -- attempt i. Fenced item by item exactly as the single statement is: an attempt whose lease is
 -- gone (its provider batch too: a late result of a batch the task has left), or whose cancel was

@@ -1,5 +1,5 @@
 -- Running tasks whose heartbeat is older than stale_after_ms: their worker died. Requeued while
--- attempts remain (their message is then owed: claim_unsent.sql sends it), else `failed` with
+-- attempts remain (their message is then owed: take_unsent.sql sends it), else `failed` with
 -- WORKFLOW_AI_INTERRUPTED; `canceled` where a cancel was requested. Bounded, SKIP LOCKED.
 WITH candidates AS (
     SELECT id AS candidate_id FROM tasks

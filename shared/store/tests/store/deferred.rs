@@ -56,7 +56,7 @@ async fn a_task_awaiting_a_batch_owes_no_message_and_waits_out_the_queue_timeout
     store::create_task(&client, &new_task(APP, app_owner("s"), "plain")).await.unwrap();
     db.sql("UPDATE tasks SET created_at = now() - interval '20 minutes'").await;
     let owed =
-        store::claim_unsent(&client, Duration::from_secs(5), Duration::from_secs(300), 100).await.unwrap();
+        store::take_unsent(&client, Duration::from_secs(5), Duration::from_secs(300), 100).await.unwrap();
     assert_eq!(owed.len(), 1, "only the plain task owes a message");
     let expired = store::expire_queued(&client, Duration::from_secs(900), 100).await.unwrap();
     assert_eq!(expired.len(), 1, "the queue timeout ends only the plain task");

@@ -255,8 +255,7 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
         store::expire_running(&client, Duration::from_secs(30), 100).await?;
     });
     operation!("sweeper: re-send owed messages", |_i| {
-        let owed =
-            store::claim_unsent(&client, Duration::from_secs(5), Duration::from_secs(300), 100).await?;
+        let owed = store::take_unsent(&client, Duration::from_secs(5), Duration::from_secs(300), 100).await?;
         let ids: Vec<Uuid> = owed.iter().map(|message| message.task_id).collect();
         store::mark_unsent(&client, &ids).await?;
     });

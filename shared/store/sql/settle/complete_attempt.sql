@@ -6,7 +6,7 @@
 -- provider batch that holds it, or on-demand in none) and no cancel was requested. For a scoped
 -- task (cache_key set) the same statement lowers the application's count of active scoped tasks
 -- in the shard of its scope; it frees no logical step (a success keeps it, so the bookkeeping's
--- first part, fragments/free_steps.sql, is left out). complete_unscoped.sql is the cheaper form
+-- first part, fragments/free_steps.sql, is left out). complete_attempt_unscoped.sql is the cheaper form
 -- for tasks without a scope.
 WITH settled AS (
     UPDATE tasks

@@ -1,9 +1,10 @@
--- fail.sql for a task without a scope: no admission bookkeeping; matches nothing if the task is
--- scoped after all.
+-- complete_attempt.sql for a task without a scope: no admission bookkeeping, which spares two
+-- statements' worth of executor work on every settlement. It matches nothing if the task is
+-- scoped after all (cache_key set), so it can never skip bookkeeping a scoped task needs.
 WITH settled AS (
     UPDATE tasks
-    SET status = 'failed', output = NULL, error_code = :error_code, error_message = :error_message,
-        completed_at = now(), updated_at = now()
+    SET status = 'succeeded', output = :output, usage = :usage, error_code = NULL,
+        error_message = NULL, completed_at = now(), updated_at = now()
     WHERE id = :task_id AND status = 'running' AND attempts = :attempt
       AND batch_id IS NOT DISTINCT FROM :batch_id
       AND cancel_requested_at IS NULL AND cache_key IS NULL
