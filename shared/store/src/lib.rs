@@ -20,7 +20,7 @@
 //! | operation | round trips | why one is enough |
 //! | --- | --- | --- |
 //! | [`create_task`] | 1 | the run check (`FOR SHARE`), the insert and `ON CONFLICT` are one statement |
-//! | [`claim`] (one task or a batch's ten) | 1 | a fenced `UPDATE ... RETURNING`, rows locked in id order |
+//! | [`claim_by`] (one task or a batch's ten) | 1 | a fenced `UPDATE ... RETURNING`, rows locked in id order |
 //! | [`heartbeat`] (with the cancel check) | 1 | `UPDATE ... RETURNING cancel_requested_at IS NOT NULL` |
 //! | [`check`] (cancel poll) | 1 | a primary-key read |
 //! | [`complete_attempt`] with its completion event | 1 | the event insert is a data-modifying CTE of the update |
@@ -88,7 +88,7 @@ pub use create::{create_task, create_tasks, mark_pollers, mark_sent, mark_sent_m
 pub use error::{StoreError, StoreResult};
 pub use events::{mark_delivered, prune_delivered_events, take_undelivered_events};
 pub use history::{list_runs, task_batch, task_callbacks, task_events, BatchOfTask, RunsOfApp};
-pub use lease::{check, claim, claim_by, heartbeat, unclaim, ClaimMark};
+pub use lease::{check, claim_by, heartbeat, unclaim, ClaimMark};
 pub use listing::list_tasks;
 pub use model::{
     AdmissionBudget, AdmissionRefusal, Claim, Created, Fenced, Lease, LeaseCheck, ListedTask, NewRun,
@@ -96,7 +96,7 @@ pub use model::{
     TaskOwner, TaskStatus,
 };
 pub use owned::{
-    delete_owned, delete_owned_page, delete_retained, release, unreleased_sources, SourceRef, UNRELEASED_PAGE,
+    delete_owned_page, delete_retained, release, unreleased_sources, SourceRef, UNRELEASED_PAGE,
 };
 pub use pool::{
     client, connect, migrate, migrate_with, redact, tls_connector, Client, GenericClient, PoolSettings,

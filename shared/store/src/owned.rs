@@ -61,24 +61,6 @@ pub async fn delete_owned_page(
     Ok(row.try_get::<_, i64>(0)? as u64)
 }
 
-/// Delete all of a scope's application-owned tasks (or one source's), page after page.
-pub async fn delete_owned(
-    client: &mut Client,
-    app_id: &str,
-    scope_id: &str,
-    source_id: Option<&str>,
-) -> StoreResult<u64> {
-    const PAGE: usize = 1_000;
-    let mut deleted = 0;
-    loop {
-        let n = delete_owned_page(client, app_id, scope_id, source_id, PAGE).await?;
-        deleted += n;
-        if n < PAGE as u64 {
-            return Ok(deleted);
-        }
-    }
-}
-
 /// A `(scope, source)` pair.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -41,6 +41,7 @@ impl Fragment {
     }
 
     /// Its text as it is spliced in, comments dropped and whitespace folded.
+    #[cfg(test)]
     pub(crate) fn written(&self) -> String {
         parse(self.source).text
     }
@@ -62,17 +63,20 @@ impl Sql {
         self.parsed.get_or_init(|| parse(&splice(self.source, self.fragments)))
     }
 
-    /// The fragments the statement's file names (not those they name in turn), in order.
+    /// The fragments the statement's file names, in the order of the list.
+    #[cfg(test)]
     pub(crate) fn includes(&self) -> Vec<&'static str> {
         self.fragments.iter().filter(|f| self.source.contains(&f.marker())).map(|f| f.name).collect()
     }
 
     /// The file's own text as Postgres would get it, its fragments not spliced in.
+    #[cfg(test)]
     pub(crate) fn written(&self) -> String {
         parse(self.source).text
     }
 
     /// The file as it is.
+    #[cfg(test)]
     pub(crate) fn source(&self) -> &'static str {
         self.source
     }

@@ -27,7 +27,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use aitasks_store::{self as store, Claim, ClaimMark, Fenced, NewTask, PoolSettings, TaskOwner};
+use aitasks_store::{self as store, Claim, Fenced, NewTask, PoolSettings, TaskOwner};
+use aitasks_testkit::claim_mark;
 use serde_json::json;
 
 use crate::Failure;
@@ -58,11 +59,6 @@ pub(crate) fn new_task(app: &str, effect_key: String) -> NewTask {
 /// Whether each task also has one heartbeat (`BENCH_HEARTBEAT=1`).
 fn with_heartbeat() -> bool {
     std::env::var("BENCH_HEARTBEAT").is_ok_and(|v| v == "1")
-}
-
-/// A worker's claim mark: the claim takes nothing after a Lambda invocation's time is up.
-fn claim_mark() -> ClaimMark {
-    ClaimMark { token: uuid::Uuid::new_v4(), by: chrono::Utc::now() + chrono::TimeDelta::minutes(15) }
 }
 
 fn answer() -> (serde_json::Value, serde_json::Value) {

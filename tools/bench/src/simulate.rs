@@ -88,7 +88,9 @@ async fn run_point(
                     let Ok(Some(id)) = next else { continue };
                     // A batch of one, as process-task claims it; the tasks are scoped, so each
                     // completes with its own statement (admission bookkeeping), as it ships.
-                    let Some(Claim::Claimed(task)) = store::claim(&client, &[id]).await?.pop() else {
+                    let Some(Claim::Claimed(task)) =
+                        store::claim_by(&client, &[id], &aitasks_testkit::claim_mark()).await?.pop()
+                    else {
                         continue;
                     };
                     if background {

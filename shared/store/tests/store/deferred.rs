@@ -205,7 +205,7 @@ async fn a_batch_lease_fences_results_a_cancel_ends_a_batched_task_at_once_and_t
         (TaskStatus::Queued, 0),
         "the batch's attempt uncounted"
     );
-    let claim = store::claim(&client, &[ids[2]]).await.unwrap();
+    let claim = store::claim_by(&client, &[ids[2]], &claim_mark()).await.unwrap();
     let store::Claim::Claimed(claimed) = &claim[0] else { panic!("claimable on-demand") };
     assert_eq!(store::read_repair(&client, claimed.lease()).await.unwrap(), Some(resume.clone()));
     assert_eq!(store::read_repair(&client, claimed.lease()).await.unwrap(), Some(resume), "read, not taken");
@@ -236,7 +236,7 @@ async fn a_late_result_of_a_batch_its_task_has_left_changes_nothing_though_the_a
     // The old batch gives its tasks back uncounted: the first is claimed on-demand, the second
     // is taken by a newer batch, each with the attempt number it had in the old one.
     assert_eq!(store::give_back_batch(&client, old).await.unwrap().len(), 2);
-    let claim = store::claim(&client, &[ids[0]]).await.unwrap();
+    let claim = store::claim_by(&client, &[ids[0]], &claim_mark()).await.unwrap();
     let store::Claim::Claimed(on_demand) = &claim[0] else { panic!("claimable on-demand") };
     assert_eq!(on_demand.lease().attempt, lease(ids[0]).attempt, "the same attempt number");
     assert_eq!(on_demand.lease().batch_id, None, "in no batch");

@@ -142,7 +142,7 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
     let mut leases = Vec::new();
     operation!("worker: claim", |i| {
         for id in [run_tasks[i], scoped_tasks[i]] {
-            match store::claim(&client, &[id]).await?.pop() {
+            match store::claim_by(&client, &[id], &aitasks_testkit::claim_mark()).await?.pop() {
                 Some(store::Claim::Claimed(task)) => leases.push(task.lease()),
                 other => return Err(format!("claim of a queued task: {other:?}").into()),
             }
@@ -172,7 +172,9 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
     }
     let mut spare_leases = Vec::new();
     for &id in &spare[..2 * REPEATS] {
-        if let Some(store::Claim::Claimed(task)) = store::claim(&client, &[id]).await?.pop() {
+        if let Some(store::Claim::Claimed(task)) =
+            store::claim_by(&client, &[id], &aitasks_testkit::claim_mark()).await?.pop()
+        {
             spare_leases.push(task.lease());
         }
     }
@@ -240,11 +242,11 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
     let first_source = Uuid::new_v4().as_u128() % 290;
     operation!("owned: delete the data of a source", |i| {
         let source = format!("doc-{}", first_source + i as u128);
-        store::delete_owned(&mut client, APP, &source_scope, Some(&source)).await?;
+        delete_owned(&mut client, &source_scope, Some(&source)).await?;
     });
     let first_scope = Uuid::new_v4().as_u128();
     operation!("owned: delete the data of a scope", |i| {
-        store::delete_owned(&mut client, APP, &scope_of(first_scope + i as u128), None).await?;
+        delete_owned(&mut client, &scope_of(first_scope + i as u128), None).await?;
     });
 
     let day = Duration::from_secs(24 * 60 * 60);
@@ -291,7 +293,7 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
     }
     let mut leases = Vec::with_capacity(REPEATS);
     operation!("worker: claim a batch of 10", |i| {
-        let claims = store::claim(&client, &batches[i]).await?;
+        let claims = store::claim_by(&client, &batches[i], &aitasks_testkit::claim_mark()).await?;
         leases.push(
             claims
                 .into_iter()
@@ -316,4 +318,22 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
         store::list_tasks(&client, APP, &scope, succeeded, None, 100).await?;
     });
     Ok(timings)
+}
+
+/// What `DELETE /v1/scopes/{scopeId}/tasks` does: pages of the API's size until one comes short
+/// (the API also stops at its time limit and answers `more`; the probe's scopes are small).
+async fn delete_owned(
+    client: &mut store::Client,
+    scope_id: &str,
+    source_id: Option<&str>,
+) -> Result<u64, Failure> {
+    let mut deleted = 0;
+    loop {
+        let n =
+            store::delete_owned_page(client, APP, scope_id, source_id, aitasks_testkit::DELETE_PAGE).await?;
+        deleted += n;
+        if n < aitasks_testkit::DELETE_PAGE as u64 {
+            return Ok(deleted);
+        }
+    }
 }
