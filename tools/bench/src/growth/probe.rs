@@ -86,7 +86,8 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
     // Runs `$body` REPEATS times (with `$i` the repeat) under the operation's name.
     macro_rules! operation {
         ($name:expr, |$i:ident| $body:block) => {{
-            client.batch_execute(concat!("SET application_name = '", $name, "'")).await?;
+            // A name may hold a quote ("a run's tasks"): bound, not spliced.
+            client.execute("SELECT set_config('application_name', $1, false)", &[&$name]).await?;
             let mut runs = Vec::with_capacity(REPEATS);
             for $i in 0..REPEATS {
                 let started = Instant::now();
