@@ -7,9 +7,10 @@
 //! The modules follow a task's life: [`create`](create_task) (and scoped admission, and the
 //! tenant's daily quota), read, lease (claim and check in), settle, cancel, sweep, the events
 //! outbox and the callbacks it owes, application-owned data, listing, provider-side limits.
-//! Every statement is written out in full in its own file under `shared/store/sql/`, in the
-//! folder of its step (the SQL that completes a task is `sql/settle/complete_attempt.sql`), with named
-//! parameters bound by name;
+//! Every statement is in its own file under `shared/store/sql/`, in the folder of the module
+//! that runs it and named for the function that does (the SQL of [`complete_attempt`] is
+//! `sql/settle/complete_attempt.sql`; pieces several statements share are in `sql/fragments/`),
+//! with named parameters bound by name;
 //! `tests/snapshots/statements.snap` shows each exactly as Postgres gets it, and
 //! [`queries::statements`] lists them.
 //!
