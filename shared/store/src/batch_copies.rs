@@ -1,4 +1,4 @@
-//! What the store knows of a batch's copies at the provider (`sql/batch/`, migrations/V25):
+//! What the store knows of a batch's copies at the provider (`sql/batch_copies/`, migrations/V25):
 //! the submits sent for a batch row (counted before each is sent, so a look after a lost answer
 //! knows the provider may have a batch), the provider's batches that are already ours (a lookup
 //! passes them by), the extra batches made for a row, and the clean-up of an ended batch's
@@ -13,21 +13,21 @@ use crate::error::StoreResult;
 use crate::params::{limit, millis, truncate_message};
 use crate::pool::GenericClient;
 use crate::queries::{
-    BATCH_ADD_EXTRAS, BATCH_CLEANUP_DUE, BATCH_CLEANUP_NEXT, BATCH_KNOWN_IDS, BATCH_SUBMIT_REFUSED,
-    BATCH_SUBMIT_SENDING, BATCH_UNSURE_ROWS,
+    ADD_EXTRA_BATCHES, KNOWN_PROVIDER_BATCHES, NEXT_BATCH_CLEANUP, NOTE_SUBMIT_REFUSED, NOTE_SUBMIT_SENDING,
+    OTHER_ROWS_UNSURE, TAKE_BATCH_LEFTOVERS,
 };
 
 /// A submit of batch `batch_id` is about to be sent: counted (and the first one's time kept).
 pub async fn note_submit_sending(client: &impl GenericClient, batch_id: Uuid) -> StoreResult<()> {
-    let statement = client.prepare_cached(BATCH_SUBMIT_SENDING.text()).await?;
-    client.execute(&statement, &BATCH_SUBMIT_SENDING.bind(&[("batch_id", &batch_id)])?).await?;
+    let statement = client.prepare_cached(NOTE_SUBMIT_SENDING.text()).await?;
+    client.execute(&statement, &NOTE_SUBMIT_SENDING.bind(&[("batch_id", &batch_id)])?).await?;
     Ok(())
 }
 
 /// A submit the provider refused (it answered, and made no batch): counted back.
 pub async fn note_submit_refused(client: &impl GenericClient, batch_id: Uuid) -> StoreResult<()> {
-    let statement = client.prepare_cached(BATCH_SUBMIT_REFUSED.text()).await?;
-    client.execute(&statement, &BATCH_SUBMIT_REFUSED.bind(&[("batch_id", &batch_id)])?).await?;
+    let statement = client.prepare_cached(NOTE_SUBMIT_REFUSED.text()).await?;
+    client.execute(&statement, &NOTE_SUBMIT_REFUSED.bind(&[("batch_id", &batch_id)])?).await?;
     Ok(())
 }
 
@@ -39,8 +39,8 @@ pub async fn other_rows_unsure(
     batch_id: Uuid,
     until: chrono::DateTime<chrono::Utc>,
 ) -> StoreResult<bool> {
-    let statement = client.prepare_cached(BATCH_UNSURE_ROWS.text()).await?;
-    let params = BATCH_UNSURE_ROWS.bind(&[
+    let statement = client.prepare_cached(OTHER_ROWS_UNSURE.text()).await?;
+    let params = OTHER_ROWS_UNSURE.bind(&[
         ("profile", &profile as &(dyn tokio_postgres::types::ToSql + Sync)),
         ("batch_id", &batch_id),
         ("until", &until),
@@ -54,9 +54,9 @@ pub async fn known_provider_batches(client: &impl GenericClient, ids: &[String])
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let statement = client.prepare_cached(BATCH_KNOWN_IDS.text()).await?;
+    let statement = client.prepare_cached(KNOWN_PROVIDER_BATCHES.text()).await?;
     let ids = ids.to_vec();
-    let rows = client.query(&statement, &BATCH_KNOWN_IDS.bind(&[("ids", &ids)])?).await?;
+    let rows = client.query(&statement, &KNOWN_PROVIDER_BATCHES.bind(&[("ids", &ids)])?).await?;
     rows.iter().map(|row| Ok(row.try_get("id")?)).collect()
 }
 
@@ -66,10 +66,10 @@ pub async fn add_extra_batches(
     batch_id: Uuid,
     extras: &[String],
 ) -> StoreResult<()> {
-    let statement = client.prepare_cached(BATCH_ADD_EXTRAS.text()).await?;
+    let statement = client.prepare_cached(ADD_EXTRA_BATCHES.text()).await?;
     let extras = extras.to_vec();
     client
-        .execute(&statement, &BATCH_ADD_EXTRAS.bind(&[("batch_id", &batch_id), ("extras", &extras)])?)
+        .execute(&statement, &ADD_EXTRA_BATCHES.bind(&[("batch_id", &batch_id), ("extras", &extras)])?)
         .await?;
     Ok(())
 }
@@ -100,10 +100,11 @@ pub async fn take_batch_leftovers(
     hold: Duration,
     page: usize,
 ) -> StoreResult<Vec<BatchLeftovers>> {
-    let statement = client.prepare_cached(BATCH_CLEANUP_DUE.text()).await?;
+    let statement = client.prepare_cached(TAKE_BATCH_LEFTOVERS.text()).await?;
     let (hold_ms, page) = (millis(hold), limit(page));
-    let rows =
-        client.query(&statement, &BATCH_CLEANUP_DUE.bind(&[("hold_ms", &hold_ms), ("page", &page)])?).await?;
+    let rows = client
+        .query(&statement, &TAKE_BATCH_LEFTOVERS.bind(&[("hold_ms", &hold_ms), ("page", &page)])?)
+        .await?;
     rows.iter()
         .map(|row| {
             Ok(BatchLeftovers {
@@ -129,11 +130,11 @@ pub async fn next_batch_cleanup(
     after: Option<Duration>,
     error: Option<&str>,
 ) -> StoreResult<()> {
-    let statement = client.prepare_cached(BATCH_CLEANUP_NEXT.text()).await?;
+    let statement = client.prepare_cached(NEXT_BATCH_CLEANUP.text()).await?;
     let after_ms = after.map(millis);
     let error = error.map(truncate_message);
     let params =
-        BATCH_CLEANUP_NEXT.bind(&[("batch_id", &batch_id), ("after_ms", &after_ms), ("error", &error)])?;
+        NEXT_BATCH_CLEANUP.bind(&[("batch_id", &batch_id), ("after_ms", &after_ms), ("error", &error)])?;
     client.execute(&statement, &params).await?;
     Ok(())
 }

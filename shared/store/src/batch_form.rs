@@ -1,4 +1,4 @@
-//! Forming provider batches (`sql/batch/`): a profile's deferred tasks awaiting a batch are
+//! Forming provider batches (`sql/batch_form/`): a profile's deferred tasks awaiting a batch are
 //! grouped and a batch opened for them when the group is full or has waited long enough, or they
 //! are sent on-demand (too few for the provider, a window near its end, a profile that no longer
 //! batches). What follows an open batch is `batches.rs`.
@@ -12,8 +12,8 @@ use crate::model::new_id;
 use crate::params::{limit, millis};
 use crate::pool::{Client, GenericClient};
 use crate::queries::{
-    BATCH_AWAITING, BATCH_NEAREST_WINDOW, BATCH_OPEN, BATCH_READY, BATCH_ROUTE_DUE, BATCH_ROUTE_NOW,
-    BATCH_ROUTE_PROFILE, BATCH_WAITING,
+    BATCH_WAITING, FORM_BATCH_LOCK, FORM_BATCH_OPEN, FORM_BATCH_SEND_NOW, NEAREST_WINDOW, NOT_READY,
+    SEND_DUE_NOW, SEND_PROFILE_NOW,
 };
 use crate::sweep::OwedMessage;
 
@@ -49,7 +49,7 @@ pub enum Formed {
 /// Look at one profile's tasks awaiting a batch, oldest first, and open a batch for them when
 /// the group is full (`maxRecords`, or a file's worth of bytes) or its oldest has waited
 /// `maxWaitSeconds`; below `minRecords` then, send them on-demand. An unlocked look first
-/// (`ready.sql`): a group still waiting is left alone, no row locked. Then one transaction: the
+/// (`not_ready.sql`): a group still waiting is left alone, no row locked. Then one transaction: the
 /// rows are locked (SKIP LOCKED) from the look to the commit.
 pub async fn form_batch(client: &mut Client, group: &BatchGroup<'_>) -> StoreResult<Formed> {
     let max_records = i64::from(group.max_records);
@@ -58,9 +58,9 @@ pub async fn form_batch(client: &mut Client, group: &BatchGroup<'_>) -> StoreRes
         return Ok(not_yet);
     }
     let transaction = client.transaction().await?;
-    let statement = transaction.prepare_cached(BATCH_AWAITING.text()).await?;
+    let statement = transaction.prepare_cached(FORM_BATCH_LOCK.text()).await?;
     let slack_ms = millis(group.slack);
-    let params = BATCH_AWAITING.bind(&[
+    let params = FORM_BATCH_LOCK.bind(&[
         ("profile", &group.profile),
         ("max_records", &max_records),
         ("max_bytes", &max_bytes),
@@ -80,15 +80,15 @@ pub async fn form_batch(client: &mut Client, group: &BatchGroup<'_>) -> StoreRes
         return Ok(Formed::Waiting);
     }
     if ids.len() < group.min_records as usize {
-        let statement = transaction.prepare_cached(BATCH_ROUTE_NOW.text()).await?;
-        let rows = transaction.query(&statement, &BATCH_ROUTE_NOW.bind(&[("task_ids", &ids)])?).await?;
+        let statement = transaction.prepare_cached(FORM_BATCH_SEND_NOW.text()).await?;
+        let rows = transaction.query(&statement, &FORM_BATCH_SEND_NOW.bind(&[("task_ids", &ids)])?).await?;
         let owed = rows.iter().map(OwedMessage::from_row).collect::<StoreResult<Vec<_>>>()?;
         transaction.commit().await?;
         return Ok(Formed::SentNow(owed));
     }
     let batch_id = new_id();
-    let statement = transaction.prepare_cached(BATCH_OPEN.text()).await?;
-    let params = BATCH_OPEN.bind(&[
+    let statement = transaction.prepare_cached(FORM_BATCH_OPEN.text()).await?;
+    let params = FORM_BATCH_OPEN.bind(&[
         ("batch_id", &batch_id),
         ("profile", &group.profile),
         ("provider", &group.provider),
@@ -109,8 +109,8 @@ async fn not_ready(
     max_records: i64,
     max_bytes: i64,
 ) -> StoreResult<Option<Formed>> {
-    let statement = client.prepare_cached(BATCH_READY.text()).await?;
-    let params = BATCH_READY.bind(&[
+    let statement = client.prepare_cached(NOT_READY.text()).await?;
+    let params = NOT_READY.bind(&[
         ("profile", &group.profile),
         ("max_records", &max_records),
         ("max_bytes", &max_bytes),
@@ -134,11 +134,10 @@ pub async fn send_profile_now(
     profile: &str,
     page: usize,
 ) -> StoreResult<Vec<OwedMessage>> {
-    let statement = client.prepare_cached(BATCH_ROUTE_PROFILE.text()).await?;
+    let statement = client.prepare_cached(SEND_PROFILE_NOW.text()).await?;
     let page = limit(page);
-    let rows = client
-        .query(&statement, &BATCH_ROUTE_PROFILE.bind(&[("profile", &profile), ("page", &page)])?)
-        .await?;
+    let rows =
+        client.query(&statement, &SEND_PROFILE_NOW.bind(&[("profile", &profile), ("page", &page)])?).await?;
     rows.iter().map(OwedMessage::from_row).collect()
 }
 
@@ -148,10 +147,10 @@ pub async fn send_due_now(
     slack: Duration,
     page: usize,
 ) -> StoreResult<Vec<OwedMessage>> {
-    let statement = client.prepare_cached(BATCH_ROUTE_DUE.text()).await?;
+    let statement = client.prepare_cached(SEND_DUE_NOW.text()).await?;
     let (slack_ms, page) = (millis(slack), limit(page));
     let rows =
-        client.query(&statement, &BATCH_ROUTE_DUE.bind(&[("slack_ms", &slack_ms), ("page", &page)])?).await?;
+        client.query(&statement, &SEND_DUE_NOW.bind(&[("slack_ms", &slack_ms), ("page", &page)])?).await?;
     rows.iter().map(OwedMessage::from_row).collect()
 }
 
@@ -173,8 +172,8 @@ pub async fn batch_waiting(
 /// Milliseconds until the nearest window end of a deferred task not yet done (negative: passed);
 /// `None` when there is none.
 pub async fn nearest_window(client: &impl GenericClient, slack: Duration) -> StoreResult<Option<f64>> {
-    let statement = client.prepare_cached(BATCH_NEAREST_WINDOW.text()).await?;
+    let statement = client.prepare_cached(NEAREST_WINDOW.text()).await?;
     let slack_ms = millis(slack);
-    let row = client.query_one(&statement, &BATCH_NEAREST_WINDOW.bind(&[("slack_ms", &slack_ms)])?).await?;
+    let row = client.query_one(&statement, &NEAREST_WINDOW.bind(&[("slack_ms", &slack_ms)])?).await?;
     Ok(row.try_get("left_ms")?)
 }

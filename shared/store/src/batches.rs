@@ -1,4 +1,4 @@
-//! The provider batches that carry deferred tasks (`sql/batch/`), once formed
+//! The provider batches that carry deferred tasks (`sql/batches/`), once formed
 //! (`batch_form.rs`): an open batch is looked at when due, recorded as submitted, ended, and
 //! what its results do not settle goes back to the queue.
 //! A batch's tasks hold an attempt's lease like a worker's claim, so a result settles its task
@@ -16,8 +16,8 @@ use crate::model::Lease;
 use crate::params::{limit, millis};
 use crate::pool::GenericClient;
 use crate::queries::{
-    BATCH_END, BATCH_GIVE_BACK, BATCH_LOOK_LATER, BATCH_LOOK_NOW, BATCH_PRUNE_ENDED, BATCH_SUBMITTED,
-    BATCH_TAKE_DUE, BATCH_TASKS_OF,
+    BATCH_TASKS, END_BATCH, GIVE_BACK_BATCH, LOOK_AT_BATCH_LATER, LOOK_AT_BATCH_NOW, MARK_BATCH_SUBMITTED,
+    PRUNE_ENDED_BATCHES, TAKE_DUE_BATCHES,
 };
 use crate::sweep::OwedMessage;
 
@@ -57,10 +57,10 @@ pub async fn take_due_batches(
     hold: Duration,
     page: usize,
 ) -> StoreResult<Vec<OpenBatch>> {
-    let statement = client.prepare_cached(BATCH_TAKE_DUE.text()).await?;
+    let statement = client.prepare_cached(TAKE_DUE_BATCHES.text()).await?;
     let (hold_ms, page) = (millis(hold), limit(page));
     let rows =
-        client.query(&statement, &BATCH_TAKE_DUE.bind(&[("hold_ms", &hold_ms), ("page", &page)])?).await?;
+        client.query(&statement, &TAKE_DUE_BATCHES.bind(&[("hold_ms", &hold_ms), ("page", &page)])?).await?;
     rows.iter()
         .map(|row| {
             let state = match row.try_get::<_, &str>("state")? {
@@ -100,8 +100,8 @@ pub struct BatchTask {
 
 /// The tasks still running in a batch, in id order (at most its `records`).
 pub async fn batch_tasks(client: &impl GenericClient, batch_id: Uuid) -> StoreResult<Vec<BatchTask>> {
-    let statement = client.prepare_cached(BATCH_TASKS_OF.text()).await?;
-    let rows = client.query(&statement, &BATCH_TASKS_OF.bind(&[("batch_id", &batch_id)])?).await?;
+    let statement = client.prepare_cached(BATCH_TASKS.text()).await?;
+    let rows = client.query(&statement, &BATCH_TASKS.bind(&[("batch_id", &batch_id)])?).await?;
     rows.iter()
         .map(|row| {
             Ok(BatchTask {
@@ -129,9 +129,9 @@ pub async fn mark_batch_submitted(
     provider_batch_id: &str,
     poll: Duration,
 ) -> StoreResult<bool> {
-    let statement = client.prepare_cached(BATCH_SUBMITTED.text()).await?;
+    let statement = client.prepare_cached(MARK_BATCH_SUBMITTED.text()).await?;
     let poll_ms = millis(poll);
-    let params = BATCH_SUBMITTED.bind(&[
+    let params = MARK_BATCH_SUBMITTED.bind(&[
         ("batch_id", &batch_id),
         ("provider_batch_id", &provider_batch_id),
         ("poll_ms", &poll_ms),
@@ -146,11 +146,11 @@ pub async fn look_at_batch_later(
     after: Duration,
     error: Option<&str>,
 ) -> StoreResult<()> {
-    let statement = client.prepare_cached(BATCH_LOOK_LATER.text()).await?;
+    let statement = client.prepare_cached(LOOK_AT_BATCH_LATER.text()).await?;
     let after_ms = millis(after);
     let error = error.map(crate::params::truncate_message);
     let params =
-        BATCH_LOOK_LATER.bind(&[("batch_id", &batch_id), ("after_ms", &after_ms), ("error", &error)])?;
+        LOOK_AT_BATCH_LATER.bind(&[("batch_id", &batch_id), ("after_ms", &after_ms), ("error", &error)])?;
     client.execute(&statement, &params).await?;
     Ok(())
 }
@@ -163,9 +163,10 @@ pub async fn look_at_batch_now(
     provider_batch_id: &str,
     poll: Duration,
 ) -> StoreResult<bool> {
-    let statement = client.prepare_cached(BATCH_LOOK_NOW.text()).await?;
+    let statement = client.prepare_cached(LOOK_AT_BATCH_NOW.text()).await?;
     let poll_ms = millis(poll);
-    let params = BATCH_LOOK_NOW.bind(&[("provider_batch_id", &provider_batch_id), ("poll_ms", &poll_ms)])?;
+    let params =
+        LOOK_AT_BATCH_NOW.bind(&[("provider_batch_id", &provider_batch_id), ("poll_ms", &poll_ms)])?;
     Ok(client.execute(&statement, &params).await? == 1)
 }
 
@@ -205,18 +206,18 @@ pub async fn end_batch(
     outcome: BatchOutcome,
     error: Option<&str>,
 ) -> StoreResult<bool> {
-    let statement = client.prepare_cached(BATCH_END.text()).await?;
+    let statement = client.prepare_cached(END_BATCH.text()).await?;
     let outcome = outcome.as_str();
     let error = error.map(crate::params::truncate_message);
-    let params = BATCH_END.bind(&[("batch_id", &batch_id), ("outcome", &outcome), ("error", &error)])?;
+    let params = END_BATCH.bind(&[("batch_id", &batch_id), ("outcome", &outcome), ("error", &error)])?;
     Ok(client.execute(&statement, &params).await? == 1)
 }
 
 /// The tasks still running in a batch go back to the queue for the on-demand path, the batch's
 /// attempt uncounted. Their messages are the caller's to send.
 pub async fn give_back_batch(client: &impl GenericClient, batch_id: Uuid) -> StoreResult<Vec<OwedMessage>> {
-    let statement = client.prepare_cached(BATCH_GIVE_BACK.text()).await?;
-    let rows = client.query(&statement, &BATCH_GIVE_BACK.bind(&[("batch_id", &batch_id)])?).await?;
+    let statement = client.prepare_cached(GIVE_BACK_BATCH.text()).await?;
+    let rows = client.query(&statement, &GIVE_BACK_BATCH.bind(&[("batch_id", &batch_id)])?).await?;
     rows.iter().map(OwedMessage::from_row).collect()
 }
 
@@ -226,8 +227,8 @@ pub async fn prune_ended_batches(
     older_than: Duration,
     page: usize,
 ) -> StoreResult<u64> {
-    let statement = client.prepare_cached(BATCH_PRUNE_ENDED.text()).await?;
+    let statement = client.prepare_cached(PRUNE_ENDED_BATCHES.text()).await?;
     let (older_than_ms, page) = (millis(older_than), limit(page));
-    let params = BATCH_PRUNE_ENDED.bind(&[("older_than_ms", &older_than_ms), ("page", &page)])?;
+    let params = PRUNE_ENDED_BATCHES.bind(&[("older_than_ms", &older_than_ms), ("page", &page)])?;
     Ok(client.execute(&statement, &params).await?)
 }

@@ -17,7 +17,7 @@ use crate::params::{limit, millis, truncate_message, CANCELED_CODE};
 use crate::pool::GenericClient;
 use crate::queries::{
     ATTACH_CALLBACKS, CALLBACK_ROOM, CANCEL_ABANDONED, MARK_PUBLISHED, RECORD_CALLBACKS, TAKE_HEARTBEATS,
-    TAKE_OWED,
+    TAKE_OWED_CALLBACKS,
 };
 use crate::rows::event_from_row;
 
@@ -117,7 +117,7 @@ impl CallbackEnd {
     }
 }
 
-/// Attach callbacks to their tasks (`sql/callbacks/attach.sql`): one statement for a create or a
+/// Attach callbacks to their tasks (`sql/callbacks/attach_callbacks.sql`): one statement for a create or a
 /// whole batch's. Those whose task has ended already are owed at once. The ids of the tasks that
 /// got a callback owed now (their sender should call at once).
 pub async fn attach_callbacks(
@@ -142,20 +142,20 @@ pub async fn attach_callbacks(
     Ok(owed)
 }
 
-/// A page of owed callbacks whose time has come, held for `hold` (`sql/callbacks/take_owed.sql`).
+/// A page of owed callbacks whose time has come, held for `hold` (`sql/callbacks/take_owed_callbacks.sql`).
 pub async fn take_owed_callbacks(
     client: &impl GenericClient,
     hold: Duration,
     page: usize,
 ) -> StoreResult<Vec<OwedCallback>> {
-    let statement = client.prepare_cached(TAKE_OWED.text()).await?;
+    let statement = client.prepare_cached(TAKE_OWED_CALLBACKS.text()).await?;
     let (hold_ms, page) = (millis(hold), limit(page));
-    let params = TAKE_OWED.bind(&[("hold_ms", &hold_ms), ("page", &page)])?;
+    let params = TAKE_OWED_CALLBACKS.bind(&[("hold_ms", &hold_ms), ("page", &page)])?;
     client.query(&statement, &params).await?.iter().map(owed_from_row).collect()
 }
 
 /// After a publish: mark the events that were taken delivered and take, held for `hold`, the owed
-/// callbacks of the tasks those events ended (`sql/events/mark_published.sql`), in one statement.
+/// callbacks of the tasks those events ended (`sql/callbacks/mark_published.sql`), in one statement.
 pub async fn mark_published(
     client: &impl GenericClient,
     delivered: &[i64],
@@ -211,7 +211,7 @@ pub struct CallbackRoom {
 }
 
 /// The tenant's waiting callbacks (counted up to `tenant_limit`), and for each `(effect key,
-/// token)` what attaching it would add (`sql/callbacks/room.sql`), in the order given.
+/// token)` what attaching it would add (`sql/callbacks/callback_room.sql`), in the order given.
 pub async fn callback_room(
     client: &impl GenericClient,
     app_id: &str,
@@ -244,7 +244,7 @@ pub async fn callback_room(
     Ok((tenant_waiting, rooms))
 }
 
-/// Record what the calls came to (`sql/callbacks/record.sql`); how many callbacks changed.
+/// Record what the calls came to (`sql/callbacks/record_callbacks.sql`); how many callbacks changed.
 pub async fn record_callbacks(
     client: &impl GenericClient,
     outcomes: &[(i64, CallbackEnd)],

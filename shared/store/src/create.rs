@@ -10,8 +10,7 @@ use crate::error::{StoreError, StoreResult};
 use crate::model::{new_id, Created, NewTask, RunState, Task, TaskOwner};
 use crate::pool::GenericClient;
 use crate::queries::{
-    INSERT_APP_TASK, INSERT_RUN_TASK, INSERT_TASKS, MARK_POLLERS, MARK_SENT, MARK_SENT_MANY,
-    SELECT_BY_EFFECT_KEYS,
+    EXISTING_BY_KEY, INSERT_ALL, INSERT_APP_TASK, INSERT_RUN_TASK, MARK_POLLERS, MARK_SENT, MARK_SENT_MANY,
 };
 use crate::read::get_task_by_effect_key;
 use crate::statement::Param;
@@ -158,8 +157,8 @@ async fn insert_all(
     let deferred_windows: Vec<Option<i64>> = tasks.iter().map(|t| t.deferred_window_ms).collect();
     let awaiting: Vec<bool> = tasks.iter().map(|t| t.awaiting_batch).collect();
     let has_pollers: Vec<bool> = tasks.iter().map(|t| t.has_poller).collect();
-    let statement = client.prepare_cached(INSERT_TASKS.text()).await?;
-    let params = INSERT_TASKS.bind(&[
+    let statement = client.prepare_cached(INSERT_ALL.text()).await?;
+    let params = INSERT_ALL.bind(&[
         ("app_id", &app_id),
         ("ids", &ids),
         ("run_ids", &run_ids),
@@ -191,8 +190,8 @@ async fn existing_by_key(
     app_id: &str,
     keys: &[&str],
 ) -> StoreResult<HashMap<String, Task>> {
-    let statement = client.prepare_cached(SELECT_BY_EFFECT_KEYS.text()).await?;
-    let params = SELECT_BY_EFFECT_KEYS.bind(&[("app_id", &app_id), ("effect_keys", &keys)])?;
+    let statement = client.prepare_cached(EXISTING_BY_KEY.text()).await?;
+    let params = EXISTING_BY_KEY.bind(&[("app_id", &app_id), ("effect_keys", &keys)])?;
     let rows = client.query(&statement, &params).await?;
     rows.iter()
         .map(|row| {

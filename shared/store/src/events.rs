@@ -8,19 +8,19 @@ use crate::error::StoreResult;
 use crate::model::PendingEvent;
 use crate::params::{limit, millis};
 use crate::pool::GenericClient;
-use crate::queries::{MARK_DELIVERED, PRUNE_DELIVERED, TAKE_UNDELIVERED};
+use crate::queries::{MARK_DELIVERED, PRUNE_DELIVERED_EVENTS, TAKE_UNDELIVERED_EVENTS};
 use crate::rows::event_from_row;
 
 /// Take a page of undelivered events whose grace has passed, hiding them from other sweepers
-/// for `hold` (`sql/events/take_undelivered.sql`). Events not marked delivered by then come back.
+/// for `hold` (`sql/events/take_undelivered_events.sql`). Events not marked delivered by then come back.
 pub async fn take_undelivered_events(
     client: &impl GenericClient,
     hold: Duration,
     page: usize,
 ) -> StoreResult<Vec<PendingEvent>> {
-    let statement = client.prepare_cached(TAKE_UNDELIVERED.text()).await?;
+    let statement = client.prepare_cached(TAKE_UNDELIVERED_EVENTS.text()).await?;
     let (hold_ms, page) = (millis(hold), limit(page));
-    let params = TAKE_UNDELIVERED.bind(&[("hold_ms", &hold_ms), ("page", &page)])?;
+    let params = TAKE_UNDELIVERED_EVENTS.bind(&[("hold_ms", &hold_ms), ("page", &page)])?;
     client.query(&statement, &params).await?.iter().map(event_from_row).collect()
 }
 
@@ -39,8 +39,8 @@ pub async fn prune_delivered_events(
     older_than: Duration,
     page: usize,
 ) -> StoreResult<u64> {
-    let statement = client.prepare_cached(PRUNE_DELIVERED.text()).await?;
+    let statement = client.prepare_cached(PRUNE_DELIVERED_EVENTS.text()).await?;
     let (older_than_ms, page) = (millis(older_than), limit(page));
-    let params = PRUNE_DELIVERED.bind(&[("older_than_ms", &older_than_ms), ("page", &page)])?;
+    let params = PRUNE_DELIVERED_EVENTS.bind(&[("older_than_ms", &older_than_ms), ("page", &page)])?;
     Ok(client.execute(&statement, &params).await?)
 }

@@ -11,7 +11,7 @@ use uuid::Uuid;
 
 use crate::error::{StoreError, StoreResult};
 use crate::pool::GenericClient;
-use crate::queries::{BATCH_OF_TASK, CALLBACKS_OF_TASK, EVENTS_OF_TASK, RUNS_OF_APP};
+use crate::queries::{LIST_RUNS, TASK_BATCH, TASK_CALLBACKS, TASK_EVENTS};
 
 /// Up to `listing.limit` runs of this application after `listing.after`, in id (creation) order,
 /// each with its tasks counted by status (over a run's first [`RUN_TASKS_COUNTED_MAX`] tasks, and
@@ -23,13 +23,13 @@ pub async fn list_runs(
     app_id: &str,
     listing: &ListRuns,
 ) -> StoreResult<RunsOfApp> {
-    let statement = client.prepare_cached(RUNS_OF_APP.text()).await?;
+    let statement = client.prepare_cached(LIST_RUNS.text()).await?;
     let after = listing.after.unwrap_or(Uuid::nil());
     let state = listing.status.map(RunState::as_str);
     let limit = listing.limit as i64;
     let counted_max = RUN_TASKS_COUNTED_MAX as i64;
     let examine_max = RUN_SCAN_MAX as i64;
-    let params = RUNS_OF_APP.bind(&[
+    let params = LIST_RUNS.bind(&[
         ("app_id", &app_id),
         ("after", &after),
         ("state", &state),
@@ -103,9 +103,9 @@ pub async fn task_events(
     task_id: Uuid,
     limit: usize,
 ) -> StoreResult<Option<Vec<TaskEvent>>> {
-    let statement = client.prepare_cached(EVENTS_OF_TASK.text()).await?;
+    let statement = client.prepare_cached(TASK_EVENTS.text()).await?;
     let limit = limit as i64;
-    let params = EVENTS_OF_TASK.bind(&[("task_id", &task_id), ("app_id", &app_id), ("limit", &limit)])?;
+    let params = TASK_EVENTS.bind(&[("task_id", &task_id), ("app_id", &app_id), ("limit", &limit)])?;
     let rows = client.query(&statement, &params).await?;
     if rows.is_empty() {
         return Ok(None);
@@ -135,9 +135,9 @@ pub async fn task_callbacks(
     task_id: Uuid,
     limit: usize,
 ) -> StoreResult<Option<Vec<TaskCallback>>> {
-    let statement = client.prepare_cached(CALLBACKS_OF_TASK.text()).await?;
+    let statement = client.prepare_cached(TASK_CALLBACKS.text()).await?;
     let limit = limit as i64;
-    let params = CALLBACKS_OF_TASK.bind(&[("task_id", &task_id), ("app_id", &app_id), ("limit", &limit)])?;
+    let params = TASK_CALLBACKS.bind(&[("task_id", &task_id), ("app_id", &app_id), ("limit", &limit)])?;
     let rows = client.query(&statement, &params).await?;
     if rows.is_empty() {
         return Ok(None);
@@ -182,8 +182,8 @@ pub async fn task_batch(
     app_id: &str,
     task_id: Uuid,
 ) -> StoreResult<BatchOfTask> {
-    let statement = client.prepare_cached(BATCH_OF_TASK.text()).await?;
-    let params = BATCH_OF_TASK.bind(&[("task_id", &task_id), ("app_id", &app_id)])?;
+    let statement = client.prepare_cached(TASK_BATCH.text()).await?;
+    let params = TASK_BATCH.bind(&[("task_id", &task_id), ("app_id", &app_id)])?;
     let Some(row) = client.query_opt(&statement, &params).await? else {
         return Ok(BatchOfTask::NoTask);
     };

@@ -9,19 +9,9 @@ use uuid::Uuid;
 use crate::error::StoreResult;
 use crate::model::{Claim, Fenced, Lease, LeaseCheck, Task, TaskStatus};
 use crate::pool::GenericClient;
-use crate::queries::{CHECK, CLAIM, CLAIM_MISSES, HEARTBEAT, UNCLAIM};
+use crate::queries::{CHECK, CLAIM_BY, CLAIM_BY_MISSES, HEARTBEAT, UNCLAIM};
 use crate::rows::task_status;
 use crate::settle::end_canceled;
-
-/// Claim the next attempt of the tasks an SQS delivery's records name (one or many), answering
-/// record by record in order. Only a `queued` task whose cancel was not requested and whose
-/// attempt budget is not spent is claimed; a duplicate delivery of a running or terminal task
-/// claims nothing. One round trip when every task is claimed, two otherwise (plus one per task
-/// whose cancel was requested before it started: that claim settles it `canceled`). A task
-/// named twice is claimed for its first record; a later record of it is a duplicate delivery.
-pub async fn claim(client: &impl GenericClient, task_ids: &[Uuid]) -> StoreResult<Vec<Claim>> {
-    claim_by(client, task_ids, &ClaimMark::unbounded()).await
-}
 
 /// A claim's mark on the rows it takes, and the time after which it takes none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,15 +21,15 @@ pub struct ClaimMark {
     pub by: DateTime<Utc>,
 }
 
-impl ClaimMark {
-    /// A mark for a worker that waits for its claim whatever it takes.
-    pub fn unbounded() -> ClaimMark {
-        ClaimMark { token: Uuid::new_v4(), by: Utc::now() + chrono::TimeDelta::days(36_500) }
-    }
-}
-
-/// [`claim`], taking no row at or after `mark.by` and marking what it takes with `mark.token`,
-/// so that a worker that stopped waiting can give it back with [`unclaim`].
+/// Claim the next attempt of the tasks an SQS batch's records name (one or many), answering
+/// record by record in order. Only a `queued` task whose cancel was not requested and whose
+/// attempt budget is not spent is claimed; a duplicate delivery of a running or terminal task
+/// claims nothing. One round trip when every task is claimed, two otherwise (plus one per task
+/// whose cancel was requested before it started: that claim settles it `canceled`). A task
+/// named twice is claimed for its first record; a later record of it is a duplicate delivery.
+///
+/// No row is taken at or after `mark.by`, and what is taken is marked with `mark.token`, so that
+/// a worker that stopped waiting can give it back with [`unclaim`].
 pub async fn claim_by(
     client: &impl GenericClient,
     task_ids: &[Uuid],
@@ -48,9 +38,9 @@ pub async fn claim_by(
     let mut distinct = task_ids.to_vec();
     distinct.sort_unstable();
     distinct.dedup();
-    let statement = client.prepare_cached(CLAIM.text()).await?;
+    let statement = client.prepare_cached(CLAIM_BY.text()).await?;
     let params =
-        CLAIM.bind(&[("task_ids", &distinct), ("claim_token", &mark.token), ("claim_by", &mark.by)])?;
+        CLAIM_BY.bind(&[("task_ids", &distinct), ("claim_token", &mark.token), ("claim_by", &mark.by)])?;
     let rows = client.query(&statement, &params).await?;
     let mut first: HashMap<Uuid, Claim> = HashMap::with_capacity(distinct.len());
     for row in &rows {
@@ -59,8 +49,8 @@ pub async fn claim_by(
     }
     let missed: Vec<Uuid> = distinct.iter().filter(|id| !first.contains_key(id)).copied().collect();
     if !missed.is_empty() {
-        let statement = client.prepare_cached(CLAIM_MISSES.text()).await?;
-        for row in client.query(&statement, &CLAIM_MISSES.bind(&[("task_ids", &missed)])?).await? {
+        let statement = client.prepare_cached(CLAIM_BY_MISSES.text()).await?;
+        for row in client.query(&statement, &CLAIM_BY_MISSES.bind(&[("task_ids", &missed)])?).await? {
             let id: Uuid = row.try_get("id")?;
             let status = task_status(row.try_get("status")?)?;
             let cancel_requested: bool = row.try_get("cancel_requested")?;

@@ -7,9 +7,10 @@
 //! The modules follow a task's life: [`create`](create_task) (and scoped admission, and the
 //! tenant's daily quota), read, lease (claim and check in), settle, cancel, sweep, the events
 //! outbox and the callbacks it owes, application-owned data, listing, provider-side limits.
-//! Every statement is written out in full in its own file under `shared/store/sql/`, in the
-//! folder of its step (the SQL that completes a task is `sql/settle/complete.sql`), with named
-//! parameters bound by name;
+//! Every statement is in its own file under `shared/store/sql/`, in the folder of the module
+//! that runs it and named for the function that does (the SQL of [`complete_attempt`] is
+//! `sql/settle/complete_attempt.sql`; pieces several statements share are in `sql/fragments/`),
+//! with named parameters bound by name;
 //! `tests/snapshots/statements.snap` shows each exactly as Postgres gets it, and
 //! [`queries::statements`] lists them.
 //!
@@ -20,7 +21,7 @@
 //! | operation | round trips | why one is enough |
 //! | --- | --- | --- |
 //! | [`create_task`] | 1 | the run check (`FOR SHARE`), the insert and `ON CONFLICT` are one statement |
-//! | [`claim`] (one task or a batch's ten) | 1 | a fenced `UPDATE ... RETURNING`, rows locked in id order |
+//! | [`claim_by`] (one task or a batch's ten) | 1 | a fenced `UPDATE ... RETURNING`, rows locked in id order |
 //! | [`heartbeat`] (with the cancel check) | 1 | `UPDATE ... RETURNING cancel_requested_at IS NOT NULL` |
 //! | [`check`] (cancel poll) | 1 | a primary-key read |
 //! | [`complete_attempt`] with its completion event | 1 | the event insert is a data-modifying CTE of the update |
@@ -88,7 +89,7 @@ pub use create::{create_task, create_tasks, mark_pollers, mark_sent, mark_sent_m
 pub use error::{StoreError, StoreResult};
 pub use events::{mark_delivered, prune_delivered_events, take_undelivered_events};
 pub use history::{list_runs, task_batch, task_callbacks, task_events, BatchOfTask, RunsOfApp};
-pub use lease::{check, claim, claim_by, heartbeat, unclaim, ClaimMark};
+pub use lease::{check, claim_by, heartbeat, unclaim, ClaimMark};
 pub use listing::list_tasks;
 pub use model::{
     AdmissionBudget, AdmissionRefusal, Claim, Created, Fenced, Lease, LeaseCheck, ListedTask, NewRun,
@@ -96,7 +97,7 @@ pub use model::{
     TaskOwner, TaskStatus,
 };
 pub use owned::{
-    delete_owned, delete_owned_page, delete_retained, release, unreleased_sources, SourceRef, UNRELEASED_PAGE,
+    delete_owned_page, delete_retained, release, unreleased_sources, SourceRef, UNRELEASED_PAGE,
 };
 pub use pool::{
     client, connect, migrate, migrate_with, redact, tls_connector, Client, GenericClient, PoolSettings,
@@ -112,7 +113,7 @@ pub use runs::{create_run, get_run};
 pub use settle::{complete_attempt, complete_many, end_canceled, fail_attempt, give_back, requeue_attempt};
 pub use stats::{backlog, overview, Backlog, Overview};
 pub use sweep::{
-    claim_lost, claim_unsent, expire_queued, expire_running, mark_unsent, owed_beyond, prune_admissions,
+    expire_queued, expire_running, mark_unsent, owed_beyond, prune_admissions, take_lost, take_unsent,
     ExpiredRunning, OwedMessage,
 };
 pub use tenant_quota::{create_task_within_quota, prune_quota_days};

@@ -7,7 +7,7 @@ use aitasks_contracts::{TaskFilter, TaskStatus};
 use crate::error::StoreResult;
 use crate::model::ListedTask;
 use crate::pool::GenericClient;
-use crate::queries::{TASKS_OF_RUN, TASKS_OF_SCOPE};
+use crate::queries::{LIST_TASKS_OF_RUN, LIST_TASKS_OF_SCOPE};
 
 /// Up to `limit` tasks of this application (their requests and outputs as stored text:
 /// [`ListedTask`]), run or scope, in id (creation) order after `after`,
@@ -25,8 +25,8 @@ pub async fn list_tasks(
     let limit = limit as i64;
     let rows = match filter {
         TaskFilter::Run(run_id) => {
-            let statement = client.prepare_cached(TASKS_OF_RUN.text()).await?;
-            let params = TASKS_OF_RUN.bind(&[
+            let statement = client.prepare_cached(LIST_TASKS_OF_RUN.text()).await?;
+            let params = LIST_TASKS_OF_RUN.bind(&[
                 ("run_id", run_id),
                 ("app_id", &app_id),
                 ("after", &after),
@@ -36,8 +36,8 @@ pub async fn list_tasks(
             client.query(&statement, &params).await?
         }
         TaskFilter::Scope(scope_id) => {
-            let statement = client.prepare_cached(TASKS_OF_SCOPE.text()).await?;
-            let params = TASKS_OF_SCOPE.bind(&[
+            let statement = client.prepare_cached(LIST_TASKS_OF_SCOPE.text()).await?;
+            let params = LIST_TASKS_OF_SCOPE.bind(&[
                 ("app_id", &app_id),
                 ("scope_id", scope_id),
                 ("after", &after),

@@ -7,7 +7,7 @@ use crate::error::StoreResult;
 use crate::params::{limit, millis};
 use crate::pool::{Client, GenericClient};
 use crate::queries::{
-    DELETE_PAGE, DELETE_RETAINED, LOCK_SCOPE, RELEASE, UNRELEASED_SOURCES, UNRELEASED_SOURCES_OF_STEP,
+    DELETE_OWNED_PAGE, DELETE_RETAINED, LOCK_SCOPE, RELEASE, UNRELEASED_SOURCES, UNRELEASED_SOURCES_OF_STEP,
 };
 
 pub use aitasks_contracts::UNRELEASED_PAGE;
@@ -44,11 +44,11 @@ pub async fn delete_owned_page(
     let transaction = client.transaction().await?;
     let (lock, delete) = tokio::try_join!(
         transaction.prepare_cached(LOCK_SCOPE.text()),
-        transaction.prepare_cached(DELETE_PAGE.text())
+        transaction.prepare_cached(DELETE_OWNED_PAGE.text())
     )?;
     let lock_params = LOCK_SCOPE.bind(&[("app_id", &app_id), ("scope_id", &scope_id)])?;
     let page = limit(page);
-    let params = DELETE_PAGE.bind(&[
+    let params = DELETE_OWNED_PAGE.bind(&[
         ("app_id", &app_id),
         ("scope_id", &scope_id),
         ("source_id", &source_id),
@@ -59,24 +59,6 @@ pub async fn delete_owned_page(
         tokio::try_join!(transaction.execute(&lock, &lock_params), transaction.query_one(&delete, &params))?;
     transaction.commit().await?;
     Ok(row.try_get::<_, i64>(0)? as u64)
-}
-
-/// Delete all of a scope's application-owned tasks (or one source's), page after page.
-pub async fn delete_owned(
-    client: &mut Client,
-    app_id: &str,
-    scope_id: &str,
-    source_id: Option<&str>,
-) -> StoreResult<u64> {
-    const PAGE: usize = 1_000;
-    let mut deleted = 0;
-    loop {
-        let n = delete_owned_page(client, app_id, scope_id, source_id, PAGE).await?;
-        deleted += n;
-        if n < PAGE as u64 {
-            return Ok(deleted);
-        }
-    }
 }
 
 /// A `(scope, source)` pair.

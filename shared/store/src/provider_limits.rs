@@ -12,7 +12,8 @@ use crate::error::StoreResult;
 use crate::params::{limit, millis};
 use crate::pool::GenericClient;
 use crate::queries::{
-    ENSURE_SLOTS, FREE_SLOT, PRUNE_LINE, PRUNE_MINUTES, SETTLE_TOKENS, START_CALL, TAKE_SLOT, WAIT_IN_LINE,
+    ENSURE_SLOTS, FREE_SLOT, PRUNE_PROVIDER_LINE, PRUNE_PROVIDER_MINUTES, SETTLE_TOKENS, START_CALL,
+    TAKE_SLOT, WAIT_IN_LINE,
 };
 
 /// The UTC minute `at` falls in: the window the per-minute limits count in.
@@ -176,14 +177,14 @@ pub async fn wait_in_line(
 
 /// Delete per-minute counts older than an hour, at most `page`.
 pub async fn prune_provider_minutes(client: &impl GenericClient, page: usize) -> StoreResult<u64> {
-    let statement = client.prepare_cached(PRUNE_MINUTES.text()).await?;
+    let statement = client.prepare_cached(PRUNE_PROVIDER_MINUTES.text()).await?;
     let page = limit(page);
-    Ok(client.execute(&statement, &PRUNE_MINUTES.bind(&[("page", &page)])?).await?)
+    Ok(client.execute(&statement, &PRUNE_PROVIDER_MINUTES.bind(&[("page", &page)])?).await?)
 }
 
 /// Delete the line's tenants idle for an hour, at most `page`.
 pub async fn prune_provider_line(client: &impl GenericClient, page: usize) -> StoreResult<u64> {
-    let statement = client.prepare_cached(PRUNE_LINE.text()).await?;
+    let statement = client.prepare_cached(PRUNE_PROVIDER_LINE.text()).await?;
     let page = limit(page);
-    Ok(client.execute(&statement, &PRUNE_LINE.bind(&[("page", &page)])?).await?)
+    Ok(client.execute(&statement, &PRUNE_PROVIDER_LINE.bind(&[("page", &page)])?).await?)
 }

@@ -1,24 +1,54 @@
-//! Every statement of the store. Each one's full text is `shared/store/sql/<name>.sql`: open the
-//! file to see exactly what runs and what it writes. The folders follow a task's life: `create`,
-//! `batch` (deferred tasks and the provider batches that carry them), `callbacks`, `admission`, `read`, `lease`, `settle`, `cancel`, `sweep`, `events`, `history`, `owned`, `listing`,
-//! `provider_limits`, `tenant_quota`, `runs`, `stats`. Parameters are named (`:task_id`) and
-//! bound by name (`Sql::bind`); `tests/snapshots/statements.snap` shows every final statement as
-//! Postgres gets it.
+//! Every statement of the store. Each one's text is `shared/store/sql/<module>/<function>.sql`:
+//! the folder is the module of `src/` that runs it and the file is named for the function that
+//! does (`sql/settle/complete_attempt.sql` is run by `settle::complete_attempt`; a function that
+//! runs several adds a word: `complete_attempt_unscoped.sql`, `claim_by_misses.sql`), so the
+//! statement of a function and the function of a statement are found by name. The few steps of
+//! one function named for their step instead are listed in the test
+//! `every_statement_is_named_for_its_function` (the admission steps of `create_scoped`, say). Open the file to
+//! see exactly what runs and what it writes. A piece several statements share is written once in
+//! `sql/fragments/` and named where it goes (`{{fragments/settled_event}}`, see `statement.rs`).
+//! Parameters are named (`:task_id`) and bound by name (`Sql::bind`);
+//! `tests/snapshots/statements.snap` shows every final statement as Postgres gets it, with the
+//! fragments it includes.
 //!
 //! Error codes are bound as parameters (from `aitasks_contracts::ErrorCode`). Statuses stay
 //! literals in the SQL: the partial indexes (`WHERE status = 'queued'`, ...) are chosen only when
 //! the planner can see the status, which a parameter would hide.
 
-use crate::statement::Sql;
+use crate::statement::{Fragment, Sql};
 
 /// `NAME = "folder/file";` for each statement: a static `NAME` with the text of
 /// `sql/folder/file.sql`, and [`ALL`] listing every one.
 macro_rules! statements {
     ($($name:ident = $path:literal;)*) => {
-        $(pub(crate) static $name: Sql = Sql::new($path, include_str!(concat!("../sql/", $path, ".sql")));)*
+        $(pub(crate) static $name: Sql =
+            Sql::new($path, include_str!(concat!("../sql/", $path, ".sql")), FRAGMENTS);)*
         /// All of them (the snapshot test prints each).
         pub(crate) static ALL: &[&Sql] = &[$(&$name),*];
+        /// Each one's constant and name (the test of names reads them).
+        #[cfg(test)]
+        static ALL_NAMES: &[(&str, &str)] = &[$((stringify!($name), $path)),*];
     };
+}
+
+/// `"fragments/file",` for each piece several statements share: [`FRAGMENTS`], with the text of
+/// `sql/fragments/file.sql`. A statement names one where it goes: `{{fragments/file}}`.
+macro_rules! fragments {
+    ($($path:literal,)*) => {
+        pub(crate) static FRAGMENTS: &[Fragment] = &[$(Fragment {
+            name: $path,
+            source: include_str!(concat!("../sql/", $path, ".sql")),
+        }),*];
+    };
+}
+
+fragments! {
+    // The completion event's payload (docs/events.md), from a row of `settled`.
+    "fragments/settled_event",
+    // The admission bookkeeping of scoped tasks that ended: a failed or canceled one frees its
+    // logical step; every one lowers its application's count of active scoped tasks.
+    "fragments/free_steps",
+    "fragments/lower_active",
 }
 
 statements! {
@@ -32,36 +62,39 @@ statements! {
     READ_STATE = "admission/read_state";
     RUN_FOR_SHARE = "admission/run_for_share";
 
-    BATCH_ADD_EXTRAS = "batch/add_extras";
-    BATCH_AWAITING = "batch/awaiting";
-    BATCH_CLEANUP_DUE = "batch/cleanup_due";
-    BATCH_CLEANUP_NEXT = "batch/cleanup_next";
-    BATCH_END = "batch/end";
-    BATCH_GIVE_BACK = "batch/give_back";
-    BATCH_KNOWN_IDS = "batch/known_ids";
-    BATCH_LOOK_LATER = "batch/look_later";
-    BATCH_LOOK_NOW = "batch/look_now";
-    BATCH_NEAREST_WINDOW = "batch/nearest_window";
-    BATCH_OPEN = "batch/open";
-    BATCH_PRUNE_ENDED = "batch/prune_ended";
-    BATCH_READY = "batch/ready";
-    BATCH_ROUTE_DUE = "batch/route_due";
-    BATCH_ROUTE_NOW = "batch/route_now";
-    BATCH_ROUTE_PROFILE = "batch/route_profile";
-    BATCH_SUBMIT_REFUSED = "batch/submit_refused";
-    BATCH_SUBMIT_SENDING = "batch/submit_sending";
-    BATCH_SUBMITTED = "batch/submitted";
-    BATCH_TAKE_DUE = "batch/take_due";
-    BATCH_TASKS_OF = "batch/tasks_of";
-    BATCH_UNSURE_ROWS = "batch/unsure_rows";
-    BATCH_WAITING = "batch/waiting";
+    ADD_EXTRA_BATCHES = "batch_copies/add_extra_batches";
+    KNOWN_PROVIDER_BATCHES = "batch_copies/known_provider_batches";
+    NEXT_BATCH_CLEANUP = "batch_copies/next_batch_cleanup";
+    NOTE_SUBMIT_REFUSED = "batch_copies/note_submit_refused";
+    NOTE_SUBMIT_SENDING = "batch_copies/note_submit_sending";
+    OTHER_ROWS_UNSURE = "batch_copies/other_rows_unsure";
+    TAKE_BATCH_LEFTOVERS = "batch_copies/take_batch_leftovers";
 
-    ATTACH_CALLBACKS = "callbacks/attach";
-    CALLBACK_ROOM = "callbacks/room";
+    BATCH_WAITING = "batch_form/batch_waiting";
+    FORM_BATCH_LOCK = "batch_form/form_batch_lock";
+    FORM_BATCH_OPEN = "batch_form/form_batch_open";
+    FORM_BATCH_SEND_NOW = "batch_form/form_batch_send_now";
+    NEAREST_WINDOW = "batch_form/nearest_window";
+    NOT_READY = "batch_form/not_ready";
+    SEND_DUE_NOW = "batch_form/send_due_now";
+    SEND_PROFILE_NOW = "batch_form/send_profile_now";
+
+    BATCH_TASKS = "batches/batch_tasks";
+    END_BATCH = "batches/end_batch";
+    GIVE_BACK_BATCH = "batches/give_back_batch";
+    LOOK_AT_BATCH_LATER = "batches/look_at_batch_later";
+    LOOK_AT_BATCH_NOW = "batches/look_at_batch_now";
+    MARK_BATCH_SUBMITTED = "batches/mark_batch_submitted";
+    PRUNE_ENDED_BATCHES = "batches/prune_ended_batches";
+    TAKE_DUE_BATCHES = "batches/take_due_batches";
+
+    ATTACH_CALLBACKS = "callbacks/attach_callbacks";
+    CALLBACK_ROOM = "callbacks/callback_room";
     CANCEL_ABANDONED = "callbacks/cancel_abandoned";
-    RECORD_CALLBACKS = "callbacks/record";
+    MARK_PUBLISHED = "callbacks/mark_published";
+    RECORD_CALLBACKS = "callbacks/record_callbacks";
     TAKE_HEARTBEATS = "callbacks/take_heartbeats";
-    TAKE_OWED = "callbacks/take_owed";
+    TAKE_OWED_CALLBACKS = "callbacks/take_owed_callbacks";
 
     CANCEL_RUN = "cancel/cancel_run";
     CANCEL_RUN_TASKS = "cancel/cancel_run_tasks";
@@ -69,34 +102,33 @@ statements! {
     PENDING_RUN_CANCELS = "cancel/pending_run_cancels";
     REQUEST_CANCEL = "cancel/request_cancel";
 
+    EXISTING_BY_KEY = "create/existing_by_key";
+    INSERT_ALL = "create/insert_all";
     INSERT_APP_TASK = "create/insert_app_task";
     INSERT_RUN_TASK = "create/insert_run_task";
-    INSERT_TASKS = "create/insert_tasks";
-    MARK_SENT = "create/mark_sent";
     MARK_POLLERS = "create/mark_pollers";
+    MARK_SENT = "create/mark_sent";
     MARK_SENT_MANY = "create/mark_sent_many";
-    SELECT_BY_EFFECT_KEYS = "create/select_by_effect_keys";
 
     MARK_DELIVERED = "events/mark_delivered";
-    MARK_PUBLISHED = "events/mark_published";
-    PRUNE_DELIVERED = "events/prune_delivered";
-    TAKE_UNDELIVERED = "events/take_undelivered";
+    PRUNE_DELIVERED_EVENTS = "events/prune_delivered_events";
+    TAKE_UNDELIVERED_EVENTS = "events/take_undelivered_events";
 
-    BATCH_OF_TASK = "history/batch_of_task";
-    CALLBACKS_OF_TASK = "history/callbacks_of_task";
-    EVENTS_OF_TASK = "history/events_of_task";
-    RUNS_OF_APP = "history/runs_of_app";
+    LIST_RUNS = "history/list_runs";
+    TASK_BATCH = "history/task_batch";
+    TASK_CALLBACKS = "history/task_callbacks";
+    TASK_EVENTS = "history/task_events";
 
     CHECK = "lease/check";
-    CLAIM = "lease/claim";
-    CLAIM_MISSES = "lease/claim_misses";
+    CLAIM_BY = "lease/claim_by";
+    CLAIM_BY_MISSES = "lease/claim_by_misses";
     HEARTBEAT = "lease/heartbeat";
     UNCLAIM = "lease/unclaim";
 
-    TASKS_OF_RUN = "listing/tasks_of_run";
-    TASKS_OF_SCOPE = "listing/tasks_of_scope";
+    LIST_TASKS_OF_RUN = "listing/list_tasks_of_run";
+    LIST_TASKS_OF_SCOPE = "listing/list_tasks_of_scope";
 
-    DELETE_PAGE = "owned/delete_page";
+    DELETE_OWNED_PAGE = "owned/delete_owned_page";
     DELETE_RETAINED = "owned/delete_retained";
     RELEASE = "owned/release";
     UNRELEASED_SOURCES = "owned/unreleased_sources";
@@ -104,44 +136,44 @@ statements! {
 
     ENSURE_SLOTS = "provider_limits/ensure_slots";
     FREE_SLOT = "provider_limits/free_slot";
-    PRUNE_LINE = "provider_limits/prune_line";
-    PRUNE_MINUTES = "provider_limits/prune_minutes";
+    PRUNE_PROVIDER_LINE = "provider_limits/prune_provider_line";
+    PRUNE_PROVIDER_MINUTES = "provider_limits/prune_provider_minutes";
     SETTLE_TOKENS = "provider_limits/settle_tokens";
     START_CALL = "provider_limits/start_call";
     TAKE_SLOT = "provider_limits/take_slot";
     WAIT_IN_LINE = "provider_limits/wait_in_line";
 
-    SELECT_TASK = "read/select_task";
-    SELECT_TASK_BY_EFFECT_KEY = "read/select_task_by_effect_key";
+    GET_TASK = "read/get_task";
+    GET_TASK_BY_EFFECT_KEY = "read/get_task_by_effect_key";
 
-    REPAIR_GIVE_BACK = "repair/give_back";
-    REPAIR_READ = "repair/read";
-    REPAIR_TAKE = "repair/take";
+    GIVE_BACK_FOR_REPAIR = "repair/give_back_for_repair";
+    READ_REPAIR = "repair/read_repair";
+    TAKE_REPAIR = "repair/take_repair";
 
-    INSERT_RUN = "runs/insert_run";
-    SELECT_RUN = "runs/select_run";
+    CREATE_RUN = "runs/create_run";
+    GET_RUN = "runs/get_run";
 
-    COMPLETE = "settle/complete";
+    COMPLETE_ATTEMPT = "settle/complete_attempt";
+    COMPLETE_ATTEMPT_UNSCOPED = "settle/complete_attempt_unscoped";
     COMPLETE_MANY = "settle/complete_many";
-    COMPLETE_UNSCOPED = "settle/complete_unscoped";
     END_CANCELED = "settle/end_canceled";
-    FAIL = "settle/fail";
-    FAIL_UNSCOPED = "settle/fail_unscoped";
+    FAIL_ATTEMPT = "settle/fail_attempt";
+    FAIL_ATTEMPT_UNSCOPED = "settle/fail_attempt_unscoped";
     GIVE_BACK = "settle/give_back";
-    REQUEUE = "settle/requeue";
+    REQUEUE_ATTEMPT = "settle/requeue_attempt";
 
     BACKLOG = "stats/backlog";
     OVERVIEW = "stats/overview";
 
-    CLAIM_LOST = "sweep/claim_lost";
-    CLAIM_UNSENT = "sweep/claim_unsent";
     EXPIRE_QUEUED = "sweep/expire_queued";
     EXPIRE_RUNNING = "sweep/expire_running";
     MARK_UNSENT = "sweep/mark_unsent";
     OWED_BEYOND = "sweep/owed_beyond";
     PRUNE_ADMISSIONS = "sweep/prune_admissions";
+    TAKE_LOST = "sweep/take_lost";
+    TAKE_UNSENT = "sweep/take_unsent";
 
-    PRUNE_DAYS = "tenant_quota/prune_days";
+    PRUNE_QUOTA_DAYS = "tenant_quota/prune_quota_days";
     SPEND_TASK = "tenant_quota/spend_task";
 }
 
@@ -158,8 +190,12 @@ mod tests {
     #[test]
     fn every_statement_as_postgres_gets_it() {
         let mut out = String::new();
-        for (name, text, params) in statements() {
+        for sql in ALL {
+            let (name, text, params) = (sql.name, sql.text(), sql.names());
             out.push_str(&format!("-- {name}\n"));
+            for fragment in sql.includes() {
+                out.push_str(&format!("--   with {fragment}\n"));
+            }
             for (i, param) in params.iter().enumerate() {
                 out.push_str(&format!("--   ${} = :{param}\n", i + 1));
             }
@@ -171,39 +207,68 @@ mod tests {
         });
     }
 
-    /// The text from `start` to its matching closing parenthesis (or the end).
-    fn balanced(text: &str, start: &str) -> Option<String> {
-        let from = text.find(start)?;
-        let mut depth = 0;
-        for (i, c) in text[from..].char_indices() {
-            match c {
-                '(' => depth += 1,
-                ')' if depth == 1 => return Some(text[from..=from + i].to_owned()),
-                ')' => depth -= 1,
-                _ => {}
+    /// The pieces several statements share have one home each, `sql/fragments/`: no statement
+    /// writes one out itself, every fragment is named by a statement, and every statement that
+    /// writes the outbox builds the event's payload from the one fragment.
+    #[test]
+    fn every_shared_piece_has_one_home() {
+        // A phrase of each fragment that no statement writes out itself.
+        let phrases = [
+            ("fragments/settled_event", "'task.settled'"),
+            ("fragments/free_steps", "UPDATE scope_admissions SET logical_key = NULL"),
+            ("fragments/lower_active", "UPDATE app_concurrency SET active = GREATEST(active - ended_count"),
+        ];
+        for (name, phrase) in phrases {
+            let fragment = FRAGMENTS.iter().find(|f| f.name == name).unwrap();
+            assert!(fragment.written().contains(phrase), "{name} holds {phrase}");
+            for sql in ALL {
+                assert!(
+                    !sql.written().contains(phrase),
+                    "{} writes out {phrase}: name {name} instead",
+                    sql.name
+                );
             }
         }
-        Some(text[from..].to_owned())
+        assert_eq!(FRAGMENTS.len(), phrases.len(), "each fragment has its phrase here");
+        for fragment in FRAGMENTS {
+            let users = ALL.iter().filter(|sql| sql.includes().contains(&fragment.name)).count();
+            assert!(
+                users >= 2,
+                "{} is named by {users} statements: a piece of one belongs in it",
+                fragment.name
+            );
+        }
+        let mut outbox = 0;
+        for sql in ALL.iter().filter(|sql| sql.text().contains("INSERT INTO task_events")) {
+            assert!(
+                sql.includes().contains(&"fragments/settled_event"),
+                "{}: the event's payload by hand",
+                sql.name
+            );
+            outbox += 1;
+        }
+        assert!(outbox >= 10, "{outbox} statements write the outbox");
     }
 
-    /// Pieces written out in several statements (rather than spliced from one place) must stay
-    /// the same everywhere: the completion event's payload and the admission bookkeeping of a
-    /// settlement.
+    /// Every fragment a statement names is spliced in (a misspelt name would reach Postgres); a
+    /// fragment names no other; and a name is never written in a comment (it would be spliced
+    /// there, and the fragment's text after its first line would run).
     #[test]
-    fn the_written_out_copies_agree() {
-        for piece in [
-            "jsonb_build_object('type', 'task.settled'",
-            "freed AS (",
-            "ended AS (UPDATE app_concurrency SET active = GREATEST(active - ended_count",
-        ] {
-            let copies: Vec<(&str, String)> = ALL
-                .iter()
-                .filter_map(|sql| balanced(sql.text(), piece).map(|copy| (sql.name, copy)))
-                .collect();
-            assert!(copies.len() >= 2, "{piece} appears in several statements");
-            for (name, copy) in &copies {
-                assert_eq!(copy, &copies[0].1, "{name} differs from {} in {piece}", copies[0].0);
+    fn every_statement_is_spliced_whole() {
+        for sql in ALL {
+            assert!(
+                !sql.text().contains("{{") && !sql.text().contains("}}"),
+                "{}: a name left over",
+                sql.name
+            );
+            for line in sql.source().lines() {
+                if let Some((_, comment)) = line.split_once("--") {
+                    assert!(!comment.contains("{{"), "{}: a fragment named in a comment: {line}", sql.name);
+                }
             }
+        }
+        for fragment in FRAGMENTS {
+            assert!(!fragment.source.contains("{{"), "{} names another fragment", fragment.name);
         }
     }
 
@@ -239,7 +304,7 @@ mod tests {
             completed_at, updated_at, trace_header, deferred_by, awaiting_batch";
         let marker = "run_id, usage_subject, usage_user_id, scope_id";
         // Statements that leave a column out on purpose, each saying why in its file.
-        let partial = ["create/select_by_effect_keys"];
+        let partial = ["create/existing_by_key"];
         let mut copies = 0;
         for sql in ALL.iter().filter(|sql| !partial.contains(&sql.name)) {
             let text = sql.text();
@@ -271,8 +336,47 @@ mod tests {
         }
     }
 
-    /// Every file under `sql/` is a statement the store runs: a statement nobody calls any more
-    /// is deleted with its caller, not left behind.
+    /// Each statement is `sql/<module>/<function>.sql`: `src/<module>.rs` runs it, in the
+    /// function the file is named for (or that function plus a word, when it runs several).
+    #[test]
+    fn every_statement_is_named_for_its_function() {
+        // Steps named for what they do, each in the module that runs it.
+        let steps = [
+            "admission/admit",
+            "admission/insert_cached",
+            "admission/lock_app_exclusive",
+            "admission/lock_app_shared",
+            "admission/lock_scope",
+            "admission/lock_system_exclusive",
+            "admission/lock_system_shared",
+            "admission/read_state",
+            "admission/run_for_share",
+            "create/insert_app_task",
+            "create/insert_run_task",
+            "provider_limits/ensure_slots",
+        ];
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        for sql in ALL {
+            let (module, file) = sql.name.split_once('/').unwrap();
+            let code = std::fs::read_to_string(src.join(format!("{module}.rs")))
+                .unwrap_or_else(|_| panic!("{}: no module src/{module}.rs", sql.name));
+            let constant = ALL_NAMES.iter().find(|(_, name)| *name == sql.name).unwrap().0;
+            assert!(code.contains(constant), "{}: src/{module}.rs does not run it", sql.name);
+            if steps.contains(&sql.name) {
+                continue;
+            }
+            let named = code.match_indices("fn ").any(|(at, _)| {
+                let function: String =
+                    code[at + 3..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+                file == function
+                    || file.strip_prefix(function.as_str()).is_some_and(|rest| rest.starts_with('_'))
+            });
+            assert!(named, "{}: no function of src/{module}.rs is named {file}", sql.name);
+        }
+    }
+
+    /// Every file under `sql/` is a statement the store runs or a fragment of some: a statement
+    /// nobody calls any more is deleted with its caller, not left behind.
     #[test]
     fn every_sql_file_is_a_statement() {
         fn files(dir: &std::path::Path, base: &std::path::Path, out: &mut Vec<String>) {
@@ -291,6 +395,7 @@ mod tests {
         files(&base, &base, &mut on_disk);
         on_disk.sort_unstable();
         let mut listed: Vec<String> = ALL.iter().map(|sql| sql.name.to_owned()).collect();
+        listed.extend(FRAGMENTS.iter().map(|fragment| fragment.name.to_owned()));
         listed.sort_unstable();
         assert_eq!(on_disk, listed);
     }

@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::error::StoreResult;
 use crate::model::Lease;
 use crate::pool::GenericClient;
-use crate::queries::{REPAIR_GIVE_BACK, REPAIR_READ, REPAIR_TAKE};
+use crate::queries::{GIVE_BACK_FOR_REPAIR, READ_REPAIR, TAKE_REPAIR};
 use crate::sweep::OwedMessage;
 
 /// A batch's answer failed the checks: the task goes back to the queue with `resume`, what its
@@ -18,8 +18,8 @@ pub async fn give_back_for_repair(
     lease: Lease,
     resume: &Value,
 ) -> StoreResult<Option<OwedMessage>> {
-    let statement = client.prepare_cached(REPAIR_GIVE_BACK.text()).await?;
-    let params = REPAIR_GIVE_BACK.bind(&[
+    let statement = client.prepare_cached(GIVE_BACK_FOR_REPAIR.text()).await?;
+    let params = GIVE_BACK_FOR_REPAIR.bind(&[
         ("batch_id", &lease.batch_id),
         ("task_id", &lease.task_id),
         ("attempt", &lease.attempt),
@@ -32,8 +32,8 @@ pub async fn give_back_for_repair(
 /// attempt given back unworked leaves it to the next claim (the same attempt number); one that
 /// worked takes it ([`take_repair`]).
 pub async fn read_repair(client: &impl GenericClient, lease: Lease) -> StoreResult<Option<Value>> {
-    let statement = client.prepare_cached(REPAIR_READ.text()).await?;
-    let params = REPAIR_READ.bind(&[("task_id", &lease.task_id), ("attempt", &lease.attempt)])?;
+    let statement = client.prepare_cached(READ_REPAIR.text()).await?;
+    let params = READ_REPAIR.bind(&[("task_id", &lease.task_id), ("attempt", &lease.attempt)])?;
     Ok(match client.query_opt(&statement, &params).await? {
         Some(row) => Some(row.try_get("resume")?),
         None => None,
@@ -43,7 +43,7 @@ pub async fn read_repair(client: &impl GenericClient, lease: Lease) -> StoreResu
 /// This attempt's repair turn is spent (the attempt worked): a later attempt starts afresh.
 /// False when there was none.
 pub async fn take_repair(client: &impl GenericClient, lease: Lease) -> StoreResult<bool> {
-    let statement = client.prepare_cached(REPAIR_TAKE.text()).await?;
-    let params = REPAIR_TAKE.bind(&[("task_id", &lease.task_id), ("attempt", &lease.attempt)])?;
+    let statement = client.prepare_cached(TAKE_REPAIR.text()).await?;
+    let params = TAKE_REPAIR.bind(&[("task_id", &lease.task_id), ("attempt", &lease.attempt)])?;
     Ok(client.execute(&statement, &params).await? == 1)
 }

@@ -17,7 +17,8 @@ use crate::model::{Fenced, Lease, PendingEvent, Settled};
 use crate::params::{truncate_message, CANCELED_CODE};
 use crate::pool::GenericClient;
 use crate::queries::{
-    COMPLETE, COMPLETE_MANY, COMPLETE_UNSCOPED, END_CANCELED, FAIL, FAIL_UNSCOPED, GIVE_BACK, REQUEUE,
+    COMPLETE_ATTEMPT, COMPLETE_ATTEMPT_UNSCOPED, COMPLETE_MANY, END_CANCELED, FAIL_ATTEMPT,
+    FAIL_ATTEMPT_UNSCOPED, GIVE_BACK, REQUEUE_ATTEMPT,
 };
 use crate::rows::{event_from_row, settled_from_row};
 
@@ -30,7 +31,7 @@ pub async fn complete_attempt(
     output: &Value,
     usage: Option<&Value>,
 ) -> StoreResult<Fenced<PendingEvent>> {
-    let sql = if lease.scoped { &COMPLETE } else { &COMPLETE_UNSCOPED };
+    let sql = if lease.scoped { &COMPLETE_ATTEMPT } else { &COMPLETE_ATTEMPT_UNSCOPED };
     let statement = client.prepare_cached(sql.text()).await?;
     let params = sql.bind(&[
         ("task_id", &lease.task_id),
@@ -51,7 +52,7 @@ pub async fn fail_attempt(
     code: ErrorCode,
     message: &str,
 ) -> StoreResult<Fenced<PendingEvent>> {
-    let sql = if lease.scoped { &FAIL } else { &FAIL_UNSCOPED };
+    let sql = if lease.scoped { &FAIL_ATTEMPT } else { &FAIL_ATTEMPT_UNSCOPED };
     let statement = client.prepare_cached(sql.text()).await?;
     let (code, message) = (code.as_str(), truncate_message(message));
     let params = sql.bind(&[
@@ -124,9 +125,9 @@ pub async fn requeue_attempt(
     code: ErrorCode,
     message: &str,
 ) -> StoreResult<bool> {
-    let statement = client.prepare_cached(REQUEUE.text()).await?;
+    let statement = client.prepare_cached(REQUEUE_ATTEMPT.text()).await?;
     let (code, message) = (code.as_str(), truncate_message(message));
-    let params = REQUEUE.bind(&[
+    let params = REQUEUE_ATTEMPT.bind(&[
         ("task_id", &lease.task_id),
         ("attempt", &lease.attempt),
         ("batch_id", &lease.batch_id),

@@ -1,7 +1,13 @@
-//! One SQL statement, written out in full in its own file under `shared/store/sql/`, with named
+//! One SQL statement, written out in its own file under `shared/store/sql/`, with named
 //! parameters (`:task_id`). Postgres takes positional ones (`$1`), so the text is converted once
 //! and the values are bound by name: a call site says which value is `:task_id`, never which
 //! number it is. `shared/store/tests/snapshots/` shows every final statement.
+//!
+//! A piece several statements share (the completion event's payload, the admission bookkeeping
+//! of a task that ends) is written once, in `sql/fragments/<name>.sql`, and a statement names it
+//! where it goes: `{{fragments/<name>}}`. The text is spliced in when the statement is first
+//! used, so Postgres gets the statement written out in full, as if by hand: it costs nothing at
+//! run time (a SQL function would be a call per row, or a plan the planner may not inline).
 
 use std::sync::OnceLock;
 
@@ -16,7 +22,29 @@ pub(crate) type Param<'a> = (&'static str, &'a (dyn ToSql + Sync));
 pub(crate) struct Sql {
     pub(crate) name: &'static str,
     source: &'static str,
+    /// The fragments its `{{fragments/<name>}}` may name.
+    fragments: &'static [Fragment],
     parsed: OnceLock<Parsed>,
+}
+
+/// A piece of SQL several statements share, from `sql/fragments/<name>.sql`.
+pub(crate) struct Fragment {
+    /// `fragments/<name>`, as a statement names it.
+    pub(crate) name: &'static str,
+    pub(crate) source: &'static str,
+}
+
+impl Fragment {
+    /// How a statement names it: `{{fragments/<name>}}`.
+    pub(crate) fn marker(&self) -> String {
+        format!("{{{{{}}}}}", self.name)
+    }
+
+    /// Its text as it is spliced in, comments dropped and whitespace folded.
+    #[cfg(test)]
+    pub(crate) fn written(&self) -> String {
+        parse(self.source).text
+    }
 }
 
 struct Parsed {
@@ -27,12 +55,30 @@ struct Parsed {
 }
 
 impl Sql {
-    pub(crate) const fn new(name: &'static str, source: &'static str) -> Sql {
-        Sql { name, source, parsed: OnceLock::new() }
+    pub(crate) const fn new(name: &'static str, source: &'static str, fragments: &'static [Fragment]) -> Sql {
+        Sql { name, source, fragments, parsed: OnceLock::new() }
     }
 
     fn parsed(&self) -> &Parsed {
-        self.parsed.get_or_init(|| parse(self.source))
+        self.parsed.get_or_init(|| parse(&splice(self.source, self.fragments)))
+    }
+
+    /// The fragments the statement's file names, in the order of the list.
+    #[cfg(test)]
+    pub(crate) fn includes(&self) -> Vec<&'static str> {
+        self.fragments.iter().filter(|f| self.source.contains(&f.marker())).map(|f| f.name).collect()
+    }
+
+    /// The file's own text as Postgres would get it, its fragments not spliced in.
+    #[cfg(test)]
+    pub(crate) fn written(&self) -> String {
+        parse(self.source).text
+    }
+
+    /// The file as it is.
+    #[cfg(test)]
+    pub(crate) fn source(&self) -> &'static str {
+        self.source
     }
 
     /// The statement as Postgres gets it.
@@ -63,6 +109,21 @@ impl Sql {
             })
             .collect()
     }
+}
+
+/// The source with each `{{fragments/<name>}}` replaced by that fragment. A fragment names no
+/// other. A name that is no fragment stays as it is, and Postgres refuses the statement (the test
+/// `every_statement_is_spliced_whole` catches it first). The fragment ends with a line break, so
+/// a comment on its last line cannot swallow what follows.
+fn splice(source: &str, fragments: &[Fragment]) -> String {
+    let mut text = source.to_owned();
+    for fragment in fragments {
+        let marker = fragment.marker();
+        if text.contains(&marker) {
+            text = text.replace(&marker, &format!("{}\n", fragment.source.trim_end()));
+        }
+    }
+    text
 }
 
 /// Drop `--` comments, turn `:name` into `$n` (the same name, the same number), leave string
@@ -151,6 +212,7 @@ mod tests {
         let sql = Sql::new(
             "example",
             "-- a comment with :not_a_param\nSELECT ':kept', \"odd\"\"name\", :task_id::text,\n  ( :attempt ) -- trailing\n  FROM t WHERE id = :task_id",
+            &[],
         );
         assert_eq!(sql.text(), "SELECT ':kept', \"odd\"\"name\", $1::text, ($2) FROM t WHERE id = $1");
         assert_eq!(sql.names(), ["task_id", "attempt"]);
@@ -160,6 +222,24 @@ mod tests {
         assert!(
             sql.bind(&[("task_id", &id), ("attempt", &attempt), ("other", &id)]).is_err(),
             "and an unknown one"
+        );
+    }
+
+    #[test]
+    fn a_fragment_is_spliced_where_it_is_named() {
+        static FRAGMENTS: &[Fragment] = &[
+            Fragment { name: "fragments/sum", source: "-- a sum\nx + :task_id -- ends here" },
+            Fragment { name: "fragments/other", source: "y" },
+        ];
+        let sql = Sql::new("example", "SELECT {{fragments/sum}} AS sum, {{fragments/sum}}", FRAGMENTS);
+        assert_eq!(sql.text(), "SELECT x + $1 AS sum, x + $1");
+        assert_eq!(sql.names(), ["task_id"]);
+        assert_eq!(sql.includes(), ["fragments/sum"]);
+        let unknown = Sql::new("example", "SELECT {{fragments/none}}", FRAGMENTS);
+        assert_eq!(
+            unknown.text(),
+            "SELECT {{fragments/none}}",
+            "an unknown name is left for the tests to find"
         );
     }
 }

@@ -12,7 +12,7 @@ use crate::model::{Settled, Task};
 use crate::params::{limit, millis, CANCELED_CODE, INTERRUPTED_CODE, QUEUE_TIMEOUT_CODE};
 use crate::pool::GenericClient;
 use crate::queries::{
-    CLAIM_LOST, CLAIM_UNSENT, EXPIRE_QUEUED, EXPIRE_RUNNING, MARK_UNSENT, OWED_BEYOND, PRUNE_ADMISSIONS,
+    EXPIRE_QUEUED, EXPIRE_RUNNING, MARK_UNSENT, OWED_BEYOND, PRUNE_ADMISSIONS, TAKE_LOST, TAKE_UNSENT,
 };
 use crate::rows::split_settled;
 
@@ -38,7 +38,7 @@ pub async fn expire_queued(
 /// What [`expire_running`] did.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ExpiredRunning {
-    /// Back in the queue with attempts left; their message is owed (see [`claim_unsent`]).
+    /// Back in the queue with attempts left; their message is owed (see [`take_unsent`]).
     pub requeued: Vec<Task>,
     /// Ended `failed`/`WORKFLOW_AI_INTERRUPTED` (budget spent) or `canceled`.
     pub settled: Vec<Settled>,
@@ -70,15 +70,15 @@ pub async fn expire_running(
 /// sent longer than `resend_after` ago (lost). They are
 /// marked sent in the same statement, so concurrent sweepers split the page; if sending
 /// fails, give them back with [`mark_unsent`]. Consumers tolerate the odd duplicate.
-pub async fn claim_unsent(
+pub async fn take_unsent(
     client: &impl GenericClient,
     grace: Duration,
     resend_after: Duration,
     page: usize,
 ) -> StoreResult<Vec<OwedMessage>> {
-    let statement = client.prepare_cached(CLAIM_UNSENT.text()).await?;
+    let statement = client.prepare_cached(TAKE_UNSENT.text()).await?;
     let (grace_ms, resend_after_ms, page) = (millis(grace), millis(resend_after), limit(page));
-    let params = CLAIM_UNSENT.bind(&[
+    let params = TAKE_UNSENT.bind(&[
         ("grace_ms", &grace_ms),
         ("resend_after_ms", &resend_after_ms),
         ("page", &page),
@@ -119,14 +119,14 @@ pub async fn owed_beyond(
 
 /// Up to `page` queued tasks whose message was sent before `cutoff`, marked sent now: their
 /// messages are to be sent again.
-pub async fn claim_lost(
+pub async fn take_lost(
     client: &impl GenericClient,
     cutoff: DateTime<Utc>,
     page: usize,
 ) -> StoreResult<Vec<OwedMessage>> {
-    let statement = client.prepare_cached(CLAIM_LOST.text()).await?;
+    let statement = client.prepare_cached(TAKE_LOST.text()).await?;
     let page = limit(page);
-    let params = CLAIM_LOST.bind(&[("cutoff", &cutoff), ("page", &page)])?;
+    let params = TAKE_LOST.bind(&[("cutoff", &cutoff), ("page", &page)])?;
     let rows = client.query(&statement, &params).await?;
     rows.iter().map(OwedMessage::from_row).collect()
 }

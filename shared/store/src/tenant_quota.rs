@@ -13,7 +13,7 @@ use crate::error::{StoreError, StoreResult};
 use crate::model::{AdmissionRefusal, Created, NewTask};
 use crate::params::limit;
 use crate::pool::{Client, GenericClient};
-use crate::queries::{PRUNE_DAYS, SPEND_TASK};
+use crate::queries::{PRUNE_QUOTA_DAYS, SPEND_TASK};
 use crate::read::get_task_by_effect_key;
 
 /// Count one new task for `app_id` today, within `limit`.
@@ -75,8 +75,8 @@ pub async fn create_task_within_quota(
 
 /// Delete quota rows older than a week, up to `page`.
 pub async fn prune_quota_days(client: &impl GenericClient, page: usize) -> StoreResult<u64> {
-    let statement = client.prepare_cached(PRUNE_DAYS.text()).await?;
+    let statement = client.prepare_cached(PRUNE_QUOTA_DAYS.text()).await?;
     let page = limit(page);
-    let params = PRUNE_DAYS.bind(&[("page", &page)])?;
+    let params = PRUNE_QUOTA_DAYS.bind(&[("page", &page)])?;
     Ok(client.execute(&statement, &params).await?)
 }

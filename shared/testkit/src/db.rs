@@ -286,12 +286,25 @@ pub fn restart_postgres() {
     assert!(status.success(), "Postgres restarted");
 }
 
-/// Claim one task, as process-task claims a batch of one (`aitasks_store::claim`).
+/// A claim's mark as a worker makes it for `aitasks_store::claim_by`: it takes nothing after a
+/// Lambda invocation's time (15 minutes) is up.
+pub fn claim_mark() -> aitasks_store::ClaimMark {
+    aitasks_store::ClaimMark {
+        token: Uuid::new_v4(),
+        by: chrono::Utc::now() + chrono::TimeDelta::minutes(15),
+    }
+}
+
+/// The page the API deletes an application's tasks by (`AITASK_REQUEST_BATCH`'s default), for
+/// `aitasks_store::delete_owned_page`.
+pub const DELETE_PAGE: usize = 500;
+
+/// Claim one task, as process-task claims a batch of one (`aitasks_store::claim_by`).
 pub async fn claim_one(
     client: &impl aitasks_store::GenericClient,
     task_id: uuid::Uuid,
 ) -> aitasks_store::Claim {
-    let mut claims = aitasks_store::claim(client, &[task_id]).await.expect("claim");
+    let mut claims = aitasks_store::claim_by(client, &[task_id], &claim_mark()).await.expect("claim");
     assert_eq!(claims.len(), 1, "one answer for one record");
     claims.remove(0)
 }

@@ -92,25 +92,37 @@ CREATE FUNCTION pg_temp.growth_tasks(lo bigint, hi bigint, n bigint) RETURNS SET
            CASE WHEN st <> 'queued' THEN created + interval '50 milliseconds' END, -- started_at
            CASE WHEN st IN ('succeeded', 'failed', 'canceled') THEN created + interval '2 seconds' END,
            CASE WHEN st IN ('succeeded', 'failed', 'canceled') THEN created + interval '2 seconds'
-                ELSE created END                                              -- updated_at
+                ELSE created END,                                             -- updated_at
+           NULL::text,                                                        -- trace_header
+           NULL::uuid,                                                        -- claim_token
+           NULL::timestamptz,                                                 -- deferred_by
+           false,                                                             -- awaiting_batch
+           NULL::uuid,                                                        -- batch_id
+           true                                                               -- has_poller
     FROM base
 $$;
 
--- Keep every index and key of the four big tables, then drop them for the load.
+-- Keep every index and key of the four big tables, and the foreign keys of other tables that
+-- point at them (task_callbacks, task_repairs, ...), then drop them for the load.
 CREATE TEMP TABLE growth_rebuild ON COMMIT DROP AS
     SELECT 1 AS pass, format('ALTER TABLE %s ADD CONSTRAINT %I %s', conrelid::regclass, conname,
                              pg_get_constraintdef(oid)) AS ddl,
            format('ALTER TABLE %s DROP CONSTRAINT %I', conrelid::regclass, conname) AS drop_ddl,
            contype = 'f' AS is_foreign
     FROM pg_constraint
-    WHERE conrelid IN ('tasks'::regclass, 'runs'::regclass, 'task_events'::regclass,
-                       'scope_admissions'::regclass) AND contype IN ('p', 'u', 'f')
+    WHERE (conrelid IN ('tasks'::regclass, 'runs'::regclass, 'task_events'::regclass,
+                        'scope_admissions'::regclass) AND contype IN ('p', 'u', 'f'))
+       OR (confrelid IN ('tasks'::regclass, 'runs'::regclass, 'task_events'::regclass,
+                         'scope_admissions'::regclass) AND contype = 'f')
     UNION ALL
     SELECT 2, pg_get_indexdef(i.indexrelid), format('DROP INDEX %s', i.indexrelid::regclass), false
     FROM pg_index i
     WHERE i.indrelid IN ('tasks'::regclass, 'runs'::regclass, 'task_events'::regclass,
                          'scope_admissions'::regclass)
       AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid);
+-- The rows that point at tasks go (their keys are re-added over the new tasks).
+SELECT DISTINCT format('TRUNCATE %s', conrelid::regclass) FROM pg_constraint
+WHERE contype = 'f' AND confrelid = 'tasks'::regclass AND conrelid <> 'tasks'::regclass \gexec
 SELECT drop_ddl FROM growth_rebuild ORDER BY is_foreign DESC, pass DESC \gexec
 TRUNCATE tasks, runs, task_events, scope_admissions, scope_budgets, app_concurrency;
 ALTER TABLE tasks SET (fillfactor = 100);

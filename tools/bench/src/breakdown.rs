@@ -310,7 +310,7 @@ mod tests {
             aitasks_store::queries::statements().find(|(name, _, _)| *name == wanted).expect(wanted).1
         };
         assert_eq!(names.name_of(text("settle/complete_many")), "settle/complete_many");
-        assert_eq!(names.name_of(&format!("  {}\n", text("lease/claim"))), "lease/claim");
+        assert_eq!(names.name_of(&format!("  {}\n", text("lease/claim_by"))), "lease/claim_by");
         // As pg_stat_statements keeps them: each string constant a parameter of its own.
         let with_constants: Vec<_> =
             aitasks_store::queries::statements().filter(|(_, text, _)| text.contains('\'')).collect();

@@ -147,7 +147,9 @@ async fn run(base: &str, fair: bool, duration: Duration, flood: usize) -> Result
                     };
                     // The statements process-task runs: a claim of the record's batch (of one
                     // here), and the settler's group commit (of one).
-                    if let Some(Claim::Claimed(task)) = store::claim(&client, &[id]).await?.pop() {
+                    if let Some(Claim::Claimed(task)) =
+                        store::claim_by(&client, &[id], &aitasks_testkit::claim_mark()).await?.pop()
+                    {
                         tokio::time::sleep(SERVICE).await;
                         let output = json!("pos");
                         store::complete_many(&client, &[(task.lease(), &output, None)]).await?;

@@ -4,7 +4,7 @@
 //! 1. create-task: `create_task` (`create/insert_app_task`), then, once the task's SQS message is
 //!    sent, `mark_sent` (`create/mark_sent`);
 //! 2. process-task, `worker::process`: `claim_by` with a claim mark, as the wave's claim
-//!    (`lease/claim`; a wave of one here);
+//!    (`lease/claim_by`; a wave of one here);
 //! 3. no heartbeat and no cancel poll: the attempt's first poll is `AITASK_CANCEL_POLL_MS`
 //!    (500 ms) after the claim and its first heartbeat `AITASK_HEARTBEAT_MS` (10 s) after it,
 //!    so a prompt answer has neither. Each 500 ms more a call takes adds a `check`
@@ -12,10 +12,10 @@
 //!    heartbeat a task, as the lifecycle measured before issue 37 had;
 //! 4. the settler (`worker/settler.rs`, through the runtime's `settle::complete_together`):
 //!    `complete_many` (`settle/complete_many`, the group commit with the completion events; a
-//!    group of one here, which it writes with `settle/complete_unscoped`, the single statement:
-//!    no id-order lock for one row);
+//!    group of one here, which it writes with `settle/complete_attempt_unscoped`, the single
+//!    statement: no id-order lock for one row);
 //! 5. `App::announce`, once the event is on the events queue: `mark_published`
-//!    (`events/mark_published`, which also takes the callbacks the task made owed: none here).
+//!    (`callbacks/mark_published`, which also takes the callbacks the task made owed: none here).
 //!
 //! Batches of ten ([`batch_of_ten`]) take the same steps with the batch calls: `create_tasks` and
 //! `mark_sent_many` (one `POST /v1/tasks/batch`), one claim for the SQS delivery's ten records, one
@@ -28,7 +28,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use aitasks_store::{self as store, Claim, ClaimMark, Fenced, NewTask, PoolSettings, TaskOwner};
+use aitasks_store::{self as store, Claim, Fenced, NewTask, PoolSettings, TaskOwner};
+use aitasks_testkit::claim_mark;
 use serde_json::json;
 
 use crate::Failure;
@@ -59,11 +60,6 @@ pub(crate) fn new_task(app: &str, effect_key: String) -> NewTask {
 /// Whether each task also has one heartbeat (`BENCH_HEARTBEAT=1`).
 fn with_heartbeat() -> bool {
     std::env::var("BENCH_HEARTBEAT").is_ok_and(|v| v == "1")
-}
-
-/// A worker's claim mark: the claim takes nothing after a Lambda invocation's time is up.
-fn claim_mark() -> ClaimMark {
-    ClaimMark { token: uuid::Uuid::new_v4(), by: chrono::Utc::now() + chrono::TimeDelta::minutes(15) }
 }
 
 fn answer() -> (serde_json::Value, serde_json::Value) {

@@ -88,7 +88,9 @@ async fn run_point(
                     let Ok(Some(id)) = next else { continue };
                     // A batch of one, as process-task claims it; the tasks are scoped, so each
                     // completes with its own statement (admission bookkeeping), as it ships.
-                    let Some(Claim::Claimed(task)) = store::claim(&client, &[id]).await?.pop() else {
+                    let Some(Claim::Claimed(task)) =
+                        store::claim_by(&client, &[id], &aitasks_testkit::claim_mark()).await?.pop()
+                    else {
                         continue;
                     };
                     if background {
@@ -115,7 +117,7 @@ async fn run_point(
                     let _ = store::expire_queued(&client, Duration::from_secs(900), 100).await;
                     let _ = store::expire_running(&client, Duration::from_secs(30), 100).await;
                     let _ =
-                        store::claim_unsent(&client, Duration::from_secs(5), Duration::from_secs(300), 100)
+                        store::take_unsent(&client, Duration::from_secs(5), Duration::from_secs(300), 100)
                             .await;
                     let _ = store::take_undelivered_events(&client, Duration::from_secs(30), 100).await;
                 }

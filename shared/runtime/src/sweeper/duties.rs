@@ -171,7 +171,7 @@ impl Duty {
             Duty::SendOwed => {
                 while pages.next() {
                     let owed =
-                        store::claim_unsent(client, config.unsent_grace, config.resend_after, page).await?;
+                        store::take_unsent(client, config.unsent_grace, config.resend_after, page).await?;
                     pages.took(owed.len());
                     let failed = app.queues.send_tasks(&owed).await;
                     if !failed.is_empty() {

@@ -49,7 +49,7 @@ pub(super) async fn restore<P>(
     };
     let mut restored = Restored { in_queue, ..Restored::default() };
     while pages.next() {
-        let owed = store::claim_lost(client, cutoff, pages.size()).await?;
+        let owed = store::take_lost(client, cutoff, pages.size()).await?;
         pages.took(owed.len());
         let failed = app.queues.send_tasks(&owed).await;
         if !failed.is_empty() {

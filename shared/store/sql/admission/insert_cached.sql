@@ -19,10 +19,7 @@ WITH inserted AS (
 events AS (
     INSERT INTO task_events (task_id, app_id, payload)
     SELECT id, app_id,
-        jsonb_build_object('type', 'task.settled', 'taskId', id, 'appId', app_id,
-            'runId', run_id, 'stepKey', step_key, 'effectKey', effect_key, 'status', status,
-            'errorCode', error_code,
-            'completedAt', to_char(completed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))
+        {{fragments/settled_event}}
     FROM inserted
     RETURNING id, task_id, payload
 )

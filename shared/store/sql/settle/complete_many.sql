@@ -1,4 +1,4 @@
--- complete_unscoped.sql for the attempts of one invocation that finished together: one
+-- complete_attempt_unscoped.sql for the attempts of one invocation that finished together: one
 -- statement completes them all and writes each one's completion event. Item i of each array is
 -- attempt i. Fenced item by item exactly as the single statement is: an attempt whose lease is
 -- gone (its provider batch too: a late result of a batch the task has left), or whose cancel was
@@ -29,11 +29,7 @@ settled AS (
       AND tasks.batch_id IS NOT DISTINCT FROM given.given_batch_id
       AND tasks.cancel_requested_at IS NULL AND tasks.cache_key IS NULL
     RETURNING id, app_id, scope_id, cache_key, status,
-        jsonb_build_object('type', 'task.settled', 'taskId', id, 'appId', app_id,
-            'runId', run_id, 'stepKey', step_key, 'effectKey', effect_key, 'status', status,
-            'errorCode', error_code,
-            'completedAt', to_char(completed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))
-            AS payload
+        {{fragments/settled_event}} AS payload
 )
 INSERT INTO task_events (task_id, app_id, payload)
 SELECT id, app_id, payload FROM settled

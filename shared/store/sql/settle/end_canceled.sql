@@ -14,27 +14,12 @@ events AS (
     -- The transactional outbox: one event for every row this statement made terminal.
     INSERT INTO task_events (task_id, app_id, payload)
     SELECT id, app_id,
-        jsonb_build_object('type', 'task.settled', 'taskId', id, 'appId', app_id,
-            'runId', run_id, 'stepKey', step_key, 'effectKey', effect_key, 'status', status,
-            'errorCode', error_code,
-            'completedAt', to_char(completed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))
+        {{fragments/settled_event}}
     FROM settled WHERE status IN ('succeeded', 'failed', 'canceled')
     RETURNING id, task_id, payload
 ),
-freed AS (
-    -- A failed or canceled scoped task frees its logical step.
-    UPDATE scope_admissions SET logical_key = NULL
-    WHERE task_id IN (SELECT id FROM settled WHERE status IN ('failed', 'canceled'))
-),
-ended AS (
-    -- Every scoped task that ended lowers its application's active count, in its scope's shard.
-    UPDATE app_concurrency SET active = GREATEST(active - ended_count, 0)
-    FROM (SELECT app_id AS ended_app, scope_shard(scope_id) AS ended_shard, count(*)::int AS ended_count
-          FROM settled
-          WHERE cache_key IS NOT NULL AND status IN ('succeeded', 'failed', 'canceled')
-          GROUP BY 1, 2) ended_rows
-    WHERE app_concurrency.app_id = ended_app AND app_concurrency.shard = ended_shard
-)
+{{fragments/free_steps}},
+{{fragments/lower_active}}
 -- Every row the update touched, with its event when it became terminal (NULL otherwise).
 SELECT settled.*, events.id AS event_id, events.payload AS event_payload
 FROM settled LEFT JOIN events ON events.task_id = settled.id

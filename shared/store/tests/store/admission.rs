@@ -344,9 +344,20 @@ async fn deleting_a_scope_keeps_its_budget_and_aborts_its_running_task() {
     let mut client = db.client().await;
     let Claim::Claimed(task) = claim_one(&client, running).await else { panic!("claim") };
 
-    assert_eq!(store::delete_owned(&mut client, APP, "s1", Some("doc2")).await.unwrap(), 1, "one source");
-    assert_eq!(store::delete_owned(&mut client, APP, "s1", None).await.unwrap(), 1, "the rest of the scope");
-    assert_eq!(store::delete_owned(&mut client, "another-app", "s2", None).await.unwrap(), 0);
+    assert_eq!(
+        store::delete_owned_page(&mut client, APP, "s1", Some("doc2"), DELETE_PAGE).await.unwrap(),
+        1,
+        "one source"
+    );
+    assert_eq!(
+        store::delete_owned_page(&mut client, APP, "s1", None, DELETE_PAGE).await.unwrap(),
+        1,
+        "the rest of the scope"
+    );
+    assert_eq!(
+        store::delete_owned_page(&mut client, "another-app", "s2", None, DELETE_PAGE).await.unwrap(),
+        0
+    );
     assert!(store::get_task(&client, APP, kept).await.unwrap().is_some());
     assert_eq!(
         store::heartbeat(&client, task.lease()).await.unwrap(),
@@ -495,7 +506,7 @@ async fn a_create_that_read_the_cache_before_a_delete_cannot_leave_a_copy_after_
         let pool = db.pool.clone();
         async move {
             let mut client = pool.get().await.unwrap();
-            store::delete_owned(&mut client, APP, "s1", Some("doc")).await.unwrap()
+            store::delete_owned_page(&mut client, APP, "s1", Some("doc"), DELETE_PAGE).await.unwrap()
         }
     });
     tokio::time::sleep(Duration::from_millis(300)).await;

@@ -145,12 +145,12 @@ async fn a_batch_is_claimed_and_completed_in_one_statement_each() {
     // Warm the statement cache on other tasks, then count.
     let warm = store::create_tasks(&client, APP, &[app_owned("warm")]).await.unwrap();
     let warm_id = warm[0].as_ref().unwrap().task().id;
-    let warmed = store::claim(&client, &[warm_id]).await.unwrap();
+    let warmed = store::claim_by(&client, &[warm_id], &claim_mark()).await.unwrap();
     let store::Claim::Claimed(warm_task) = &warmed[0] else { panic!("claimed") };
     store::complete_many(&client, &[(warm_task.lease(), &serde_json::json!("ham"), None)]).await.unwrap();
 
     db.reset_statements().await;
-    let claims = store::claim(&client, &ids).await.unwrap();
+    let claims = store::claim_by(&client, &ids, &claim_mark()).await.unwrap();
     assert_eq!(db.statements_seen().await, 1, "ten claims, one statement");
     let tasks: Vec<store::Task> = claims
         .into_iter()
@@ -196,7 +196,7 @@ async fn every_record_that_is_not_claimed_says_why() {
     let b_flagged = store::get_task(&client, APP, b).await.unwrap().unwrap();
     assert_eq!(b_flagged.status, TaskStatus::Canceled);
     client.batch_execute(&format!("DELETE FROM tasks WHERE id = '{d}'")).await.unwrap();
-    let claims = store::claim(&client, &[a, a, b, c, d, d]).await.unwrap();
+    let claims = store::claim_by(&client, &[a, a, b, c, d, d], &claim_mark()).await.unwrap();
     let shape: Vec<String> = claims
         .iter()
         .map(|claim| match claim {

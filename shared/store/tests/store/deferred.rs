@@ -56,7 +56,7 @@ async fn a_task_awaiting_a_batch_owes_no_message_and_waits_out_the_queue_timeout
     store::create_task(&client, &new_task(APP, app_owner("s"), "plain")).await.unwrap();
     db.sql("UPDATE tasks SET created_at = now() - interval '20 minutes'").await;
     let owed =
-        store::claim_unsent(&client, Duration::from_secs(5), Duration::from_secs(300), 100).await.unwrap();
+        store::take_unsent(&client, Duration::from_secs(5), Duration::from_secs(300), 100).await.unwrap();
     assert_eq!(owed.len(), 1, "only the plain task owes a message");
     let expired = store::expire_queued(&client, Duration::from_secs(900), 100).await.unwrap();
     assert_eq!(expired.len(), 1, "the queue timeout ends only the plain task");
@@ -205,7 +205,7 @@ async fn a_batch_lease_fences_results_a_cancel_ends_a_batched_task_at_once_and_t
         (TaskStatus::Queued, 0),
         "the batch's attempt uncounted"
     );
-    let claim = store::claim(&client, &[ids[2]]).await.unwrap();
+    let claim = store::claim_by(&client, &[ids[2]], &claim_mark()).await.unwrap();
     let store::Claim::Claimed(claimed) = &claim[0] else { panic!("claimable on-demand") };
     assert_eq!(store::read_repair(&client, claimed.lease()).await.unwrap(), Some(resume.clone()));
     assert_eq!(store::read_repair(&client, claimed.lease()).await.unwrap(), Some(resume), "read, not taken");
@@ -236,7 +236,7 @@ async fn a_late_result_of_a_batch_its_task_has_left_changes_nothing_though_the_a
     // The old batch gives its tasks back uncounted: the first is claimed on-demand, the second
     // is taken by a newer batch, each with the attempt number it had in the old one.
     assert_eq!(store::give_back_batch(&client, old).await.unwrap().len(), 2);
-    let claim = store::claim(&client, &[ids[0]]).await.unwrap();
+    let claim = store::claim_by(&client, &[ids[0]], &claim_mark()).await.unwrap();
     let store::Claim::Claimed(on_demand) = &claim[0] else { panic!("claimable on-demand") };
     assert_eq!(on_demand.lease().attempt, lease(ids[0]).attempt, "the same attempt number");
     assert_eq!(on_demand.lease().batch_id, None, "in no batch");

@@ -334,9 +334,9 @@ async fn a_stale_running_task_is_requeued_then_interrupted_when_its_budget_is_sp
     assert_eq!(first.requeued[0].error_code.as_deref(), Some("WORKFLOW_AI_INTERRUPTED"));
     // Its message is owed again: the re-send duty lists it (and marks it sent).
     let owed =
-        store::claim_unsent(&client, Duration::from_secs(5), Duration::from_secs(300), 100).await.unwrap();
+        store::take_unsent(&client, Duration::from_secs(5), Duration::from_secs(300), 100).await.unwrap();
     assert_eq!(owed, vec![store::OwedMessage { task_id: task.id, app_id: APP.to_owned() }]);
-    assert!(store::claim_unsent(&client, Duration::from_secs(5), Duration::from_secs(300), 100)
+    assert!(store::take_unsent(&client, Duration::from_secs(5), Duration::from_secs(300), 100)
         .await
         .unwrap()
         .is_empty());

@@ -27,7 +27,7 @@ async fn a_delete_and_a_group_commit_over_the_same_tasks_never_deadlock() {
             .into_iter()
             .map(|created| created.unwrap().task().id)
             .collect();
-        let mut leases: Vec<store::Lease> = store::claim(&client, &ids)
+        let mut leases: Vec<store::Lease> = store::claim_by(&client, &ids, &claim_mark())
             .await
             .unwrap()
             .into_iter()

@@ -18,11 +18,11 @@ async fn unsent_messages_wait_out_the_grace_then_are_split_between_sweepers() {
     }
     let grace = Duration::from_secs(5);
     let resend = Duration::from_secs(300);
-    assert!(store::claim_unsent(&client, grace, resend, 100).await.unwrap().is_empty(), "inside the grace");
+    assert!(store::take_unsent(&client, grace, resend, 100).await.unwrap().is_empty(), "inside the grace");
     db.sql("UPDATE tasks SET created_at = now() - interval '1 minute'").await;
     let sweeps = (0..3).map(|_| {
         let db = db.clone();
-        async move { store::claim_unsent(&db.client().await, grace, resend, 10).await.unwrap() }
+        async move { store::take_unsent(&db.client().await, grace, resend, 10).await.unwrap() }
     });
     let mut all: Vec<_> =
         join_all(sweeps).await.into_iter().flatten().map(|message| message.task_id).collect();
@@ -31,9 +31,9 @@ async fn unsent_messages_wait_out_the_grace_then_are_split_between_sweepers() {
     assert_eq!(all.len(), 30, "three sweepers of 10 take all 30, none twice");
     // A failed send gives them back; a message sent long ago counts as lost.
     assert_eq!(store::mark_unsent(&client, &all[..5]).await.unwrap(), 5);
-    assert_eq!(store::claim_unsent(&client, grace, resend, 100).await.unwrap().len(), 5);
+    assert_eq!(store::take_unsent(&client, grace, resend, 100).await.unwrap().len(), 5);
     db.sql("UPDATE tasks SET message_sent_at = now() - interval '10 minutes'").await;
-    assert_eq!(store::claim_unsent(&client, grace, resend, 100).await.unwrap().len(), 30);
+    assert_eq!(store::take_unsent(&client, grace, resend, 100).await.unwrap().len(), 30);
 }
 
 #[tokio::test]
@@ -139,7 +139,7 @@ async fn owed_messages_beyond_the_queue_s_count_are_claimed_once_for_a_resend() 
             let client = db.client().await;
             let mut mine = Vec::new();
             loop {
-                let batch = store::claim_lost(&client, cutoff, 4).await.unwrap();
+                let batch = store::take_lost(&client, cutoff, 4).await.unwrap();
                 assert!(batch.iter().all(|message| message.app_id == APP), "each with its application");
                 let done = batch.len() < 4;
                 mine.extend(batch.into_iter().map(|message| message.task_id));
@@ -155,7 +155,7 @@ async fn owed_messages_beyond_the_queue_s_count_are_claimed_once_for_a_resend() 
     all.dedup();
     assert_eq!((claimed, all.len()), (25, 25), "every owed message once");
     assert!(
-        store::claim_lost(&client, cutoff, 100).await.unwrap().is_empty(),
+        store::take_lost(&client, cutoff, 100).await.unwrap().is_empty(),
         "re-sent ones are not owed again"
     );
     assert_eq!(store::owed_beyond(&client, 0, minute).await.unwrap(), None, "just sent: the queue has them");

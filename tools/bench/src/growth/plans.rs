@@ -7,57 +7,28 @@ use std::path::Path;
 
 use crate::Failure;
 
-/// The `WHERE` of every statement that addresses one task by id, as the store writes it (the
-/// `SET` lists are shortened), for the check that it stays a descent by id when the partial
-/// indexes are believed empty (see [`believed_empty`]).
-const POINT_STATEMENTS: [(&str, &str, &str); 8] = [
-    (
-        "claim",
-        "UPDATE tasks SET status = 'running', attempts = attempts + 1 WHERE id = $1 \
-      AND status = (SELECT 'queued'::text) AND cancel_requested_at IS NULL AND attempts < max_attempts",
-        "gen_random_uuid()",
-    ),
-    (
-        "heartbeat",
-        "UPDATE tasks SET heartbeat_at = now() WHERE id = $1 AND status = 'running' \
-      AND attempts = 1",
-        "gen_random_uuid()",
-    ),
-    (
-        "cancel check",
-        "SELECT cancel_requested_at IS NOT NULL FROM tasks WHERE id = $1 AND status = 'running' \
-      AND attempts = 1",
-        "gen_random_uuid()",
-    ),
-    (
-        "complete",
-        "UPDATE tasks SET status = 'succeeded', completed_at = now() WHERE id = $1 AND attempts = 1 \
-      AND status = 'running' AND batch_id IS NOT DISTINCT FROM NULL::uuid AND cancel_requested_at IS NULL",
-        "gen_random_uuid()",
-    ),
-    (
-        "cancel request",
-        "UPDATE tasks SET cancel_requested_at = now() WHERE id = $1 AND app_id = 'a' \
-      AND status IN ('queued', 'running')",
-        "gen_random_uuid()",
-    ),
-    (
-        "settle a cancel",
-        "UPDATE tasks SET status = 'canceled' WHERE id = $1 AND status IN ('queued', 'running') \
-      AND cancel_requested_at IS NOT NULL",
-        "gen_random_uuid()",
-    ),
-    (
-        "mark sent",
-        "UPDATE tasks SET message_sent_at = now() WHERE id = $1 AND status = (SELECT 'queued'::text)",
-        "gen_random_uuid()",
-    ),
-    (
-        "mark unsent",
-        "UPDATE tasks SET message_sent_at = NULL WHERE id = ANY($1) AND status = (SELECT 'queued'::text)",
-        "ARRAY[gen_random_uuid()]",
-    ),
+/// Every statement that addresses one task (or a given few) by id, by its name in the store's
+/// own list (`aitasks_store::queries::statements`), for the check that it stays a descent by id
+/// when the partial indexes are believed empty (see [`believed_empty`]). The text explained is
+/// the store's, as the store sends it: no copy here can drift from it.
+const POINT_STATEMENTS: [(&str, &str); 8] = [
+    ("claim", "lease/claim_by"),
+    ("heartbeat", "lease/heartbeat"),
+    ("cancel check", "lease/check"),
+    ("complete", "settle/complete_attempt"),
+    ("cancel request", "cancel/request_cancel"),
+    ("settle a cancel", "settle/end_canceled"),
+    ("mark sent", "create/mark_sent"),
+    ("mark unsent", "sweep/mark_unsent"),
 ];
+
+/// The store's text of the statement `name`, and how many parameters it takes.
+fn store_statement(name: &str) -> Result<(&'static str, usize), Failure> {
+    aitasks_store::queries::statements()
+        .find(|(statement, _, _)| *statement == name)
+        .map(|(_, text, params)| (text, params.len()))
+        .ok_or_else(|| format!("the store has no statement {name}").into())
+}
 
 /// The point statements' generic plans while every partial index of `tasks` is recorded as
 /// empty, which is what ANALYZE's sample usually reports on a big table. Each must still find
@@ -74,8 +45,9 @@ pub(crate) async fn believed_empty(admin: &tokio_postgres::Client) -> Result<Bel
          ANALYZE samples 30,000 rows; on a big table it rarely meets one of the few thousand \
          queued or running tasks, so it records the partial indexes over them as empty. Below, \
          with every partial index of `tasks` set to zero rows (in a transaction that is rolled \
-         back), the generic plan of each statement that addresses one task by id. Each must \
-         descend an index that leads with `id`.\n\n",
+         back), the generic plan of each statement that addresses one task by id, its text as \
+         the store sends it (named by its file in `shared/store/sql`). Each must descend an \
+         index that leads with `id` and scan no table in full.\n\n",
     );
     let (mut summary, mut failures) = (String::new(), Vec::new());
     admin.batch_execute("BEGIN").await?;
@@ -86,24 +58,30 @@ pub(crate) async fn believed_empty(admin: &tokio_postgres::Client) -> Result<Bel
              SET LOCAL plan_cache_mode = force_generic_plan",
         )
         .await?;
-    for (i, (name, statement, argument)) in POINT_STATEMENTS.iter().enumerate() {
-        let parameter = if argument.starts_with("ARRAY") { "uuid[]" } else { "uuid" };
-        admin.batch_execute(&format!("PREPARE point_{i}({parameter}) AS {statement}")).await?;
+    for (i, (name, file)) in POINT_STATEMENTS.iter().enumerate() {
+        let (statement, parameters) = store_statement(file)?;
+        // Postgres infers each parameter's type, as it does for the store's own prepare. A
+        // generic plan does not depend on the values, so each is NULL.
+        admin.batch_execute(&format!("PREPARE point_{i} AS {statement}")).await?;
+        let arguments = vec!["NULL"; parameters].join(", ");
         let plan: Vec<String> = admin
-            .query(&format!("EXPLAIN (COSTS OFF) EXECUTE point_{i}({argument})"), &[])
+            .query(&format!("EXPLAIN (COSTS OFF) EXECUTE point_{i}({arguments})"), &[])
             .await?
             .iter()
             .map(|row| row.get(0))
             .collect();
         let plan = plan.join("\n");
-        let by_id =
-            plan.contains("using tasks_pkey on tasks") || plan.contains("using tasks_in_flight_idx on tasks");
+        // A descent of an index that leads with id, and no scan of the whole table.
+        let by_id = (plan.contains("using tasks_pkey on tasks")
+            || plan.contains("using tasks_in_flight_idx on tasks")
+            || plan.contains("Bitmap Index Scan on tasks_pkey"))
+            && !plan.contains("Seq Scan on tasks");
         if !by_id {
             failures.push(format!("{name} does not descend by id when partial indexes look empty"));
         }
         let _ = writeln!(
             markdown,
-            "{name}: {}\n\n```\n{statement}\n{plan}\n```\n",
+            "{name} (`{file}`): {}\n\n```\n{statement}\n{plan}\n```\n",
             if by_id { "by id" } else { "NOT by id" }
         );
         let _ = writeln!(

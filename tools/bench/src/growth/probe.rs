@@ -86,7 +86,8 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
     // Runs `$body` REPEATS times (with `$i` the repeat) under the operation's name.
     macro_rules! operation {
         ($name:expr, |$i:ident| $body:block) => {{
-            client.batch_execute(concat!("SET application_name = '", $name, "'")).await?;
+            // A name may hold a quote ("a run's tasks"): bound, not spliced.
+            client.execute("SELECT set_config('application_name', $1, false)", &[&$name]).await?;
             let mut runs = Vec::with_capacity(REPEATS);
             for $i in 0..REPEATS {
                 let started = Instant::now();
@@ -142,7 +143,7 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
     let mut leases = Vec::new();
     operation!("worker: claim", |i| {
         for id in [run_tasks[i], scoped_tasks[i]] {
-            match store::claim(&client, &[id]).await?.pop() {
+            match store::claim_by(&client, &[id], &aitasks_testkit::claim_mark()).await?.pop() {
                 Some(store::Claim::Claimed(task)) => leases.push(task.lease()),
                 other => return Err(format!("claim of a queued task: {other:?}").into()),
             }
@@ -172,7 +173,9 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
     }
     let mut spare_leases = Vec::new();
     for &id in &spare[..2 * REPEATS] {
-        if let Some(store::Claim::Claimed(task)) = store::claim(&client, &[id]).await?.pop() {
+        if let Some(store::Claim::Claimed(task)) =
+            store::claim_by(&client, &[id], &aitasks_testkit::claim_mark()).await?.pop()
+        {
             spare_leases.push(task.lease());
         }
     }
@@ -240,11 +243,11 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
     let first_source = Uuid::new_v4().as_u128() % 290;
     operation!("owned: delete the data of a source", |i| {
         let source = format!("doc-{}", first_source + i as u128);
-        store::delete_owned(&mut client, APP, &source_scope, Some(&source)).await?;
+        delete_owned(&mut client, &source_scope, Some(&source)).await?;
     });
     let first_scope = Uuid::new_v4().as_u128();
     operation!("owned: delete the data of a scope", |i| {
-        store::delete_owned(&mut client, APP, &scope_of(first_scope + i as u128), None).await?;
+        delete_owned(&mut client, &scope_of(first_scope + i as u128), None).await?;
     });
 
     let day = Duration::from_secs(24 * 60 * 60);
@@ -255,8 +258,7 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
         store::expire_running(&client, Duration::from_secs(30), 100).await?;
     });
     operation!("sweeper: re-send owed messages", |_i| {
-        let owed =
-            store::claim_unsent(&client, Duration::from_secs(5), Duration::from_secs(300), 100).await?;
+        let owed = store::take_unsent(&client, Duration::from_secs(5), Duration::from_secs(300), 100).await?;
         let ids: Vec<Uuid> = owed.iter().map(|message| message.task_id).collect();
         store::mark_unsent(&client, &ids).await?;
     });
@@ -292,7 +294,7 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
     }
     let mut leases = Vec::with_capacity(REPEATS);
     operation!("worker: claim a batch of 10", |i| {
-        let claims = store::claim(&client, &batches[i]).await?;
+        let claims = store::claim_by(&client, &batches[i], &aitasks_testkit::claim_mark()).await?;
         leases.push(
             claims
                 .into_iter()
@@ -317,4 +319,22 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
         store::list_tasks(&client, APP, &scope, succeeded, None, 100).await?;
     });
     Ok(timings)
+}
+
+/// What `DELETE /v1/scopes/{scopeId}/tasks` does: pages of the API's size until one comes short
+/// (the API also stops at its time limit and answers `more`; the probe's scopes are small).
+async fn delete_owned(
+    client: &mut store::Client,
+    scope_id: &str,
+    source_id: Option<&str>,
+) -> Result<u64, Failure> {
+    let mut deleted = 0;
+    loop {
+        let n =
+            store::delete_owned_page(client, APP, scope_id, source_id, aitasks_testkit::DELETE_PAGE).await?;
+        deleted += n;
+        if n < aitasks_testkit::DELETE_PAGE as u64 {
+            return Ok(deleted);
+        }
+    }
 }

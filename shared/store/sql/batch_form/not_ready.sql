@@ -1,5 +1,5 @@
 -- Is one profile's group of tasks awaiting a batch ready to form, before any row is locked
--- (awaiting.sql locks them only then): how many await (counted up to :max_records), how long the
+-- (form_batch_lock.sql locks them only then): how many await (counted up to :max_records), how long the
 -- oldest has waited, and, only for a group that could hold more than :max_bytes of requests
 -- (each is at most 100 kB, the tasks_request_size_check of V1), what their requests hold in all.
 -- Unlocked and an over-estimate (tasks near their window's end, or held by another batcher, are

@@ -5,7 +5,7 @@
 WITH picked AS (
     SELECT id, created_at, deferred_by, octet_length(request::text) AS bytes FROM tasks
     WHERE status = 'queued' AND awaiting_batch AND model_id = :profile
-      -- Too near its window's end for a batch: route_due.sql sends it on-demand.
+      -- Too near its window's end for a batch: send_due_now.sql sends it on-demand.
       AND deferred_by >= now() + :slack_ms::bigint * interval '1 millisecond'
     ORDER BY created_at, id LIMIT :max_records
     FOR UPDATE SKIP LOCKED

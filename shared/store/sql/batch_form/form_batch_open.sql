@@ -1,11 +1,11 @@
--- Open a batch for tasks the batcher holds locked (awaiting.sql), recorded before the provider
+-- Open a batch for tasks the batcher holds locked (form_batch_lock.sql), recorded before the provider
 -- is asked: the batch row and the claim of its tasks commit together, so a batcher killed after
 -- this commit finds the batch `submitting` and submits it (idempotently) on its next look.
 --
 -- Each task's next attempt is counted and leased as a worker's claim would (status running,
 -- attempts + 1), with `batch_id` naming the batch. Its heartbeat is half the slack past the time
 -- the batcher gives the batch up for it (its window's end less :slack_ms; the batcher looks at a
--- batch by then, look_later.sql): the stale-running sweep leaves it alone while the batcher may
+-- batch by then, batches/look_at_batch_later.sql): the stale-running sweep leaves it alone while the batcher may
 -- still give it back uncounted, and takes it back only if the batcher never does.
 WITH batch AS (
     INSERT INTO task_batches (id, profile, provider, records, give_up_at)

@@ -1,4 +1,4 @@
--- complete.sql for a task without a scope: no admission bookkeeping, which spares two
+-- complete_attempt.sql for a task without a scope: no admission bookkeeping, which spares two
 -- statements' worth of executor work on every settlement. It matches nothing if the task is
 -- scoped after all (cache_key set), so it can never skip bookkeeping a scoped task needs.
 WITH settled AS (
@@ -9,11 +9,7 @@ WITH settled AS (
       AND batch_id IS NOT DISTINCT FROM :batch_id
       AND cancel_requested_at IS NULL AND cache_key IS NULL
     RETURNING id, app_id, scope_id, cache_key, status,
-        jsonb_build_object('type', 'task.settled', 'taskId', id, 'appId', app_id,
-            'runId', run_id, 'stepKey', step_key, 'effectKey', effect_key, 'status', status,
-            'errorCode', error_code,
-            'completedAt', to_char(completed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))
-            AS payload
+        {{fragments/settled_event}} AS payload
 )
 INSERT INTO task_events (task_id, app_id, payload)
 SELECT id, app_id, payload FROM settled

@@ -2,7 +2,7 @@
 -- only a queued task whose cancel was not requested and whose attempt budget is not spent. The
 -- lease is (id, the new attempts). The rows are taken in id order, and SKIP LOCKED: a claim
 -- never waits on a row lock (another worker claiming a duplicate, a create marking its message
--- sent), so it answers in time or not at all; a row it skipped is `busy` (claim_misses.sql) and
+-- sent), so it answers in time or not at all; a row it skipped is `busy` (claim_by_misses.sql) and
 -- its record comes back a moment later.
 --
 -- `status = (SELECT 'queued'::text)`: ANALYZE samples 30,000 rows, so on a big table it records

@@ -1,4 +1,4 @@
--- fail.sql for a task without a scope: no admission bookkeeping; matches nothing if the task is
+-- fail_attempt.sql for a task without a scope: no admission bookkeeping; matches nothing if the task is
 -- scoped after all.
 WITH settled AS (
     UPDATE tasks
@@ -8,11 +8,7 @@ WITH settled AS (
       AND batch_id IS NOT DISTINCT FROM :batch_id
       AND cancel_requested_at IS NULL AND cache_key IS NULL
     RETURNING id, app_id, scope_id, cache_key, status,
-        jsonb_build_object('type', 'task.settled', 'taskId', id, 'appId', app_id,
-            'runId', run_id, 'stepKey', step_key, 'effectKey', effect_key, 'status', status,
-            'errorCode', error_code,
-            'completedAt', to_char(completed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))
-            AS payload
+        {{fragments/settled_event}} AS payload
 )
 INSERT INTO task_events (task_id, app_id, payload)
 SELECT id, app_id, payload FROM settled

@@ -1,5 +1,5 @@
 -- Put a running task back in the queue after a retryable failure, keeping the error for the
--- record. Matches nothing when the lease is gone (the batch too: complete.sql), a cancel was
+-- record. Matches nothing when the lease is gone (the batch too: complete_attempt.sql), a cancel was
 -- requested, or the budget is spent. The retry is on-demand: a batch's task leaves its batch.
 -- message_sent_at is now: the worker's own message (or the batcher's) comes after the backoff.
 UPDATE tasks

@@ -1,6 +1,6 @@
 -- A batch's answer that failed the checks gets its repair turn on-demand: the task goes back to
 -- the queue with the batch's attempt uncounted (the on-demand attempt that repairs it counts it
--- again), and what that turn continues from is kept for it (take.sql). Fenced on the
+-- again), and what that turn continues from is kept for it (take_repair.sql). Fenced on the
 -- lease, as any settlement; `batch_id = :batch_id`, not IS NOT DISTINCT FROM: a lease in no
 -- batch (an on-demand attempt) has no batch answer to repair and matches nothing.
 WITH back AS (
