@@ -295,7 +295,7 @@ pub fn claim_mark() -> aitasks_store::ClaimMark {
     }
 }
 
-/// The page the API deletes an application's tasks by (`AITASK_REQUEST_BATCH`'s default), for
+/// The page the API deletes an application's tasks by (`AITASK_REQUEST_PAGE`'s default), for
 /// `aitasks_store::delete_owned_page`.
 pub const DELETE_PAGE: usize = 500;
 

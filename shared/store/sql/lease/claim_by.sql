@@ -1,4 +1,4 @@
--- Claim the next attempt of the tasks an SQS batch names (one task or ten), in one statement:
+-- Claim the next attempt of the tasks an SQS delivery names (one task or ten), in one statement:
 -- only a queued task whose cancel was not requested and whose attempt budget is not spent. The
 -- lease is (id, the new attempts). The rows are taken in id order, and SKIP LOCKED: a claim
 -- never waits on a row lock (another worker claiming a duplicate, a create marking its message
