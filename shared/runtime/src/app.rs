@@ -151,8 +151,13 @@ impl<P> App<P> {
             let client = aitasks_store::client(&self.pool).await?;
             match &self.callbacks {
                 Some(callbacks) => {
-                    let owed = aitasks_store::mark_published(&client, &delivered, &task_ids, callbacks::HOLD)
-                        .await?;
+                    let owed = aitasks_store::mark_delivered_and_take_owed(
+                        &client,
+                        &delivered,
+                        &task_ids,
+                        callbacks::HOLD,
+                    )
+                    .await?;
                     callbacks::answer_owed(callbacks, &client, owed).await.map(|_| ())
                 }
                 None if delivered.is_empty() => Ok(()),
@@ -174,7 +179,8 @@ impl<P> App<P> {
         }
         let answered = async {
             let client = aitasks_store::client(&self.pool).await?;
-            let owed = aitasks_store::mark_published(&client, &[], task_ids, callbacks::HOLD).await?;
+            let owed =
+                aitasks_store::mark_delivered_and_take_owed(&client, &[], task_ids, callbacks::HOLD).await?;
             callbacks::answer_owed(callbacks, &client, owed).await
         };
         if let Err(error) = answered.await {

@@ -16,8 +16,8 @@ use crate::model::PendingEvent;
 use crate::params::{limit, millis, truncate_message, CANCELED_CODE};
 use crate::pool::GenericClient;
 use crate::queries::{
-    ATTACH_CALLBACKS, CALLBACK_ROOM, CANCEL_ABANDONED, MARK_PUBLISHED, RECORD_CALLBACKS, TAKE_HEARTBEATS,
-    TAKE_OWED_CALLBACKS,
+    ATTACH_CALLBACKS, CALLBACK_ROOM, CANCEL_ABANDONED, MARK_DELIVERED_AND_TAKE_OWED, RECORD_CALLBACKS,
+    TAKE_HEARTBEATS, TAKE_OWED_CALLBACKS,
 };
 use crate::rows::event_from_row;
 
@@ -155,17 +155,20 @@ pub async fn take_owed_callbacks(
 }
 
 /// After a publish: mark the events that were taken delivered and take, held for `hold`, the owed
-/// callbacks of the tasks those events ended (`sql/callbacks/mark_published.sql`), in one statement.
-pub async fn mark_published(
+/// callbacks of the tasks those events ended (`sql/callbacks/mark_delivered_and_take_owed.sql`), in one statement.
+pub async fn mark_delivered_and_take_owed(
     client: &impl GenericClient,
     delivered: &[i64],
     task_ids: &[Uuid],
     hold: Duration,
 ) -> StoreResult<Vec<OwedCallback>> {
-    let statement = client.prepare_cached(MARK_PUBLISHED.text()).await?;
+    let statement = client.prepare_cached(MARK_DELIVERED_AND_TAKE_OWED.text()).await?;
     let hold_ms = millis(hold);
-    let params =
-        MARK_PUBLISHED.bind(&[("event_ids", &delivered), ("task_ids", &task_ids), ("hold_ms", &hold_ms)])?;
+    let params = MARK_DELIVERED_AND_TAKE_OWED.bind(&[
+        ("event_ids", &delivered),
+        ("task_ids", &task_ids),
+        ("hold_ms", &hold_ms),
+    ])?;
     client.query(&statement, &params).await?.iter().map(owed_from_row).collect()
 }
 

@@ -9,7 +9,7 @@ use uuid::Uuid;
 use crate::error::StoreResult;
 use crate::model::{Claim, Fenced, Lease, LeaseCheck, Task, TaskStatus};
 use crate::pool::GenericClient;
-use crate::queries::{CHECK, CLAIM_BY, CLAIM_BY_MISSES, HEARTBEAT, UNCLAIM};
+use crate::queries::{CHECK, CLAIM_BY, CLAIM_BY_MISSES, GIVE_BACK_CLAIMS, HEARTBEAT};
 use crate::rows::task_status;
 use crate::settle::end_canceled;
 
@@ -29,7 +29,7 @@ pub struct ClaimMark {
 /// named twice is claimed for its first record; a later record of it is a duplicate delivery.
 ///
 /// No row is taken at or after `mark.by`, and what is taken is marked with `mark.token`, so that
-/// a worker that stopped waiting can give it back with [`unclaim`].
+/// a worker that stopped waiting can give it back with [`give_back_claims`].
 pub async fn claim_by(
     client: &impl GenericClient,
     task_ids: &[Uuid],
@@ -89,9 +89,13 @@ pub async fn claim_by(
 
 /// Give back, uncounted, what the claim marked `token` took of `task_ids` (its worker stopped
 /// waiting for the answer). How many went back.
-pub async fn unclaim(client: &impl GenericClient, task_ids: &[Uuid], token: Uuid) -> StoreResult<u64> {
-    let statement = client.prepare_cached(UNCLAIM.text()).await?;
-    let params = UNCLAIM.bind(&[("task_ids", &task_ids), ("claim_token", &token)])?;
+pub async fn give_back_claims(
+    client: &impl GenericClient,
+    task_ids: &[Uuid],
+    token: Uuid,
+) -> StoreResult<u64> {
+    let statement = client.prepare_cached(GIVE_BACK_CLAIMS.text()).await?;
+    let params = GIVE_BACK_CLAIMS.bind(&[("task_ids", &task_ids), ("claim_token", &token)])?;
     Ok(client.execute(&statement, &params).await?)
 }
 

@@ -78,8 +78,9 @@ pub use batches::{
     prune_ended_batches, take_due_batches, BatchOutcome, BatchState, BatchTask, OpenBatch,
 };
 pub use callbacks::{
-    attach_callbacks, callback_room, cancel_abandoned, mark_published, record_callbacks, take_heartbeats,
-    take_owed_callbacks, CallbackEnd, CallbackRoom, DueHeartbeat, NewCallback, OwedCallback, TaskEnd,
+    attach_callbacks, callback_room, cancel_abandoned, mark_delivered_and_take_owed, record_callbacks,
+    take_heartbeats, take_owed_callbacks, CallbackEnd, CallbackRoom, DueHeartbeat, NewCallback, OwedCallback,
+    TaskEnd,
 };
 pub use cancel::{
     cancel_run, cancel_run_tasks, finish_run_cancel, pending_run_cancels, request_cancel, CancelRequest,
@@ -89,7 +90,7 @@ pub use create::{create_task, create_tasks, mark_pollers, mark_sent, mark_sent_m
 pub use error::{StoreError, StoreResult};
 pub use events::{mark_delivered, prune_delivered_events, take_undelivered_events};
 pub use history::{list_runs, task_batch, task_callbacks, task_events, BatchOfTask, RunsOfApp};
-pub use lease::{check, claim_by, heartbeat, unclaim, ClaimMark};
+pub use lease::{check, claim_by, give_back_claims, heartbeat, ClaimMark};
 pub use listing::list_tasks;
 pub use model::{
     AdmissionBudget, AdmissionRefusal, Claim, Created, Fenced, Lease, LeaseCheck, ListedTask, NewRun,
@@ -104,8 +105,8 @@ pub use pool::{
     StorePool,
 };
 pub use provider_limits::{
-    free_slot, minute_of, prune_provider_line, prune_provider_minutes, settle_tokens, start_call, take_slot,
-    wait_in_line, CallStart, CallToCount, MinuteLimits, SlotToTake,
+    free_slot, minute_of, prune_provider_line, prune_provider_minutes, reconcile_tokens, start_call,
+    take_slot, wait_in_line, CallStart, CallToCount, MinuteLimits, SlotToTake,
 };
 pub use read::{get_task, get_task_by_effect_key};
 pub use repair::{give_back_for_repair, read_repair, take_repair};

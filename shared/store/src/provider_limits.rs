@@ -12,7 +12,7 @@ use crate::error::StoreResult;
 use crate::params::{limit, millis};
 use crate::pool::GenericClient;
 use crate::queries::{
-    ENSURE_SLOTS, FREE_SLOT, PRUNE_PROVIDER_LINE, PRUNE_PROVIDER_MINUTES, SETTLE_TOKENS, START_CALL,
+    ENSURE_SLOTS, FREE_SLOT, PRUNE_PROVIDER_LINE, PRUNE_PROVIDER_MINUTES, RECONCILE_TOKENS, START_CALL,
     TAKE_SLOT, WAIT_IN_LINE,
 };
 
@@ -96,17 +96,17 @@ pub async fn start_call(
 
 /// Put a finished call's real token count (`used`; `None` when it failed without saying: the
 /// reservation stays) in place of the `reserved` tokens it was counted with at `at`.
-pub async fn settle_tokens(
+pub async fn reconcile_tokens(
     client: &impl GenericClient,
     profile_id: &str,
     at: DateTime<Utc>,
     reserved: i64,
     used: Option<i64>,
 ) -> StoreResult<()> {
-    let statement = client.prepare_cached(SETTLE_TOKENS.text()).await?;
+    let statement = client.prepare_cached(RECONCILE_TOKENS.text()).await?;
     let minute = minute_of(at);
     let (reserved, used) = (counted_tokens(reserved), used.map(counted_tokens));
-    let params = SETTLE_TOKENS.bind(&[
+    let params = RECONCILE_TOKENS.bind(&[
         ("profile_id", &profile_id),
         ("minute", &minute),
         ("reserved", &reserved),

@@ -91,7 +91,7 @@ statements! {
     ATTACH_CALLBACKS = "callbacks/attach_callbacks";
     CALLBACK_ROOM = "callbacks/callback_room";
     CANCEL_ABANDONED = "callbacks/cancel_abandoned";
-    MARK_PUBLISHED = "callbacks/mark_published";
+    MARK_DELIVERED_AND_TAKE_OWED = "callbacks/mark_delivered_and_take_owed";
     RECORD_CALLBACKS = "callbacks/record_callbacks";
     TAKE_HEARTBEATS = "callbacks/take_heartbeats";
     TAKE_OWED_CALLBACKS = "callbacks/take_owed_callbacks";
@@ -123,7 +123,7 @@ statements! {
     CLAIM_BY = "lease/claim_by";
     CLAIM_BY_MISSES = "lease/claim_by_misses";
     HEARTBEAT = "lease/heartbeat";
-    UNCLAIM = "lease/unclaim";
+    GIVE_BACK_CLAIMS = "lease/give_back_claims";
 
     LIST_TASKS_OF_RUN = "listing/list_tasks_of_run";
     LIST_TASKS_OF_SCOPE = "listing/list_tasks_of_scope";
@@ -138,7 +138,7 @@ statements! {
     FREE_SLOT = "provider_limits/free_slot";
     PRUNE_PROVIDER_LINE = "provider_limits/prune_provider_line";
     PRUNE_PROVIDER_MINUTES = "provider_limits/prune_provider_minutes";
-    SETTLE_TOKENS = "provider_limits/settle_tokens";
+    RECONCILE_TOKENS = "provider_limits/reconcile_tokens";
     START_CALL = "provider_limits/start_call";
     TAKE_SLOT = "provider_limits/take_slot";
     WAIT_IN_LINE = "provider_limits/wait_in_line";

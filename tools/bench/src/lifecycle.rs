@@ -14,12 +14,12 @@
 //!    `complete_many` (`settle/complete_many`, the group commit with the completion events; a
 //!    group of one here, which it writes with `settle/complete_attempt_unscoped`, the single
 //!    statement: no id-order lock for one row);
-//! 5. `App::announce`, once the event is on the events queue: `mark_published`
-//!    (`callbacks/mark_published`, which also takes the callbacks the task made owed: none here).
+//! 5. `App::announce`, once the event is on the events queue: `mark_delivered_and_take_owed`
+//!    (`callbacks/mark_delivered_and_take_owed`, which also takes the callbacks the task made owed: none here).
 //!
 //! Batches of ten ([`batch_of_ten`]) take the same steps with the batch calls: `create_tasks` and
 //! `mark_sent_many` (one `POST /v1/tasks/batch`), one claim for the SQS delivery's ten records, one
-//! `complete_many` for the ten successes, one `mark_published` for their events.
+//! `complete_many` for the ten successes, one `mark_delivered_and_take_owed` for their events.
 //!
 //! Scoped tasks (with a cache key) are admitted and settled by other statements
 //! (`create_scoped`, `complete_attempt`): the admission section measures those.
@@ -83,7 +83,7 @@ pub(crate) async fn one_task(client: &store::Client, effect_key: String) -> Resu
     else {
         return Err("a held lease was lost".into());
     };
-    store::mark_published(client, &[event.id], &[id], aitasks_runtime::callbacks::HOLD).await?;
+    store::mark_delivered_and_take_owed(client, &[event.id], &[id], aitasks_runtime::callbacks::HOLD).await?;
     Ok(())
 }
 
@@ -112,7 +112,7 @@ pub(crate) async fn batch_of_ten(client: &store::Client, round: usize) -> Result
         let Fenced::Written(event) = settled else { return Err("a held lease was lost".into()) };
         events.push(event.id);
     }
-    store::mark_published(client, &events, &ids, aitasks_runtime::callbacks::HOLD).await?;
+    store::mark_delivered_and_take_owed(client, &events, &ids, aitasks_runtime::callbacks::HOLD).await?;
     Ok(claimed.len() as u64)
 }
 

@@ -173,7 +173,7 @@ impl<'a> MinuteGate<'a> {
             let client = store::client(self.pool).await?;
             let reserved = i64::try_from(passed.reserved).unwrap_or(i64::MAX);
             let used = used.map(|u| i64::try_from(u).unwrap_or(i64::MAX));
-            store::settle_tokens(&client, self.profile_id, at, reserved, used).await
+            store::reconcile_tokens(&client, self.profile_id, at, reserved, used).await
         };
         if let Err(error) = reconciled.await {
             tracing::warn!(error = %crate::error_chain(&error), "could not count the call's tokens; its reservation stays");

@@ -144,7 +144,7 @@ async fn claim<P>(app: &App<P>, ids: &[uuid::Uuid], answer_by: Instant) -> Resul
         Err(_) => {
             let given_back = tokio::time::timeout_at(answer_by, async {
                 let client = store::client(&app.pool).await?;
-                store::unclaim(&client, ids, mark.token).await
+                store::give_back_claims(&client, ids, mark.token).await
             })
             .await
             .unwrap_or_else(|_| Err(timed_out("the give-back of a late claim")));

@@ -19,7 +19,7 @@
 -- :claim_by (the worker's own limit for the answer, checked on each row as it is taken, also
 -- when the statement itself waited, on a table lock say): a claim cannot take a task after its
 -- worker stopped waiting, and a worker that stopped waiting gives back what its claim took
--- before, uncounted (unclaim.sql).
+-- before, uncounted (give_back_claims.sql).
 -- A claim clears `batch_id` and `awaiting_batch`: an on-demand attempt belongs to no provider
 -- batch (a deferred task given back by one, or named by a stray message; migrations/V20).
 UPDATE tasks

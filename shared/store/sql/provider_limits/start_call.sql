@@ -4,7 +4,7 @@
 -- with the reservation stay within :tokens_per_minute (NULL: no such limit; a call whose
 -- reservation alone is over the limit goes first in an empty minute, or never would). So N
 -- calls starting together never overshoot: each holds its tokens before it runs, and
--- settle_tokens.sql puts the real count in their place after.
+-- reconcile_tokens.sql puts the real count in their place after.
 --
 -- With :check_line (the attempt's first call, when no slot was taken for it), tenants waiting
 -- in line that were served less recently go first (take_slot.sql has the rule), but only for

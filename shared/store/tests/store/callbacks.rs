@@ -50,7 +50,7 @@ async fn a_callback_waits_is_owed_when_its_task_ends_and_is_answered_once() {
     assert_eq!(states(&db, task_id).await, ["owed"], "owed in the statement that ended the task");
 
     // The publisher marks the event and takes the callback with its task's answer, in one statement.
-    let taken = store::mark_published(&client, &[event.id], &[task_id], HOLD).await.unwrap();
+    let taken = store::mark_delivered_and_take_owed(&client, &[event.id], &[task_id], HOLD).await.unwrap();
     assert_eq!(taken.len(), 1);
     assert_eq!((taken[0].token.as_str(), taken[0].tries), ("tok-1", 1));
     assert_eq!(taken[0].end.status, TaskStatus::Succeeded);
@@ -59,7 +59,7 @@ async fn a_callback_waits_is_owed_when_its_task_ends_and_is_answered_once() {
     assert_eq!(db.count("SELECT count(*) FROM task_events WHERE delivered_at IS NOT NULL").await, 1);
     // Held: neither the sweeper nor another publisher takes it while its call is in flight.
     assert!(store::take_owed_callbacks(&client, HOLD, 10).await.unwrap().is_empty());
-    assert!(store::mark_published(&client, &[], &[task_id], HOLD).await.unwrap().is_empty());
+    assert!(store::mark_delivered_and_take_owed(&client, &[], &[task_id], HOLD).await.unwrap().is_empty());
 
     assert_eq!(store::record_callbacks(&client, &[(taken[0].id, CallbackEnd::Delivered)]).await.unwrap(), 1);
     assert_eq!(states(&db, task_id).await, ["delivered"]);

@@ -35,7 +35,7 @@ async fn a_tokens_per_minute_limit_holds_minute_after_minute_without_overshoot()
     for second in 0..180 {
         let at = start + chrono::TimeDelta::seconds(second);
         if store::start_call(&client, &call("p", at, 300), TOKENS).await.unwrap().counted() {
-            store::settle_tokens(&client, "p", at, 300, Some(250)).await.unwrap();
+            store::reconcile_tokens(&client, "p", at, 300, Some(250)).await.unwrap();
             admitted[(second / 60) as usize] += 1;
         }
     }
@@ -51,7 +51,7 @@ async fn a_tokens_per_minute_limit_holds_minute_after_minute_without_overshoot()
     // A call that failed without saying keeps its reservation.
     let at = start + chrono::TimeDelta::minutes(10);
     assert!(store::start_call(&client, &call("f", at, 400), TOKENS).await.unwrap().counted());
-    store::settle_tokens(&client, "f", at, 400, None).await.unwrap();
+    store::reconcile_tokens(&client, "f", at, 400, None).await.unwrap();
     let kept: i64 = client
         .query_one("SELECT tokens FROM provider_usage WHERE profile_id = 'f'", &[])
         .await
@@ -106,7 +106,7 @@ async fn sixteen_workers_starting_together_never_overshoot_the_tokens_per_minute
                     let mut peak = peak.lock().unwrap();
                     *peak = (*peak).max(tokens);
                 }
-                store::settle_tokens(&client, "m", minute, 300, Some(280)).await.unwrap();
+                store::reconcile_tokens(&client, "m", minute, 300, Some(280)).await.unwrap();
             }
         })
     });

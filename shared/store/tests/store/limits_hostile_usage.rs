@@ -1,5 +1,5 @@
 //! Review: a provider's usage report is input like any other. The worker clamps what a provider
-//! says it used to i64::MAX (runtime worker/permit.rs) and settle_tokens.sql writes it into the
+//! says it used to i64::MAX (runtime worker/permit.rs) and reconcile_tokens.sql writes it into the
 //! minute's row: every later start_call.sql of that minute then computes `tokens + :reserve`
 //! past bigint's range and fails, so the profile takes no call from any tenant for the rest of
 //! the minute, even with no tokens limit at all.
@@ -19,7 +19,7 @@ async fn an_absurd_usage_report_does_not_stop_the_profile_s_other_calls() {
     let call = CallToCount { profile_id: "p", app_id: APP, at: minute, reserve: 300, check_line: false };
     assert!(store::start_call(&client, &call, limits).await.unwrap().counted());
     // The provider answered `"usage": {"prompt_tokens": 18446744073709551615, ...}`.
-    store::settle_tokens(&client, "p", minute, 300, Some(i64::MAX)).await.unwrap();
+    store::reconcile_tokens(&client, "p", minute, 300, Some(i64::MAX)).await.unwrap();
     let other = CallToCount { app_id: "another-tenant", ..call };
     let next = store::start_call(&client, &other, limits).await;
     assert!(
