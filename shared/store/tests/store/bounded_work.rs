@@ -103,6 +103,7 @@ async fn a_page_of_runs_counts_at_most_the_bound_a_run() {
     }
     let listing = aitasks_contracts::ListRuns {
         status: None,
+        scope_id: None,
         created_after: None,
         created_before: None,
         after: None,
@@ -136,6 +137,7 @@ async fn a_filtered_page_of_runs_looks_at_a_bounded_number_of_runs() {
     .await;
     let mut listing = aitasks_contracts::ListRuns {
         status: Some(aitasks_contracts::RunState::Canceled),
+        scope_id: None,
         created_after: None,
         created_before: None,
         after: None,
