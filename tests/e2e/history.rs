@@ -528,8 +528,8 @@ async fn a_listing_narrows_by_kind_model_and_time_and_runs_by_scope() {
     for (query, path) in [
         (format!("runId={run}&kind=summarize"), "kind"),
         (format!("runId={run}&modelId="), "modelId"),
-        (format!("scopeId=history&createdAfter=monday"), "createdAfter"),
-        (format!("scopeId=history&createdBefore=2026-01-01"), "createdBefore"),
+        ("scopeId=history&createdAfter=monday".to_owned(), "createdAfter"),
+        ("scopeId=history&createdBefore=2026-01-01".to_owned(), "createdBefore"),
         ("effectKey=t1&kind=classify".to_owned(), "kind"),
     ] {
         let (status, answer) = api.get(&format!("/v1/tasks?{query}")).await;
