@@ -119,6 +119,10 @@ statements! {
     TASK_CALLBACKS = "history/task_callbacks";
     TASK_EVENTS = "history/task_events";
 
+    TASK_ATTEMPTS = "attempts/task_attempts";
+
+    SUMMARY = "summary/summary";
+
     CHECK = "lease/check";
     CLAIM_BY = "lease/claim_by";
     CLAIM_BY_MISSES = "lease/claim_by_misses";
@@ -127,6 +131,8 @@ statements! {
 
     LIST_TASKS_OF_RUN = "listing/list_tasks_of_run";
     LIST_TASKS_OF_SCOPE = "listing/list_tasks_of_scope";
+    LIST_TASKS_NARROWED_OF_RUN = "listing/list_tasks_narrowed_of_run";
+    LIST_TASKS_NARROWED_OF_SCOPE = "listing/list_tasks_narrowed_of_scope";
 
     DELETE_OWNED_PAGE = "owned/delete_owned_page";
     DELETE_RETAINED = "owned/delete_retained";
