@@ -98,7 +98,10 @@ build:
 	cargo build --workspace --all-targets
 
 # The rehearsal's tests need the functions built as Lambda bootstraps (lambda-smoke): they run in rehearse-fast.
+# The web console's browser tests (the `console` test binary) drive headless Chromium: installed
+# from the OS packages when missing (scripts/chromium.sh).
 unit: build up
+	@scripts/chromium.sh install
 	@$(LOAD_ENV) cargo test --workspace --exclude aitasks-rehearse
 
 # cfn-lint, sam validate, then checkov (the IaC security scanner compliance pipelines run): a
