@@ -53,7 +53,7 @@ fn template_routes() -> BTreeSet<(String, String, String)> {
 #[tokio::test]
 async fn every_documented_operation_is_served_and_routed() {
     let operations = openapi_operations();
-    assert_eq!(operations.len(), 15, "the fifteen routes of docs/api.md");
+    assert_eq!(operations.len(), 17, "the seventeen routes of docs/api.md");
     let routed: BTreeSet<(String, String)> =
         template_routes().into_iter().filter(|(m, _, _)| m != "ANY").map(|(m, p, _)| (m, p)).collect();
     assert_eq!(routed, operations, "template.yaml routes exactly the documented operations");

@@ -9,6 +9,7 @@ requests within it, so a request the document calls valid is one the server must
 The document is read from AITASK_FUZZ_SCHEMA (the copy `run.py` writes for the server under test).
 """
 
+import datetime
 import json
 import os
 
@@ -108,6 +109,30 @@ def broken_rules(value, schema):
     return broken
 
 
+def instant(text):
+    """An RFC 3339 date-time as the server reads it, or None."""
+    try:
+        at = datetime.datetime.fromisoformat(str(text).replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return None
+    return at if at.tzinfo is not None else None
+
+
+def broken_window(spec, query):
+    """`from` and `to` (optional instants; `to` defaults to now, `from` to `defaultDays` before
+    `to`) make a window that is not empty and at most `maxDays` long."""
+    given = {key: (query or {}).get(spec[key]) for key in ("from", "to")}
+    ends = {key: instant(value) if value is not None else None for key, value in given.items()}
+    if any(given[key] is not None and ends[key] is None for key in ends):
+        return False  # a malformed instant is the schema's business, not this rule's
+    try:
+        to = ends["to"] or datetime.datetime.now(datetime.timezone.utc)
+        start = ends["from"] or to - datetime.timedelta(days=spec["defaultDays"])
+        return not (start < to and to - start <= datetime.timedelta(days=spec["maxDays"]))
+    except OverflowError:
+        return True
+
+
 def broken_query_rules(rules, query):
     present = {name for name, value in (query or {}).items() if value is not None}
     broken = []
@@ -119,7 +144,9 @@ def broken_query_rules(rules, query):
             broken.append(name)
         elif name == "onlyWith" and present & set(spec["parameters"]) and not present & set(spec["anyOf"]):
             broken.append(name)
-        elif name not in ("exactlyOneOf", "requires", "onlyWith"):
+        elif name == "window" and broken_window(spec, query):
+            broken.append(name)
+        elif name not in ("exactlyOneOf", "requires", "onlyWith", "window"):
             raise ValueError(f"openapi.yaml names a rule the fuzzer does not know: {name}")
     return broken
 

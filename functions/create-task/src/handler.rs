@@ -1,7 +1,7 @@
 //! `create-task`, behind API Gateway: runs and tasks. Parses the event, calls the runtime,
 //! maps the result; nothing else.
 
-use aitasks_contracts::{ListQuery, RunsQuery};
+use aitasks_contracts::{ListQuery, RunsQuery, SummaryQuery};
 use aitasks_lambda_kit::{
     batch_response, check_method, json_response, serve_http, ApiError, HttpRequest, Route,
 };
@@ -20,10 +20,17 @@ const ROUTES: &[Route] = &[
     Route { path: &["v1", "tasks", "batch"], allow: &["POST"] },
     Route { path: &["v1", "tasks", "{}"], allow: &["GET"] },
     Route { path: &["v1", "tasks", "{}", "cancel"], allow: &["POST"] },
+    Route { path: &["v1", "tasks", "{}", "attempts"], allow: &["GET"] },
     Route { path: &["v1", "tasks", "{}", "events"], allow: &["GET"] },
     Route { path: &["v1", "tasks", "{}", "callbacks"], allow: &["GET"] },
     Route { path: &["v1", "tasks", "{}", "batch"], allow: &["GET"] },
+    Route { path: &["v1", "summary"], allow: &["GET"] },
 ];
+
+/// The parameters that page or narrow a listing (`runId` or `scopeId`), which `effectKey` takes
+/// none of.
+const LISTING_PARAMETERS: [&str; 7] =
+    ["status", "kind", "modelId", "createdAfter", "createdBefore", "after", "limit"];
 
 /// Handle one API Gateway HTTP API request.
 pub async fn handle<P>(
@@ -46,12 +53,23 @@ async fn route<P>(app: &App<P>, request: &HttpRequest<'_>) -> Result<ApiGatewayV
         ("GET", ["v1", "runs"]) => {
             let query = RunsQuery {
                 status: request.query("status"),
+                scope_id: request.query("scopeId"),
                 created_after: request.query("createdAfter"),
                 created_before: request.query("createdBefore"),
                 after: request.query("after"),
                 limit: request.query("limit"),
             };
             Ok(json_response(200, &history::list_runs(app, &tenant, query).await?))
+        }
+        ("GET", ["v1", "summary"]) => {
+            let query = SummaryQuery {
+                created_after: request.query("createdAfter"),
+                created_before: request.query("createdBefore"),
+            };
+            Ok(json_response(200, &history::summary(app, &tenant, query).await?))
+        }
+        ("GET", ["v1", "tasks", task_id, "attempts"]) => {
+            Ok(json_response(200, &history::task_attempts(app, &tenant, task_id).await?))
         }
         ("GET", ["v1", "tasks", task_id, "events"]) => {
             Ok(json_response(200, &history::task_events(app, &tenant, task_id).await?))
@@ -78,8 +96,7 @@ async fn route<P>(app: &App<P>, request: &HttpRequest<'_>) -> Result<ApiGatewayV
                 Err(ApiError::invalid("effectKey", "is not taken together with runId or scopeId"))
             }
             Some(_)
-                if let Some(name) =
-                    ["status", "after", "limit"].into_iter().find(|n| request.query(n).is_some()) =>
+                if let Some(name) = LISTING_PARAMETERS.into_iter().find(|n| request.query(n).is_some()) =>
             {
                 Err(ApiError::invalid(name, "pages a listing: it needs runId or scopeId, not effectKey"))
             }
@@ -91,6 +108,10 @@ async fn route<P>(app: &App<P>, request: &HttpRequest<'_>) -> Result<ApiGatewayV
                     run_id: request.query("runId"),
                     scope_id: request.query("scopeId"),
                     status: request.query("status"),
+                    kind: request.query("kind"),
+                    model_id: request.query("modelId"),
+                    created_after: request.query("createdAfter"),
+                    created_before: request.query("createdBefore"),
                     after: request.query("after"),
                     limit: request.query("limit"),
                 };

@@ -1,12 +1,14 @@
 //! The read API for history (docs/api.md, "History"): the tenant's runs with their task
-//! counts, and a task's completion events, callbacks and provider batch. The answers are the
-//! contract's own types (`aitasks_contracts::{RunPage, TaskEvents, TaskCallbacks, TaskBatch}`).
-//! A task's attempts, once the API serves them, are one more method here.
+//! counts, a task's attempts, completion events, callbacks and provider batch, and the tenant's
+//! summary. The answers are the contract's own types (`aitasks_contracts::{RunPage,
+//! TaskAttempts, TaskEvents, TaskCallbacks, TaskBatch, TenantSummary}`).
 
 use aitasks_contracts::{
-    ErrorCode, ListRuns, ListedRun, RunPage, TaskBatch, TaskCallbacks, TaskEvents, RUN_PAGE_MAX,
+    ErrorCode, ListRuns, ListedRun, RunPage, TaskAttempts, TaskBatch, TaskCallbacks, TaskEvents,
+    TenantSummary, RUN_PAGE_MAX,
 };
 use chrono::SecondsFormat;
+use chrono::{DateTime, Utc};
 use futures::stream::{self, Stream, TryStreamExt};
 use reqwest::Method;
 use uuid::Uuid;
@@ -16,19 +18,29 @@ use crate::error::Error;
 
 /// A listing of every run of the tenant, from the first page, full pages.
 pub fn all_runs() -> ListRuns {
-    ListRuns { status: None, created_after: None, created_before: None, after: None, limit: RUN_PAGE_MAX }
+    ListRuns {
+        status: None,
+        scope_id: None,
+        created_after: None,
+        created_before: None,
+        after: None,
+        limit: RUN_PAGE_MAX,
+    }
+}
+
+/// An instant as a query parameter (RFC 3339, UTC, microseconds).
+pub(crate) fn instant(at: Option<DateTime<Utc>>) -> Option<String> {
+    at.map(|at| at.to_rfc3339_opts(SecondsFormat::Micros, true))
 }
 
 impl Client {
     /// One page of `GET /v1/runs`.
     pub async fn runs_page(&self, listing: &ListRuns) -> Result<RunPage, Error> {
-        let instant = |at: Option<chrono::DateTime<chrono::Utc>>| {
-            at.map(|at| at.to_rfc3339_opts(SecondsFormat::Micros, true))
-        };
         let target = format!(
             "/v1/runs{}",
             query(&[
                 ("status", listing.status.map(|s| s.as_str().to_owned())),
+                ("scopeId", listing.scope_id.clone()),
                 ("createdAfter", instant(listing.created_after)),
                 ("createdBefore", instant(listing.created_before)),
                 ("after", listing.after.map(|id| id.to_string())),
@@ -48,6 +60,25 @@ impl Client {
             Ok::<_, Error>(Some((page.runs, next)))
         });
         pages.map_ok(|runs| stream::iter(runs.into_iter().map(Ok))).try_flatten()
+    }
+
+    /// `GET /v1/tasks/{id}/attempts`: the oldest 100 ended attempts, then the one running now.
+    pub async fn task_attempts(&self, id: Uuid) -> Result<TaskAttempts, Error> {
+        self.send(&Call::new(Method::GET, format!("/v1/tasks/{id}/attempts"))).await?.decode()
+    }
+
+    /// `GET /v1/summary`: the tenant's tasks created in `[created_after, created_before)` (the
+    /// API's defaults: the 7 days before now), by status, and their usage by day and model.
+    pub async fn summary(
+        &self,
+        created_after: Option<DateTime<Utc>>,
+        created_before: Option<DateTime<Utc>>,
+    ) -> Result<TenantSummary, Error> {
+        let target = format!(
+            "/v1/summary{}",
+            query(&[("createdAfter", instant(created_after)), ("createdBefore", instant(created_before))])
+        );
+        self.send(&Call::new(Method::GET, target)).await?.decode()
     }
 
     /// `GET /v1/tasks/{id}/events`: the oldest 100 completion events.

@@ -16,9 +16,10 @@
 //!   [`MAX_ANSWER_BYTES`] (8 MiB) is not the API's and is not read.
 //!
 //! Each group of routes is a module with an `impl Client` block over one private `send` (the
-//! retries, the error mapping), and its answers are types in `answers`: a new route (a task's
-//! attempts) is one more such method and type. The history routes (`history`): [`Client::runs`],
-//! [`Client::task_events`], [`Client::task_callbacks`], [`Client::task_batch`].
+//! retries, the error mapping), and its answers are types in `answers`: a new route is one more
+//! such method and type. The history routes (`history`): [`Client::runs`],
+//! [`Client::task_attempts`], [`Client::task_events`], [`Client::task_callbacks`],
+//! [`Client::task_batch`], [`Client::summary`].
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -56,8 +57,9 @@ mod scopes;
 mod tasks;
 
 pub use aitasks_contracts::{
-    ErrorCode, ListRuns, ListTasks, ListedRun, Problem, Problems, RunPage, RunState, TaskBatch, TaskCallback,
-    TaskCallbacks, TaskCounts, TaskEvent, TaskEvents, TaskFilter, TaskStatus,
+    AttemptOutcome, AttemptUsage, DailyCost, ErrorCode, Kind, ListRuns, ListTasks, ListedRun, Problem,
+    Problems, RunPage, RunState, StatusCounts, TaskAttempt, TaskAttempts, TaskBatch, TaskCallback,
+    TaskCallbacks, TaskCounts, TaskEvent, TaskEvents, TaskFilter, TaskStatus, TenantSummary,
 };
 pub use answers::{
     Created, Deleted, Outcome, Released, Run, SourceRef, Task, TaskPage, TaskSummary, UnreleasedPage,

@@ -15,7 +15,16 @@ use crate::error::Error;
 
 /// A listing of a run's or a scope's tasks, from its first page, every status, full pages.
 pub fn tasks_of(filter: TaskFilter) -> ListTasks {
-    ListTasks { filter, status: None, after: None, limit: TASK_PAGE_MAX }
+    ListTasks {
+        filter,
+        status: None,
+        kind: None,
+        model_id: None,
+        created_after: None,
+        created_before: None,
+        after: None,
+        limit: TASK_PAGE_MAX,
+    }
 }
 
 impl Client {
@@ -99,6 +108,10 @@ impl Client {
             query(&[
                 (key, Some(owner)),
                 ("status", listing.status.map(|s| s.as_str().to_owned())),
+                ("kind", listing.kind.map(|kind| kind.as_str().to_owned())),
+                ("modelId", listing.model_id.clone()),
+                ("createdAfter", crate::history::instant(listing.created_after)),
+                ("createdBefore", crate::history::instant(listing.created_before)),
                 ("after", listing.after.map(|id| id.to_string())),
                 ("limit", Some(listing.limit.to_string())),
             ])

@@ -1,20 +1,21 @@
 //! The read API for history (docs/api.md, "History"): the query of `GET /v1/runs`, parsed
 //! strictly, and the answers of the history routes, shared by the server (which writes them) and
-//! the client crate (which reads them). `GET /v1/tasks/{taskId}/attempts` slots in beside these
-//! as one more answer type and one more route.
+//! the client crate (which reads them). A task's attempts are in `attempts`, the tenant's summary
+//! in `summary`.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::codes::RunState;
-use crate::limits::RUN_PAGE_MAX;
+use crate::limits::{ID_MAX_CHARS, RUN_PAGE_MAX};
 use crate::problems::{Path, Problems};
 
 /// The raw query parameters of `GET /v1/runs`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RunsQuery<'a> {
     pub status: Option<&'a str>,
+    pub scope_id: Option<&'a str>,
     pub created_after: Option<&'a str>,
     pub created_before: Option<&'a str>,
     pub after: Option<&'a str>,
@@ -25,6 +26,8 @@ pub struct RunsQuery<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListRuns {
     pub status: Option<RunState>,
+    /// Only the runs of this scope.
+    pub scope_id: Option<String>,
     /// Runs created at or after this instant.
     pub created_after: Option<DateTime<Utc>>,
     /// Runs created before this instant.
@@ -34,7 +37,8 @@ pub struct ListRuns {
     pub limit: usize,
 }
 
-fn instant(problems: &mut Problems, name: &str, text: Option<&str>) -> Option<DateTime<Utc>> {
+/// An RFC 3339 query parameter, or a problem naming it.
+pub(crate) fn instant(problems: &mut Problems, name: &str, text: Option<&str>) -> Option<DateTime<Utc>> {
     let text = text?;
     match DateTime::parse_from_rfc3339(text) {
         Ok(at) => Some(at.with_timezone(&Utc)),
@@ -43,6 +47,20 @@ fn instant(problems: &mut Problems, name: &str, text: Option<&str>) -> Option<Da
                 .add(&Path::root().key(name), "must be an RFC 3339 date-time, such as 2026-01-31T12:00:00Z");
             None
         }
+    }
+}
+
+/// A `scopeId` query parameter (1 to [`ID_MAX_CHARS`] characters, no NUL), or a problem naming
+/// it.
+pub(crate) fn scope_param(problems: &mut Problems, text: Option<&str>) -> Option<String> {
+    let text = text?;
+    let length = text.chars().count();
+    if length == 0 || length > ID_MAX_CHARS || text.contains('\0') {
+        problems
+            .add(&Path::root().key("scopeId"), format!("must be 1 to {ID_MAX_CHARS} characters without NUL"));
+        None
+    } else {
+        Some(text.to_owned())
     }
 }
 
@@ -57,6 +75,7 @@ impl ListRuns {
             }
             state
         });
+        let scope_id = scope_param(&mut problems, query.scope_id);
         let created_after = instant(&mut problems, "createdAfter", query.created_after);
         let created_before = instant(&mut problems, "createdBefore", query.created_before);
         let after = query.after.and_then(|text| {
@@ -78,7 +97,7 @@ impl ListRuns {
         };
         match limit {
             Some(limit) if problems.is_empty() => {
-                Ok(ListRuns { status, created_after, created_before, after, limit })
+                Ok(ListRuns { status, scope_id, created_after, created_before, after, limit })
             }
             _ => Err(problems),
         }
@@ -211,6 +230,7 @@ mod tests {
         let run = Uuid::now_v7();
         let listed = ListRuns::parse(RunsQuery {
             status: Some("canceled"),
+            scope_id: Some("inbox"),
             created_after: Some("2026-01-31T12:00:00+01:00"),
             created_before: Some("2026-02-01T00:00:00Z"),
             after: Some(&run.to_string()),
@@ -218,16 +238,18 @@ mod tests {
         })
         .unwrap();
         assert_eq!(listed.status, Some(RunState::Canceled));
+        assert_eq!(listed.scope_id.as_deref(), Some("inbox"));
         assert_eq!(listed.created_after.unwrap().to_rfc3339(), "2026-01-31T11:00:00+00:00");
         assert_eq!((listed.after, listed.limit), (Some(run), 7));
         let bad = RunsQuery {
             status: Some("done"),
+            scope_id: Some(""),
             created_after: Some("yesterday"),
             created_before: Some("2026-02-01"),
             after: Some("1"),
             limit: Some("0"),
         };
-        assert_eq!(paths(bad), ["status", "createdAfter", "createdBefore", "after", "limit"]);
+        assert_eq!(paths(bad), ["status", "scopeId", "createdAfter", "createdBefore", "after", "limit"]);
         assert_eq!(paths(RunsQuery { limit: Some("101"), ..Default::default() }), ["limit"]);
     }
 }

@@ -16,6 +16,7 @@
 //! Parsing never panics, whatever the input (property-tested).
 
 mod answer;
+mod attempts;
 mod batch;
 mod bodies;
 mod callback;
@@ -33,8 +34,10 @@ mod request;
 mod response_size;
 mod schema;
 mod stored_size;
+mod summary;
 
 pub use answer::check_answer;
+pub use attempts::{AttemptOutcome, AttemptUsage, TaskAttempt, TaskAttempts};
 pub use batch::{item_value, CreateBatch};
 pub use bodies::{parse_json, Budget, CreateRun, CreateTask, Owner, Release, Scope, UsageSubject};
 pub use callback::{Callback, LAMBDA_DURABLE, STEP_FUNCTIONS};
@@ -54,6 +57,7 @@ pub use request::{AiRequest, Classify, ClassifyMany, ExtractData, FieldSpec, Fie
 pub use response_size::{escaped_json_bytes, oversized_output, response_body_bytes};
 pub use schema::{answer_schema, answer_schema_for, schema_name, SchemaDialect};
 pub use stored_size::stored_size;
+pub use summary::{DailyCost, StatusCounts, SummaryQuery, SummaryWindow, TenantSummary};
 
 /// The request hash stored on a task (`inputHash`).
 pub fn request_hash(request: &AiRequest) -> String {

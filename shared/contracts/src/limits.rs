@@ -56,7 +56,21 @@ pub const RUN_TASKS_COUNTED_MAX: usize = 1_000;
 /// Runs one `GET /v1/runs` answer looks at: with a filter that keeps few of them, the page is short
 /// and `next` points past the last one looked at.
 pub const RUN_SCAN_MAX: usize = 1_000;
-/// Items in one history answer of a task (`GET /v1/tasks/{taskId}/events`, `/callbacks`): the
+/// Tasks one `GET /v1/tasks?runId=|scopeId=` answer looks at when it filters on `kind`,
+/// `modelId` or the creation time: with filters that keep few of them, the page is short and
+/// `next` points past the last one looked at.
+pub const TASK_SCAN_MAX: usize = 1_000;
+/// Attempts a task keeps on record (`GET /v1/tasks/{taskId}/attempts`): the last this many
+/// (the attempt budget, `maxAttempts`, is at most 100 too). Held by the database trigger that
+/// records them (migrations/V28).
+pub const ATTEMPTS_KEPT_MAX: usize = 100;
+/// Tasks one `GET /v1/summary` reads, newest first: past them the answer says `complete: false`.
+pub const SUMMARY_SCAN_MAX: usize = 100_000;
+/// The widest window of `GET /v1/summary`, in days.
+pub const SUMMARY_WINDOW_MAX_DAYS: i64 = 31;
+/// The window of `GET /v1/summary` without `createdAfter`: the days before `createdBefore`.
+pub const SUMMARY_WINDOW_DEFAULT_DAYS: i64 = 7;
+/// Items in one history answer of a task (`GET /v1/tasks/{taskId}/events`, `/callbacks`, `/attempts`): the
 /// oldest this many, with `more` when there are others.
 pub const HISTORY_ITEMS_MAX: usize = 100;
 /// The largest answer that carries many tasks (a listing's page, a batch's results), in bytes

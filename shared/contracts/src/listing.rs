@@ -1,11 +1,15 @@
-//! `GET /v1/tasks?runId=…|scopeId=…&status=…&after=…&limit=…`: the query of a task listing,
-//! parsed strictly. Pages are keyset pages on the task id (UUIDv7, so creation order).
+//! `GET /v1/tasks?runId=…|scopeId=…&status=…&kind=…&modelId=…&createdAfter=…&createdBefore=…&after=…&limit=…`:
+//! the query of a task listing, parsed strictly. Pages are keyset pages on the task id (UUIDv7,
+//! so creation order).
 
+use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::codes::TaskStatus;
-use crate::limits::{ID_MAX_CHARS, TASK_PAGE_MAX};
+use crate::history::{instant, scope_param};
+use crate::limits::{MODEL_ID_MAX_CHARS, TASK_PAGE_MAX};
 use crate::problems::{Path, Problems};
+use crate::request::Kind;
 
 /// Whose tasks to list.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,6 +23,12 @@ pub enum TaskFilter {
 pub struct ListTasks {
     pub filter: TaskFilter,
     pub status: Option<TaskStatus>,
+    pub kind: Option<Kind>,
+    pub model_id: Option<String>,
+    /// Tasks created at or after this instant.
+    pub created_after: Option<DateTime<Utc>>,
+    /// Tasks created before this instant.
+    pub created_before: Option<DateTime<Utc>>,
     /// The `next` of the previous page: tasks after this id.
     pub after: Option<Uuid>,
     pub limit: usize,
@@ -30,6 +40,10 @@ pub struct ListQuery<'a> {
     pub run_id: Option<&'a str>,
     pub scope_id: Option<&'a str>,
     pub status: Option<&'a str>,
+    pub kind: Option<&'a str>,
+    pub model_id: Option<&'a str>,
+    pub created_after: Option<&'a str>,
+    pub created_before: Option<&'a str>,
     pub after: Option<&'a str>,
     pub limit: Option<&'a str>,
 }
@@ -54,18 +68,7 @@ impl ListTasks {
                     None
                 }
             },
-            (None, Some(scope_id)) => {
-                let length = scope_id.chars().count();
-                if length == 0 || length > ID_MAX_CHARS || scope_id.contains('\0') {
-                    problems.add(
-                        &root.key("scopeId"),
-                        format!("must be 1 to {ID_MAX_CHARS} characters without NUL"),
-                    );
-                    None
-                } else {
-                    Some(TaskFilter::Scope(scope_id.to_owned()))
-                }
-            }
+            (None, Some(scope_id)) => scope_param(&mut problems, Some(scope_id)).map(TaskFilter::Scope),
         };
         let status = query.status.and_then(|text| {
             let status = TaskStatus::parse(text);
@@ -75,6 +78,30 @@ impl ListTasks {
             }
             status
         });
+        let kind = query.kind.and_then(|text| {
+            let kind = Kind::parse(text);
+            if kind.is_none() {
+                problems.add(
+                    &root.key("kind"),
+                    "must be one of generate_text, classify, classify_many, extract_data",
+                );
+            }
+            kind
+        });
+        let model_id = query.model_id.and_then(|text| {
+            let length = text.chars().count();
+            if length == 0 || length > MODEL_ID_MAX_CHARS || text.contains('\0') {
+                problems.add(
+                    &root.key("modelId"),
+                    format!("must be 1 to {MODEL_ID_MAX_CHARS} characters without NUL"),
+                );
+                None
+            } else {
+                Some(text.to_owned())
+            }
+        });
+        let created_after = instant(&mut problems, "createdAfter", query.created_after);
+        let created_before = instant(&mut problems, "createdBefore", query.created_before);
         let after = query.after.and_then(|text| {
             let after = Uuid::parse_str(text).ok();
             if after.is_none() {
@@ -94,10 +121,21 @@ impl ListTasks {
         };
         match (filter, limit) {
             (Some(filter), Some(limit)) if problems.is_empty() => {
-                Ok(ListTasks { filter, status, after, limit })
+                Ok(ListTasks { filter, status, kind, model_id, created_after, created_before, after, limit })
             }
             _ => Err(problems),
         }
+    }
+}
+
+impl ListTasks {
+    /// Does the listing filter on more than the owner and the status (kind, model, time)? Such a
+    /// listing looks at most at [`crate::limits::TASK_SCAN_MAX`] tasks an answer.
+    pub fn narrowed(&self) -> bool {
+        self.kind.is_some()
+            || self.model_id.is_some()
+            || self.created_after.is_some()
+            || self.created_before.is_some()
     }
 }
 
@@ -144,5 +182,45 @@ mod tests {
         };
         assert_eq!(parse(bad).unwrap_err(), ["status", "after", "limit"]);
         assert!(parse(ListQuery { scope_id: Some("s"), limit: Some("101"), ..Default::default() }).is_err());
+    }
+
+    #[test]
+    fn kind_model_and_time_filters_are_checked_and_narrow_the_listing() {
+        let plain =
+            parse(ListQuery { scope_id: Some("s"), status: Some("failed"), ..Default::default() }).unwrap();
+        assert!(!plain.narrowed());
+        let narrowed = parse(ListQuery {
+            scope_id: Some("s"),
+            kind: Some("classify"),
+            model_id: Some("default"),
+            created_after: Some("2026-01-31T12:00:00+01:00"),
+            created_before: Some("2026-02-01T00:00:00Z"),
+            ..Default::default()
+        })
+        .unwrap();
+        assert!(narrowed.narrowed());
+        assert_eq!((narrowed.kind, narrowed.model_id.as_deref()), (Some(Kind::Classify), Some("default")));
+        assert_eq!(narrowed.created_after.unwrap().to_rfc3339(), "2026-01-31T11:00:00+00:00");
+        let only_time = parse(ListQuery {
+            scope_id: Some("s"),
+            created_before: Some("2026-02-01T00:00:00Z"),
+            ..Default::default()
+        });
+        assert!(only_time.unwrap().narrowed());
+        let bad = ListQuery {
+            scope_id: Some("s"),
+            kind: Some("summarize"),
+            model_id: Some(""),
+            created_after: Some("yesterday"),
+            created_before: Some("2026-02-01"),
+            ..Default::default()
+        };
+        assert_eq!(parse(bad).unwrap_err(), ["kind", "modelId", "createdAfter", "createdBefore"]);
+        let long_model = "m".repeat(MODEL_ID_MAX_CHARS + 1);
+        assert_eq!(
+            parse(ListQuery { scope_id: Some("s"), model_id: Some(&long_model), ..Default::default() })
+                .unwrap_err(),
+            ["modelId"]
+        );
     }
 }

@@ -154,15 +154,21 @@ const PAGE_FRAME_BYTES: usize = 80;
 pub async fn list_tasks<P>(app: &App<P>, tenant: &AppId, query: ListQuery<'_>) -> Result<TaskPage, ApiError> {
     let listing = ListTasks::parse(query).map_err(ApiError::Invalid)?;
     let client = client(app).await?;
-    let found = store::list_tasks(
-        &client,
-        tenant.as_str(),
-        &listing.filter,
-        listing.status,
-        listing.after,
-        listing.limit,
-    )
-    .await?;
+    let (found, walk_end) = if listing.narrowed() {
+        let narrowed = store::list_tasks_narrowed(&client, tenant.as_str(), &listing).await?;
+        (narrowed.tasks, narrowed.walk_end)
+    } else {
+        let found = store::list_tasks(
+            &client,
+            tenant.as_str(),
+            &listing.filter,
+            listing.status,
+            listing.after,
+            listing.limit,
+        )
+        .await?;
+        (found, None)
+    };
     let full = found.len() == listing.limit;
     let (mut tasks, mut bytes) = (Vec::with_capacity(found.len()), PAGE_FRAME_BYTES);
     for task in found {
@@ -174,7 +180,9 @@ pub async fn list_tasks<P>(app: &App<P>, tenant: &AppId, query: ListQuery<'_>) -
         }
         tasks.push(task);
     }
-    let next = if full { tasks.last().map(|last| last.task.id) } else { None };
+    // A full page goes on after its last task; a short narrowed page whose walk stopped at its
+    // bound goes on after the last task it looked at.
+    let next = if full { tasks.last().map(|last| last.task.id) } else { walk_end };
     Ok(TaskPage { tasks, next })
 }
 

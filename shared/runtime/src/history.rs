@@ -1,10 +1,10 @@
-//! The read API for history (docs/api.md, "History"): a tenant's runs with their task counts, and
-//! a task's completion events, callbacks and provider batch. Every answer is bounded; another
-//! tenant's run or task is a 404 exactly as a missing one. A task's attempts
-//! (`GET /v1/tasks/{taskId}/attempts`) will be one more function here.
+//! The read API for history (docs/api.md, "History"): a tenant's runs with their task counts, a
+//! task's attempts, completion events, callbacks and provider batch, and the tenant's summary.
+//! Every answer is bounded; another tenant's run or task is a 404 exactly as a missing one.
 
 use aitasks_contracts::{
-    AppId, ListRuns, RunPage, RunsQuery, TaskBatch, TaskCallbacks, TaskEvents, TaskId, HISTORY_ITEMS_MAX,
+    AppId, ListRuns, RunPage, RunsQuery, SummaryQuery, SummaryWindow, TaskAttempts, TaskBatch, TaskCallbacks,
+    TaskEvents, TaskId, TenantSummary, HISTORY_ITEMS_MAX,
 };
 use aitasks_store as store;
 
@@ -28,6 +28,33 @@ pub async fn list_runs<P>(app: &App<P>, tenant: &AppId, query: RunsQuery<'_>) ->
     let client = client(app).await?;
     let page = store::list_runs(&client, tenant.as_str(), &listing).await?;
     Ok(RunPage { runs: page.runs, next: page.next })
+}
+
+/// `GET /v1/tasks/{taskId}/attempts`: the oldest [`HISTORY_ITEMS_MAX`] ended attempts, then the
+/// one running now (a running task's last attempt is never left out).
+pub async fn task_attempts<P>(app: &App<P>, tenant: &AppId, task: &str) -> Result<TaskAttempts, ApiError> {
+    let task_id = task_id(task)?;
+    let client = client(app).await?;
+    let found = store::task_attempts(&client, tenant.as_str(), task_id, HISTORY_ITEMS_MAX + 1)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let mut attempts = found.ended;
+    let more = attempts.len() > HISTORY_ITEMS_MAX;
+    attempts.truncate(HISTORY_ITEMS_MAX);
+    attempts.extend(found.running.filter(|_| !more));
+    Ok(TaskAttempts { attempts, more })
+}
+
+/// `GET /v1/summary?createdAfter=&createdBefore=`: the tenant's tasks created in the window (the
+/// last 7 days by default, at most 31), by status, and their usage by day and model.
+pub async fn summary<P>(
+    app: &App<P>,
+    tenant: &AppId,
+    query: SummaryQuery<'_>,
+) -> Result<TenantSummary, ApiError> {
+    let window = SummaryWindow::parse(query, chrono::Utc::now()).map_err(ApiError::Invalid)?;
+    let client = client(app).await?;
+    Ok(store::summary(&client, tenant.as_str(), &window).await?)
 }
 
 /// `GET /v1/tasks/{taskId}/events`: the oldest [`HISTORY_ITEMS_MAX`].

@@ -1,7 +1,7 @@
 //! The history of an application's runs and tasks, as the read API shows it (`sql/history/`):
 //! runs with their task counts, a task's completion events, its callbacks (never a token) and
 //! the provider batch it was sent in. Another application's run or task is `None`, exactly as a
-//! missing one.
+//! missing one. A task's attempts are in `attempts`, the application's summary in `summary`.
 
 use aitasks_contracts::limits::{RUN_SCAN_MAX, RUN_TASKS_COUNTED_MAX};
 use aitasks_contracts::{ListRuns, ListedRun, RunState, TaskBatch, TaskCallback, TaskCounts, TaskEvent};
@@ -33,6 +33,7 @@ pub async fn list_runs(
         ("app_id", &app_id),
         ("after", &after),
         ("state", &state),
+        ("scope_id", &listing.scope_id),
         ("created_after", &listing.created_after),
         ("created_before", &listing.created_before),
         ("limit", &limit),

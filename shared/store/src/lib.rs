@@ -37,6 +37,7 @@
 //! [`Fenced::Lost`], [`Fenced::Lost`] or [`LeaseCheck::Lost`].
 
 mod admission;
+mod attempts;
 mod batch_copies;
 mod batch_form;
 mod batches;
@@ -61,10 +62,12 @@ mod runs;
 mod settle;
 mod statement;
 mod stats;
+mod summary;
 mod sweep;
 mod tenant_quota;
 
 pub use admission::create_scoped;
+pub use attempts::{task_attempts, AttemptsOfTask};
 pub use batch_copies::{
     add_extra_batches, known_provider_batches, next_batch_cleanup, note_submit_refused, note_submit_sending,
     other_rows_unsure, take_batch_leftovers, BatchLeftovers,
@@ -89,7 +92,7 @@ pub use error::{StoreError, StoreResult};
 pub use events::{mark_delivered, prune_delivered_events, take_undelivered_events};
 pub use history::{list_runs, task_batch, task_callbacks, task_events, BatchOfTask, RunsOfApp};
 pub use lease::{check, claim, claim_by, heartbeat, unclaim, ClaimMark};
-pub use listing::list_tasks;
+pub use listing::{list_tasks, list_tasks_narrowed, NarrowedTasks};
 pub use model::{
     AdmissionBudget, AdmissionRefusal, Claim, Created, Fenced, Lease, LeaseCheck, ListedTask, NewRun,
     NewTask, PendingEvent, Run, RunState, ScopedAdmission, ScopedCreated, ServerLimits, Settled, Task,
@@ -111,6 +114,7 @@ pub use repair::{give_back_for_repair, read_repair, take_repair};
 pub use runs::{create_run, get_run};
 pub use settle::{complete_attempt, complete_many, end_canceled, fail_attempt, give_back, requeue_attempt};
 pub use stats::{backlog, overview, Backlog, Overview};
+pub use summary::summary;
 pub use sweep::{
     claim_lost, claim_unsent, expire_queued, expire_running, mark_unsent, owed_beyond, prune_admissions,
     ExpiredRunning, OwedMessage,

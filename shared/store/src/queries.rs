@@ -86,6 +86,8 @@ statements! {
     CALLBACKS_OF_TASK = "history/callbacks_of_task";
     EVENTS_OF_TASK = "history/events_of_task";
     RUNS_OF_APP = "history/runs_of_app";
+    ATTEMPTS_OF_TASK = "history/attempts_of_task";
+    SUMMARY_OF_APP = "history/summary_of_app";
 
     CHECK = "lease/check";
     CLAIM = "lease/claim";
@@ -95,6 +97,8 @@ statements! {
 
     TASKS_OF_RUN = "listing/tasks_of_run";
     TASKS_OF_SCOPE = "listing/tasks_of_scope";
+    TASKS_OF_RUN_FILTERED = "listing/tasks_of_run_filtered";
+    TASKS_OF_SCOPE_FILTERED = "listing/tasks_of_scope_filtered";
 
     DELETE_PAGE = "owned/delete_page";
     DELETE_RETAINED = "owned/delete_retained";

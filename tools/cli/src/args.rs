@@ -56,9 +56,12 @@ pub(crate) enum Command {
     /// Runs: create, read, cancel, list
     #[command(subcommand)]
     Runs(RunsCommand),
-    /// A task's history: its completion events, its callbacks (never a token) and the provider
-    /// batch it was sent in
+    /// A task's history: its attempts (each with its error, tokens and cost), its completion
+    /// events, its callbacks (never a token) and the provider batch it was sent in
     History(HistoryArgs),
+    /// Your tasks created in a window (the last 7 days by default, at most 31), by status, and
+    /// their tokens and estimated cost by day and model
+    Summary(SummaryArgs),
     /// List a run's or a scope's tasks, page by page
     List(ListArgs),
     /// Create the tasks of a JSONL file (one create body a line), in chunks of up to 1,000
@@ -166,6 +169,9 @@ pub(crate) struct RunsListArgs {
     /// Only runs in this state (running, canceled)
     #[arg(long)]
     pub(crate) status: Option<String>,
+    /// Only runs of this scope
+    #[arg(long, value_name = "SCOPE_ID")]
+    pub(crate) scope: Option<String>,
     /// Only runs created at or after this instant (RFC 3339, such as 2026-01-31T12:00:00Z)
     #[arg(long, value_name = "TIME")]
     pub(crate) created_after: Option<String>,
@@ -190,6 +196,16 @@ pub(crate) struct HistoryArgs {
 }
 
 #[derive(Debug, Args)]
+pub(crate) struct SummaryArgs {
+    /// Tasks created at or after this instant (RFC 3339) [default: 7 days before --created-before]
+    #[arg(long, value_name = "TIME")]
+    pub(crate) created_after: Option<String>,
+    /// Tasks created before this instant (RFC 3339) [default: now]
+    #[arg(long, value_name = "TIME")]
+    pub(crate) created_before: Option<String>,
+}
+
+#[derive(Debug, Args)]
 pub(crate) struct Owner {
     /// A run's tasks
     #[arg(long, value_name = "RUN_ID", required_unless_present = "scope", conflicts_with = "scope")]
@@ -206,6 +222,18 @@ pub(crate) struct ListArgs {
     /// Only tasks in this status (queued, running, succeeded, failed, canceled)
     #[arg(long)]
     pub(crate) status: Option<String>,
+    /// Only tasks of this kind (generate_text, classify, classify_many, extract_data)
+    #[arg(long)]
+    pub(crate) kind: Option<String>,
+    /// Only tasks of this model id
+    #[arg(long, value_name = "MODEL_ID")]
+    pub(crate) model: Option<String>,
+    /// Only tasks created at or after this instant (RFC 3339, such as 2026-01-31T12:00:00Z)
+    #[arg(long, value_name = "TIME")]
+    pub(crate) created_after: Option<String>,
+    /// Only tasks created before this instant (RFC 3339)
+    #[arg(long, value_name = "TIME")]
+    pub(crate) created_before: Option<String>,
     /// Start after this task id (a page's `next`)
     #[arg(long, value_name = "TASK_ID")]
     pub(crate) after: Option<Uuid>,

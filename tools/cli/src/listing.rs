@@ -1,12 +1,13 @@
 //! `list`: a run's or a scope's tasks, page by page.
 
-use aitasks_client::{Client, ListTasks, TaskFilter, TaskStatus};
+use aitasks_client::{Client, Kind, ListTasks, TaskFilter, TaskStatus};
 use futures::{pin_mut, TryStreamExt};
 use serde_json::json;
 
 use crate::args::{ListArgs, Owner};
 use crate::failure::Failure;
 use crate::output;
+use crate::times::instant;
 
 fn filter(owner: &Owner) -> Result<TaskFilter, Failure> {
     match (&owner.run, &owner.scope) {
@@ -23,9 +24,21 @@ pub(crate) async fn list(client: &Client, args: &ListArgs, json: bool) -> Result
         })?),
         None => None,
     };
+    let kind = match &args.kind {
+        Some(text) => Some(Kind::parse(text).ok_or_else(|| {
+            Failure::Input(format!(
+                "--kind {text}: one of generate_text, classify, classify_many, extract_data"
+            ))
+        })?),
+        None => None,
+    };
     let listing = ListTasks {
         filter: filter(&args.owner)?,
         status,
+        kind,
+        model_id: args.model.clone(),
+        created_after: instant("--created-after", args.created_after.as_deref())?,
+        created_before: instant("--created-before", args.created_before.as_deref())?,
         after: args.after,
         limit: usize::from(args.page_size),
     };

@@ -8,8 +8,10 @@ mod history;
 mod listing;
 mod output;
 mod runs;
+mod summary;
 mod tail;
 mod tasks;
+mod times;
 
 use std::process::ExitCode;
 
@@ -60,6 +62,7 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
         Command::Cancel(args) => tasks::cancel(&client, args, json).await,
         Command::Runs(command) => runs::run(&client, command, json).await,
         Command::History(args) => history::history(&client, args.id, json).await,
+        Command::Summary(args) => summary::summary(&client, args, json).await,
         Command::List(args) => listing::list(&client, args, json).await,
         Command::Tail(args) => tail::tail(&client, args, json).await,
         Command::Batch(args) => batch::batch(&client, args, json).await,

@@ -3,7 +3,9 @@
 
 use std::io::Write;
 
-use aitasks_client::{ListedRun, Run, Task, TaskBatch, TaskCallbacks, TaskEvents};
+use aitasks_client::{
+    ListedRun, Run, Task, TaskAttempts, TaskBatch, TaskCallbacks, TaskEvents, TenantSummary,
+};
 use serde::Serialize;
 
 /// One JSON document, pretty-printed.
@@ -95,6 +97,63 @@ fn at(time: Option<chrono::DateTime<chrono::Utc>>) -> String {
 }
 
 /// A task's history: its events, its callbacks and its batch, a section each.
+pub(crate) fn attempts(attempts: &TaskAttempts) {
+    println!("attempts ({}{}):", attempts.attempts.len(), if attempts.more { ", more" } else { "" });
+    for attempt in &attempts.attempts {
+        let usage = attempt
+            .usage
+            .map(|u| format!("  tokens {} in / {} out", u.input_tokens, u.output_tokens))
+            .unwrap_or_default();
+        let cost = attempt.estimated_cost_usd.map(|c| format!("  ${c:.6}")).unwrap_or_default();
+        let answered = match (&attempt.profile, &attempt.model_id) {
+            (Some(profile), Some(model)) => format!("  {profile} ({model})"),
+            (Some(profile), None) => format!("  {profile}"),
+            (None, Some(model)) => format!("  ({model})"),
+            (None, None) => String::new(),
+        };
+        let error = match (&attempt.error_code, &attempt.error_message) {
+            (Some(code), Some(message)) => format!("  {code}: {message}"),
+            (Some(code), None) => format!("  {code}"),
+            _ => String::new(),
+        };
+        println!(
+            "  #{}  {}  started {}  ended {}{answered}{usage}{cost}{error}",
+            attempt.attempt,
+            attempt.outcome.as_str(),
+            attempt.started_at.to_rfc3339(),
+            at(attempt.ended_at),
+        );
+    }
+}
+
+pub(crate) fn summary(summary: &TenantSummary) {
+    let tasks = &summary.tasks;
+    println!(
+        "tasks created {} .. {}: queued {} running {} succeeded {} failed {} canceled {}",
+        summary.created_after.to_rfc3339(),
+        summary.created_before.to_rfc3339(),
+        tasks.queued,
+        tasks.running,
+        tasks.succeeded,
+        tasks.failed,
+        tasks.canceled
+    );
+    for cost in &summary.costs {
+        println!(
+            "  {}  {}  tasks {}  tokens {} in / {} out  cost {}",
+            cost.day,
+            cost.model_id,
+            cost.tasks,
+            cost.input_tokens,
+            cost.output_tokens,
+            cost.estimated_cost_usd.map(|c| format!("${c:.6}")).unwrap_or_else(|| "-".into())
+        );
+    }
+    if !summary.complete {
+        println!("(the newest {} tasks of the window: it holds more)", summary.examined);
+    }
+}
+
 pub(crate) fn history(events: &TaskEvents, callbacks: &TaskCallbacks, batch: Option<&TaskBatch>) {
     println!("events ({}{}):", events.events.len(), if events.more { ", more" } else { "" });
     for event in &events.events {

@@ -1,13 +1,13 @@
 //! `runs create|get|cancel|list`.
 
 use aitasks_client::{Client, ListRuns, RunState};
-use chrono::{DateTime, Utc};
 use futures::{pin_mut, TryStreamExt};
 use serde_json::json;
 
 use crate::args::{RunsCommand, RunsListArgs};
 use crate::failure::Failure;
 use crate::output;
+use crate::times::instant;
 
 pub(crate) async fn run(client: &Client, command: &RunsCommand, json: bool) -> Result<(), Failure> {
     let run = match command {
@@ -24,15 +24,6 @@ pub(crate) async fn run(client: &Client, command: &RunsCommand, json: bool) -> R
     Ok(())
 }
 
-fn instant(flag: &str, text: Option<&str>) -> Result<Option<DateTime<Utc>>, Failure> {
-    text.map(|text| {
-        DateTime::parse_from_rfc3339(text).map(|at| at.with_timezone(&Utc)).map_err(|_| {
-            Failure::Input(format!("{flag} {text}: an RFC 3339 time, such as 2026-01-31T12:00:00Z"))
-        })
-    })
-    .transpose()
-}
-
 /// `runs list`: every run of the filters, page by page, up to `--limit`.
 async fn list(client: &Client, args: &RunsListArgs, json: bool) -> Result<(), Failure> {
     let status = match &args.status {
@@ -44,6 +35,7 @@ async fn list(client: &Client, args: &RunsListArgs, json: bool) -> Result<(), Fa
     };
     let listing = ListRuns {
         status,
+        scope_id: args.scope.clone(),
         created_after: instant("--created-after", args.created_after.as_deref())?,
         created_before: instant("--created-before", args.created_before.as_deref())?,
         after: args.after,

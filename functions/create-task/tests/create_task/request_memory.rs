@@ -43,8 +43,7 @@ async fn a_page_of_tasks_fits_the_function_s_memory() {
     drop((input, request));
     let tenant = AppId::parse(APP).unwrap();
     let before = resident_bytes();
-    let query =
-        ListQuery { run_id: None, scope_id: Some("mem"), status: None, after: None, limit: Some("100") };
+    let query = ListQuery { scope_id: Some("mem"), limit: Some("100"), ..ListQuery::default() };
     let page = api::list_tasks(&app, &tenant, query).await.unwrap();
     // As the handler answers it (functions/create-task/src/handler.rs).
     let text = serde_json::to_string(&TaskListAnswer::of(&page.tasks, page.next)).unwrap();

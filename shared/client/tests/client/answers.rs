@@ -68,3 +68,56 @@ async fn an_answer_larger_than_any_the_api_sends_is_not_read() {
     let Error::UnexpectedAnswer { status: 200, reason, .. } = &error else { panic!("{error}") };
     assert!(reason.contains("over 8388608 bytes"), "{reason}");
 }
+
+#[tokio::test]
+async fn a_narrowed_listing_attempts_and_the_summary_send_their_parameters_and_read_their_answers() {
+    let attempts = json!({"attempts": [
+        {"attempt": 1, "startedAt": "2026-02-01T10:00:00Z", "endedAt": "2026-02-01T10:00:01Z", "outcome": "retried",
+         "profile": null, "modelId": null, "errorCode": "WORKFLOW_AI_PROVIDER_ERROR", "errorMessage": "HTTP 500",
+         "usage": null, "estimatedCostUsd": null},
+        {"attempt": 2, "startedAt": "2026-02-01T10:00:03Z", "endedAt": null, "outcome": "running",
+         "profile": null, "modelId": null, "errorCode": null, "errorMessage": null, "usage": null,
+         "estimatedCostUsd": null}], "more": false});
+    let summary = json!({"createdAfter": "2026-01-25T00:00:00Z", "createdBefore": "2026-02-01T00:00:00Z",
+        "tasks": {"queued": 1, "running": 0, "succeeded": 2, "failed": 0, "canceled": 0},
+        "costs": [{"day": "2026-01-31", "modelId": "default", "tasks": 3, "inputTokens": 22, "outputTokens": 14,
+                   "estimatedCostUsd": 0.5}], "examined": 3, "complete": true});
+    let stub = Stub::script(vec![
+        Answer::json(200, json!({"tasks": []})),
+        Answer::json(200, attempts),
+        Answer::json(200, summary),
+    ])
+    .await;
+    let client = stub.client(1);
+    let at = |text: &str| chrono::DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&chrono::Utc);
+    let listing = ListTasks {
+        kind: Some(aitasks_client::Kind::ExtractData),
+        model_id: Some("fast model".into()),
+        created_after: Some(at("2026-01-31T12:00:00+01:00")),
+        ..tasks_of(TaskFilter::Scope("s".into()))
+    };
+    assert!(client.list_page(&listing).await.unwrap().tasks.is_empty());
+    let id = TASK_ID.parse().unwrap();
+    let read = client.task_attempts(id).await.unwrap();
+    assert_eq!(read.attempts.len(), 2);
+    assert_eq!(read.attempts[0].outcome, aitasks_client::AttemptOutcome::Retried);
+    assert_eq!(read.attempts[0].error_code.as_deref(), Some("WORKFLOW_AI_PROVIDER_ERROR"));
+    assert_eq!(
+        (read.attempts[1].outcome, read.attempts[1].ended_at),
+        (aitasks_client::AttemptOutcome::Running, None)
+    );
+    let read = client.summary(None, Some(at("2026-02-01T00:00:00Z"))).await.unwrap();
+    assert_eq!((read.tasks.succeeded, read.costs[0].input_tokens, read.complete), (2, 22, true));
+    assert_eq!(read.costs[0].day.to_string(), "2026-01-31");
+
+    let targets: Vec<String> = stub.hits().into_iter().map(|h| h.target).collect();
+    assert_eq!(
+        targets,
+        [
+            "/v1/tasks?scopeId=s&kind=extract_data&modelId=fast%20model&createdAfter=2026-01-31T11%3A00%3A00.000000Z&limit=100"
+                .to_owned(),
+            format!("/v1/tasks/{TASK_ID}/attempts"),
+            "/v1/summary?createdBefore=2026-02-01T00%3A00%3A00.000000Z".to_owned(),
+        ]
+    );
+}

@@ -1,6 +1,6 @@
 -- A page of an application's runs in id order (UUIDv7: creation order), after the previous
--- page's last id, optionally of one state and created in [created_after, created_before); each
--- with its tasks counted by status.
+-- page's last id, optionally of one state and scope and created in [created_after,
+-- created_before); each with its tasks counted by status.
 --
 -- Bounded whatever the application holds: at most :examine_max runs after :after are looked at
 -- (`examined`, a walk of runs_app_list_idx, migrations/V27), and the filters keep what they keep
@@ -24,6 +24,7 @@ page AS (
     FROM runs r
     WHERE r.id IN (SELECT id FROM examined) AND r.app_id = :app_id
       AND (:state::text IS NULL OR r.state = :state::text)
+      AND (:scope_id::text IS NULL OR r.scope_id = :scope_id::text)
       AND (:created_after::timestamptz IS NULL OR r.created_at >= :created_after::timestamptz)
       AND (:created_before::timestamptz IS NULL OR r.created_at < :created_before::timestamptz)
     ORDER BY r.id

@@ -103,6 +103,7 @@ async fn a_page_of_runs_counts_at_most_the_bound_a_run() {
     }
     let listing = aitasks_contracts::ListRuns {
         status: None,
+        scope_id: None,
         created_after: None,
         created_before: None,
         after: None,
@@ -136,6 +137,7 @@ async fn a_filtered_page_of_runs_looks_at_a_bounded_number_of_runs() {
     .await;
     let mut listing = aitasks_contracts::ListRuns {
         status: Some(aitasks_contracts::RunState::Canceled),
+        scope_id: None,
         created_after: None,
         created_before: None,
         after: None,
@@ -149,4 +151,107 @@ async fn a_filtered_page_of_runs_looks_at_a_bounded_number_of_runs() {
     let second = aitasks_store::list_runs(&client, "app-1", &listing).await.unwrap();
     assert_eq!(second.runs.len(), 1, "the canceled run is found on the next page");
     assert_eq!(second.next, None, "nothing is left after it");
+}
+
+/// A listing narrowed by kind, model or time answers in short pages: one answer looks at most at
+/// `TASK_SCAN_MAX` tasks, and `walk_end` points past the last one it looked at, so following it
+/// finds every match and no answer walks the whole scope.
+#[tokio::test]
+async fn a_narrowed_page_of_tasks_looks_at_a_bounded_number_of_tasks() {
+    use aitasks_contracts::{Kind, ListTasks, TaskFilter, TASK_SCAN_MAX};
+    let db = TestDb::new().await;
+    let tasks = TASK_SCAN_MAX + 500;
+    // Task ids in creation order (as UUIDv7 are); only the last one extracts data.
+    db.sql(&format!(
+        "INSERT INTO tasks (id, app_id, scope_id, step_key, effect_key, kind, request, input_hash, model_id, \
+             max_attempts) \
+         SELECT ('00000000-0000-7000-8000-' || lpad(to_hex(n), 12, '0'))::uuid, 'app-1', 'scope-1', 'step', \
+             'k' || n, CASE WHEN n = {tasks} THEN 'extract_data' ELSE 'classify' END, '{{}}', repeat('0', 64), \
+             'default', 3 \
+         FROM generate_series(1, {tasks}) n"
+    ))
+    .await;
+    let mut listing = ListTasks {
+        filter: TaskFilter::Scope("scope-1".into()),
+        status: None,
+        kind: Some(Kind::ExtractData),
+        model_id: None,
+        created_after: None,
+        created_before: None,
+        after: None,
+        limit: 100,
+    };
+    let client = db.client().await;
+    let first = aitasks_store::list_tasks_narrowed(&client, "app-1", &listing).await.unwrap();
+    assert!(first.tasks.is_empty(), "the first {TASK_SCAN_MAX} tasks hold none");
+    listing.after = Some(first.walk_end.expect("a short page that stopped looking says where to go on"));
+    let second = aitasks_store::list_tasks_narrowed(&client, "app-1", &listing).await.unwrap();
+    assert_eq!(second.tasks.len(), 1, "found on the next page");
+    assert_eq!(second.tasks[0].task.kind, "extract_data");
+    assert_eq!(second.walk_end, None, "nothing is left after it");
+    // Another application sees nothing, and learns no id.
+    listing.after = None;
+    let other = aitasks_store::list_tasks_narrowed(&client, "app-2", &listing).await.unwrap();
+    assert!(other.tasks.is_empty() && other.walk_end.is_none());
+}
+
+/// The summary reads at most `SUMMARY_SCAN_MAX` of the application's tasks in its window, through
+/// its part of tasks_app_created_idx (never another application's rows), and says when the window
+/// held more.
+#[tokio::test]
+async fn the_summary_reads_a_bounded_number_of_the_applications_tasks() {
+    use aitasks_contracts::{SummaryWindow, SUMMARY_SCAN_MAX};
+    let db = TestDb::new().await;
+    let mine = SUMMARY_SCAN_MAX + 1;
+    db.sql(&format!(
+        "INSERT INTO tasks (id, app_id, scope_id, step_key, effect_key, kind, request, input_hash, model_id, \
+             max_attempts, created_at) \
+         SELECT gen_random_uuid(), 'app-1', 's', 'step', 'k' || n, 'classify', '{{}}', repeat('0', 64), \
+             CASE WHEN n % 2 = 0 THEN 'even' ELSE 'odd' END, 3, now() - n * interval '1 second' \
+         FROM generate_series(1, {mine}) n; \
+         INSERT INTO tasks (id, app_id, scope_id, step_key, effect_key, kind, request, input_hash, model_id, \
+             max_attempts) \
+         SELECT gen_random_uuid(), 'app-2', 's', 'step', 'k' || n, 'classify', '{{}}', repeat('0', 64), 'x', 3 \
+         FROM generate_series(1, 20000) n; \
+         ANALYZE tasks;"
+    ))
+    .await;
+    let now = chrono::Utc::now();
+    let window = SummaryWindow { created_after: now - chrono::Duration::days(7), created_before: now };
+    let client = db.client().await;
+    let summary = aitasks_store::summary(&client, "app-1", &window).await.unwrap();
+    assert_eq!((summary.examined, summary.complete), (SUMMARY_SCAN_MAX as u64, false));
+    assert_eq!(summary.tasks.queued, SUMMARY_SCAN_MAX as u64);
+    let models: Vec<&str> = summary.costs.iter().map(|c| c.model_id.as_str()).collect();
+    assert!(models.iter().all(|m| *m == "even" || *m == "odd"), "only app-1's: {models:?}");
+    assert_eq!(summary.costs.iter().map(|c| c.tasks).sum::<u64>(), SUMMARY_SCAN_MAX as u64);
+    // The oldest task is the one left out; a narrower window is complete.
+    let narrow = SummaryWindow { created_after: now - chrono::Duration::hours(1), created_before: now };
+    let small = aitasks_store::summary(&client, "app-1", &narrow).await.unwrap();
+    assert!(small.complete && small.examined > 3_000 && small.examined < 3_700, "{}", small.examined);
+
+    // The plan reads the application's part of the index, never the table.
+    let (_, text, names) = aitasks_store::queries::statements()
+        .find(|(name, _, _)| *name == "history/summary_of_app")
+        .expect("the statement");
+    let value = |name: &str| match name {
+        "app_id" => "'app-2'".to_owned(),
+        "created_after" => "now() - interval '7 days'".to_owned(),
+        "created_before" => "now()".to_owned(),
+        "examine_max" => SUMMARY_SCAN_MAX.to_string(),
+        other => panic!("a parameter this test does not know: {other}"),
+    };
+    let arguments: Vec<String> = names.iter().map(|name| value(name)).collect();
+    client
+        .batch_execute(&format!("SET plan_cache_mode = force_generic_plan; PREPARE summary AS {text}"))
+        .await
+        .unwrap();
+    let row = client
+        .query_one(&format!("EXPLAIN (FORMAT JSON) EXECUTE summary({})", arguments.join(", ")), &[])
+        .await
+        .unwrap();
+    let plan: Value = row.get(0);
+    let plan = plan.to_string();
+    assert!(plan.contains("tasks_app_created_idx"), "{plan}");
+    assert!(!plan.contains("Seq Scan"), "{plan}");
 }

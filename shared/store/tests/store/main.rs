@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod admission;
+mod attempts;
 mod batch;
 mod bounded_work;
 mod callbacks;

@@ -1,8 +1,10 @@
-//! `runs list` and `history <taskId>` against the dev server: the runs with their task counts,
-//! page by page and filtered; a task's events, callbacks and batch; bad input refused (by the
-//! CLI before sending, or with the API's code) with a non-zero exit; another tenant sees nothing.
+//! `runs list`, `history <taskId>`, `summary` and `list`'s filters against the dev server: the
+//! runs with their task counts, page by page and filtered; a task's attempts (a retried one's
+//! error, the answer's tokens), events, callbacks and batch; the tenant's tasks and tokens by day
+//! and model; bad input refused (by the CLI before sending, or with the API's code) with a
+//! non-zero exit; another tenant sees nothing.
 
-use aitasks_testkit::{dev_token, Stack};
+use aitasks_testkit::{dev_token, Reply, Stack};
 
 use crate::{aitasks, classify_body};
 
@@ -65,12 +67,23 @@ async fn runs_list_and_a_tasks_history() {
     // history: the task's one event, no callback, no batch.
     let history = aitasks(&stack, &token, &["history", &task, "--json"]).await.ok().json();
     assert_eq!(history["taskId"].as_str(), Some(task.as_str()));
+    let attempts = history["attempts"]["attempts"].as_array().unwrap();
+    assert_eq!(attempts.len(), 1, "{history}");
+    assert_eq!(
+        (attempts[0]["attempt"].as_u64(), attempts[0]["outcome"].as_str()),
+        (Some(1), Some("succeeded"))
+    );
     assert_eq!(history["events"]["events"].as_array().unwrap().len(), 1, "{history}");
     assert_eq!(history["events"]["events"][0]["status"], "succeeded");
     assert_eq!(history["callbacks"]["callbacks"].as_array().unwrap().len(), 0);
     assert!(history["batch"].is_null(), "{history}");
     let text = aitasks(&stack, &token, &["history", &task]).await.ok();
     assert!(text.stdout.contains("task.settled  succeeded"), "{}", text.stdout);
+    assert!(
+        text.stdout.contains("attempts (1):") && text.stdout.contains("#1  succeeded"),
+        "{}",
+        text.stdout
+    );
     assert!(text.stdout.contains("batch: none"), "{}", text.stdout);
 
     // Another tenant's task: the API's 404, exit 1.
@@ -86,6 +99,90 @@ async fn runs_list_and_a_tasks_history() {
         let bad = aitasks(&stack, &token, &args).await;
         assert_eq!(bad.code, 2, "{args:?}: {}", bad.stderr);
     }
+}
+
+#[tokio::test]
+async fn a_retried_tasks_attempts_the_summary_and_list_filters() {
+    let stack = Stack::start().await;
+    let token = dev_token(APP);
+    // Attempt 1 meets a 500 (retried); attempt 2 answers (11 input and 7 output tokens).
+    stack.stub.script([Reply::status(500)]);
+    let path = crate::scratch("attempts").join("body.json");
+    std::fs::write(&path, classify_body("inbox", "retried").to_string()).unwrap();
+    let created =
+        aitasks(&stack, &token, &["create", "--file", path.to_str().unwrap(), "--wait", "60", "--json"])
+            .await
+            .ok()
+            .json();
+    let task = created["task"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(created["task"]["attempts"], 2, "{created}");
+
+    let history = aitasks(&stack, &token, &["history", &task, "--json"]).await.ok().json();
+    let attempts = history["attempts"]["attempts"].as_array().unwrap();
+    let outcomes: Vec<(u64, &str)> =
+        attempts.iter().map(|a| (a["attempt"].as_u64().unwrap(), a["outcome"].as_str().unwrap())).collect();
+    assert_eq!(outcomes, [(1, "retried"), (2, "succeeded")], "{history}");
+    assert_eq!(attempts[0]["errorCode"], "WORKFLOW_AI_PROVIDER_ERROR", "{history}");
+    assert!(attempts[0]["usage"].is_null(), "{history}");
+    assert_eq!(attempts[1]["usage"], serde_json::json!({"inputTokens": 11, "outputTokens": 7}), "{history}");
+    assert!(attempts[1]["errorCode"].is_null(), "{history}");
+    let text = aitasks(&stack, &token, &["history", &task]).await.ok();
+    let lines: Vec<&str> = text.stdout.lines().filter(|l| l.trim_start().starts_with('#')).collect();
+    assert_eq!(lines.len(), 2, "{}", text.stdout);
+    assert!(
+        lines[0].contains("#1  retried") && lines[0].contains("WORKFLOW_AI_PROVIDER_ERROR"),
+        "{}",
+        text.stdout
+    );
+    assert!(
+        lines[1].contains("#2  succeeded") && lines[1].contains("tokens 11 in / 7 out"),
+        "{}",
+        text.stdout
+    );
+
+    // summary: the one task, its tokens under its model and day.
+    let summary = aitasks(&stack, &token, &["summary", "--json"]).await.ok().json();
+    assert_eq!(summary["tasks"]["succeeded"], 1, "{summary}");
+    assert_eq!((summary["examined"].as_u64(), summary["complete"].as_bool()), (Some(1), Some(true)));
+    let costs = summary["costs"].as_array().unwrap();
+    assert_eq!(costs.len(), 1, "{summary}");
+    assert_eq!((costs[0]["modelId"].as_str(), costs[0]["tasks"].as_u64()), (Some("default"), Some(1)));
+    assert_eq!((costs[0]["inputTokens"].as_u64(), costs[0]["outputTokens"].as_u64()), (Some(11), Some(7)));
+    assert_eq!(costs[0]["day"].as_str(), created["task"]["createdAt"].as_str().map(|at| &at[..10]));
+    let text = aitasks(&stack, &token, &["summary"]).await.ok();
+    assert!(text.stdout.contains("succeeded 1"), "{}", text.stdout);
+    assert!(text.stdout.contains("default  tasks 1  tokens 11 in / 7 out"), "{}", text.stdout);
+    let other = aitasks(&stack, &dev_token("someone-else"), &["summary", "--json"]).await.ok().json();
+    assert_eq!(other["examined"], 0, "{other}");
+    // A window over 31 days: the API's 400 naming the parameter, exit 1; a malformed time: exit 2.
+    let wide =
+        aitasks(&stack, &token, &["summary", "--created-after", "2020-01-01T00:00:00Z", "--json"]).await;
+    assert_eq!(wide.code, 1, "{}", wide.stderr);
+    let error = &wide.json()["error"];
+    assert_eq!(
+        (error["code"].as_str(), error["details"][0]["path"].as_str()),
+        (Some("INVALID_REQUEST"), Some("createdAfter"))
+    );
+    assert_eq!(aitasks(&stack, &token, &["summary", "--created-before", "today"]).await.code, 2);
+
+    // list's filters: by kind and model.
+    let count = |args: &'static [&'static str]| {
+        let (stack, token) = (&stack, &token);
+        async move { aitasks(stack, token, args).await.ok().json()["count"].as_u64().unwrap() }
+    };
+    assert_eq!(count(&["list", "--scope", "inbox", "--kind", "classify", "--json"]).await, 1);
+    assert_eq!(count(&["list", "--scope", "inbox", "--kind", "generate_text", "--json"]).await, 0);
+    assert_eq!(count(&["list", "--scope", "inbox", "--model", "default", "--json"]).await, 1);
+    assert_eq!(count(&["list", "--scope", "inbox", "--model", "elsewhere", "--json"]).await, 0);
+    assert_eq!(
+        count(&["list", "--scope", "inbox", "--created-before", "2020-01-01T00:00:00Z", "--json"]).await,
+        0
+    );
+    assert_eq!(aitasks(&stack, &token, &["list", "--scope", "inbox", "--kind", "summarize"]).await.code, 2);
+    // runs list by scope.
+    aitasks(&stack, &token, &["runs", "create", "--scope", "elsewhere", "--json"]).await.ok();
+    assert_eq!(count(&["runs", "list", "--scope", "elsewhere", "--json"]).await, 1);
+    assert_eq!(count(&["runs", "list", "--scope", "inbox", "--json"]).await, 0);
 }
 
 /// A create body file for a task of this run.
