@@ -58,11 +58,16 @@ async fn a_tenant_follows_and_steers_its_tasks() {
     let output = browser.text("#task-output").await.unwrap();
     assert!(output.contains("\"positive\""), "{output}");
     let attempts = browser.wait_text("#task-attempts", "WORKFLOW_AI_PROVIDER_ERROR").await;
-    assert!(attempts.contains("The provider failed with HTTP 500."), "{attempts}");
+    assert!(
+        attempts.contains("The provider failed with HTTP 500.") && attempts.contains("retried"),
+        "{attempts}"
+    );
     // 11 input tokens at $2.5 and 7 output tokens at $10 a million (the stub's usage).
     let cost = browser.text("#task-cost").await.unwrap();
     assert_eq!(cost, "$0.00009750");
     browser.screenshot("task").await;
+    browser.eval("document.getElementById('h-output').scrollIntoView()", json!([])).await;
+    browser.screenshot("task-history").await;
 
     // Cancel a queued task, through the confirmation dialog.
     worker.kill().await;
@@ -108,7 +113,7 @@ async fn a_tenant_follows_and_steers_its_tasks() {
     // The summary: tasks by status, cost by model and day.
     open(&browser, &stack, "#/summary").await;
     let summary = browser.wait_text("#summary-results", "Cost by model").await;
-    for expected in ["succeeded 1", "canceled 1", "queued 4", "default"] {
+    for expected in ["succeeded 1", "canceled 1", "queued 4", "default", "$0.00009750"] {
         assert!(summary.contains(expected), "{expected} in {summary}");
     }
     browser.screenshot("summary").await;

@@ -29,13 +29,15 @@ export async function renderTask({ main, id, signal }) {
   const live = h("p", { class: "live", id: "live", "aria-live": "off" });
   const body = h("div", { id: "task-body" });
   const history = h("div", { id: "task-history" });
-  replace(main, heading, toolbar, live, body, history);
+  const request = h("div", {});
+  replace(main, heading, toolbar, live, body, history, request);
 
   const draw = async (current) => {
     replace(heading, `Task ${current.stepKey} `, badge(current.status));
     heading.querySelector(".status").id = "task-status";
     replace(toolbar, cancelButton(current, signal, (updated) => draw(updated)), h("button", { type: "button", class: "secondary", id: "refresh", onclick: () => window.dispatchEvent(new HashChangeEvent("hashchange")) }, "Refresh"));
     replace(body, ...taskSections(current));
+    replace(request, h("section", { "aria-labelledby": "h-request" }, h("h2", { id: "h-request" }, "Request"), h("div", { id: "task-request" }, jsonView(current.request, "Request"))));
     replace(history, ...(await historySections(current, signal)));
   };
   await draw(task);
@@ -86,7 +88,7 @@ function cancelButton(task, signal, redraw) {
 function taskSections(task) {
   const usage = task.usage ?? null;
   return [
-    h("div", { class: "grid2" },
+    h("div", { class: "grid3" },
       h("section", { "aria-labelledby": "h-overview" }, h("h2", { id: "h-overview" }, "Overview"), facts([
         ["Id", h("span", { class: "mono" }, task.id)],
         ["Kind", task.kind],
@@ -108,17 +110,16 @@ function taskSections(task) {
         ["Cancel requested", when(task.cancelRequestedAt)],
         ["Updated", when(task.updatedAt)],
       ])),
+      h("section", { "aria-labelledby": "h-usage" }, h("h2", { id: "h-usage" }, "Usage and cost"), usage
+        ? facts([
+          ["Input tokens", count(usage.inputTokens)],
+          ["Output tokens", count(usage.outputTokens)],
+          ["Model", usage.model],
+          ["Estimated cost", h("span", { id: "task-cost" }, typeof usage.estimatedCostUsd === "number" ? usd(usage.estimatedCostUsd) : "no prices configured for this profile")],
+        ])
+        : h("p", { class: "muted" }, task.attempts === 0 && task.output !== null ? "None: the output came from the result cache." : "No usage yet.")),
     ),
     task.errorCode ? h("section", { "aria-labelledby": "h-error" }, h("h2", { id: "h-error" }, "Error"), h("div", { class: "error", id: "task-error" }, h("strong", {}, task.errorCode), ": ", task.errorMessage ?? "")) : null,
-    h("section", { "aria-labelledby": "h-usage" }, h("h2", { id: "h-usage" }, "Usage and cost"), usage
-      ? facts([
-        ["Input tokens", count(usage.inputTokens)],
-        ["Output tokens", count(usage.outputTokens)],
-        ["Model", usage.model],
-        ["Estimated cost", h("span", { id: "task-cost" }, typeof usage.estimatedCostUsd === "number" ? usd(usage.estimatedCostUsd) : "no prices configured for this profile")],
-      ])
-      : h("p", { class: "muted" }, task.attempts === 0 && task.output !== null ? "None: the output came from the result cache." : "No usage yet.")),
     h("section", { "aria-labelledby": "h-output" }, h("h2", { id: "h-output" }, "Output"), task.output === null || task.output === undefined ? h("p", { class: "muted", id: "task-output" }, isTerminal(task.status) ? "No output." : "No output yet.") : h("div", { id: "task-output" }, jsonView(task.output, "Output"))),
-    h("section", { "aria-labelledby": "h-request" }, h("h2", { id: "h-request" }, "Request"), h("div", { id: "task-request" }, jsonView(task.request, "Request"))),
   ];
 }
