@@ -101,6 +101,7 @@ async fn every_documented_operation_is_served_and_routed() {
         ("PATCH", "/v1/scopes/s/tasks", "/v1/scopes/{scopeId}/tasks"),
         ("DELETE", task.as_str(), "/v1/tasks/{taskId}"),
         ("POST", "/v1/unreleased-sources", "/v1/unreleased-sources"),
+        ("POST", "/v1/summary", "/v1/summary"),
     ] {
         let answer = api.send(method.parse().expect("method"), path, None).await;
         assert_eq!(

@@ -220,6 +220,7 @@ async fn another_tenant_sees_nothing_and_bad_tokens_are_refused() {
         format!("/v1/tasks/{task_id}/events"),
         format!("/v1/tasks/{task_id}/callbacks"),
         format!("/v1/tasks/{task_id}/batch"),
+        format!("/v1/tasks/{task_id}/attempts"),
     ] {
         let (status, body) = stranger.get(&path).await;
         assert_eq!((status, &body["error"]["code"]), (404, &json!("NOT_FOUND")), "GET {path}");
@@ -229,6 +230,8 @@ async fn another_tenant_sees_nothing_and_bad_tokens_are_refused() {
         assert_eq!(status, 404, "POST {path}");
     }
     assert_eq!(stranger.get("/v1/runs").await, (200, json!({"runs": []})), "no run of another tenant listed");
+    let (status, summary) = stranger.get("/v1/summary").await;
+    assert_eq!((status, &summary["examined"], &summary["costs"]), (200, &json!(0), &json!([])), "{summary}");
     let mut on_their_run = classify("x");
     on_their_run.as_object_mut().expect("object").remove("owner");
     on_their_run["runId"] = json!(run_id);

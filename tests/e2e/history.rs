@@ -254,6 +254,17 @@ async fn a_deferred_task_shows_the_provider_batch_it_was_sent_in() {
     assert!(matches!(batch["status"].as_str(), Some("submitted" | "ended")), "{batch}");
     let (_, same) = api.get(&format!("/v1/tasks/{}/batch", ids[1])).await;
     assert_eq!(same["id"], batch["id"], "one batch carried both");
+    // The batch's attempt is on record as any other: one, succeeded, with the batch line's usage.
+    let (status, answer) = api.get(&format!("/v1/tasks/{}/attempts", ids[0])).await;
+    assert_eq!(status, 200, "{answer}");
+    let attempts = answer["attempts"].as_array().unwrap();
+    assert_eq!(attempts.len(), 1, "{answer}");
+    assert_eq!(
+        (attempts[0]["attempt"].as_u64(), attempts[0]["outcome"].as_str()),
+        (Some(1), Some("succeeded"))
+    );
+    assert_eq!(attempts[0]["profile"], "batchable", "{answer}");
+    assert!(attempts[0]["usage"]["inputTokens"].is_u64(), "{answer}");
     let (status, answer) = stack.api("someone-else").get(&format!("/v1/tasks/{}/batch", ids[0])).await;
     assert_eq!((status, error_code(&answer)), (404, "NOT_FOUND"), "{answer}");
 }
@@ -528,8 +539,8 @@ async fn a_listing_narrows_by_kind_model_and_time_and_runs_by_scope() {
     for (query, path) in [
         (format!("runId={run}&kind=summarize"), "kind"),
         (format!("runId={run}&modelId="), "modelId"),
-        (format!("scopeId=history&createdAfter=monday"), "createdAfter"),
-        (format!("scopeId=history&createdBefore=2026-01-01"), "createdBefore"),
+        ("scopeId=history&createdAfter=monday".to_owned(), "createdAfter"),
+        ("scopeId=history&createdBefore=2026-01-01".to_owned(), "createdBefore"),
         ("effectKey=t1&kind=classify".to_owned(), "kind"),
     ] {
         let (status, answer) = api.get(&format!("/v1/tasks?{query}")).await;

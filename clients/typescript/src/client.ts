@@ -15,8 +15,16 @@ import {
   type CreateRunInput,
   type CreateTaskInput,
   type DeleteScopeResult,
+  type ListRunsQuery,
   type ListTasksQuery,
   type Run,
+  type RunPage,
+  type Summary,
+  type SummaryQuery,
+  type TaskAttempts,
+  type TaskBatch,
+  type TaskCallbacks,
+  type TaskEvents,
   type SourcePage,
   type SourceRef,
   type Task,
@@ -313,6 +321,49 @@ export class AitasksClient {
   /** Every task of a listing, page after page: `for await (const task of client.tasks({runId}))`. */
   async *tasks<R extends TaskRequest = TaskRequest>(query: ListTasksQuery, options: CallOptions = {}): AsyncGenerator<Task<R>> {
     for await (const page of this.pages<R>(query, options)) yield* page.tasks;
+  }
+
+  // ---- history (docs/api.md, "History") ----
+
+  /** `GET /v1/runs`: one page of the tenant's runs in creation order, each with its tasks counted by status. */
+  async listRuns(query: ListRunsQuery = {}, options: CallOptions = {}): Promise<RunPage> {
+    const answer = await this.api.GET("/v1/runs", { params: { query }, ...signalOf(options) });
+    return expect(answer, "GET /v1/runs");
+  }
+
+  /** `GET /v1/tasks/{taskId}/attempts`: each attempt (oldest first), with its error, tokens and cost; a running one last. */
+  async getTaskAttempts(task: Ref, options: CallOptions = {}): Promise<TaskAttempts> {
+    const answer = await this.api.GET("/v1/tasks/{taskId}/attempts", { params: { path: { taskId: idOf(task) } }, ...signalOf(options) });
+    return expect(answer, "GET /v1/tasks/{taskId}/attempts");
+  }
+
+  /** `GET /v1/tasks/{taskId}/events`: the task's completion events, oldest first. */
+  async getTaskEvents(task: Ref, options: CallOptions = {}): Promise<TaskEvents> {
+    const answer = await this.api.GET("/v1/tasks/{taskId}/events", { params: { path: { taskId: idOf(task) } }, ...signalOf(options) });
+    return expect(answer, "GET /v1/tasks/{taskId}/events");
+  }
+
+  /** `GET /v1/tasks/{taskId}/callbacks`: the task's callbacks (never a token), oldest first. */
+  async getTaskCallbacks(task: Ref, options: CallOptions = {}): Promise<TaskCallbacks> {
+    const answer = await this.api.GET("/v1/tasks/{taskId}/callbacks", { params: { path: { taskId: idOf(task) } }, ...signalOf(options) });
+    return expect(answer, "GET /v1/tasks/{taskId}/callbacks");
+  }
+
+  /** `GET /v1/tasks/{taskId}/batch`: the provider batch a deferred task was sent in; null when it is in none (404 NOT_IN_BATCH). */
+  async getTaskBatch(task: Ref, options: CallOptions = {}): Promise<TaskBatch | null> {
+    const answer = await this.api.GET("/v1/tasks/{taskId}/batch", { params: { path: { taskId: idOf(task) } }, ...signalOf(options) });
+    try {
+      return expect(answer, "GET /v1/tasks/{taskId}/batch");
+    } catch (error) {
+      if (error instanceof AitasksError && error.code === "NOT_IN_BATCH") return null;
+      throw error;
+    }
+  }
+
+  /** `GET /v1/summary`: the tenant's tasks created in the window, by status, and their tokens and cost by UTC day and model. */
+  async getSummary(query: SummaryQuery = {}, options: CallOptions = {}): Promise<Summary> {
+    const answer = await this.api.GET("/v1/summary", { params: { query }, ...signalOf(options) });
+    return expect(answer, "GET /v1/summary");
   }
 
   // ---- application-owned tasks ----

@@ -170,11 +170,47 @@ export interface TaskPage<R extends TaskRequest = TaskRequest> {
 /** Which tasks to list: a run's or a scope's, optionally of one status. */
 export type ListTasksQuery = ({ runId: string; scopeId?: never } | { scopeId: string; runId?: never }) & {
   status?: TaskStatus;
+  /** Only tasks of this kind. With `modelId`, `createdAfter` or `createdBefore`, one page looks at most at 1,000 tasks: a short (even empty) page may carry `next`. */
+  kind?: RequestKind;
+  /** Only tasks of this model id. */
+  modelId?: string;
+  /** Tasks created at or after this instant (RFC 3339 with its offset). */
+  createdAfter?: string;
+  /** Tasks created before this instant (RFC 3339 with its offset). */
+  createdBefore?: string;
   /** Tasks per page, 1..100 (default 100). */
   limit?: number;
   /** Start after this task id (the previous page's `next`). */
   after?: string;
 };
+
+/** `GET /v1/runs`'s query: every parameter optional. */
+export interface ListRunsQuery {
+  status?: "running" | "canceled";
+  scopeId?: string;
+  /** Runs created at or after this instant (RFC 3339 with its offset). */
+  createdAfter?: string;
+  /** Runs created before this instant (RFC 3339 with its offset). */
+  createdBefore?: string;
+  /** Start after this run id (the previous page's `next`). */
+  after?: string;
+  /** Runs per page, 1..100 (default 100). */
+  limit?: number;
+}
+
+/** `GET /v1/summary`'s window (default: the 7 days before now; at most 31 days). */
+export interface SummaryQuery {
+  createdAfter?: string;
+  createdBefore?: string;
+}
+
+export type RunPage = Schemas["RunPage"];
+export type TaskAttempts = Schemas["TaskAttempts"];
+export type TaskAttempt = TaskAttempts["attempts"][number];
+export type TaskEvents = Schemas["TaskEvents"];
+export type TaskCallbacks = Schemas["TaskCallbacks"];
+export type TaskBatch = Schemas["TaskBatch"];
+export type Summary = Schemas["Summary"];
 
 export interface SourcePage {
   sources: SourceRef[];

@@ -11,7 +11,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A page of the tenant's runs in creation order, each with its tasks counted by status; optionally of one state and created in [createdAfter, createdBefore). */
+        /** A page of the tenant's runs in creation order, each with its tasks counted by status; optionally of one state and scope and created in [createdAfter, createdBefore). One answer looks at most at 1,000 runs: a page the filters left short may carry `next`. */
         get: operations["listRuns"];
         put?: never;
         /** Create a run (the owner of run tasks). */
@@ -62,7 +62,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One task by its effect key (`effectKey`), or a page of a run's (`runId`) or a scope's (`scopeId`) tasks in creation order. Exactly one of the three. */
+        /** One task by its effect key (`effectKey`), or a page of a run's (`runId`) or a scope's (`scopeId`) tasks in creation order. Exactly one of the three. A listing narrowed by `kind`, `modelId`, `createdAfter` or `createdBefore` looks at most at 1,000 tasks an answer: a page the filters left short (even empty) may carry `next`. */
         get: operations["getTasks"];
         put?: never;
         /** Create a task, idempotently on (tenant, effectKey). */
@@ -117,6 +117,40 @@ export interface paths {
         put?: never;
         /** Cancel a task; a terminal task is returned unchanged. */
         post: operations["cancelTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks/{taskId}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The task's attempts, oldest first (at most 100 ended ones, then the one running now): start, end, outcome, the profile and model that answered, error, tokens and cost. */
+        get: operations["getTaskAttempts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's tasks created in [createdAfter, createdBefore) (default: the 7 days before now; at most 31 days), counted by status, and their tokens and estimated cost by UTC day and model. Reads at most the newest 100,000 of them (`complete: false` past that). */
+        get: operations["getSummary"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -335,6 +369,68 @@ export interface components {
                 canceled: number;
                 more: boolean;
             };
+        };
+        TaskAttempts: {
+            attempts: {
+                /** @description The attempt's number, from 1. */
+                attempt: number;
+                /** Format: date-time */
+                startedAt: string;
+                /**
+                 * Format: date-time
+                 * @description null while it runs.
+                 */
+                endedAt: string | null;
+                /**
+                 * @description The state the attempt left the task in: succeeded (it stored the output), failed (the task failed), retried (a retryable error, its worker lost included: the task went back to the queue), canceled; running while it runs.
+                 * @enum {unknown}
+                 */
+                outcome: "running" | "succeeded" | "failed" | "retried" | "canceled";
+                /** @description The model profile that answered (the task's own or a fallback), when known. */
+                profile: string | null;
+                /** @description The model that answered, as its provider named it, when known. */
+                modelId: string | null;
+                errorCode: string | null;
+                errorMessage: string | null;
+                usage: {
+                    inputTokens: number;
+                    outputTokens: number;
+                } | null;
+                estimatedCostUsd: number | null;
+            }[];
+            /** @description The task has ended attempts beyond these 100. */
+            more: boolean;
+        };
+        Summary: {
+            /** Format: date-time */
+            createdAfter: string;
+            /** Format: date-time */
+            createdBefore: string;
+            tasks: {
+                queued: number;
+                running: number;
+                succeeded: number;
+                failed: number;
+                canceled: number;
+            };
+            /** @description By day, then model id. */
+            costs: {
+                /**
+                 * Format: date
+                 * @description The UTC day the tasks were created, YYYY-MM-DD.
+                 */
+                day: string;
+                modelId: string;
+                tasks: number;
+                inputTokens: number;
+                outputTokens: number;
+                /** @description null when none of these tasks has a cost. */
+                estimatedCostUsd: number | null;
+            }[];
+            /** @description Tasks read (newest first). */
+            examined: number;
+            /** @description false when the window holds more tasks than were read. */
+            complete: boolean;
         };
         TaskEvents: {
             events: {
@@ -665,6 +761,8 @@ export interface operations {
             query?: {
                 /** @description The run's state. */
                 status?: "running" | "canceled";
+                /** @description Only the runs of this scope. */
+                scopeId?: components["schemas"]["Key"];
                 /** @description Runs created at or after this instant (RFC 3339, with its offset). */
                 createdAfter?: string;
                 /** @description Runs created before this instant (RFC 3339, with its offset). */
@@ -778,6 +876,14 @@ export interface operations {
                 runId?: string;
                 scopeId?: components["schemas"]["Key"];
                 status?: components["schemas"]["TaskStatus"];
+                /** @description Only tasks of this kind. */
+                kind?: "generate_text" | "classify" | "classify_many" | "extract_data";
+                /** @description Only tasks of this model id (any text; one that is no profile matches nothing). */
+                modelId?: string;
+                /** @description Tasks created at or after this instant (RFC 3339, with its offset). */
+                createdAfter?: string;
+                /** @description Tasks created before this instant (RFC 3339, with its offset). */
+                createdBefore?: string;
                 /** @description The previous page's `next`. */
                 after?: string;
                 /** @description Tasks per page (a page holds fewer once its answer would pass 5,000,000 bytes as Lambda carries it). */
@@ -931,6 +1037,59 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getTaskAttempts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                taskId: components["parameters"]["taskId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attempts; `more` when the task has others beyond these. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskAttempts"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getSummary: {
+        parameters: {
+            query?: {
+                /** @description Tasks created at or after this instant (RFC 3339, with its offset); default: 7 days before createdBefore. */
+                createdAfter?: string;
+                /** @description Tasks created before this instant (RFC 3339, with its offset); default: now. */
+                createdBefore?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The summary. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Summary"];
+                };
+            };
+            400: components["responses"]["Invalid"];
+            401: components["responses"]["Unauthorized"];
             503: components["responses"]["Unavailable"];
         };
     };

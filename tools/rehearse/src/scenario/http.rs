@@ -192,8 +192,8 @@ impl Scenario<'_> {
         }
     }
 
-    /// The read API for history: the runs, a task's events and callbacks, and its batch (a task
-    /// sent on-demand is in none: 404 `NOT_IN_BATCH`).
+    /// The read API for history: the runs, a task's attempts, events and callbacks, its batch (a
+    /// task sent on-demand is in none: 404 `NOT_IN_BATCH`), and the tenant's summary.
     async fn history(&mut self, run_id: &str, task_id: &str) {
         if let Some(page) = self.http("GET", "/v1/runs", "/v1/runs", &[("limit", "100")], None, 200).await {
             let listed = page["runs"].as_array().into_iter().flatten().any(|run| run["id"] == run_id);
@@ -202,15 +202,17 @@ impl Scenario<'_> {
             }
         }
         let task = format!("/v1/tasks/{task_id}");
+        self.http("GET", "/v1/tasks/{taskId}/attempts", &format!("{task}/attempts"), &[], None, 200).await;
         self.http("GET", "/v1/tasks/{taskId}/events", &format!("{task}/events"), &[], None, 200).await;
         self.http("GET", "/v1/tasks/{taskId}/callbacks", &format!("{task}/callbacks"), &[], None, 200).await;
         self.http("GET", "/v1/tasks/{taskId}/batch", &format!("{task}/batch"), &[], None, 404).await;
+        self.http("GET", "/v1/summary", "/v1/summary", &[], None, 200).await;
     }
 
     /// Every path's `ANY` route, asked with a method the path does not take.
     async fn wrong_methods(&mut self, run_id: &str, task_id: &str) {
         let (run, task) = (format!("/v1/runs/{run_id}"), format!("/v1/tasks/{task_id}"));
-        let calls: [(&str, String, &str, &str); 13] = [
+        let calls: [(&str, String, &str, &str); 15] = [
             ("/v1/runs", "/v1/runs".into(), "DELETE", "GET, POST"),
             ("/v1/runs/{runId}", run.clone(), "DELETE", "GET"),
             ("/v1/runs/{runId}/cancel", format!("{run}/cancel"), "GET", "POST"),
@@ -221,6 +223,8 @@ impl Scenario<'_> {
             ("/v1/tasks/{taskId}/events", format!("{task}/events"), "POST", "GET"),
             ("/v1/tasks/{taskId}/callbacks", format!("{task}/callbacks"), "POST", "GET"),
             ("/v1/tasks/{taskId}/batch", format!("{task}/batch"), "POST", "GET"),
+            ("/v1/tasks/{taskId}/attempts", format!("{task}/attempts"), "POST", "GET"),
+            ("/v1/summary", "/v1/summary".into(), "POST", "GET"),
             ("/v1/tasks/release", "/v1/tasks/release".into(), "GET", "POST"),
             ("/v1/scopes/{scopeId}/tasks", "/v1/scopes/docs/tasks".into(), "GET", "DELETE"),
             ("/v1/unreleased-sources", "/v1/unreleased-sources".into(), "POST", "GET"),
