@@ -6,7 +6,7 @@ LOAD_ENV := source scripts/env.sh && load_local_env;
 TOOLS = $(shell scripts/tools.sh)
 
 
-.PHONY: warm help up down serve stats demo bench simulate growth chaos load fuzz test check fmt lint deny audit sbom build unit template-lint lambda-smoke rehearse rehearse-fast script-tests client-ts
+.PHONY: warm help up down serve stats token demo bench simulate growth chaos load fuzz test check fmt lint deny audit sbom build unit template-lint lambda-smoke rehearse rehearse-fast script-tests client-ts
 
 help:
 	@echo "make demo      the whole system on a local model: one task of each kind, live progress, results"
@@ -17,6 +17,7 @@ help:
 	@echo "make serve     up, then every function behind one local dev server (foreground)"
 	@echo "make rehearse  the stack as sam deploy configures it, locally: every function, its secrets and IAM policy"
 	@echo "make stats     the local stack's live figures: tasks by status, queue depth, provider latency, tokens"
+	@echo "make token     a token the dev server accepts (APP=my-app): for the console at /console, the CLI, curl"
 	@echo "make bench     the benchmarks, side by side with their comparisons (BENCH_QUICK=1: short)"
 	@echo "make simulate  10,000 skewed scopes, growing concurrency: limits exact, no starvation, p99"
 	@echo "make growth    100 million tasks (about 1 h, 55 GB): the plan of every hot statement, to docs/growth"
@@ -47,6 +48,12 @@ demo:
 # The live figures of the local stack (tasks by status, queue depth, provider latency, tokens).
 stats: build
 	@$(LOAD_ENV) "$$(source scripts/lib.sh && target_dir)/debug/aitasks-dev-server" stats
+
+# A token the dev server accepts, for tenant APP (default my-app), good for 12 hours: paste it
+# into the console's sign-in (http://127.0.0.1:9000/console), or `export AITASKS_TOKEN=$$(make -s token)`.
+token:
+	@cargo build -q --workspace --all-targets
+	@$(LOAD_ENV) "$$(source scripts/lib.sh && target_dir)/debug/aitasks-dev-server" token "$${APP:-my-app}"
 
 bench:
 	@scripts/bench.sh
@@ -91,7 +98,10 @@ build:
 	cargo build --workspace --all-targets
 
 # The rehearsal's tests need the functions built as Lambda bootstraps (lambda-smoke): they run in rehearse-fast.
+# The web console's browser tests (the `console` test binary) drive headless Chromium: installed
+# from the OS packages when missing (scripts/chromium.sh).
 unit: build up
+	@scripts/chromium.sh install
 	@$(LOAD_ENV) cargo test --workspace --exclude aitasks-rehearse
 
 # cfn-lint, sam validate, then checkov (the IaC security scanner compliance pipelines run): a

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make demo: start what is not running (Postgres, the SQS-compatible server, the local model),
-# run the dev server, drive it with the demo client, then stop everything this run started.
+# run the dev server, drive it with the demo client, then stop everything this run started
+# (DEMO_KEEP=1: keep the dev server, and its web console, up until Ctrl-C).
 source "$(dirname "$0")/lib.sh"
 
 started=()
@@ -33,5 +34,13 @@ for _ in $(seq 1 200); do
   kill -0 "$server_pid" 2>/dev/null || { tail -20 "$LOCAL/demo/dev-server.log" >&2; exit 1; }
   sleep 0.1
 done
+# The web console shows the same tasks live, as the demo's tenant (README, "Console and CLI").
+"$(target_dir)/debug/aitasks-dev-server" token demo-app >"$LOCAL/demo/token"
+chmod 600 "$LOCAL/demo/token"
+log "the web console: http://$AITASK_LOCAL_ADDR/console (sign in with the token in .local/demo/token)"
 "$(target_dir)/debug/aitasks-demo"
 log "dev server log: .local/demo/dev-server.log"
+if [ "${DEMO_KEEP:-}" = 1 ]; then
+  log "DEMO_KEEP=1: the dev server stays up for the console at http://$AITASK_LOCAL_ADDR/console until Ctrl-C"
+  wait "$server_pid"
+fi

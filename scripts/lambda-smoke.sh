@@ -9,7 +9,7 @@ cd "$ROOT"
 TOOLS="$("$ROOT/scripts/tools.sh")"
 export PATH="$TOOLS:$PATH"
 
-FUNCTIONS=(create-task process-task sweeper release-delete migrate intake-task)
+FUNCTIONS=(create-task process-task sweeper release-delete migrate intake-task web-console)
 target_dir="$(target_dir)"
 if [ "${AITASK_LAMBDA_BUILD:-test}" = release ]; then
   # What `make rehearse` ships: the release profile (fat LTO, one codegen unit), x86_64 Linux.
@@ -68,6 +68,8 @@ invoke() {
 
 invoke create-task apigw-create-run.json '"statusCode":201'
 invoke release-delete apigw-unreleased-sources.json '"statusCode":200'
+# The web console's page (template parameter Console), with its Content-Security-Policy.
+invoke web-console apigw-console.json "default-src 'none'"
 # The first record names a task that does not exist (acknowledged); the second is poison.
 invoke process-task sqs-batch.json '"itemIdentifier":"fixture-poison"'
 invoke sweeper eventbridge-schedule.json '"messagesSent"'

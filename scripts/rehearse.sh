@@ -22,7 +22,7 @@ sam_build_arm64() {
   log "sam build (arm64, cargo-lambda with zig) into target/sam"
   local started=$SECONDS
   SAM_CLI_BETA_RUST_CARGO_LAMBDA=1 sam build --template template.yaml --build-dir target/sam --beta-features >&2
-  for fn in CreateTaskFunction ProcessTaskFunction SweeperFunction ReleaseDeleteFunction MigrateFunction IntakeTaskFunction; do
+  for fn in CreateTaskFunction ProcessTaskFunction SweeperFunction ReleaseDeleteFunction MigrateFunction IntakeTaskFunction ConsoleFunction; do
     file "target/sam/$fn/bootstrap" | grep -q aarch64 || { log "$fn is not an arm64 binary"; exit 1; }
   done
   log "sam build (arm64) took $((SECONDS - started)) s"
@@ -30,7 +30,7 @@ sam_build_arm64() {
 
 if [ "${1:-}" != "fast" ]; then
   log "cargo lambda build --release (every function)"
-  cargo lambda build --release -p create-task -p process-task -p sweeper -p release-delete -p migrate -p intake-task 2>&1 \
+  cargo lambda build --release -p create-task -p process-task -p sweeper -p release-delete -p migrate -p intake-task -p web-console 2>&1 \
     | grep -vE '^\s+(Compiling|Checking|Downloaded|Downloading)' >&2
   sam_build_arm64
 fi

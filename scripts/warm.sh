@@ -9,6 +9,6 @@
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 
-nohup nice -n 10 bash -c 'scripts/tools.sh >/dev/null && scripts/postgres.sh install && scripts/sqs.sh install && { scripts/graphile.sh install >/dev/null || true; } && { scripts/client-ts.sh install || true; } && scripts/model.sh build' \
+nohup nice -n 10 bash -c 'scripts/tools.sh >/dev/null && scripts/postgres.sh install && scripts/sqs.sh install && scripts/chromium.sh install && { scripts/graphile.sh install >/dev/null || true; } && { scripts/client-ts.sh install || true; } && scripts/model.sh build' \
   >"$LOCAL/warm.log" 2>&1 </dev/null &
-log "the tools, Postgres, fauxqs, graphile-worker (the benchmark's peer), the TypeScript client's npm packages and the local model's build: in the background (.local/warm.log)"
+log "the tools, Postgres, fauxqs, Chromium and chromedriver (the console's browser tests), graphile-worker (the benchmark's peer), the TypeScript client's npm packages and the local model's build: in the background (.local/warm.log)"

@@ -33,6 +33,10 @@ fn template_routes() -> BTreeSet<(String, String, String)> {
     let mut routes = BTreeSet::new();
     for (name, resource) in template["Resources"].as_mapping().expect("resources") {
         let Some(events) = resource["Properties"]["Events"].as_mapping() else { continue };
+        // The web console's files are not the API (the_console_alone_needs_no_token).
+        if name.as_str() == Some("ConsoleFunction") {
+            continue;
+        }
         for (_, event) in events {
             if event["Type"].as_str() == Some("HttpApi") {
                 routes.insert((
@@ -478,4 +482,37 @@ fn callback_grants_exist_only_for_what_the_parameters_name() {
     let parameter = &template["Parameters"]["IntakeSenders"];
     assert_eq!(parameter["Default"].as_str(), Some(""), "no sender is any tenant by default");
     assert_eq!(parameter["Type"].as_str(), Some("CommaDelimitedList"));
+}
+
+/// The optional web console (parameter `Console`): two GET routes to its own function, the only
+/// routes without the JWT authorizer, and only when the parameter enables them.
+#[test]
+fn the_console_alone_needs_no_token() {
+    let template = load("template.yaml");
+    let resources = template["Resources"].as_mapping().expect("resources");
+    for (name, resource) in resources {
+        for (_, event) in resource["Properties"]["Events"].as_mapping().into_iter().flatten() {
+            if event["Type"].as_str() != Some("HttpApi") {
+                continue;
+            }
+            let open = event["Properties"]["Auth"]["Authorizer"].as_str() == Some("NONE");
+            assert_eq!(open, name.as_str() == Some("ConsoleFunction"), "{name:?}: {event:?}");
+        }
+    }
+    let console = &template["Resources"]["ConsoleFunction"];
+    assert_eq!(console["Condition"].as_str(), Some("HasConsole"));
+    assert_eq!(console["Metadata"]["BuildProperties"]["Binary"].as_str(), Some("web-console"));
+    assert_eq!(template["Parameters"]["Console"]["Default"].as_str(), Some("Disabled"));
+    let routes: BTreeSet<(String, String)> = console["Properties"]["Events"]
+        .as_mapping()
+        .expect("events")
+        .values()
+        .map(|e| {
+            let p = &e["Properties"];
+            (p["Method"].as_str().unwrap_or("").to_owned(), p["Path"].as_str().unwrap_or("").to_owned())
+        })
+        .collect();
+    let expected: BTreeSet<(String, String)> =
+        [("GET", "/console"), ("GET", "/console/{proxy+}")].map(|(m, p)| (m.to_owned(), p.to_owned())).into();
+    assert_eq!(routes, expected);
 }

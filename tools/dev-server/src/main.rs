@@ -8,19 +8,23 @@
 //!   (0: none, the tasks stay queued); with `AITASK_LOCAL_INTAKE_QUEUE_URL`, one more feeds
 //!   `intake-task` from that intake queue.
 //! - The sweeper runs every `AITASK_SWEEP_INTERVAL_MS` (60000).
+//! - The web console at `/console` (its files need no token; it calls the API with the user's).
 //!
 //! Migrations are applied at start, as `AITASK_MIGRATE_DATABASE_URL` (the schema owner) when
 //! set, else as `DATABASE_URL`. `aitasks-dev-server migrate` only migrates;
-//! `aitasks-dev-server stats` prints the live figures (`make stats`).
+//! `aitasks-dev-server stats` prints the live figures (`make stats`); `aitasks-dev-server token
+//! [APP]` prints a token for tenant APP (default `my-app`) signed with the secret it checks.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod auth;
+mod console;
 mod exposure;
 mod gateway;
 mod invocation;
 mod poller;
 mod stats;
+mod token;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -50,6 +54,11 @@ async fn main() -> Result<(), Failure> {
     }
     let address = env_or("AITASK_LOCAL_ADDR", "127.0.0.1:9000");
     let secret = env_or("AITASK_DEV_JWT_SECRET", exposure::DEFAULT_SECRET);
+    if std::env::args().nth(1).as_deref() == Some("token") {
+        let app = std::env::args().nth(2).unwrap_or_else(|| "my-app".to_owned());
+        println!("{}", token::sign(&secret, &app)?);
+        return Ok(());
+    }
     let migrate_only = std::env::args().nth(1).as_deref() == Some("migrate");
     if !migrate_only {
         // Before anything starts: a refusal here leaves nothing half-running.

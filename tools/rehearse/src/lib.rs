@@ -294,6 +294,8 @@ impl Rehearsal {
             // Bedrock batch inference on one model: the batch bucket, its service role, the
             // sweeper's S3, Bedrock and PassRole grants, the job-state rule.
             ("BatchBedrockModelArns", BATCH_MODEL_ARN.to_owned()),
+            // The web console's function and its two routes without the authorizer.
+            ("Console", "Enabled".to_owned()),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v))

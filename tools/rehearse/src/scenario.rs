@@ -6,7 +6,8 @@
 //! 1. CloudFormation creates the migrations custom resource: the migrate function applies the
 //!    schema to the empty database and answers `SUCCESS` to the pre-signed URL.
 //! 2. Every HTTP route, through the JWT authorizer's event shape: runs, a scoped task and a run
-//!    task, reads, a cancel, a run cancel.
+//!    task, reads, a cancel, a run cancel. The web console's two routes ([`console`]), the only
+//!    ones without the authorizer, with no token.
 //! 3. The SQS event source mapping: polls the task queue with process-task's role (batch size
 //!    from the template), invokes process-task, deletes what it did not report as failed. The
 //!    provider's first answer is a 503, so the retry path (the requeue, the message's visibility
@@ -45,6 +46,7 @@ use crate::Rehearsal;
 
 mod bedrock_batch;
 mod callbacks;
+mod console;
 mod http;
 
 pub const TENANT: &str = "rehearsal-app";
@@ -77,6 +79,7 @@ pub async fn run(rehearsal: &Rehearsal) -> Report {
     }
     let physical_ids = scenario.custom_resources("Create", &BTreeMap::new()).await;
     let ids = scenario.http_before_processing().await;
+    scenario.console().await;
     let deferred = scenario.submit_deferred_batch().await;
     // The provider's first answer is a 503: the worker requeues the task and sets its message's
     // visibility to the backoff (sqs:ChangeMessageVisibility, judged like every call), reports

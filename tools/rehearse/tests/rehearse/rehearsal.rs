@@ -63,6 +63,10 @@ async fn the_template_as_deployed_passes_with_every_call_allowed() {
         );
         assert!(report.cold_starts[function].is_some(), "{function} started");
     }
+    // The web console's function (parameter Console) answered its two routes with no token,
+    // and made no AWS call at all: no secret, no queue.
+    assert!(ran("GET /console (/console)") && ran("GET /console/{proxy+} (/console/js/main.js)"));
+    assert!(report.calls.iter().all(|c| c.function != "ConsoleFunction"), "the console calls no AWS API");
     let mut expected = vec![
         secrets.database_arn.clone(),
         secrets.provider_key_arn.clone(),

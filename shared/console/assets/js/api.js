@@ -1,0 +1,66 @@
+// The public HTTP API on this origin, with the session's token. Errors carry the API's code.
+
+import { token } from "./session.js";
+
+export class ApiError extends Error {
+  constructor(status, code, message, details) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.details = details;
+  }
+}
+
+/** `api("GET", "/v1/runs", {query, body, signal})`: the answer's JSON, or an ApiError. */
+export async function api(method, path, { query = {}, body, signal } = {}) {
+  const url = new URL(path, window.location.origin);
+  for (const [key, value] of Object.entries(query)) {
+    if (value !== undefined && value !== null && value !== "") url.searchParams.set(key, value);
+  }
+  const headers = { authorization: `Bearer ${token() ?? ""}` };
+  if (body !== undefined) headers["content-type"] = "application/json";
+  let response;
+  try {
+    response = await fetch(url, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
+      credentials: "omit",
+      cache: "no-store",
+      referrerPolicy: "no-referrer",
+    });
+  } catch (error) {
+    if (error.name === "AbortError") throw error;
+    throw new ApiError(0, "UNREACHABLE", "The API could not be reached.");
+  }
+  const text = await response.text();
+  let json = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    json = null;
+  }
+  if (!response.ok) {
+    const error = json?.error ?? {};
+    if (response.status === 401) window.dispatchEvent(new CustomEvent("aitasks:unauthorized"));
+    throw new ApiError(response.status, error.code ?? `HTTP_${response.status}`, error.message ?? `HTTP ${response.status}`, error.details);
+  }
+  return json;
+}
+
+/** Whether a task status is final. */
+export function isTerminal(status) {
+  return status === "succeeded" || status === "failed" || status === "canceled";
+}
+
+/** Wait `ms`, or less if `signal` aborts. */
+export function sleep(ms, signal) {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => {
+      clearTimeout(timer);
+      resolve();
+    }, { once: true });
+  });
+}

@@ -1,0 +1,125 @@
+// One task: what it was asked, what it answered, what it cost, its attempts, events, callbacks,
+// provider batch and timings. While it is queued or running the page long-polls
+// (GET /v1/tasks/{id}?wait=20) and redraws when it changes, without a reload.
+
+import { api, isTerminal, sleep } from "../api.js";
+import { announce, badge, errorBox, facts, h, link, replace } from "../dom.js";
+import { confirmDialog } from "../dialog.js";
+import { count, duration, usd, when } from "../format.js";
+import { jsonView } from "../json-view.js";
+import { historySections } from "./task-history.js";
+
+const WAIT_SECONDS = 20;
+
+export async function renderTask({ main, id, signal }) {
+  let task;
+  try {
+    task = await api("GET", `/v1/tasks/${encodeURIComponent(id)}`, { signal });
+  } catch (error) {
+    if (error.name === "AbortError") throw error;
+    if (error.status === 404) {
+      replace(main, h("h1", { tabindex: "-1", id: "not-found" }, "Task not found"), h("p", { class: "error", role: "alert" }, `No task ${id} is visible with this token (404 ${error.code}).`), h("p", {}, h("a", { href: "#/" }, "Back to the runs")));
+      return;
+    }
+    replace(main, h("h1", { tabindex: "-1" }, "Task"), errorBox(error));
+    return;
+  }
+  const heading = h("h1", { tabindex: "-1" });
+  const toolbar = h("div", { class: "toolbar" });
+  const live = h("p", { class: "live", id: "live", "aria-live": "off" });
+  const body = h("div", { id: "task-body" });
+  const history = h("div", { id: "task-history" });
+  const request = h("div", {});
+  replace(main, heading, toolbar, live, body, history, request);
+
+  const draw = async (current) => {
+    replace(heading, `Task ${current.stepKey} `, badge(current.status));
+    heading.querySelector(".status").id = "task-status";
+    replace(toolbar, cancelButton(current, signal, (updated) => draw(updated)), h("button", { type: "button", class: "secondary", id: "refresh", onclick: () => window.dispatchEvent(new HashChangeEvent("hashchange")) }, "Refresh"));
+    replace(body, ...taskSections(current));
+    replace(request, h("section", { "aria-labelledby": "h-request" }, h("h2", { id: "h-request" }, "Request"), h("div", { id: "task-request" }, jsonView(current.request, "Request"))));
+    replace(history, ...(await historySections(current, signal)));
+  };
+  await draw(task);
+
+  // Live: hold a long poll open until the task changes, redraw, again until it ends.
+  while (!isTerminal(task.status) && !signal.aborted) {
+    replace(live, `Live: waiting for this ${task.status} task to change (long poll, ${WAIT_SECONDS} s at a time).`);
+    let next;
+    try {
+      next = await api("GET", `/v1/tasks/${encodeURIComponent(id)}`, { signal, query: { wait: WAIT_SECONDS } });
+    } catch (error) {
+      if (error.name === "AbortError") return;
+      replace(live, `Live updates paused (${error.code}); trying again in 5 s.`);
+      await sleep(5000, signal);
+      continue;
+    }
+    if (next.status !== task.status || next.updatedAt !== task.updatedAt || next.attempts !== task.attempts) {
+      if (next.status !== task.status) announce(`The task is now ${next.status}.`);
+      task = next;
+      await draw(task);
+    }
+  }
+  if (!signal.aborted) replace(live, `This task has ended: ${task.status}.`);
+}
+
+function cancelButton(task, signal, redraw) {
+  const button = h("button", { type: "button", class: "danger", id: "cancel-task", disabled: isTerminal(task.status) }, "Cancel task");
+  button.addEventListener("click", async () => {
+    const yes = await confirmDialog({
+      title: "Cancel this task?",
+      message: task.status === "running" ? "It is running: its provider call is aborted and it ends canceled." : "It ends canceled and is never run.",
+      confirm: "Cancel task",
+    });
+    if (!yes) return;
+    button.disabled = true;
+    try {
+      const canceled = await api("POST", `/v1/tasks/${encodeURIComponent(task.id)}/cancel`, { signal });
+      await redraw(canceled);
+    } catch (error) {
+      if (error.name === "AbortError") return;
+      button.after(errorBox(error));
+      button.disabled = false;
+    }
+  });
+  return button;
+}
+
+function taskSections(task) {
+  const usage = task.usage ?? null;
+  return [
+    h("div", { class: "grid3" },
+      h("section", { "aria-labelledby": "h-overview" }, h("h2", { id: "h-overview" }, "Overview"), facts([
+        ["Id", h("span", { class: "mono" }, task.id)],
+        ["Kind", task.kind],
+        ["Model", task.modelId + (task.modelRef ? ` (${task.modelRef.provider} ${task.modelRef.model})` : "")],
+        ["Run", task.runId ? link(task.runId, "runs", task.runId) : "none (owned by a scope)"],
+        ["Step key", task.stepKey],
+        ["Effect key", task.effectKey],
+        ["Attempts", String(task.attempts ?? 0)],
+        ["Deferred until", when(task.deferredBy)],
+        ["Usage subject", task.usageSubject ? `${task.usageSubject.type} ${task.usageSubject.id}` : task.usageUserId],
+      ])),
+      h("section", { "aria-labelledby": "h-timings" }, h("h2", { id: "h-timings" }, "Timings"), facts([
+        ["Created", when(task.createdAt)],
+        ["Started", when(task.startedAt)],
+        ["Completed", when(task.completedAt)],
+        ["Waited in queue", duration(task.createdAt, task.startedAt)],
+        ["Ran for", duration(task.startedAt, task.completedAt)],
+        ["In all", duration(task.createdAt, task.completedAt)],
+        ["Cancel requested", when(task.cancelRequestedAt)],
+        ["Updated", when(task.updatedAt)],
+      ])),
+      h("section", { "aria-labelledby": "h-usage" }, h("h2", { id: "h-usage" }, "Usage and cost"), usage
+        ? facts([
+          ["Input tokens", count(usage.inputTokens)],
+          ["Output tokens", count(usage.outputTokens)],
+          ["Model", usage.model],
+          ["Estimated cost", h("span", { id: "task-cost" }, typeof usage.estimatedCostUsd === "number" ? usd(usage.estimatedCostUsd) : "no prices configured for this profile")],
+        ])
+        : h("p", { class: "muted" }, task.attempts === 0 && task.output !== null ? "None: the output came from the result cache." : "No usage yet.")),
+    ),
+    task.errorCode ? h("section", { "aria-labelledby": "h-error" }, h("h2", { id: "h-error" }, "Error"), h("div", { class: "error", id: "task-error" }, h("strong", {}, task.errorCode), ": ", task.errorMessage ?? "")) : null,
+    h("section", { "aria-labelledby": "h-output" }, h("h2", { id: "h-output" }, "Output"), task.output === null || task.output === undefined ? h("p", { class: "muted", id: "task-output" }, isTerminal(task.status) ? "No output." : "No output yet.") : h("div", { id: "task-output" }, jsonView(task.output, "Output"))),
+  ];
+}
