@@ -1,5 +1,5 @@
 //! The entry of process-task's one path: a whole SQS delivery at once. One statement claims every
-//! record's task (`sql/lease/claim.sql`), the attempts run side by side (each with its own
+//! record's task (`sql/lease/claim_by.sql`), the attempts run side by side (each with its own
 //! cancel polls, heartbeats and deadline: [`super::attempt`]), and the successes that finish
 //! together are settled together by the [`Settler`]. The round trips of a 10-record batch fall
 //! from three a task (claim, complete, mark) to about one for the whole batch on each step
