@@ -45,7 +45,8 @@ pub(crate) fn answer(task_id: Uuid, end: &TaskEnd) -> Answer {
 fn success(task_id: Uuid, end: &TaskEnd) -> String {
     let usage = end.usage.clone().unwrap_or(Value::Null);
     let status = TaskStatus::Succeeded.as_str();
-    let whole = json!({"taskId": task_id, "status": status, "output": end.output, "usage": usage}).to_string();
+    let whole =
+        json!({"taskId": task_id, "status": status, "output": end.output, "usage": usage}).to_string();
     if whole.len() <= CALLBACK_RESULT_MAX_BYTES {
         return whole;
     }
