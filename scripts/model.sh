@@ -48,8 +48,8 @@ instruction_sets() {
 # What llama-server needs and nothing else: its one target (never `all`), no tests, examples,
 # unified app, web UI, HTTPS or download client; -O2, not Release's -O3 (ggml's kernels are
 # written in intrinsics, and -O3's extra inlining and unrolling of the C++ around them only cost
-# the build minutes of CPU); the server's own code and what it links beside libllama at -O1 in
-# unity batches (scripts/model/llama-server.cmake says why).
+# the build minutes of CPU); the server's own code and what it links beside libllama at -O1,
+# some in unity batches (scripts/model/llama-server.cmake says why).
 BUILD_OPTIONS="-DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
 -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF \
 -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_UI=OFF -DGGML_CCACHE=OFF"
