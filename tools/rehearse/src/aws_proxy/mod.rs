@@ -25,6 +25,8 @@ mod sigv4;
 
 use std::sync::Arc;
 
+use crate::iam::Statement;
+
 pub use judge::iam_action;
 pub use registry::Call;
 use registry::{BedrockUpstream, Identity, Shared, Upstreams};
