@@ -7,18 +7,18 @@
 -- sql/cancel) stay as they are. The trigger fires only when a task enters or leaves `running`
 -- (its WHEN clause; every other update, a heartbeat say, skips it before the function runs):
 --
--- - entering `running` (a worker's claim, lease/claim.sql, or a provider batch's, batch/open.sql)
+-- - entering `running` (a worker's claim, lease/claim_by.sql, or a provider batch's, batch_form/form_batch_open.sql)
 --   notes when this attempt started (`attempt_started_at`);
 -- - leaving it with the attempt counted appends one element to `attempt_log`: the attempt's
 --   number, start and end, how it ended (the status it left the task in: `succeeded`, `failed`,
---   `canceled`, or `retried` for back in the queue: settle/requeue.sql, or the sweeper's
+--   `canceled`, or `retried` for back in the queue: settle/requeue_attempt.sql, or the sweeper's
 --   stale-heartbeat requeue, sweep/expire_running.sql), the error code and message it left
 --   (a retried attempt's error was overwritten by the next attempt's before), and a succeeded
 --   attempt's usage (tokens, the model and profile that answered, the estimated cost: no output);
 -- - leaving it with the attempt uncounted (given back unworked at a provider limit,
---   settle/give_back.sql; a claim its worker stopped waiting for, lease/unclaim.sql; a batch that
---   will not answer, batch/give_back.sql; a batch answer sent to its on-demand repair,
---   repair/give_back.sql: each lowers `attempts`) records nothing: the same attempt number runs
+--   settle/give_back.sql; a claim its worker stopped waiting for, lease/give_back_claims.sql; a batch that
+--   will not answer, batches/give_back_batch.sql; a batch answer sent to its on-demand repair,
+--   repair/give_back_for_repair.sql: each lowers `attempts`) records nothing: the same attempt number runs
 --   again.
 --
 -- Bounded: an attempt is recorded once per counted attempt, and `attempts <= max_attempts <= 100`

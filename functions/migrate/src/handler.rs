@@ -4,8 +4,8 @@
 //!
 //! CloudFormation waits for that answer, so every path answers: a database secret that cannot
 //! be read, a database that cannot be reached, a migration that fails and a deadline about to
-//! pass all answer `FAILED` with the reason, and a panic answers `FAILED` from lambda-kit's panic
-//! hook (`aitasks_lambda_kit::install_panic_answer`). Nothing fallible runs before the runtime loop: a function that
+//! pass all answer `FAILED` with the reason, and a panic answers `FAILED` from the panic hook
+//! ([`install_panic_answer`], in `custom_resource`). Nothing fallible runs before the runtime loop: a function that
 //! fails at start-up is never invoked, and CloudFormation would wait out the resource's
 //! `ServiceTimeout` instead of hearing why.
 
@@ -15,7 +15,11 @@ use lambda_runtime::{Error, LambdaEvent};
 use serde_json::{json, Value};
 use tokio::sync::OnceCell;
 
-use aitasks_lambda_kit::{arm_panic_answer, CustomResourceRequest, ResponseStatus};
+mod custom_resource;
+
+pub use custom_resource::{
+    arm_panic_answer, install_panic_answer, Armed, CustomResourceRequest, ResponseStatus,
+};
 
 /// Time kept back from the Lambda deadline to send the answer.
 const ANSWER_MARGIN: Duration = Duration::from_secs(10);
@@ -43,7 +47,7 @@ impl Migrator {
                     return Err("neither DATABASE_URL nor AITASK_DATABASE_SECRET_ARN is set".to_owned());
                 }
                 let secrets =
-                    aitasks_runtime::secrets::Secrets::load(env, false).await.map_err(|e| e.to_string())?;
+                    aitasks_secrets::Secrets::load(env, Vec::new()).await.map_err(|e| e.to_string())?;
                 secrets.get("DATABASE_URL").ok_or_else(|| "the database secret gave no URL".to_owned())
             })
             .await
@@ -62,7 +66,7 @@ impl Migrator {
                     format!("applied {applied:?}")
                 }
             })
-            .map_err(|e| aitasks_lambda_kit::error_chain(&e))
+            .map_err(|e| aitasks_telemetry::error_chain(&e))
     }
 }
 

@@ -12,8 +12,8 @@ use serde_json::Value;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    aitasks_lambda_kit::init_tracing();
-    aitasks_lambda_kit::install_panic_answer();
+    aitasks_telemetry::init_tracing();
+    migrate::install_panic_answer();
     let migrator = Arc::new(migrate::Migrator::new());
     lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| {
         let migrator = migrator.clone();

@@ -59,7 +59,7 @@ impl App<HttpProvider> {
 
     async fn build_from_env(worker: bool) -> Result<Arc<App>, StartupError> {
         let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-        let secrets = crate::secrets::Secrets::load(env, worker).await?;
+        let secrets = crate::secrets::load(env, worker).await?;
         let lookup = |name: &str| env(name).or_else(|| secrets.get(name));
         let settings = Settings::from_lookup(lookup)?;
         let profiles = ModelProfiles::from_lookup(lookup)?;

@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use aitasks_contracts::TaskStatus;
 use aitasks_store::PendingEvent;
 use aws_sdk_eventbridge::types::PutEventsRequestEntry;
 
@@ -18,9 +19,9 @@ const RESENDS: usize = 2;
 
 /// The `detail-type` of an event: `AI Task Succeeded`, `AI Task Failed`, `AI Task Canceled`.
 pub fn detail_type(event: &PendingEvent) -> &'static str {
-    match event.payload["status"].as_str() {
-        Some("succeeded") => "AI Task Succeeded",
-        Some("canceled") => "AI Task Canceled",
+    match event.payload["status"].as_str().and_then(TaskStatus::parse) {
+        Some(TaskStatus::Succeeded) => "AI Task Succeeded",
+        Some(TaskStatus::Canceled) => "AI Task Canceled",
         _ => "AI Task Failed",
     }
 }

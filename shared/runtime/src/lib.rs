@@ -21,22 +21,22 @@
 //! The modules depend on each other in one direction: `intake` → `api` → `create` →
 //! `admission`, `callback_limits`; `sweeper` → `batcher`; `worker`, `batcher` → `settle` (which
 //! writes through the store alone: it announces nothing itself); `worker`, `sweeper`, `batcher`
-//! → `app` → `callbacks`, `bus`, `config`, `queue`, `secrets`, `aws`; and `metrics`, `errors`,
-//! `xray` below everything.
+//! → `app` → `callbacks`, `bus`, `config`, `queue`, `secrets`, `aws`; and `metrics` below
+//! everything. `aws` and the secrets come from the `aitasks_secrets` crate, [`xray`],
+//! [`error_chain`] and [`panic_text`] from `aitasks_telemetry`, both re-exported here (`migrate`
+//! uses them without the runtime).
 
 mod admission;
 pub mod answers;
 pub mod api;
 mod api_error;
 mod app;
-pub mod aws;
 pub mod batcher;
 pub mod bus;
 mod callback_limits;
 pub mod callbacks;
 pub mod config;
 mod create;
-mod errors;
 pub mod history;
 pub mod intake;
 pub mod metrics;
@@ -45,10 +45,10 @@ pub mod secrets;
 mod settle;
 pub mod sweeper;
 pub mod worker;
-pub mod xray;
 
+pub use aitasks_secrets::aws;
+pub use aitasks_telemetry::{error_chain, panic_text, xray};
 pub use api_error::ApiError;
 pub use app::{App, StartupError};
 pub use config::{ConfigError, RuntimeConfig, Settings};
-pub use errors::{error_chain, panic_text};
 pub use queue::{Queues, TaskMessage};

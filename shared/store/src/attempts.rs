@@ -1,4 +1,4 @@
-//! A task's attempts (`sql/history/attempts_of_task.sql`): each counted attempt as the
+//! A task's attempts (`sql/attempts/task_attempts.sql`): each counted attempt as the
 //! `tasks_record_attempt` trigger recorded it when it ended (migrations/V28), and the one
 //! running now.
 

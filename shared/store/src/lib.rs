@@ -27,7 +27,7 @@
 //! | [`complete_attempt`] with its completion event | 1 | the event insert is a data-modifying CTE of the update |
 //! | [`complete_many`] (the successes that finish together) | 1 | the same, for every attempt at once |
 //!
-//! The test `round_trips` in `tests/round_trips.rs` counts the statements the server received
+//! The test `round_trips` in `tests/store/round_trips.rs` counts the statements the server received
 //! for each operation (through `pg_stat_statements`) and holds these numbers.
 //!
 //! # Fencing

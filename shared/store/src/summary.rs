@@ -1,5 +1,5 @@
 //! The application's tasks created in a window, by status, and their usage by day and model
-//! (`sql/history/summary_of_app.sql`): `GET /v1/summary`.
+//! (`sql/summary/summary.sql`): `GET /v1/summary`.
 
 use aitasks_contracts::{DailyCost, StatusCounts, SummaryWindow, TenantSummary, SUMMARY_SCAN_MAX};
 use chrono::NaiveDate;

@@ -3,7 +3,7 @@
 //! a durable callback's `Result`), or a failure's error and cause. An answer over 256 KiB, the
 //! most either takes, is replaced by a small one that says so and how to read the task.
 
-use aitasks_contracts::{TaskStatus, CALLBACK_RESULT_MAX_BYTES};
+use aitasks_contracts::{ErrorCode, TaskStatus, CALLBACK_RESULT_MAX_BYTES};
 use aitasks_store::TaskEnd;
 use serde_json::{json, Value};
 use uuid::Uuid;
@@ -27,7 +27,7 @@ pub(crate) fn answer(task_id: Uuid, end: &TaskEnd) -> Answer {
         status => {
             let error = match status {
                 TaskStatus::Canceled => CANCELED_ERROR.to_owned(),
-                _ => end.error_code.clone().unwrap_or_else(|| "WORKFLOW_AI_RUNTIME_ERROR".to_owned()),
+                _ => end.error_code.clone().unwrap_or_else(|| ErrorCode::RuntimeError.as_str().to_owned()),
             };
             let data = json!({"taskId": task_id, "status": status.as_str(), "errorCode": end.error_code});
             Answer::Failure {
@@ -44,14 +44,15 @@ pub(crate) fn answer(task_id: Uuid, end: &TaskEnd) -> Answer {
 
 fn success(task_id: Uuid, end: &TaskEnd) -> String {
     let usage = end.usage.clone().unwrap_or(Value::Null);
+    let status = TaskStatus::Succeeded.as_str();
     let whole =
-        json!({"taskId": task_id, "status": "succeeded", "output": end.output, "usage": usage}).to_string();
+        json!({"taskId": task_id, "status": status, "output": end.output, "usage": usage}).to_string();
     if whole.len() <= CALLBACK_RESULT_MAX_BYTES {
         return whole;
     }
     json!({
         "taskId": task_id,
-        "status": "succeeded",
+        "status": status,
         "output": null,
         "usage": usage,
         "outputTooLarge": {

@@ -1,6 +1,6 @@
 -- A page of a run's tasks in id order (UUIDv7: creation order), after the previous page's last id,
--- narrowed by kind, model or creation time (and optionally status): tasks_of_run.sql with the
--- bounded walk of history/runs_of_app.sql.
+-- narrowed by kind, model or creation time (and optionally status): list_tasks_of_run.sql with the
+-- bounded walk of history/list_runs.sql.
 --
 -- At most :examine_max tasks after :after are looked at (`examined`, a walk of
 -- tasks_run_list_idx, migrations/V15), and the filters keep what they keep of those. `edge` always answers one

@@ -232,7 +232,7 @@ async fn the_summary_reads_a_bounded_number_of_the_applications_tasks() {
 
     // The plan reads the application's part of the index, never the table.
     let (_, text, names) = aitasks_store::queries::statements()
-        .find(|(name, _, _)| *name == "history/summary_of_app")
+        .find(|(name, _, _)| *name == "summary/summary")
         .expect("the statement");
     let value = |name: &str| match name {
         "app_id" => "'app-2'".to_owned(),

@@ -1,7 +1,7 @@
 //! The migrations custom resource answers CloudFormation in every case, so a failure never
 //! holds a stack until its timeout: migrations applied, migrations failing, the database
 //! unreachable, a secret it may not read, no secret at all, and a deadline about to pass. (A
-//! panic answering FAILED is tested in `shared/lambda-kit/tests/panic_answers.rs`.)
+//! panic answering FAILED is tested in `functions/migrate/tests/panic_answers.rs`.)
 
 use std::collections::BTreeMap;
 use std::time::Duration;

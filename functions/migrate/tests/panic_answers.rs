@@ -5,7 +5,7 @@
 use std::io::{Read, Write};
 use std::net::TcpListener;
 
-use aitasks_lambda_kit::{arm_panic_answer, install_panic_answer, CustomResourceRequest};
+use migrate::{arm_panic_answer, install_panic_answer, CustomResourceRequest};
 use serde_json::{json, Value};
 
 /// A one-shot HTTP server standing in for the pre-signed S3 URL; returns the body it was sent.

@@ -20,8 +20,8 @@ pub fn init_tracing() {
         || std::env::var("AITASK_LOG_FORMAT").is_ok_and(|f| f.eq_ignore_ascii_case("json"));
     // Traces go to the X-Ray daemon when Lambda runs one (`Tracing: Active`), whatever the log
     // level: the spans they need are chosen by name, so no other callsite is enabled for them.
-    let xray = aitasks_runtime::xray::XrayLayer::from_env()
-        .map(|layer| layer.with_filter(filter_fn(aitasks_runtime::xray::XrayLayer::wants)));
+    let xray = crate::xray::XrayLayer::from_env()
+        .map(|layer| layer.with_filter(filter_fn(crate::xray::XrayLayer::wants)));
     // A second init (tests, the dev server hosting every function) is harmless.
     if json {
         let mut layer = json_subscriber::JsonLayer::new(std::io::stderr);

@@ -8,7 +8,7 @@ pub async fn sdk_config() -> aws_config::SdkConfig {
     aws_config::defaults(aws_config::BehaviorVersion::latest()).http_client(https_client()).load().await
 }
 
-/// An HTTP(S) client for the SDK.
-pub fn https_client() -> aws_sdk_sqs::config::SharedHttpClient {
+/// An HTTP(S) client for the SDK (any service's client takes it).
+pub fn https_client() -> aws_sdk_secretsmanager::config::SharedHttpClient {
     aws_smithy_http_client::Builder::new().tls_provider(tls::Provider::Rustls(CryptoMode::Ring)).build_https()
 }

@@ -1,0 +1,27 @@
+# Included by scripts/model.sh's llama.cpp configure (CMAKE_PROJECT_INCLUDE): what llama-server
+# needs, built for less CPU, the source untouched. ggml (the kernels) and libllama (the model
+# code, the sampler and its grammar) keep -O2: the tests generate with them. The rest of what
+# the server links, its HTTP and JSON handling, llama-common (chat templates, the JSON Schema
+# to grammar conversion) and mtmd (images and audio, never loaded here: no --mmproj), runs once
+# per request or never, and is compiled at -O1; llama-common and cpp-httplib in unity batches
+# too (one compiler run for many files that include the same heavy headers). mtmd refuses a
+# unity build (its public helper must not see its internal headers), and the server's own
+# targets were not tried in one.
+if(NOT CMAKE_CURRENT_SOURCE_DIR STREQUAL CMAKE_SOURCE_DIR)
+  return() # ggml's own project() includes this too
+endif()
+
+function(aitasks_trim_llama_server)
+  foreach(target IN ITEMS llama-common mtmd server-context llama-server-impl cpp-httplib)
+    if(TARGET ${target})
+      target_compile_options(${target} PRIVATE -O1)
+    endif()
+  endforeach()
+  foreach(target IN ITEMS llama-common cpp-httplib)
+    if(TARGET ${target})
+      set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 16)
+    endif()
+  endforeach()
+endfunction()
+
+cmake_language(DEFER DIRECTORY ${CMAKE_SOURCE_DIR} CALL aitasks_trim_llama_server)
