@@ -295,7 +295,7 @@ async fn run_turns<W: Wire>(
                 // No call made yet: the attempt ends unworked, for the worker to pass over.
                 Err(wait) if made == 0 => return Err(ProviderError::AtLimit { wait }),
                 // A repair turn of an attempt under way waits for the limit to let it through,
-                // up to a bound the concurrency slot's hold allows for (worker permit.rs); then
+                // up to a bound the concurrency slot's lease allows for (worker permit.rs); then
                 // the attempt ends as rate limited, counted.
                 Err(wait) if waited + wait <= MAX_REPAIR_GATE_WAIT => {
                     waited += wait;

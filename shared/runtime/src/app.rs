@@ -155,7 +155,7 @@ impl<P> App<P> {
                         &client,
                         &delivered,
                         &task_ids,
-                        callbacks::HOLD,
+                        callbacks::LEASE,
                     )
                     .await?;
                     callbacks::answer_owed(callbacks, &client, owed).await.map(|_| ())
@@ -180,7 +180,7 @@ impl<P> App<P> {
         let answered = async {
             let client = aitasks_store::client(&self.pool).await?;
             let owed =
-                aitasks_store::mark_delivered_and_take_owed(&client, &[], task_ids, callbacks::HOLD).await?;
+                aitasks_store::mark_delivered_and_take_owed(&client, &[], task_ids, callbacks::LEASE).await?;
             callbacks::answer_owed(callbacks, &client, owed).await
         };
         if let Err(error) = answered.await {

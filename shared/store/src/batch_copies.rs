@@ -93,17 +93,17 @@ pub struct BatchLeftovers {
     pub submitted_at: Option<DateTime<Utc>>,
 }
 
-/// Up to `page` ended batches whose copies at the provider are due for deletion, each held for
-/// `hold` from other sweepers.
+/// Up to `page` ended batches whose copies at the provider are due for deletion, each leased for
+/// `lease` from other sweepers.
 pub async fn take_batch_leftovers(
     client: &impl GenericClient,
-    hold: Duration,
+    lease: Duration,
     page: usize,
 ) -> StoreResult<Vec<BatchLeftovers>> {
     let statement = client.prepare_cached(TAKE_BATCH_LEFTOVERS.text()).await?;
-    let (hold_ms, page) = (millis(hold), limit(page));
+    let (lease_ms, page) = (millis(lease), limit(page));
     let rows = client
-        .query(&statement, &TAKE_BATCH_LEFTOVERS.bind(&[("hold_ms", &hold_ms), ("page", &page)])?)
+        .query(&statement, &TAKE_BATCH_LEFTOVERS.bind(&[("lease_ms", &lease_ms), ("page", &page)])?)
         .await?;
     rows.iter()
         .map(|row| {

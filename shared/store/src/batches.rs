@@ -51,16 +51,17 @@ pub struct OpenBatch {
     pub submit_sent_at: Option<DateTime<Utc>>,
 }
 
-/// Up to `page` open batches due for a look, each held for `hold` from other batchers.
+/// Up to `page` open batches due for a look, each leased for `lease` from other batchers.
 pub async fn take_due_batches(
     client: &impl GenericClient,
-    hold: Duration,
+    lease: Duration,
     page: usize,
 ) -> StoreResult<Vec<OpenBatch>> {
     let statement = client.prepare_cached(TAKE_DUE_BATCHES.text()).await?;
-    let (hold_ms, page) = (millis(hold), limit(page));
-    let rows =
-        client.query(&statement, &TAKE_DUE_BATCHES.bind(&[("hold_ms", &hold_ms), ("page", &page)])?).await?;
+    let (lease_ms, page) = (millis(lease), limit(page));
+    let rows = client
+        .query(&statement, &TAKE_DUE_BATCHES.bind(&[("lease_ms", &lease_ms), ("page", &page)])?)
+        .await?;
     rows.iter()
         .map(|row| {
             let state = match row.try_get::<_, &str>("state")? {

@@ -1,7 +1,7 @@
 //! Callbacks (`sql/callbacks/`): who waits for a task without polling, and the calls that answer
 //! them. A callback is attached by a create, becomes owed in the statement that ends its task
-//! (the outbox's trigger, migrations/V19), is taken for its call with a hold (so a sender that
-//! dies between its call and its record is replaced once the hold passes), and ends when AWS
+//! (the outbox's trigger, migrations/V19), is taken for its call with a lease (so a sender that
+//! dies between its call and its record is replaced once the lease passes), and ends when AWS
 //! accepts the call, says the caller is gone, or refuses it for good. Delivery is at least once.
 
 use std::time::Duration;
@@ -142,32 +142,32 @@ pub async fn attach_callbacks(
     Ok(owed)
 }
 
-/// A page of owed callbacks whose time has come, held for `hold` (`sql/callbacks/take_owed_callbacks.sql`).
+/// A page of owed callbacks whose time has come, leased for `lease` (`sql/callbacks/take_owed_callbacks.sql`).
 pub async fn take_owed_callbacks(
     client: &impl GenericClient,
-    hold: Duration,
+    lease: Duration,
     page: usize,
 ) -> StoreResult<Vec<OwedCallback>> {
     let statement = client.prepare_cached(TAKE_OWED_CALLBACKS.text()).await?;
-    let (hold_ms, page) = (millis(hold), limit(page));
-    let params = TAKE_OWED_CALLBACKS.bind(&[("hold_ms", &hold_ms), ("page", &page)])?;
+    let (lease_ms, page) = (millis(lease), limit(page));
+    let params = TAKE_OWED_CALLBACKS.bind(&[("lease_ms", &lease_ms), ("page", &page)])?;
     client.query(&statement, &params).await?.iter().map(owed_from_row).collect()
 }
 
-/// After a publish: mark the events that were taken delivered and take, held for `hold`, the owed
+/// After a publish: mark the events that were taken delivered and take, leased for `lease`, the owed
 /// callbacks of the tasks those events ended (`sql/callbacks/mark_delivered_and_take_owed.sql`), in one statement.
 pub async fn mark_delivered_and_take_owed(
     client: &impl GenericClient,
     delivered: &[i64],
     task_ids: &[Uuid],
-    hold: Duration,
+    lease: Duration,
 ) -> StoreResult<Vec<OwedCallback>> {
     let statement = client.prepare_cached(MARK_DELIVERED_AND_TAKE_OWED.text()).await?;
-    let hold_ms = millis(hold);
+    let lease_ms = millis(lease);
     let params = MARK_DELIVERED_AND_TAKE_OWED.bind(&[
         ("event_ids", &delivered),
         ("task_ids", &task_ids),
-        ("hold_ms", &hold_ms),
+        ("lease_ms", &lease_ms),
     ])?;
     client.query(&statement, &params).await?.iter().map(owed_from_row).collect()
 }

@@ -12,15 +12,15 @@ use crate::queries::{MARK_DELIVERED, PRUNE_DELIVERED_EVENTS, TAKE_UNDELIVERED_EV
 use crate::rows::event_from_row;
 
 /// Take a page of undelivered events whose grace has passed, hiding them from other sweepers
-/// for `hold` (`sql/events/take_undelivered_events.sql`). Events not marked delivered by then come back.
+/// for `lease` (`sql/events/take_undelivered_events.sql`). Events not marked delivered by then come back.
 pub async fn take_undelivered_events(
     client: &impl GenericClient,
-    hold: Duration,
+    lease: Duration,
     page: usize,
 ) -> StoreResult<Vec<PendingEvent>> {
     let statement = client.prepare_cached(TAKE_UNDELIVERED_EVENTS.text()).await?;
-    let (hold_ms, page) = (millis(hold), limit(page));
-    let params = TAKE_UNDELIVERED_EVENTS.bind(&[("hold_ms", &hold_ms), ("page", &page)])?;
+    let (lease_ms, page) = (millis(lease), limit(page));
+    let params = TAKE_UNDELIVERED_EVENTS.bind(&[("lease_ms", &lease_ms), ("page", &page)])?;
     client.query(&statement, &params).await?.iter().map(event_from_row).collect()
 }
 

@@ -1,4 +1,4 @@
-//! A worker's hold on its tasks (`sql/lease/`): claim an attempt (which hands out the [`Lease`]
+//! A worker's lease on its tasks (`sql/lease/`): claim an attempt (which hands out the [`Lease`]
 //! every later write is fenced on), and check in on it while it runs (cancellation, heartbeat).
 
 use std::collections::HashMap;

@@ -1,5 +1,5 @@
 //! Provider-side limits shared by every worker instance (`sql/provider_limits/`): per-minute
-//! calls and tokens per model profile (tokens reserved before a call, settled after it), held
+//! calls and tokens per model profile (tokens reserved before a call, reconciled after it), leased
 //! concurrency slots, and the line of tenants waiting at a limit, which keeps one tenant's flood
 //! from starving another. Only profiles with limits use them.
 
@@ -34,7 +34,7 @@ pub struct CallToCount<'a> {
     pub profile_id: &'a str,
     pub app_id: &'a str,
     pub at: DateTime<Utc>,
-    /// The tokens the call may use (its input estimate and output cap), held until it settles.
+    /// The tokens the call may use (its input estimate and output cap), reserved until its real count is reconciled.
     pub reserve: i64,
     /// The attempt's first call with no slot taken for it: a tenant waiting in line that was
     /// served less recently goes first.
@@ -124,7 +124,7 @@ pub struct SlotToTake<'a> {
     /// The profile's slots.
     pub slots: i32,
     /// It is freed after this even if nobody gives it back.
-    pub hold: Duration,
+    pub lease: Duration,
     /// Only the holder gives it back ([`free_slot`]).
     pub holder: Uuid,
 }
@@ -136,12 +136,12 @@ pub async fn take_slot(client: &impl GenericClient, slot: &SlotToTake<'_>) -> St
     let params = ENSURE_SLOTS.bind(&[("profile_id", &slot.profile_id), ("slots", &slot.slots)])?;
     client.execute(&ensure, &params).await?;
     let statement = client.prepare_cached(TAKE_SLOT.text()).await?;
-    let hold_ms = millis(slot.hold);
+    let lease_ms = millis(slot.lease);
     let params = TAKE_SLOT.bind(&[
         ("profile_id", &slot.profile_id),
         ("app_id", &slot.app_id),
         ("slots", &slot.slots),
-        ("hold_ms", &hold_ms),
+        ("lease_ms", &lease_ms),
         ("holder", &slot.holder),
     ])?;
     Ok(client.query_opt(&statement, &params).await?.map(|row| row.get::<_, i32>("slot")))

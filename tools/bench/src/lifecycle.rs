@@ -81,9 +81,10 @@ pub(crate) async fn one_task(client: &store::Client, effect_key: String) -> Resu
     let Some(Fenced::Written(event)) =
         store::complete_many(client, &[(task.lease(), &output, Some(&usage))]).await?.pop()
     else {
-        return Err("a held lease was lost".into());
+        return Err("a lease was lost".into());
     };
-    store::mark_delivered_and_take_owed(client, &[event.id], &[id], aitasks_runtime::callbacks::HOLD).await?;
+    store::mark_delivered_and_take_owed(client, &[event.id], &[id], aitasks_runtime::callbacks::LEASE)
+        .await?;
     Ok(())
 }
 
@@ -112,7 +113,7 @@ pub(crate) async fn batch_of_ten(client: &store::Client, round: usize) -> Result
         let Fenced::Written(event) = settled else { return Err("a held lease was lost".into()) };
         events.push(event.id);
     }
-    store::mark_delivered_and_take_owed(client, &events, &ids, aitasks_runtime::callbacks::HOLD).await?;
+    store::mark_delivered_and_take_owed(client, &events, &ids, aitasks_runtime::callbacks::LEASE).await?;
     Ok(claimed.len() as u64)
 }
 

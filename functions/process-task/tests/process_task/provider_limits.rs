@@ -219,7 +219,7 @@ async fn an_attempt_that_called_a_profile_counts_even_when_its_fallback_is_at_it
         profile_id: "b",
         app_id: "someone-else",
         slots: 1,
-        hold: Duration::from_secs(600),
+        lease: Duration::from_secs(600),
         holder: uuid::Uuid::new_v4(),
     };
     assert!(aitasks_store::take_slot(&client, &held).await.unwrap().is_some());
@@ -254,7 +254,7 @@ async fn a_task_the_limits_keep_waiting_fails_at_its_queue_timeout_since_creatio
         profile_id: "default",
         app_id: "someone-else",
         slots: 1,
-        hold: Duration::from_secs(600),
+        lease: Duration::from_secs(600),
         holder: uuid::Uuid::new_v4(),
     };
     assert!(aitasks_store::take_slot(&client, &held).await.unwrap().is_some());

@@ -18,14 +18,14 @@ use super::BatchSummary;
 use crate::app::App;
 
 /// A clean-up taken is hidden from other sweepers this long (far longer than [`CLEANUP_LIMIT`]).
-const CLEANUP_HOLD: Duration = Duration::from_secs(300);
+const CLEANUP_LEASE: Duration = Duration::from_secs(300);
 /// The most one batch's clean-up may take, its provider calls together (and as much again for
 /// the look for extras at its first clean-up).
 const CLEANUP_LIMIT: Duration = Duration::from_secs(20);
 /// No new batch's clean-up starts after this long: the duty ends within this plus one batch's
 /// limits (50 s at most), however many batches are due (a deploy makes every ended one due).
 const CLEANUP_WORK: Duration = Duration::from_secs(10);
-/// Batches taken a statement: the ones a sweep takes but does not reach wait out the hold.
+/// Batches taken a statement: the ones a sweep takes but does not reach wait out the lease.
 const CLEANUP_PAGE: usize = 10;
 /// How long after the provider's answer was recorded a batch made by an earlier submit may
 /// still be dated: a submit's call gives up after this long.
@@ -45,7 +45,7 @@ pub async fn clean_up_batches<P>(
     let started = Instant::now();
     let page = page.clamp(1, CLEANUP_PAGE);
     'pages: while started.elapsed() < CLEANUP_WORK {
-        let due = store::take_batch_leftovers(&client, CLEANUP_HOLD, page).await?;
+        let due = store::take_batch_leftovers(&client, CLEANUP_LEASE, page).await?;
         for batch in &due {
             if started.elapsed() >= CLEANUP_WORK {
                 break 'pages;

@@ -19,11 +19,11 @@ use crate::app::App;
 /// A batch taken for a look is hidden from other batchers this long: far longer than a look may
 /// take ([`LOOK_LIMIT`]), so two batchers never work on one batch at once (a late write of one
 /// could otherwise meet the on-demand attempt of a task the other gave back).
-const LOOK_HOLD: Duration = Duration::from_secs(600);
+const LOOK_LEASE: Duration = Duration::from_secs(600);
 /// The most one look may take, its provider calls and statements together; one stopped there
 /// leaves what it wrote (each write fenced) and is taken again after [`RETAKE_AFTER`].
 const LOOK_LIMIT: Duration = Duration::from_secs(90);
-/// A look stopped at its limit is taken again this soon, not at the end of its hold: longer
+/// A look stopped at its limit is taken again this soon, not at the end of its lease: longer
 /// than any statement of it can still run (the 30 s statement timeout), far shorter than the
 /// lease its tasks keep past the give-up time (half the slack, 150 s at the least), so a slow
 /// read (a big result file) never leaves its tasks to the stale-running sweep.
@@ -38,7 +38,7 @@ pub async fn look_at_batches<P>(app: &App<P>, summary: &mut BatchSummary) -> Res
     let client = store::client(&app.pool).await?;
     let started = Instant::now();
     while started.elapsed() < LOOK_WORK {
-        let Some(batch) = store::take_due_batches(&client, LOOK_HOLD, 1).await?.pop() else { break };
+        let Some(batch) = store::take_due_batches(&client, LOOK_LEASE, 1).await?.pop() else { break };
         let Ok(profile) = app.profiles.resolve(&batch.profile) else {
             let why = "the batch's profile is no longer configured";
             return_all(app, &client, &batch, BatchOutcome::Unsubmitted, Some(why), summary).await?;

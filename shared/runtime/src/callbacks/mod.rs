@@ -8,7 +8,7 @@
 //! at once; the sweeper takes whatever is left (an announcer that died, a call to retry). Each
 //! call is recorded: accepted, the caller gone, refused for good, or owed again after a backoff
 //! (1 s doubling to 15 minutes; given up after [`MAX_TRIES`]). Delivery is at least once: a
-//! sender that dies between its call and its record is replaced after the hold, and its second
+//! sender that dies between its call and its record is replaced after the lease, and its second
 //! call finds the caller answered (AWS says gone, which ends it the same).
 //!
 //! The token is a capability: it goes to AWS and nowhere else (no log line, metric or answer).
@@ -38,7 +38,7 @@ const CONCURRENT_CALLS: usize = 16;
 /// A callback whose calls kept failing is given up after this many (a day and more of backoff).
 pub const MAX_TRIES: i32 = 100;
 /// An owed callback taken for a call is hidden from other senders this long.
-pub const HOLD: Duration = Duration::from_secs(60);
+pub const LEASE: Duration = Duration::from_secs(60);
 /// The longest wait between two tries.
 const MAX_BACKOFF: Duration = Duration::from_secs(15 * 60);
 
@@ -92,7 +92,7 @@ impl Answered {
     }
 }
 
-/// Answer these owed callbacks (taken with a hold), at most [`CONCURRENT_CALLS`] calls at once,
+/// Answer these owed callbacks (taken with a lease), at most [`CONCURRENT_CALLS`] calls at once,
 /// then record every outcome in one statement.
 pub(crate) async fn answer_owed(
     callbacks: &Callbacks,

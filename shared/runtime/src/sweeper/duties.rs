@@ -15,7 +15,7 @@ const DELIVERED_EVENTS_KEPT: Duration = Duration::from_secs(24 * 60 * 60);
 /// up to a minute).
 const LOST_AFTER: Duration = Duration::from_secs(60);
 /// An undelivered event is hidden from other sweepers this long while one delivers it.
-const EVENT_HOLD: Duration = Duration::from_secs(60);
+const EVENT_LEASE: Duration = Duration::from_secs(60);
 /// The delivery of owed callbacks starts no page after this long: its calls go to AWS (each
 /// bounded in time), and the sweep has a minute for everything.
 const CALLBACK_WORK: Duration = Duration::from_secs(20);
@@ -184,7 +184,7 @@ impl Duty {
             }
             Duty::DeliverEvents => {
                 while pages.next() {
-                    let events = store::take_undelivered_events(client, EVENT_HOLD, page).await?;
+                    let events = store::take_undelivered_events(client, EVENT_LEASE, page).await?;
                     pages.took(events.len());
                     let delivered = app.deliver_events(&events).await;
                     if delivered.len() < events.len() {
@@ -197,7 +197,7 @@ impl Duty {
                 let Some(callers) = &app.callbacks else { return Ok(()) };
                 let started = Instant::now();
                 while started.elapsed() < CALLBACK_WORK && pages.next() {
-                    let owed = store::take_owed_callbacks(client, callbacks::HOLD, page).await?;
+                    let owed = store::take_owed_callbacks(client, callbacks::LEASE, page).await?;
                     pages.took(owed.len());
                     let answered = callbacks::answer_owed(callers, client, owed).await?;
                     summary.callbacks_delivered += answered.delivered;

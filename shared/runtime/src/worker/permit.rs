@@ -52,7 +52,7 @@ impl Permit {
             profile_id: &profile.id,
             app_id,
             slots: i32::try_from(slots).unwrap_or(i32::MAX),
-            hold: timeout * (MAX_REPAIR_TURNS + 1) + MAX_REPAIR_GATE_WAIT + Duration::from_secs(5),
+            lease: timeout * (MAX_REPAIR_TURNS + 1) + MAX_REPAIR_GATE_WAIT + Duration::from_secs(5),
             holder: Uuid::new_v4(),
         };
         match store::take_slot(&client, &slot).await.map_err(unavailable)? {
@@ -80,7 +80,7 @@ impl Permit {
             store::free_slot(&client, &self.profile_id, slot, holder).await
         };
         if let Err(error) = freed.await {
-            tracing::warn!(error = %crate::error_chain(&error), "could not free the provider slot; its hold frees it");
+            tracing::warn!(error = %crate::error_chain(&error), "could not free the provider slot; its lease frees it");
         }
     }
 }

@@ -1,7 +1,7 @@
--- Ended batches whose provider copies are due for deletion, held for :hold_ms from other
--- sweepers; the hold lapses if this one dies. Bounded, SKIP LOCKED (task_batches_cleanup_idx).
+-- Ended batches whose provider copies are due for deletion, held for :lease_ms from other
+-- sweepers; the lease lapses if this one dies. Bounded, SKIP LOCKED (task_batches_cleanup_idx).
 UPDATE task_batches
-SET cleanup_due_at = now() + :hold_ms::bigint * interval '1 millisecond', cleanup_tries = cleanup_tries + 1
+SET cleanup_due_at = now() + :lease_ms::bigint * interval '1 millisecond', cleanup_tries = cleanup_tries + 1
 WHERE id IN (
     SELECT id FROM task_batches
     WHERE state = 'ended' AND cleanup_due_at IS NOT NULL AND cleanup_due_at <= now()

@@ -1,12 +1,12 @@
 -- After a publish (App::publish): the events the queue and the bus took are marked delivered,
 -- and the owed callbacks of the tasks those transitions ended are taken for their call now,
--- hidden from other senders for :hold_ms like sql/callbacks/take_owed_callbacks.sql. One statement for
+-- hidden from other senders for :lease_ms like sql/callbacks/take_owed_callbacks.sql. One statement for
 -- both, so a settlement whose task has no callback costs no more round trips than before.
 --
 -- `set_config('synchronous_commit', 'off', true)`, evaluated for each event marked: this
 -- transaction commits without waiting for the WAL flush. A mark lost in a crash only sends the
 -- event again from the sweeper (delivery is at least once, docs/events.md), and a callback's
--- hold lost with it only lets the sweeper answer it again (a second answer finds the token
+-- lease lost with it only lets the sweeper answer it again (a second answer finds the token
 -- answered). One flush fewer a task (BENCHMARKS.md, issue 37).
 WITH marked AS (
     UPDATE task_events SET delivered_at = now() WHERE id = ANY(:event_ids) AND delivered_at IS NULL
@@ -14,7 +14,7 @@ WITH marked AS (
 ),
 taken AS (
     UPDATE task_callbacks
-    SET due_at = now() + :hold_ms::bigint * interval '1 millisecond', tries = tries + 1
+    SET due_at = now() + :lease_ms::bigint * interval '1 millisecond', tries = tries + 1
     WHERE id IN (SELECT id FROM task_callbacks
                  WHERE task_id = ANY(:task_ids) AND state = 'owed' AND due_at <= now()
                  ORDER BY id

@@ -1,6 +1,6 @@
 -- A page of undelivered events whose grace has passed, hidden from other sweepers for
--- :hold_ms (events not marked delivered by then come back).
-UPDATE task_events SET available_at = now() + :hold_ms::bigint * interval '1 millisecond'
+-- :lease_ms (events not marked delivered by then come back).
+UPDATE task_events SET available_at = now() + :lease_ms::bigint * interval '1 millisecond'
 WHERE id IN (SELECT id FROM task_events
              WHERE delivered_at IS NULL AND available_at <= now()
              ORDER BY available_at, id LIMIT :page

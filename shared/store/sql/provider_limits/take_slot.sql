@@ -1,10 +1,12 @@
--- Take a free concurrency slot of a profile (one whose hold ran out) for :hold_ms, as :holder
+-- Take a free concurrency slot of a profile (one whose lease ran out) for :lease_ms, as :holder
 -- for tenant :app_id. SKIP LOCKED: concurrent takers each get another slot, or none, without
 -- waiting on each other. Slots above :slots (a lowered limit) are never taken. No row back:
 -- every slot is busy, or the free slots are no more than the tenants waiting in line that were
 -- served less recently than this one (`ahead`: the slots are left for them, so a tenant that
 -- floods the profile cannot starve another; with a slot to spare, nobody waits). A slot taken
 -- serves the tenant (`served`: it leaves the line). Both counts stop at :slots.
+-- The lease's end is the column held_until (named in V17; renaming a column would break the
+-- functions still running through a deploy).
 WITH me AS (
     SELECT COALESCE((SELECT last_served FROM provider_line
                      WHERE profile_id = :profile_id AND app_id = :app_id), '-infinity') AS my_last_served
@@ -33,7 +35,7 @@ free AS (
 ),
 taken AS (
     UPDATE provider_slots AS slots
-    SET held_until = now() + :hold_ms::bigint * interval '1 millisecond', holder = :holder
+    SET held_until = now() + :lease_ms::bigint * interval '1 millisecond', holder = :holder
     FROM free
     WHERE slots.profile_id = :profile_id AND slots.slot = free.slot
     RETURNING slots.slot

@@ -1,5 +1,5 @@
 //! Callbacks against a real Postgres: owed by whatever ends their task (the outbox's trigger),
-//! taken with a hold, recorded, heartbeated, and the tasks nobody waits for any more canceled.
+//! taken with a lease, recorded, heartbeated, and the tasks nobody waits for any more canceled.
 
 use std::time::Duration;
 
@@ -9,7 +9,7 @@ use aitasks_testkit::*;
 use serde_json::json;
 use uuid::Uuid;
 
-const HOLD: Duration = Duration::from_secs(60);
+const LEASE: Duration = Duration::from_secs(60);
 
 fn step_functions(task_id: Uuid, token: &str) -> NewCallback<'_> {
     NewCallback { task_id, kind: "step_functions", token }
@@ -50,7 +50,7 @@ async fn a_callback_waits_is_owed_when_its_task_ends_and_is_answered_once() {
     assert_eq!(states(&db, task_id).await, ["owed"], "owed in the statement that ended the task");
 
     // The publisher marks the event and takes the callback with its task's answer, in one statement.
-    let taken = store::mark_delivered_and_take_owed(&client, &[event.id], &[task_id], HOLD).await.unwrap();
+    let taken = store::mark_delivered_and_take_owed(&client, &[event.id], &[task_id], LEASE).await.unwrap();
     assert_eq!(taken.len(), 1);
     assert_eq!((taken[0].token.as_str(), taken[0].tries), ("tok-1", 1));
     assert_eq!(taken[0].end.status, TaskStatus::Succeeded);
@@ -58,8 +58,8 @@ async fn a_callback_waits_is_owed_when_its_task_ends_and_is_answered_once() {
     assert!(!format!("{:?}", taken[0]).contains("tok-1"), "a debug print leaves the token out");
     assert_eq!(db.count("SELECT count(*) FROM task_events WHERE delivered_at IS NOT NULL").await, 1);
     // Held: neither the sweeper nor another publisher takes it while its call is in flight.
-    assert!(store::take_owed_callbacks(&client, HOLD, 10).await.unwrap().is_empty());
-    assert!(store::mark_delivered_and_take_owed(&client, &[], &[task_id], HOLD).await.unwrap().is_empty());
+    assert!(store::take_owed_callbacks(&client, LEASE, 10).await.unwrap().is_empty());
+    assert!(store::mark_delivered_and_take_owed(&client, &[], &[task_id], LEASE).await.unwrap().is_empty());
 
     assert_eq!(store::record_callbacks(&client, &[(taken[0].id, CallbackEnd::Delivered)]).await.unwrap(), 1);
     assert_eq!(states(&db, task_id).await, ["delivered"]);
@@ -75,25 +75,25 @@ async fn a_callback_waits_is_owed_when_its_task_ends_and_is_answered_once() {
 }
 
 #[tokio::test]
-async fn a_sender_that_died_is_replaced_after_the_hold_and_retries_wait_their_backoff() {
+async fn a_sender_that_died_is_replaced_after_the_lease_and_retries_wait_their_backoff() {
     let db = TestDb::new().await;
     let client = db.client().await;
     let task_id = queued(&db, "k").await;
     store::attach_callbacks(&client, &[step_functions(task_id, "tok")]).await.unwrap();
     store::request_cancel(&client, APP, task_id).await.unwrap();
-    let first = store::take_owed_callbacks(&client, HOLD, 10).await.unwrap();
+    let first = store::take_owed_callbacks(&client, LEASE, 10).await.unwrap();
     assert_eq!(first.len(), 1);
     assert_eq!(first[0].end.error_code.as_deref(), Some(ErrorCode::Canceled.as_str()));
-    // The sender died between its call and its record: once the hold passes, it comes back.
-    assert!(store::take_owed_callbacks(&client, HOLD, 10).await.unwrap().is_empty());
+    // The sender died between its call and its record: once the lease passes, it comes back.
+    assert!(store::take_owed_callbacks(&client, LEASE, 10).await.unwrap().is_empty());
     db.sql("UPDATE task_callbacks SET due_at = now() - interval '1 second'").await;
-    let second = store::take_owed_callbacks(&client, HOLD, 10).await.unwrap();
+    let second = store::take_owed_callbacks(&client, LEASE, 10).await.unwrap();
     assert_eq!((second.len(), second[0].tries), (1, 2), "taken again, a second try");
 
     let retry = CallbackEnd::Retry { after: Duration::from_secs(30), error: "ThrottlingException".into() };
     store::record_callbacks(&client, &[(second[0].id, retry)]).await.unwrap();
     assert_eq!(states(&db, task_id).await, ["owed"]);
-    assert!(store::take_owed_callbacks(&client, HOLD, 10).await.unwrap().is_empty(), "waits its backoff");
+    assert!(store::take_owed_callbacks(&client, LEASE, 10).await.unwrap().is_empty(), "waits its backoff");
     assert_eq!(
         db.count("SELECT count(*) FROM task_callbacks WHERE due_at > now() + interval '20 seconds' AND last_error = 'ThrottlingException'")
             .await,
@@ -148,7 +148,7 @@ async fn every_terminal_transition_makes_the_callbacks_owed() {
     for (key, id) in keys.iter().chain(["run"].iter()).zip(ids.iter().chain([run_task].iter())) {
         assert_eq!(states(&db, *id).await, ["owed"], "{key}");
     }
-    let taken = store::take_owed_callbacks(&client, HOLD, 100).await.unwrap();
+    let taken = store::take_owed_callbacks(&client, LEASE, 100).await.unwrap();
     assert_eq!(taken.len(), 7);
 }
 

@@ -19,8 +19,8 @@ fn call<'a>(profile_id: &'a str, at: chrono::DateTime<Utc>, reserve: i64) -> Cal
 const TOKENS: MinuteLimits = MinuteLimits { requests: None, tokens: Some(1000) };
 const REQUESTS: MinuteLimits = MinuteLimits { requests: Some(5), tokens: None };
 
-fn slot(profile_id: &str, slots: i32, hold: Duration) -> SlotToTake<'_> {
-    SlotToTake { profile_id, app_id: APP, slots, hold, holder: Uuid::new_v4() }
+fn slot(profile_id: &str, slots: i32, lease: Duration) -> SlotToTake<'_> {
+    SlotToTake { profile_id, app_id: APP, slots, lease, holder: Uuid::new_v4() }
 }
 
 #[tokio::test]
@@ -160,7 +160,7 @@ async fn concurrent_callers_never_hold_more_slots_than_the_limit() {
     assert!(peak <= 3, "never more than the limit: {peak}");
     assert!(peak >= 2, "the callers overlapped, so the limit was tested: {peak}");
 
-    // A holder that never gives its slot back loses it when its hold runs out.
+    // A holder that never gives its slot back loses it when its lease runs out.
     let client = db.client().await;
     let mut taken = Vec::new();
     for _ in 0..2 {
@@ -175,7 +175,7 @@ async fn concurrent_callers_never_hold_more_slots_than_the_limit() {
     );
     tokio::time::sleep(Duration::from_millis(2200)).await;
     let next = slot("short", 2, Duration::from_secs(30));
-    let number = store::take_slot(&client, &next).await.unwrap().expect("a slot whose hold ran out");
+    let number = store::take_slot(&client, &next).await.unwrap().expect("a slot whose lease ran out");
 
     // The late holder of that slot gives it back now: it frees nothing, the new holder keeps it.
     let (late_number, late_holder) = taken.into_iter().flatten().find(|(n, _)| *n == number).unwrap();
@@ -202,7 +202,7 @@ async fn a_free_slot_goes_to_the_tenant_that_waited_not_to_the_one_that_was_just
         profile_id: "one",
         app_id,
         slots: 1,
-        hold: Duration::from_secs(30),
+        lease: Duration::from_secs(30),
         holder: Uuid::new_v4(),
     };
     let a = take("flood");
