@@ -11,10 +11,10 @@ use futures::stream::{self, StreamExt};
 use lambda_runtime::{Error, LambdaEvent};
 use tracing::Instrument;
 
-/// Records of a batch taken at once.
+/// Records of a delivery taken at once.
 const CONCURRENT_RECORDS: usize = 10;
 
-/// Handle one batch of intake messages.
+/// Handle one delivery of intake messages.
 pub async fn handle<P>(app: &App<P>, event: LambdaEvent<SqsEvent>) -> Result<SqsBatchResponse, Error> {
     let failures: Vec<BatchItemFailure> = stream::iter(event.payload.records)
         .map(|record: SqsMessage| async move {

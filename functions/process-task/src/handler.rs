@@ -1,4 +1,4 @@
-//! `process-task`, on the SQS task queue with `ReportBatchItemFailures`: the records of a batch
+//! `process-task`, on the SQS task queue with `ReportBatchItemFailures`: the records of a delivery
 //! are claimed in one statement and worked side by side (bounded), each in its own span, and
 //! the successes that finish together are settled together (`aitasks_runtime::worker`).
 //! Records to retry come back in `batchItemFailures`, and nothing is deleted here (the event
@@ -15,7 +15,7 @@ use futures::FutureExt;
 use lambda_runtime::{Error, LambdaEvent};
 use tokio::time::Instant;
 
-/// Handle one batch of task messages.
+/// Handle one delivery of task messages.
 pub async fn handle<P: Provider>(
     app: &App<P>,
     event: LambdaEvent<SqsEvent>,
@@ -47,7 +47,7 @@ pub async fn handle<P: Provider>(
             }
         }
     }
-    // A panic outside an attempt (which the worker catches itself) retries the whole batch.
+    // A panic outside an attempt (which the worker catches itself) retries the whole delivery.
     let outcomes = AssertUnwindSafe(process_records(app, &deliveries, deadline)).catch_unwind().await;
     match outcomes {
         Ok(outcomes) => {
@@ -60,7 +60,7 @@ pub async fn handle<P: Provider>(
         Err(panic) => {
             tracing::error!(
                 panic = aitasks_runtime::panic_text(panic.as_ref()),
-                "the batch panicked; its records will be delivered again"
+                "the delivery panicked; its records will be delivered again"
             );
             failures.extend(work.iter().map(|record| failure(record)));
         }

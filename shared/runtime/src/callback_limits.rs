@@ -47,11 +47,11 @@ pub(crate) async fn refusals<P>(
         .collect())
 }
 
-/// The callbacks a batch's items bring, read before the batch is stored (each item's effect
+/// The callbacks a bulk create's items bring, read before they are stored (each item's effect
 /// key and callback, parsed as the item's own check parses them; an item that is not a valid
 /// create brings none: its check refuses it). Only a body that could name a callback is read twice: a key
 /// `callback` is in it as those letters or with a `\u` escape.
-pub(crate) fn batch_callbacks(body: &[u8], items: &[&RawValue]) -> Vec<(usize, String, Callback)> {
+pub(crate) fn many_callbacks(body: &[u8], items: &[&RawValue]) -> Vec<(usize, String, Callback)> {
     let could = |needle: &[u8]| body.windows(needle.len()).any(|window| window == needle);
     if !could(b"allback") && !could(b"\\u") {
         return Vec::new();

@@ -1,12 +1,12 @@
 //! `POST /v1/tasks` and `POST /v1/tasks/batch`. Both check an item the same way, in the
 //! contract's order: body (400), size (413), model (400); then the store answers run (404/409),
-//! existing effect key (200) and admission (429). A batch's unscoped items without a tenant
+//! existing effect key (200) and admission (429). A bulk create's unscoped items without a tenant
 //! quota go to the store in one statement; the others keep their own transaction each, so
 //! scoped admission stays exact item by item. Whatever the path, a key given twice is created
 //! by its first item that the store takes, and the later ones answer 200 with that task.
 //!
 //! A create's `callback` is attached to its task, new or found by its effect key, before the
-//! task's message is sent (one statement for a batch's callbacks); one whose task has ended
+//! task's message is sent (one statement for a bulk create's callbacks); one whose task has ended
 //! already is answered at once. One that would pass a limit on callbacks is refused (429) before
 //! its item is stored ([`crate::callback_limits`]). A create without a `callback` waits by
 //! reading the task (GET, a long poll): it counts as a caller for as long as the task lives, so a
@@ -38,11 +38,11 @@ struct Checked {
     callback: Option<Callback>,
 }
 
-/// A batch's plain items are written together until they hold this many bytes of requests (as
-/// stored): a statement's worth, and a bound on what a batch holds in memory at once.
+/// A bulk create's plain items are written together until they hold this many bytes of requests (as
+/// stored): a statement's worth, and a bound on what a bulk create holds in memory at once.
 const PLAIN_FLUSH_BYTES: usize = 1_000_000;
 
-/// One item of a batch: refused unparsed when it is larger than a single create body may be,
+/// One item of a bulk create: refused unparsed when it is larger than a single create body may be,
 /// else parsed and checked as one.
 fn check_item<P>(
     app: &App<P>,
@@ -55,7 +55,7 @@ fn check_item<P>(
     check(app, tenant, &item_value(item).map_err(ApiError::Invalid)?)
 }
 
-/// A batch answers with summaries: a created or found task's request is not kept (the answer
+/// A bulk create answers with summaries: a created or found task's request is not kept (the answer
 /// never holds it, and a thousand of them as trees would not fit a function's memory).
 fn summary_only(mut created: Created) -> Created {
     match &mut created {
@@ -210,7 +210,7 @@ pub async fn create_task<P>(app: &App<P>, tenant: &AppId, body: &[u8]) -> Result
 }
 
 /// `POST /v1/tasks/batch`: every item answered in order, each as its own create would be. A
-/// refusal of the whole request (401, a body that is not a batch, 413 past the body limit, 503)
+/// refusal of the whole request (401, a body that is not a bulk create, 413 past the body limit, 503)
 /// stores nothing.
 pub async fn create_many<P>(
     app: &App<P>,
@@ -220,16 +220,16 @@ pub async fn create_many<P>(
     if body.len() > MAX_BATCH_BODY_BYTES {
         return Err(ApiError::TooLarge);
     }
-    let batch = CreateMany::parse(body).map_err(ApiError::Invalid)?;
+    let many = CreateMany::parse(body).map_err(ApiError::Invalid)?;
     let quota = app.settings.limits_for(tenant.as_str()).tenant_tasks_per_day;
-    let store_span = tracing::info_span!("store create", items = batch.items.len());
+    let store_span = tracing::info_span!("store create", items = many.items.len());
     let mut client = store::client(&app.pool).instrument(store_span.clone()).await?;
-    let mut answers: Vec<Option<Result<Created, ApiError>>> = Vec::with_capacity(batch.items.len());
-    let mut scoped: Vec<bool> = Vec::with_capacity(batch.items.len());
-    let mut callbacks: Vec<Option<Callback>> = Vec::with_capacity(batch.items.len());
+    let mut answers: Vec<Option<Result<Created, ApiError>>> = Vec::with_capacity(many.items.len());
+    let mut scoped: Vec<bool> = Vec::with_capacity(many.items.len());
+    let mut callbacks: Vec<Option<Callback>> = Vec::with_capacity(many.items.len());
     let mut plain = Plain::default();
     // The callbacks past a limit, refused before anything is stored.
-    let brought = callback_limits::batch_callbacks(body, &batch.items);
+    let brought = callback_limits::many_callbacks(body, &many.items);
     let wanted: Vec<Wanted<'_>> = brought
         .iter()
         .map(|(item, effect_key, callback)| Wanted { item: *item, effect_key, token: callback.token() })
@@ -238,9 +238,9 @@ pub async fn create_many<P>(
         callback_limits::refusals(app, &client, tenant, &wanted).instrument(store_span.clone()).await?;
     async {
         // One item at a time: parsed, checked, and (plain ones) gathered for one statement,
-        // flushed once they hold PLAIN_FLUSH_BYTES of requests, so a batch is never all in
+        // flushed once they hold PLAIN_FLUSH_BYTES of requests, so a bulk create is never all in
         // memory as trees at once.
-        for (i, item) in batch.items.iter().enumerate() {
+        for (i, item) in many.items.iter().enumerate() {
             let item = check_item(app, tenant, item).and_then(|item| match refused.remove(&i) {
                 Some(refusal) if item.callback.is_some() => Err(refusal),
                 _ => Ok(item),
@@ -264,7 +264,7 @@ pub async fn create_many<P>(
                     }
                     match store_one(app, &mut client, &item).await {
                         // The store failing refuses the whole request (503, 500): the caller
-                        // sends the batch again, and the items already stored answer 200.
+                        // sends the bulk create again, and the items already stored answer 200.
                         Err(error @ (ApiError::Unavailable(_) | ApiError::Internal(_))) => return Err(error),
                         answer => answers.push(Some(answer.map(summary_only))),
                     }
@@ -295,7 +295,7 @@ pub async fn create_many<P>(
     Ok(answers)
 }
 
-/// A batch's plain items not yet stored: one statement stores them all, whenever an item that
+/// A bulk create's plain items not yet stored: one statement stores them all, whenever an item that
 /// must go after one of them (the same key, stored on its own) comes up, and at the end.
 #[derive(Default)]
 struct Plain {
@@ -330,7 +330,7 @@ impl Plain {
     }
 }
 
-/// The messages of a batch's new queued tasks: `SendMessageBatch`, ten to a call, then one
+/// The messages of a bulk create's new queued tasks: `SendMessageBatch`, ten to a call, then one
 /// mark of every message SQS took. A message not taken stays owed, and the sweeper sends it.
 async fn send_new<P>(app: &App<P>, client: &store::Client, answers: &[Result<Created, ApiError>]) {
     let owed: Vec<OwedMessage> = answers

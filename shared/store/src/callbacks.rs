@@ -154,7 +154,7 @@ pub async fn take_owed_callbacks(
     client.query(&statement, &params).await?.iter().map(owed_from_row).collect()
 }
 
-/// After a publish: mark the events that were taken delivered and take, leased for `lease`, the owed
+/// After an announce: mark the events that were taken delivered and take, leased for `lease`, the owed
 /// callbacks of the tasks those events ended (`sql/callbacks/mark_delivered_and_take_owed.sql`), in one statement.
 pub async fn mark_delivered_and_take_owed(
     client: &impl GenericClient,

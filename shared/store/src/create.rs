@@ -1,4 +1,4 @@
-//! Creating tasks (`sql/create/`): one (idempotent on `(app, effect key)`), or a batch's plain
+//! Creating tasks (`sql/create/`): one (idempotent on `(app, effect key)`), or a bulk create's plain
 //! items in one statement; then recording that their messages were sent, after the commit.
 
 use std::collections::HashMap;
@@ -73,7 +73,7 @@ pub(crate) async fn insert_task(client: &impl GenericClient, task: &NewTask) -> 
 /// its [`StoreError::RunNotFound`], a canceled one its [`StoreError::RunUnavailable`], and
 /// neither touches the others. Two round trips when some keys were taken, one otherwise.
 ///
-/// A task found by its key comes without its request (`null`; a batch answers summaries).
+/// A task found by its key comes without its request (`null`; a bulk create answers summaries).
 ///
 /// `tasks` must be unscoped and free of quotas (the caller sends the others through
 /// [`crate::create_scoped`] and [`crate::create_task_within_quota`], one by one).
@@ -107,7 +107,7 @@ pub async fn create_tasks(
         let keys: Vec<&str> = taken.iter().map(|&i| tasks[i].effect_key.as_str()).collect();
         let existing = existing_by_key(client, app_id, &keys).await?;
         for i in taken {
-            // A key given twice in the batch: the later item finds the earlier one's task too.
+            // A key given twice in the bulk create: the later item finds the earlier one's task too.
             answers[i] = Some(match existing.get(&tasks[i].effect_key) {
                 Some(task) => Ok(Created::Existing(task.clone())),
                 // Deleted between the insert and the read: the single path tries again.
@@ -117,7 +117,9 @@ pub async fn create_tasks(
     }
     answers
         .into_iter()
-        .map(|answer| answer.ok_or_else(|| StoreError::Corrupt("a batch item without an answer".into())))
+        .map(|answer| {
+            answer.ok_or_else(|| StoreError::Corrupt("a bulk create's item without an answer".into()))
+        })
         .collect()
 }
 
@@ -180,7 +182,7 @@ async fn insert_all(
     ])?;
     let rows = client.query(&statement, &params).await?;
     if rows.len() != tasks.len() {
-        return Err(StoreError::Corrupt(format!("{} rows for a batch of {}", rows.len(), tasks.len())));
+        return Err(StoreError::Corrupt(format!("{} rows for a bulk create of {}", rows.len(), tasks.len())));
     }
     Ok(rows)
 }
@@ -195,7 +197,7 @@ async fn existing_by_key(
     let rows = client.query(&statement, &params).await?;
     rows.iter()
         .map(|row| {
-            // Without its request (the statement does not read it): a batch answers a summary.
+            // Without its request (the statement does not read it): a bulk create answers a summary.
             let mut task = Task::from_row_without_documents(row)?;
             task.output = row.try_get("output")?;
             Ok((task.effect_key.clone(), task))

@@ -123,9 +123,9 @@ pub struct SlotToTake<'a> {
     pub app_id: &'a str,
     /// The profile's slots.
     pub slots: i32,
-    /// It is freed after this even if nobody gives it back.
+    /// It is freed after this even if nobody frees it.
     pub lease: Duration,
-    /// Only the holder gives it back ([`free_slot`]).
+    /// Only the holder frees it ([`free_slot`]).
     pub holder: Uuid,
 }
 

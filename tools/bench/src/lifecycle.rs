@@ -110,7 +110,7 @@ pub(crate) async fn batch_of_ten(client: &store::Client, round: usize) -> Result
     let attempts: Vec<_> = claimed.iter().map(|t| (t.lease(), &output, Some(&usage))).collect();
     let mut events = Vec::with_capacity(attempts.len());
     for settled in store::complete_many(client, &attempts).await? {
-        let Fenced::Written(event) = settled else { return Err("a held lease was lost".into()) };
+        let Fenced::Written(event) = settled else { return Err("a lease was lost".into()) };
         events.push(event.id);
     }
     store::mark_delivered_and_take_owed(client, &events, &ids, aitasks_runtime::callbacks::LEASE).await?;

@@ -1,6 +1,6 @@
 //! What the provider may hold of a batch besides the one we know of, and deleting what it holds
 //! once we are done: a lookup after a submit whose answer was lost ([`BatchClient::find`]), and
-//! the clean-up of a settled batch ([`BatchClient::clean_up`]).
+//! the clean-up of an ended batch ([`BatchClient::clean_up`]).
 //!
 //! A lookup finds OpenAI's batch by its metadata and Bedrock's job by its name: keyed, so sure.
 //! Anthropic's Message Batches carry no key and show no custom id before they end, so its

@@ -49,7 +49,7 @@ pub struct RuntimeConfig {
     /// Rows per statement of a request's bulk work, a run cancel or a scope delete, its page
     /// (`AITASK_REQUEST_PAGE`, 500) ...
     pub request_page: usize,
-    /// ... and how long a request keeps starting batches (`AITASK_REQUEST_WORK_MS`, 5000), well
+    /// ... and how long a request keeps starting pages (`AITASK_REQUEST_WORK_MS`, 5000), well
     /// inside API Gateway's 30 s. What is left is the sweeper's (a run cancel) or the caller's,
     /// told `"more": true` (a delete).
     pub request_work: Duration,
@@ -118,7 +118,7 @@ pub struct Settings {
     pub db_pool_size: usize,
     pub task_queue_url: String,
     pub events_queue_url: Option<String>,
-    /// The JWT claim naming the tenant (`AITASK_APP_TOKEN_FIELD`, `app_id`).
+    /// The token's field naming the tenant (`AITASK_APP_TOKEN_FIELD`, `app_id`; a JWT "claim").
     pub app_token_field: String,
     /// The optional cap on active scoped tasks of every application together
     /// (`AITASK_SYSTEM_ACTIVE_CAP`): it protects a provider every tenant shares. Unset: none.

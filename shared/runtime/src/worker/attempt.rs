@@ -34,7 +34,7 @@ pub(super) async fn run<P: Provider>(
 ) -> Result<Outcome, StoreError> {
     tracing::Span::current().record("attempt", task.attempts);
     // A panic while working (a bug) ends this attempt as a runtime error, like any other
-    // failure, instead of taking the whole batch down with it.
+    // failure, instead of taking the whole delivery down with it.
     let started = Instant::now();
     let ending =
         AssertUnwindSafe(execute(app, &task, receipt, deadline, parts)).catch_unwind().await.unwrap_or_else(

@@ -1,4 +1,4 @@
-//! Time limits on the store: a worker answers its batch before the invocation's deadline
+//! Time limits on the store: a worker answers its delivery before the invocation's deadline
 //! whatever the database does.
 
 use std::future::Future;

@@ -1,8 +1,8 @@
 //! The entry of process-task's one path: a whole SQS delivery at once. One statement claims every
 //! record's task (`sql/lease/claim_by.sql`), the attempts run side by side (each with its own
 //! cancel polls, heartbeats and deadline: [`super::attempt`]), and the successes that finish
-//! together are settled together by the [`Settler`]. The round trips of a 10-record batch fall
-//! from three a task (claim, complete, mark) to about one for the whole batch on each step
+//! together are settled together by the [`Settler`]. The round trips of a 10-record delivery fall
+//! from three a task (claim, complete, mark) to about one for the whole delivery on each step
 //! (BENCHMARKS.md, "Batches").
 
 use aitasks_providers::Provider;
@@ -19,7 +19,7 @@ use super::parts::PartTimes;
 use super::settler::Settler;
 use crate::app::App;
 
-/// Work on the tasks of one batch of messages, answering message by message in order. Each
+/// Work on the tasks of one delivery's records, answering message by message in order. Each
 /// attempt's call is stopped `deadline_margin` before `deadline` (when the invocation must have
 /// returned) and its task requeued; whatever the database does, the answers come before the
 /// deadline. An `Err` means the store could not be reached for that message: retry it.
@@ -79,7 +79,7 @@ async fn run_wave<P: Provider>(
         Ok(claims) => claims,
         Err(error) => {
             let text = crate::error_chain(&error);
-            tracing::error!(error = %text, "could not claim the batch; its messages will be retried");
+            tracing::error!(error = %text, "could not claim the delivery's tasks; its records will be retried");
             return ids.iter().map(|_| Err(StoreError::Unavailable(text.clone().into()))).collect();
         }
     };

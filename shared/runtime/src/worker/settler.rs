@@ -13,7 +13,7 @@ use super::deadline::timed_out;
 use crate::app::App;
 use crate::settle::complete_together;
 
-/// One success waiting for the batch's statement.
+/// One success waiting for its group's statement.
 struct Pending {
     lease: Lease,
     output: Value,
@@ -51,9 +51,9 @@ impl Settler {
         let (answer, answered) = oneshot::channel();
         let pending = Pending { lease, output, usage, answer };
         if self.sender.send(pending).is_err() {
-            return Err(timed_out("the batch's settlement"));
+            return Err(timed_out("the group's settlement"));
         }
-        answered.await.unwrap_or_else(|_| Err(timed_out("the batch's settlement")))
+        answered.await.unwrap_or_else(|_| Err(timed_out("the group's settlement")))
     }
 }
 
@@ -100,6 +100,6 @@ async fn write_group<P>(app: &App<P>, group: &[Pending]) -> Vec<Result<Fenced<Pe
     };
     let attempts: Vec<(Lease, &Value, Option<&Value>)> =
         group.iter().map(|p| (p.lease, &p.output, p.usage.as_ref())).collect();
-    let span = tracing::info_span!("settle batch", attempts = group.len());
+    let span = tracing::info_span!("settle group", attempts = group.len());
     complete_together(&client, &attempts).instrument(span).await
 }

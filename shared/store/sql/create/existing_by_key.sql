@@ -1,5 +1,5 @@
--- The tasks of this application with these effect keys (a batch's items whose key was taken),
--- as a batch answers them: every column but the request, which the answer never holds (a
+-- The tasks of this application with these effect keys (a bulk create's items whose key was taken),
+-- as a bulk create answers them: every column but the request, which the answer never holds (a
 -- thousand requests read for nothing could be a hundred megabytes).
 SELECT id, app_id, run_id, usage_subject, usage_user_id, scope_id, source_id, cache_key, step_key,
     effect_key, kind, input_hash, model_id, model_ref, model_config_hash, status, output,

@@ -3,9 +3,9 @@
 -- or a taken effect key, skips that item only (run tasks exactly as insert_run_task.sql:
 -- the runs are read FOR SHARE, so a run's cancel waits for this insert or wins before it).
 --
--- Rows go in sorted by effect key: two batches that share keys then take their unique-index
+-- Rows go in sorted by effect key: two bulk creates that share keys then take their unique-index
 -- entries in the same order and one waits for the other, instead of each holding a key the
--- other needs (a deadlock). A key given twice in one batch is inserted once (ON CONFLICT), by
+-- other needs (a deadlock). A key given twice in one bulk create is inserted once (ON CONFLICT), by
 -- its earlier item: item order breaks the tie, so the later item is the one that finds the key
 -- taken (docs/api.md).
 --
