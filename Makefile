@@ -6,13 +6,13 @@ LOAD_ENV := source scripts/env.sh && load_local_env;
 TOOLS = $(shell scripts/tools.sh)
 
 
-.PHONY: warm help up down serve stats token demo bench simulate growth chaos load fuzz test check fmt lint deny audit sbom build unit template-lint lambda-smoke rehearse rehearse-fast script-tests client-ts
+.PHONY: warm help up down serve stats token demo bench simulate growth chaos load fuzz test check fmt lint deny audit sbom build unit local-model services template-lint lambda-smoke rehearse rehearse-fast script-tests client-ts
 
 help:
 	@echo "make demo      the whole system on a local model: one task of each kind, live progress, results"
 	@echo "make test      what CI runs: fmt, clippy, the dependency policy, every test, each function as a Lambda bootstrap invoked through cargo-lambda, template lint, rehearsal"
 	@echo "make check     the fast loop: fmt, clippy, the tests that need no service (nothing to start)"
-	@echo "make up        start Postgres, the SQS-compatible server and the local model; write .local/env"
+	@echo "make up        start Postgres, the SQS-compatible server and the local model; write .local/env (make services: the first two)"
 	@echo "make down      stop them and delete their data"
 	@echo "make serve     up, then every function behind one local dev server (foreground)"
 	@echo "make rehearse  the stack as sam deploy configures it, locally: every function, its secrets and IAM policy"
@@ -27,12 +27,15 @@ help:
 	@echo "make audit     the RustSec advisories over Cargo.lock (AUDIT_DB=path: a local clone of the database)"
 	@echo "make sbom      a CycloneDX SBOM for each function, beside its build (target/lambda/<fn>/bootstrap.cdx.json)"
 	@echo "make client-ts the TypeScript client: type drift check, strict tsc, type tests, unit tests, end to end on the dev server"
-	@echo "parts of make test: warm fmt lint deny script-tests build unit client-ts template-lint lambda-smoke rehearse-fast"
+	@echo "parts of make test: warm fmt lint deny script-tests build unit client-ts template-lint lambda-smoke rehearse-fast local-model"
 
-up:
+up: services
+	@scripts/model.sh up
+
+# What every test but one needs: Postgres and the SQS-compatible server (not the local model).
+services:
 	@scripts/postgres.sh up
 	@scripts/sqs.sh up
-	@scripts/model.sh up
 
 down:
 	@scripts/model.sh down
@@ -100,9 +103,16 @@ build:
 # The rehearsal's tests need the functions built as Lambda bootstraps (lambda-smoke): they run in rehearse-fast.
 # The web console's browser tests (the `console` test binary) drive headless Chromium: installed
 # from the OS packages when missing (scripts/chromium.sh).
-unit: build up
+# Every test but the one on the local model (`make local-model`, the last part of `make test`).
+unit: build services
 	@scripts/chromium.sh install
-	@$(LOAD_ENV) cargo test --workspace --exclude aitasks-rehearse
+	@$(LOAD_ENV) cargo test --workspace --exclude aitasks-rehearse -- --skip local_model::
+
+# The four kinds against the real local model: last in `make test`, so the model's build (started
+# in the background by `make warm`) has the lint, the build and every other test to finish in.
+# The workspace's selection, as `unit`'s: `-p aitasks-e2e` would resolve features anew and rebuild.
+local-model: build up
+	@$(LOAD_ENV) cargo test --workspace --exclude aitasks-rehearse --test e2e local_model::
 
 # cfn-lint, sam validate, then checkov (the IaC security scanner compliance pipelines run): a
 # finding must be fixed, or skipped on its resource with a written reason (scripts/checkov_gate.py).
@@ -115,35 +125,35 @@ template-lint:
 # lockfiles (npm's cache in the cache folder), the generated types checked against openapi.yaml,
 # strict tsc on the package, its type tests and the example, unit tests on node's test runner,
 # then end-to-end tests against the dev server on a stub provider (scripts/client-ts.sh).
-client-ts: build up
+client-ts: build services
 	@scripts/client-ts.sh
 
-lambda-smoke: build up
+lambda-smoke: build services
 	@scripts/lambda-smoke.sh
 
 # The deploy rehearsal (README, "Deploying"): template.yaml through the SAM transform, every
 # function's release binary with exactly the environment, secrets and IAM policy the stack gives
 # it, every AWS call judged. `make test` runs it on the bootstraps lambda-smoke laid out (the test build).
-rehearse: up
+rehearse: services
 	@scripts/rehearse.sh
 
-rehearse-fast: up
+rehearse-fast: services
 	@scripts/rehearse.sh fast
 
 # The long versions of what `make test` runs small (200 tasks; 400 cases; 5 s).
-chaos: up build
+chaos: services build
 	@$(LOAD_ENV) CHAOS_TASKS=$${CHAOS_TASKS:-2000} cargo test --workspace --test outages chaos:: -- --nocapture
 	@PROPTEST_CASES=$${PROPTEST_CASES:-100000} cargo test --workspace --test contracts properties::
 
-load: up build
+load: services build
 	@$(LOAD_ENV) LOAD_SECONDS=$${LOAD_SECONDS:-60} cargo test --workspace --test e2e load:: -- --nocapture
 
 # The OpenAPI fuzzer, longer than make test runs it and with a new seed each time.
-fuzz: up build
+fuzz: services build
 	@$(LOAD_ENV) FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-1000} FUZZ_SEED=$${FUZZ_SEED-} cargo test --workspace --test e2e fuzz:: -- --nocapture
 
 # The slow installs and the local model's build, in the background while cargo compiles (scripts/warm.sh).
 warm:
 	@scripts/warm.sh
 
-test: warm fmt lint deny script-tests unit client-ts template-lint lambda-smoke rehearse-fast
+test: warm fmt lint deny script-tests unit client-ts template-lint lambda-smoke rehearse-fast local-model

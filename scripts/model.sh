@@ -48,7 +48,7 @@ instruction_sets() {
 # What llama-server needs and nothing else: its one target (never `all`), no tests, examples,
 # unified app, web UI, HTTPS or download client; -O2, not Release's -O3 (ggml's kernels are
 # written in intrinsics, and -O3's extra inlining and unrolling of the C++ around them only cost
-# the build minutes of CPU); the server's own code and what it links beside libllama at -O1,
+# the build minutes of CPU); the server's own code and what it links beside libllama at -O0,
 # some in unity batches (scripts/model/llama-server.cmake says why).
 BUILD_OPTIONS="-DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
 -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF \
@@ -100,8 +100,13 @@ build_server() (
     || { tail -30 "$LLAMA_DIR/cmake-configure-$name.log" >&2; exit 1; }
   # Progress lines ("[ 42%] Building ...") go to the terminal as they come (sed -u: awk, mawk
   # at least, reads a pipe in blocks and showed them minutes late).
-  cmake --build "$build" --target llama-server -j"$(nproc)" 2>&1 | tee "$LLAMA_DIR/cmake-build-$name.log" \
-    | sed -u -nE 's/^\[ *([0-9]+%)\].* ([^ ]+)$/[model] [\1] \2/p'
+  # What the build cost, wall and CPU (the compilers are its children): a bare machine's
+  # `make test` is CPU-bound, and this is its largest part after cargo's.
+  local TIMEFORMAT="[model] llama-server built for $name in %0R s (CPU: %0U s user, %0S s system)"
+  time {
+    cmake --build "$build" --target llama-server -j"$(nproc)" 2>&1 | tee "$LLAMA_DIR/cmake-build-$name.log" \
+      | sed -u -nE 's/^\[ *([0-9]+%)\].* ([^ ]+)$/[model] [\1] \2/p'
+  }
   [ -x "$build/bin/llama-server" ] || {
     grep -B2 -A8 -m3 'error' "$LLAMA_DIR/cmake-build-$name.log" >&2 || true
     log "llama-server did not build for $name (its log: $LLAMA_DIR/cmake-build-$name.log)"

@@ -3,10 +3,11 @@
 # code, the sampler and its grammar) keep -O2: the tests generate with them. The rest of what
 # the server links, its HTTP and JSON handling, llama-common (chat templates, the JSON Schema
 # to grammar conversion) and mtmd (images and audio, never loaded here: no --mmproj), runs once
-# per request or never, and is compiled at -O1; llama-common and cpp-httplib in unity batches
-# too (one compiler run for many files that include the same heavy headers). mtmd refuses a
-# unity build (its public helper must not see its internal headers), and the server's own
-# targets were not tried in one.
+# per request or never, and is compiled at -O0 (at -O1 it was a good part of a build that is
+# CPU-bound on two cores: BENCHMARKS.md, "make test on a fresh clone"); llama-common and
+# cpp-httplib in unity batches too (one compiler run for many files that include the same heavy
+# headers). mtmd refuses a unity build (its public helper must not see its internal headers),
+# and the server's own targets were not tried in one.
 if(NOT CMAKE_CURRENT_SOURCE_DIR STREQUAL CMAKE_SOURCE_DIR)
   return() # ggml's own project() includes this too
 endif()
@@ -14,7 +15,7 @@ endif()
 function(aitasks_trim_llama_server)
   foreach(target IN ITEMS llama-common mtmd server-context llama-server-impl cpp-httplib)
     if(TARGET ${target})
-      target_compile_options(${target} PRIVATE -O1)
+      target_compile_options(${target} PRIVATE -O0)
     endif()
   endforeach()
   foreach(target IN ITEMS llama-common cpp-httplib)

@@ -15,8 +15,8 @@
 --   * completion events and admission history exist for the last 26 hours only, as the sweeper
 --     prunes both after 24 hours.
 --
--- Payloads are thin (a 30-byte request, a 20-byte output, no usage, no model configuration hash
--- on run tasks) and the history is written at fillfactor 100 (the table's 85 is restored for
+-- Payloads are thin (a 30-byte request, a 20-byte output, no usage, no attempt log, no model
+-- configuration hash on run tasks) and the history is written at fillfactor 100 (the table's 85 is restored for
 -- new rows), so that 100 million rows fit the disk of the machine this ran on: about 390 bytes
 -- a task instead of the 780 that realistic payloads took at 1 million rows. Indexes do not
 -- depend on payload size. Nor does the planner's choice get easier: a thinner heap makes a full
@@ -98,7 +98,9 @@ CREATE FUNCTION pg_temp.growth_tasks(lo bigint, hi bigint, n bigint) RETURNS SET
            NULL::timestamptz,                                                 -- deferred_by
            false,                                                             -- awaiting_batch
            NULL::uuid,                                                        -- batch_id
-           true                                                               -- has_poller
+           true,                                                              -- has_poller
+           CASE WHEN st <> 'queued' THEN created + interval '50 milliseconds' END, -- attempt_started_at
+           NULL::jsonb                                                        -- attempt_log (thin)
     FROM base
 $$;
 
