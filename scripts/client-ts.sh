@@ -4,7 +4,7 @@
 # check its generated types against openapi.yaml, type-check the package, its type tests and the
 # example in strict mode, run its unit tests, then its end-to-end tests against the dev server on
 # a stub provider, over a database made for this run (dropped after) and queues of their own.
-#   scripts/client-ts.sh          all of it (needs `make build` and `make up`)
+#   scripts/client-ts.sh          all of it (needs `make build` and `make services`)
 #   scripts/client-ts.sh static   without the end-to-end tests (no service needed)
 #   scripts/client-ts.sh install  only install the dependencies (scripts/warm.sh)
 #   CLIENT_TS_ONLY=pattern        only the end-to-end tests whose names match (node --test-name-pattern)
@@ -50,7 +50,7 @@ node --test test/unit/
 
 # The end-to-end run: its own database (migrated by the dev server at start).
 load_local_env
-: "${AITASK_MIGRATE_DATABASE_URL:?run make up first}"
+: "${AITASK_MIGRATE_DATABASE_URL:?run make services (or make up) first}"
 name="aitasks_client_ts_$(date +%s)_$$"
 with_database() { python3 -c 'import sys; u, d = sys.argv[1], sys.argv[2]; b, _, q = u.partition("?"); print(b.rsplit("/", 1)[0] + "/" + d + ("?" + q if q else ""))' "$1" "$2"; }
 admin_url="$(with_database "$AITASK_MIGRATE_DATABASE_URL" postgres)"

@@ -2,7 +2,7 @@
 # cargo-lambda smoke test: build every function as a Lambda bootstrap (the test profile, into
 # target/lambda-test; with AITASK_LAMBDA_BUILD=release, `cargo lambda build --release` into
 # target/lambda), then serve them with `cargo lambda watch` and invoke each once with its event
-# fixture from tests/fixtures/, checking the answer. Needs `make up` (Postgres, the SQS-compatible server).
+# fixture from tests/fixtures/, checking the answer. Needs `make services` (Postgres, the SQS-compatible server).
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The deploy rehearsal. Needs `make up` (Postgres, the SQS-compatible server).
+# The deploy rehearsal. Needs `make services` (Postgres, the SQS-compatible server).
 #   scripts/rehearse.sh        build the release binaries with cargo-lambda (x86_64, as
 #                              lambda-smoke does), `sam build` for arm64 when this machine can,
 #                              then the rehearsal and its tests

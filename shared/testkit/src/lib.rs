@@ -3,7 +3,7 @@
 //! format, HS256 tokens, and the dev server as a child process; moto's server (Step Functions,
 //! SQS, EventBridge) and a stub of Lambda's durable-callback API that checks SigV4.
 //!
-//! Tests need `make up` to have run (Postgres and the SQS-compatible server); the locations
+//! Tests need `make services` (or `make up`) to have run (Postgres and the SQS-compatible server); the locations
 //! are read from the environment or, failing that, from `.local/env`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
