@@ -43,12 +43,23 @@ macro_rules! fragments {
 }
 
 fragments! {
+    // A fragment may name only those after it (they are spliced in this order).
+    // The end of a statement that ends whole tasks: bookkeeping, then each row with its event.
+    "fragments/ended_tasks_answer",
+    // The outbox's rows for the tasks of `settled` that ended, with their payloads.
+    "fragments/ended_events",
     // The completion event's payload (docs/events.md), from a row of `settled`.
     "fragments/settled_event",
     // The admission bookkeeping of scoped tasks that ended: a failed or canceled one frees its
     // logical step; every one lowers its application's count of active scoped tasks.
     "fragments/free_steps",
     "fragments/lower_active",
+    // The lease's fence: the task still runs this attempt, in its batch, with no cancel asked.
+    "fragments/attempt_fence",
+    // A narrowed listing's page, after the statement's own walk `examined`.
+    "fragments/narrowed_page",
+    // A whole task's columns, as `Task::from_row` reads them.
+    "fragments/task_columns",
 }
 
 statements! {
@@ -223,6 +234,17 @@ mod tests {
             ("fragments/settled_event", "'task.settled'"),
             ("fragments/free_steps", "UPDATE scope_admissions SET logical_key = NULL"),
             ("fragments/lower_active", "UPDATE app_concurrency SET active = GREATEST(active - ended_count"),
+            (
+                "fragments/ended_events",
+                "FROM settled WHERE status IN ('succeeded', 'failed', 'canceled') RETURNING",
+            ),
+            ("fragments/ended_tasks_answer", "SELECT settled.*, events.id AS event_id"),
+            ("fragments/attempt_fence", "batch_id IS NOT DISTINCT FROM $"),
+            ("fragments/narrowed_page", "SELECT page.*, edge.last_examined"),
+            (
+                "fragments/task_columns",
+                "kind, request, input_hash, model_id, model_ref, model_config_hash, status",
+            ),
         ];
         for (name, phrase) in phrases {
             let fragment = FRAGMENTS.iter().find(|f| f.name == name).unwrap();
@@ -257,7 +279,7 @@ mod tests {
     }
 
     /// Every fragment a statement names is spliced in (a misspelt name would reach Postgres); a
-    /// fragment names no other; and a name is never written in a comment (it would be spliced
+    /// fragment names only those listed after it; and a name is never written in a comment (it would be spliced
     /// there, and the fragment's text after its first line would run).
     #[test]
     fn every_statement_is_spliced_whole() {
@@ -273,8 +295,15 @@ mod tests {
                 }
             }
         }
-        for fragment in FRAGMENTS {
-            assert!(!fragment.source.contains("{{"), "{} names another fragment", fragment.name);
+        for (at, fragment) in FRAGMENTS.iter().enumerate() {
+            for before in &FRAGMENTS[..=at] {
+                assert!(
+                    !fragment.source.contains(&before.marker()),
+                    "{} names {}: a fragment names only those listed after it",
+                    fragment.name,
+                    before.name
+                );
+            }
         }
     }
 
@@ -296,39 +325,6 @@ mod tests {
             }
         }
         assert!(cleared >= 3, "{cleared} statements clear awaiting_batch");
-    }
-
-    /// The task's columns, as every statement that returns a whole task lists them (the order
-    /// `Task::from_row` reads them by name, so a column missing from one copy is a runtime error
-    /// on that path only).
-    #[test]
-    fn every_whole_task_is_returned_with_the_same_columns() {
-        const COLUMNS: &str = "id, app_id, run_id, usage_subject, usage_user_id, scope_id, source_id, \
-            cache_key, step_key, effect_key, kind, request, input_hash, model_id, model_ref, \
-            model_config_hash, status, output, usage, attempts, max_attempts, error_code, \
-            error_message, cancel_requested_at, heartbeat_at, released_at, created_at, started_at, \
-            completed_at, updated_at, trace_header, deferred_by, awaiting_batch";
-        let marker = "run_id, usage_subject, usage_user_id, scope_id";
-        // Statements that leave a column out on purpose, each saying why in its file.
-        let partial = ["create/existing_by_key"];
-        let mut copies = 0;
-        for sql in ALL.iter().filter(|sql| !partial.contains(&sql.name)) {
-            let text = sql.text();
-            let mut rest = text;
-            while let Some(at) = rest.find(marker) {
-                let start = rest[..at].rfind("id, app_id, ").unwrap_or(at);
-                let list = &rest[start..];
-                assert!(
-                    list.starts_with(COLUMNS),
-                    "{}: the task's columns differ from the other copies:\n{}",
-                    sql.name,
-                    &list[..list.len().min(COLUMNS.len() + 40)]
-                );
-                copies += 1;
-                rest = &rest[at + marker.len()..];
-            }
-        }
-        assert!(copies >= 8, "{copies} copies of the task's columns");
     }
 
     #[test]

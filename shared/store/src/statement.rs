@@ -4,8 +4,9 @@
 //! number it is. `shared/store/tests/snapshots/` shows every final statement.
 //!
 //! A piece several statements share (the completion event's payload, the admission bookkeeping
-//! of a task that ends) is written once, in `sql/fragments/<name>.sql`, and a statement names it
-//! where it goes: `{{fragments/<name>}}`. The text is spliced in when the statement is first
+//! of a task that ends, a whole task's columns) is written once, in `sql/fragments/<name>.sql`,
+//! and a statement names it where it goes: `{{fragments/<name>}}` (a fragment may name one
+//! listed after it). The text is spliced in when the statement is first
 //! used, so Postgres gets the statement written out in full, as if by hand: it costs nothing at
 //! run time (a SQL function would be a call per row, or a plan the planner may not inline).
 
@@ -22,7 +23,7 @@ pub(crate) type Param<'a> = (&'static str, &'a (dyn ToSql + Sync));
 pub(crate) struct Sql {
     pub(crate) name: &'static str,
     source: &'static str,
-    /// The fragments its `{{fragments/<name>}}` may name.
+    /// The fragments its `{{fragments/<name>}}` may name; a fragment may name those after it.
     fragments: &'static [Fragment],
     parsed: OnceLock<Parsed>,
 }
@@ -63,10 +64,17 @@ impl Sql {
         self.parsed.get_or_init(|| parse(&splice(self.source, self.fragments)))
     }
 
-    /// The fragments the statement's file names, in the order of the list.
+    /// The fragments the statement's file names, and those they name, in the order of the list.
     #[cfg(test)]
     pub(crate) fn includes(&self) -> Vec<&'static str> {
-        self.fragments.iter().filter(|f| self.source.contains(&f.marker())).map(|f| f.name).collect()
+        let mut named: Vec<&Fragment> = Vec::new();
+        for fragment in self.fragments {
+            let marker = fragment.marker();
+            if self.source.contains(&marker) || named.iter().any(|by| by.source.contains(&marker)) {
+                named.push(fragment);
+            }
+        }
+        named.iter().map(|f| f.name).collect()
     }
 
     /// The file's own text as Postgres would get it, its fragments not spliced in.
@@ -111,9 +119,10 @@ impl Sql {
     }
 }
 
-/// The source with each `{{fragments/<name>}}` replaced by that fragment. A fragment names no
-/// other. A name that is no fragment stays as it is, and Postgres refuses the statement (the test
-/// `every_statement_is_spliced_whole` catches it first). The fragment ends with a line break, so
+/// The source with each `{{fragments/<name>}}` replaced by that fragment, in the order of the
+/// list: a fragment may name only fragments after it, which are then spliced into it in the same
+/// pass. A name that is no fragment (or one before it) stays as it is, and Postgres refuses the
+/// statement (the test `every_statement_is_spliced_whole` catches it first). The fragment ends with a line break, so
 /// a comment on its last line cannot swallow what follows.
 fn splice(source: &str, fragments: &[Fragment]) -> String {
     let mut text = source.to_owned();
@@ -231,10 +240,17 @@ mod tests {
             Fragment { name: "fragments/sum", source: "-- a sum\nx + :task_id -- ends here" },
             Fragment { name: "fragments/other", source: "y" },
         ];
+        static TWICE: &[Fragment] = &[
+            Fragment { name: "fragments/twice", source: "({{fragments/other}}) * 2" },
+            Fragment { name: "fragments/other", source: "y" },
+        ];
         let sql = Sql::new("example", "SELECT {{fragments/sum}} AS sum, {{fragments/sum}}", FRAGMENTS);
         assert_eq!(sql.text(), "SELECT x + $1 AS sum, x + $1");
         assert_eq!(sql.names(), ["task_id"]);
         assert_eq!(sql.includes(), ["fragments/sum"]);
+        let nested = Sql::new("example", "SELECT {{fragments/twice}}", TWICE);
+        assert_eq!(nested.text(), "SELECT (y) * 2", "a fragment names one after it");
+        assert_eq!(nested.includes(), ["fragments/twice", "fragments/other"]);
         let unknown = Sql::new("example", "SELECT {{fragments/none}}", FRAGMENTS);
         assert_eq!(
             unknown.text(),

@@ -11,10 +11,7 @@ WITH inserted AS (
         -- A cache hit is done: it waits for no batch.
         :awaiting_batch::boolean AND false, :has_poller, 'succeeded', :output, now())
     ON CONFLICT (app_id, effect_key) DO NOTHING
-    RETURNING id, app_id, run_id, usage_subject, usage_user_id, scope_id, source_id, cache_key, step_key,
-        effect_key, kind, request, input_hash, model_id, model_ref, model_config_hash, status, output,
-        usage, attempts, max_attempts, error_code, error_message, cancel_requested_at, heartbeat_at,
-        released_at, created_at, started_at, completed_at, updated_at, trace_header, deferred_by, awaiting_batch
+    RETURNING {{fragments/task_columns}}
 ),
 events AS (
     INSERT INTO task_events (task_id, app_id, payload)

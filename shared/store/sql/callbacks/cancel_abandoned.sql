@@ -15,14 +15,7 @@ WITH settled AS (
     RETURNING id, app_id, run_id, scope_id, cache_key, step_key, effect_key, status, error_code,
         completed_at
 ),
-events AS (
-    -- The transactional outbox: one event for every row this statement made terminal.
-    INSERT INTO task_events (task_id, app_id, payload)
-    SELECT id, app_id,
-        {{fragments/settled_event}}
-    FROM settled WHERE status IN ('succeeded', 'failed', 'canceled')
-    RETURNING id, task_id, payload
-),
+{{fragments/ended_events}},
 {{fragments/free_steps}},
 {{fragments/lower_active}}
 SELECT id, task_id, payload FROM events

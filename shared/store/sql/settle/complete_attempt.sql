@@ -12,9 +12,7 @@ WITH settled AS (
     UPDATE tasks
     SET status = 'succeeded', output = :output, usage = :usage, error_code = NULL,
         error_message = NULL, completed_at = now(), updated_at = now()
-    WHERE id = :task_id AND status = 'running' AND attempts = :attempt
-      AND batch_id IS NOT DISTINCT FROM :batch_id
-      AND cancel_requested_at IS NULL
+    WHERE {{fragments/attempt_fence}}
     RETURNING id, app_id, scope_id, cache_key, status,
         {{fragments/settled_event}} AS payload
 ),

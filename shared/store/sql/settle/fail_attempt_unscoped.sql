@@ -4,9 +4,7 @@ WITH settled AS (
     UPDATE tasks
     SET status = 'failed', output = NULL, error_code = :error_code, error_message = :error_message,
         completed_at = now(), updated_at = now()
-    WHERE id = :task_id AND status = 'running' AND attempts = :attempt
-      AND batch_id IS NOT DISTINCT FROM :batch_id
-      AND cancel_requested_at IS NULL AND cache_key IS NULL
+    WHERE {{fragments/attempt_fence}} AND cache_key IS NULL
     RETURNING id, app_id, scope_id, cache_key, status,
         {{fragments/settled_event}} AS payload
 )

@@ -1,10 +1,8 @@
 -- Put a running task back in the queue after a retryable failure, keeping the error for the
--- record. Matches nothing when the lease is gone (the batch too: complete_attempt.sql), a cancel was
--- requested, or the budget is spent. The retry is on-demand: a batch's task leaves its batch.
+-- record. Matches nothing when the lease is gone (the batch too: fragments/attempt_fence.sql), a cancel
+-- was requested, or the budget is spent. The retry is on-demand: a batch's task leaves its batch.
 -- message_sent_at is now: the worker's own message (or the batcher's) comes after the backoff.
 UPDATE tasks
 SET status = 'queued', heartbeat_at = NULL, error_code = :error_code, error_message = :error_message,
     batch_id = NULL, message_sent_at = now(), updated_at = now()
-WHERE id = :task_id AND status = 'running' AND attempts = :attempt
-  AND batch_id IS NOT DISTINCT FROM :batch_id
-  AND cancel_requested_at IS NULL AND attempts < max_attempts
+WHERE {{fragments/attempt_fence}} AND attempts < max_attempts

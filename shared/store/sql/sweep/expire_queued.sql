@@ -31,21 +31,6 @@ settled AS (
         awaiting_batch = false,
         output = NULL, completed_at = now(), updated_at = now()
     FROM candidates WHERE id = candidate_id
-    RETURNING id, app_id, run_id, usage_subject, usage_user_id, scope_id, source_id, cache_key, step_key,
-        effect_key, kind, request, input_hash, model_id, model_ref, model_config_hash, status, output,
-        usage, attempts, max_attempts, error_code, error_message, cancel_requested_at, heartbeat_at,
-        released_at, created_at, started_at, completed_at, updated_at, trace_header, deferred_by, awaiting_batch
+    RETURNING {{fragments/task_columns}}
 ),
-events AS (
-    -- The transactional outbox: one event for every row this statement made terminal.
-    INSERT INTO task_events (task_id, app_id, payload)
-    SELECT id, app_id,
-        {{fragments/settled_event}}
-    FROM settled WHERE status IN ('succeeded', 'failed', 'canceled')
-    RETURNING id, task_id, payload
-),
-{{fragments/free_steps}},
-{{fragments/lower_active}}
--- Every row the update touched, with its event when it became terminal (NULL otherwise).
-SELECT settled.*, events.id AS event_id, events.payload AS event_payload
-FROM settled LEFT JOIN events ON events.task_id = settled.id
+{{fragments/ended_tasks_answer}}
