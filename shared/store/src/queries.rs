@@ -44,7 +44,8 @@ macro_rules! fragments {
 
 fragments! {
     // A fragment may name only those after it (they are spliced in this order).
-    // The end of a statement that ends whole tasks: bookkeeping, then each row with its event.
+    // The end of a statement that ends whole tasks: the outbox rows and the bookkeeping of those
+    // that ended, then each row with its event.
     "fragments/ended_tasks_answer",
     // The outbox's rows for the tasks of `settled` that ended, with their payloads.
     "fragments/ended_events",
@@ -249,12 +250,12 @@ mod tests {
         for (name, phrase) in phrases {
             let fragment = FRAGMENTS.iter().find(|f| f.name == name).unwrap();
             assert!(fragment.written().contains(phrase), "{name} holds {phrase}");
-            for sql in ALL {
-                assert!(
-                    !sql.written().contains(phrase),
-                    "{} writes out {phrase}: name {name} instead",
-                    sql.name
-                );
+            let others = ALL
+                .iter()
+                .map(|sql| (sql.name, sql.written()))
+                .chain(FRAGMENTS.iter().filter(|f| f.name != name).map(|f| (f.name, f.written())));
+            for (other, written) in others {
+                assert!(!written.contains(phrase), "{other} writes out {phrase}: name {name} instead");
             }
         }
         assert_eq!(FRAGMENTS.len(), phrases.len(), "each fragment has its phrase here");
@@ -289,9 +290,15 @@ mod tests {
                 "{}: a name left over",
                 sql.name
             );
-            for line in sql.source().lines() {
+        }
+        let sources = ALL
+            .iter()
+            .map(|sql| (sql.name, sql.source()))
+            .chain(FRAGMENTS.iter().map(|f| (f.name, f.source)));
+        for (name, source) in sources {
+            for line in source.lines() {
                 if let Some((_, comment)) = line.split_once("--") {
-                    assert!(!comment.contains("{{"), "{}: a fragment named in a comment: {line}", sql.name);
+                    assert!(!comment.contains("{{"), "{name}: a fragment named in a comment: {line}");
                 }
             }
         }
@@ -325,6 +332,72 @@ mod tests {
             }
         }
         assert!(cleared >= 3, "{cleared} statements clear awaiting_batch");
+    }
+
+    /// A whole task's columns are read from one list, fragments/task_columns.sql: no statement or
+    /// other fragment writes a list of the task's columns itself (`Task::from_row` would fail
+    /// only on that path), except `create/existing_by_key`, which leaves out `request` on purpose
+    /// and is otherwise the same list.
+    #[test]
+    fn every_whole_task_is_read_with_the_one_column_list() {
+        let columns = FRAGMENTS.iter().find(|f| f.name == "fragments/task_columns").unwrap().written();
+        let start = "id, app_id, run_id, usage_subject";
+        let without_request = columns.replacen(", request,", ",", 1);
+        let own_lists = ALL.iter().map(|sql| (sql.name, sql.written())).chain(
+            FRAGMENTS.iter().filter(|f| f.name != "fragments/task_columns").map(|f| (f.name, f.written())),
+        );
+        let mut partial = 0;
+        for (name, written) in own_lists {
+            if !written.contains(start) {
+                continue;
+            }
+            assert_eq!(
+                name, "create/existing_by_key",
+                "{name} lists the task's columns: name fragments/task_columns"
+            );
+            assert!(
+                written.contains(&without_request),
+                "{name}: the column list less `request`, in the same order"
+            );
+            partial += 1;
+        }
+        assert_eq!(partial, 1);
+    }
+
+    /// Every statement that changes a running attempt is fenced on the lease by the one fence,
+    /// fragments/attempt_fence.sql, or is listed here with why its fence differs.
+    #[test]
+    fn every_running_attempt_is_fenced_by_the_one_fence() {
+        let own_fences = [
+            // Fenced on (task id, attempt) alone: a task enters a provider batch only before any
+            // claim (only_a_create_puts_a_task_in_line_for_a_batch), and the cancel check must
+            // see a cancel.
+            "lease/check",
+            "lease/heartbeat",
+            // The same fence item by item, for many attempts in one statement.
+            "settle/complete_many",
+            // Stricter: only a task still in the given provider batch goes back.
+            "repair/give_back_for_repair",
+        ];
+        let mut fenced = 0;
+        for sql in ALL {
+            let text = sql.text();
+            if !(text.contains("status = 'running' AND attempts =")
+                || text.contains("status = 'running' AND tasks.attempts ="))
+            {
+                continue;
+            }
+            if own_fences.contains(&sql.name) {
+                continue;
+            }
+            assert!(
+                sql.includes().contains(&"fragments/attempt_fence"),
+                "{}: changes a running attempt without fragments/attempt_fence",
+                sql.name
+            );
+            fenced += 1;
+        }
+        assert!(fenced >= 6, "{fenced} statements use the fence");
     }
 
     #[test]

@@ -240,6 +240,10 @@ mod tests {
             Fragment { name: "fragments/sum", source: "-- a sum\nx + :task_id -- ends here" },
             Fragment { name: "fragments/other", source: "y" },
         ];
+        static BACKWARDS: &[Fragment] = &[
+            Fragment { name: "fragments/twice", source: "y" },
+            Fragment { name: "fragments/other", source: "({{fragments/twice}}) * 2" },
+        ];
         static TWICE: &[Fragment] = &[
             Fragment { name: "fragments/twice", source: "({{fragments/other}}) * 2" },
             Fragment { name: "fragments/other", source: "y" },
@@ -251,6 +255,12 @@ mod tests {
         let nested = Sql::new("example", "SELECT {{fragments/twice}}", TWICE);
         assert_eq!(nested.text(), "SELECT (y) * 2", "a fragment names one after it");
         assert_eq!(nested.includes(), ["fragments/twice", "fragments/other"]);
+        let backwards = Sql::new("example", "SELECT {{fragments/other}}", BACKWARDS);
+        assert_eq!(
+            backwards.text(),
+            "SELECT ({{fragments/twice}}) * 2",
+            "a fragment naming one before it is left for the tests to find"
+        );
         let unknown = Sql::new("example", "SELECT {{fragments/none}}", FRAGMENTS);
         assert_eq!(
             unknown.text(),

@@ -2,8 +2,9 @@
 -- with everything that goes with it, and only the completion event comes back (the worker holds
 -- the task already; shipping the row back cost a tenth of the lifecycle's throughput).
 --
--- Fenced on the lease: nothing changes unless the task is still running this attempt (in the
--- provider batch that holds it, or on-demand in none) and no cancel was requested. For a scoped
+-- Fenced on the lease (fragments/attempt_fence.sql): nothing changes unless the task is still
+-- running this attempt (in the provider batch that holds it, or on-demand in none) and no cancel
+-- was requested. For a scoped
 -- task (cache_key set) the same statement lowers the application's count of active scoped tasks
 -- in the shard of its scope; it frees no logical step (a success keeps it, so the bookkeeping's
 -- first part, fragments/free_steps.sql, is left out). complete_attempt_unscoped.sql is the cheaper form

@@ -1,5 +1,5 @@
 -- A worker ends its running attempt `failed` with an error code, in one statement with the
--- completion event; only the event comes back. Fenced on the lease like complete_attempt.sql. For a
+-- completion event; only the event comes back. Fenced on the lease (fragments/attempt_fence.sql). For a
 -- scoped task it also frees the logical step (a failure does not use up a source's budget) and
 -- lowers the application's count of active scoped tasks. fail_attempt_unscoped.sql is the cheaper form
 -- for tasks without a scope.
