@@ -54,7 +54,7 @@ fn check_emf(document: &Value) {
     for metric in metrics {
         let name = metric["Name"].as_str().expect("a metric is named");
         assert!(
-            ["Count", "Milliseconds", "None"].contains(&metric["Unit"].as_str().unwrap_or("")),
+            ["Count", "Milliseconds", "Seconds", "None"].contains(&metric["Unit"].as_str().unwrap_or("")),
             "{metric}"
         );
         assert!(document[name].is_number(), "metric {name} has a numeric value: {document}");

@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use aitasks_contracts::TaskStatus;
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 use tokio_postgres::Row;
 use uuid::Uuid;
@@ -17,7 +18,7 @@ use crate::params::{limit, millis, truncate_message, CANCELED_CODE};
 use crate::pool::GenericClient;
 use crate::queries::{
     ATTACH_CALLBACKS, CALLBACK_ROOM, CANCEL_ABANDONED, MARK_DELIVERED_AND_TAKE_OWED, RECORD_CALLBACKS,
-    TAKE_HEARTBEATS, TAKE_OWED_CALLBACKS,
+    TAKE_HEARTBEATS, TAKE_OWED_CALLBACKS, UNMARK_HEARTBEATS, WAITING_CALLBACKS,
 };
 use crate::rows::event_from_row;
 
@@ -78,6 +79,10 @@ pub struct DueHeartbeat {
     pub owed: bool,
     /// The task's status when it was taken.
     pub task_status: TaskStatus,
+    /// The heartbeat the take recorded, and the one before it (what [`unmark_heartbeats`] puts
+    /// back when the call did not go through).
+    pub marked_at: DateTime<Utc>,
+    pub last_heartbeat_at: DateTime<Utc>,
 }
 
 impl std::fmt::Debug for DueHeartbeat {
@@ -196,6 +201,63 @@ pub async fn take_heartbeats(
                 token: row.try_get("token")?,
                 owed: row.try_get::<_, String>("state")? == "owed",
                 task_status: status(row)?,
+                marked_at: row.try_get("marked_at")?,
+                last_heartbeat_at: row.try_get("last_heartbeat_at")?,
+            })
+        })
+        .collect()
+}
+
+/// Give these taken heartbeats back their previous heartbeat, so each is due again at once in
+/// its place (`sql/callbacks/unmark_heartbeats.sql`): the call was throttled. How many changed
+/// (one a concurrent sweep heartbeated since is left as it is).
+pub async fn unmark_heartbeats(client: &impl GenericClient, taken: &[&DueHeartbeat]) -> StoreResult<u64> {
+    if taken.is_empty() {
+        return Ok(0);
+    }
+    let ids: Vec<i64> = taken.iter().map(|due| due.id).collect();
+    let marked: Vec<DateTime<Utc>> = taken.iter().map(|due| due.marked_at).collect();
+    let last: Vec<DateTime<Utc>> = taken.iter().map(|due| due.last_heartbeat_at).collect();
+    let statement = client.prepare_cached(UNMARK_HEARTBEATS.text()).await?;
+    let params =
+        UNMARK_HEARTBEATS.bind(&[("ids", &ids), ("marked_ats", &marked), ("last_heartbeat_ats", &last)])?;
+    Ok(client.query(&statement, &params).await?.len() as u64)
+}
+
+/// One tenant's waiting callbacks, as the heartbeat duty plans with them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WaitingCallbacks {
+    pub app_id: String,
+    /// How many wait, counted up to the `most` asked for.
+    pub waiting: i64,
+    /// How long until its least recently heartbeated one is due (zero: due now) ...
+    pub due_in: Duration,
+    /// ... or how long it has been due.
+    pub overdue: Duration,
+}
+
+/// Every tenant with waiting callbacks: how many wait (up to `most` a tenant; 0 counts none) and
+/// when its next heartbeat is due, a callback being due once its last heartbeat is `every` old
+/// (`sql/callbacks/waiting_callbacks.sql`).
+pub async fn waiting_callbacks(
+    client: &impl GenericClient,
+    every: Duration,
+    most: u64,
+) -> StoreResult<Vec<WaitingCallbacks>> {
+    let statement = client.prepare_cached(WAITING_CALLBACKS.text()).await?;
+    let (every_ms, most) = (millis(every), i64::try_from(most).unwrap_or(i64::MAX));
+    let params = WAITING_CALLBACKS.bind(&[("every_ms", &every_ms), ("most", &most)])?;
+    client
+        .query(&statement, &params)
+        .await?
+        .iter()
+        .map(|row| {
+            let due_in_ms: i64 = row.try_get("due_in_ms")?;
+            Ok(WaitingCallbacks {
+                app_id: row.try_get("app_id")?,
+                waiting: row.try_get("waiting")?,
+                due_in: Duration::from_millis(u64::try_from(due_in_ms).unwrap_or(0)),
+                overdue: Duration::from_millis(due_in_ms.min(0).unsigned_abs()),
             })
         })
         .collect()

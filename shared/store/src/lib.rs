@@ -82,8 +82,8 @@ pub use batches::{
 };
 pub use callbacks::{
     attach_callbacks, callback_room, cancel_abandoned, mark_delivered_and_take_owed, record_callbacks,
-    take_heartbeats, take_owed_callbacks, CallbackEnd, CallbackRoom, DueHeartbeat, NewCallback, OwedCallback,
-    TaskEnd,
+    take_heartbeats, take_owed_callbacks, unmark_heartbeats, waiting_callbacks, CallbackEnd, CallbackRoom,
+    DueHeartbeat, NewCallback, OwedCallback, TaskEnd, WaitingCallbacks,
 };
 pub use cancel::{
     cancel_run, cancel_run_tasks, finish_run_cancel, pending_run_cancels, request_cancel, CancelRequest,

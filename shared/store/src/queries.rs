@@ -61,6 +61,8 @@ fragments! {
     "fragments/narrowed_page",
     // A whole task's columns, as `Task::from_row` reads them.
     "fragments/task_columns",
+    // The tenants with waiting callbacks (a loose scan), for the heartbeat duty's statements.
+    "fragments/waiting_tenants",
 }
 
 statements! {
@@ -107,6 +109,8 @@ statements! {
     RECORD_CALLBACKS = "callbacks/record_callbacks";
     TAKE_HEARTBEATS = "callbacks/take_heartbeats";
     TAKE_OWED_CALLBACKS = "callbacks/take_owed_callbacks";
+    UNMARK_HEARTBEATS = "callbacks/unmark_heartbeats";
+    WAITING_CALLBACKS = "callbacks/waiting_callbacks";
 
     CANCEL_RUN = "cancel/cancel_run";
     CANCEL_RUN_TASKS = "cancel/cancel_run_tasks";
@@ -246,6 +250,7 @@ mod tests {
                 "fragments/task_columns",
                 "kind, request, input_hash, model_id, model_ref, model_config_hash, status",
             ),
+            ("fragments/waiting_tenants", "WHERE next.state = 'waiting' AND next.app_id > tenants.app_id"),
         ];
         for (name, phrase) in phrases {
             let fragment = FRAGMENTS.iter().find(|f| f.name == name).unwrap();

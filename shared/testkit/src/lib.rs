@@ -37,7 +37,7 @@ pub use moto::Moto;
 pub use private_sqs::PrivateSqs;
 pub use queues::{sqs_at, TestQueues};
 pub use random::Xorshift;
-pub use sfn_stub::{longest_gaps, SfnCall, SfnStub};
+pub use sfn_stub::{longest_gaps, Quota, SfnCall, SfnStub};
 pub use stats::percentile;
 pub use stub_batches::{
     BatchOutcome, BedrockBatchStub, LineScript, StubBatches, BATCH_AWS_ACCESS_KEY, BATCH_AWS_SECRET_KEY,

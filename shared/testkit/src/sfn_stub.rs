@@ -5,7 +5,10 @@
 //! is too slow for ten thousand waiting tokens; this one measures what a caller with
 //! `HeartbeatSeconds` would see: the longest gap between heartbeats per token, the calls a
 //! second, how many were in flight at once. A token told [`SfnStub::time_out`] answers
-//! `TaskTimedOut`, as Step Functions does for a caller that stopped waiting.
+//! `TaskTimedOut`, as Step Functions does for a caller that stopped waiting. With
+//! [`SfnStub::set_quota`] its `SendTaskHeartbeat` is throttled as the account's is: a token
+//! bucket, part of whose refill the workflows' own calls take, and `ThrottlingException` when
+//! it is empty.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -36,6 +39,39 @@ struct Recorded {
     latency: Duration,
     in_flight: usize,
     most_in_flight: usize,
+    bucket: Option<Bucket>,
+}
+
+/// Step Functions' throttle of one API, per account and region: a bucket of `size` calls,
+/// refilled at `refill` a second, of which the account's workflows take `others` a second.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Quota {
+    pub size: f64,
+    pub refill: f64,
+    pub others: f64,
+}
+
+#[derive(Debug)]
+struct Bucket {
+    quota: Quota,
+    calls: f64,
+    at: Instant,
+}
+
+impl Bucket {
+    /// Take one call from the bucket, if it holds one.
+    fn take(&mut self, now: Instant) -> bool {
+        let elapsed = now.saturating_duration_since(self.at).as_secs_f64();
+        self.at = self.at.max(now);
+        let quota = self.quota;
+        self.calls = (self.calls + elapsed * (quota.refill - quota.others)).clamp(0.0, quota.size);
+        if self.calls >= 1.0 {
+            self.calls -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
 }
 
 /// The running stand-in (it runs until the test process ends).
@@ -69,6 +105,11 @@ impl SfnStub {
     /// Every call waits this long before its answer.
     pub fn set_latency(&self, latency: Duration) {
         self.lock().latency = latency;
+    }
+
+    /// Throttle `SendTaskHeartbeat` as `quota` says, from a full bucket.
+    pub fn set_quota(&self, quota: Quota) {
+        self.lock().bucket = Some(Bucket { quota, calls: quota.size, at: Instant::now() });
     }
 
     /// The caller holding `token` stopped waiting: every call on it is `TaskTimedOut`.
@@ -173,6 +214,9 @@ async fn handle(State(state): State<Arc<Mutex<Recorded>>>, headers: HeaderMap, b
         Some("InvalidToken")
     } else if recorded.timed_out.contains(&token) {
         Some("TaskTimedOut")
+    } else if action == "SendTaskHeartbeat" && recorded.bucket.as_mut().is_some_and(|bucket| !bucket.take(at))
+    {
+        Some("ThrottlingException")
     } else {
         None
     };
@@ -192,6 +236,18 @@ async fn handle(State(state): State<Arc<Mutex<Recorded>>>, headers: HeaderMap, b
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bucket_gives_its_size_at_once_then_what_the_workflows_leave_of_its_refill() {
+        let t0 = Instant::now();
+        let quota = Quota { size: 3.0, refill: 5.0, others: 3.0 };
+        let mut bucket = Bucket { quota, calls: 3.0, at: t0 };
+        let taken = (0..5).filter(|_| bucket.take(t0)).count();
+        assert_eq!(taken, 3, "the full bucket, then throttled");
+        let later = t0 + Duration::from_secs(2);
+        let taken = (0..10).filter(|_| bucket.take(later)).count();
+        assert_eq!(taken, 3, "two seconds of 5 - 3 a second, capped at the size");
+    }
 
     #[test]
     fn a_token_s_longest_gap_runs_from_its_start_through_its_beats_to_the_end() {

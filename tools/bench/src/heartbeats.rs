@@ -1,46 +1,104 @@
-//! Heartbeat capacity at volume (issue 36): 10,000 waiting callbacks, 9,000 of them one
-//! tenant's, against a Step Functions stand-in that records every call, with every sweep held
-//! 110 s by the batch duties (`aitasks_testkit::run_heartbeat_scale`; time runs 10 times faster
-//! than the stack's, the call rate 10 times higher: the same calls a sweep). Printed: the longest
-//! gap between heartbeats per token against `HeartbeatSeconds` 120, heartbeats a second, the
-//! database time per sweep.
+//! Heartbeat capacity (issues 36 and 48; `aitasks_testkit::run_heartbeat_scale`), against a Step
+//! Functions stand-in that records every call, in three runs:
+//! - **real time**: 10,000 waiting callbacks of one tenant, the one-minute schedule, the
+//!   defaults, for five minutes of wall time, as `make serve` runs them;
+//! - **held**: 10,000 waiting, 9,000 of them one tenant's, with every sweep held 110 s by the
+//!   batch duties (time 10 times faster, the call rate 10 times higher: the same calls a sweep);
+//! - **past the quota**: 100,000 waiting (ten tenants at their limit of 10,000) in a large
+//!   region (400 calls a second) against a stand-in that throttles as the account does (a
+//!   bucket of 3,000 refilled at 500 a second, 100 of which the workflows take), time 4 times
+//!   faster: the `HeartbeatSeconds` the sweeps say they keep, against the gaps measured.
+//!
+//! Printed for each: the longest gap between heartbeats per token (max, p99, p50) against
+//! `HeartbeatSeconds` 120 and the figure the sweeps stated, the calls a second (mean, peak, the
+//! share of the run's seconds with any: how evenly they spread), the database time per sweep.
 
 use std::time::Duration;
 
-use aitasks_testkit::{run_heartbeat_scale, HeartbeatScale};
+use aitasks_testkit::{run_heartbeat_scale, HeartbeatFigures, HeartbeatScale, Quota};
 use serde_json::{json, Value};
 
 use crate::size::Size;
 use crate::{row, Failure};
 
 pub(crate) async fn section(size: Size) -> Result<Value, Failure> {
-    let callbacks = size.pick(10_000, 2_000, 50);
+    let real_time = HeartbeatScale {
+        callbacks: size.pick(10_000, 10_000, 50),
+        big_tenant: size.pick(10_000, 10_000, 50),
+        small_tenants: 0,
+        speedup: 1,
+        // Five minutes as a user meets it (a smoke run: one period, sped up below).
+        run_for: Duration::from_secs(size.pick(300, 300, 3)),
+        batch_hold: None,
+        call_latency: Duration::from_millis(20),
+        calls_per_second: 250,
+        quota: None,
+    };
+    let real_time = if size.is_smoke() { HeartbeatScale { speedup: 40, ..real_time } } else { real_time };
     // A slower machine (or a debug build) keeps up at a smaller speedup: BENCH_HEARTBEAT_SPEEDUP.
-    // A smoke run's sweeps (held 0.5 s each) are all it needs.
     let speedup = std::env::var("BENCH_HEARTBEAT_SPEEDUP")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(size.pick(10, 10, 40));
-    let scale = HeartbeatScale {
-        callbacks,
-        big_tenant: callbacks * 9 / 10,
+    let held = HeartbeatScale {
+        callbacks: size.pick(10_000, 2_000, 50),
+        big_tenant: size.pick(9_000, 1_800, 45),
         small_tenants: size.pick(20, 20, 5),
         speedup,
         // Ten minutes of the stack's time (three in quick runs, one in a smoke run).
         run_for: Duration::from_secs(size.pick(600, 180, 60)) / speedup,
-        batch_hold: Duration::from_secs(size.pick(110, 110, 20)),
+        batch_hold: Some(Duration::from_secs(size.pick(110, 110, 20))),
         call_latency: Duration::from_millis(20),
+        calls_per_second: 250,
+        quota: None,
     };
-    println!(
-        "\nheartbeats: {callbacks} waiting callbacks ({} one tenant's), sweeps held {}s by batches, time x{}",
-        scale.big_tenant,
-        scale.batch_hold.as_secs(),
-        scale.speedup
-    );
-    let figures = run_heartbeat_scale(&scale).await;
+    let quota_speedup = size.pick(4, 4, 40);
+    let past_quota = HeartbeatScale {
+        callbacks: size.pick(100_000, 30_000, 60),
+        big_tenant: size.pick(10_000, 3_000, 6),
+        small_tenants: 9,
+        speedup: quota_speedup,
+        // Long enough for every token to come round three times at the stated figure.
+        run_for: Duration::from_secs(size.pick(1_500, 900, 60)) / quota_speedup,
+        batch_hold: None,
+        call_latency: Duration::from_millis(20),
+        calls_per_second: 400,
+        quota: Some(Quota { size: 3_000.0, refill: 500.0, others: 100.0 }),
+    };
+    // BENCH_HEARTBEAT_RUNS=realTime,... runs only those.
+    let runs = std::env::var("BENCH_HEARTBEAT_RUNS").unwrap_or_default();
+    let wanted = |name: &str| runs.is_empty() || runs.split(',').any(|run| run.trim() == name);
+    let mut report = serde_json::Map::new();
+    for (name, scale, says) in [
+        ("realTime", real_time, "at real time, the one-minute schedule"),
+        ("heldByBatches", held, "every sweep held by batches"),
+        (
+            "pastTheQuota",
+            past_quota,
+            "past the quota: 400/s asked of a bucket of 3,000 refilled at 500/s, 100/s of it the workflows'",
+        ),
+    ] {
+        if !wanted(name) {
+            continue;
+        }
+        println!(
+            "\nheartbeats, {says}: {} waiting callbacks ({} one tenant's){}, time x{}",
+            scale.callbacks,
+            scale.big_tenant,
+            scale.batch_hold.map(|hold| format!(", sweeps held {}s", hold.as_secs())).unwrap_or_default(),
+            scale.speedup
+        );
+        let figures = run_heartbeat_scale(&scale).await;
+        report.insert(name.into(), print(&scale, &figures));
+    }
+    Ok(Value::Object(report))
+}
+
+fn print(scale: &HeartbeatScale, figures: &HeartbeatFigures) -> Value {
     let (db_mean, db_most) = figures.db_ms();
     let secs = |d: Duration| format!("{:.1}s", d.as_secs_f64());
-    row("", &["max".into(), "p99".into(), "p50".into(), "limit".into()]);
+    let stated = |d: Option<Duration>| d.map_or("-".to_owned(), secs);
+    row("", &["max".into(), "p99".into(), "p50".into(), "limit".into(), "stated".into()]);
     row(
         "longest gap between heartbeats, per token",
         &[
@@ -48,19 +106,25 @@ pub(crate) async fn section(size: Size) -> Result<Value, Failure> {
             secs(figures.longest_gap_p99),
             secs(figures.longest_gap_p50),
             secs(figures.heartbeat_seconds),
+            format!("{}..{}", stated(figures.stated_kept_min), stated(figures.stated_kept_max)),
         ],
     );
     row(
-        "tokens past HeartbeatSeconds (small tenants')",
-        &[format!("{} ({})", figures.timed_out, figures.small_timed_out)],
+        "tokens past 120 s (small tenants'); past the stated",
+        &[format!("{} ({})", figures.timed_out, figures.small_timed_out), figures.past_stated.to_string()],
     );
     row(
-        "heartbeats/s; peak calls in a second (limit)",
+        "calls/s: mean, peak (limit); seconds with calls",
         &[
-            format!("{:.0}", figures.heartbeats_per_second),
+            format!("{:.0}", figures.mean_calls_per_second),
             format!("{:.0}", figures.peak_calls_per_second),
             format!("({})", figures.calls_per_second_limit),
+            format!("{:.0}%", figures.busy_share * 100.0),
         ],
+    );
+    row(
+        "heartbeats/s accepted; throttled calls",
+        &[format!("{:.0}", figures.heartbeats_per_second), figures.throttled.to_string()],
     );
     row(
         "sweeps; longest sweep",
@@ -72,18 +136,23 @@ pub(crate) async fn section(size: Size) -> Result<Value, Failure> {
         "database ms per sweep (mean, most); per 1,000 beats",
         &[format!("{db_mean:.1}"), format!("{db_most:.1}"), format!("{per_thousand:.1}")],
     );
-    Ok(json!({
+    let seconds = |d: Option<Duration>| d.map(|d| d.as_secs_f64());
+    json!({
         "callbacks": figures.tokens, "bigTenant": scale.big_tenant, "speedup": scale.speedup,
-        "batchHoldSeconds": scale.batch_hold.as_secs(),
+        "batchHoldSeconds": scale.batch_hold.map(|hold| hold.as_secs()),
         "longestGapSeconds": {"max": figures.longest_gap_max.as_secs_f64(), "p99": figures.longest_gap_p99.as_secs_f64(),
                                "p50": figures.longest_gap_p50.as_secs_f64()},
         "heartbeatSeconds": figures.heartbeat_seconds.as_secs_f64(),
+        "statedKeptSeconds": {"min": seconds(figures.stated_kept_min), "max": seconds(figures.stated_kept_max)},
         "timedOut": figures.timed_out, "smallTenantsTimedOut": figures.small_timed_out,
+        "pastStated": figures.past_stated,
         "heartbeatsPerSecond": figures.heartbeats_per_second,
+        "meanCallsPerSecond": figures.mean_calls_per_second, "busyShare": figures.busy_share,
         "peakCallsPerSecond": figures.peak_calls_per_second, "callsPerSecondLimit": figures.calls_per_second_limit,
+        "throttled": figures.throttled,
         "mostInFlight": figures.most_in_flight,
         "sweeps": figures.sweeps.len(),
         "databaseMillisecondsPerSweep": {"mean": db_mean, "most": db_most},
         "databaseMillisecondsPerThousandHeartbeats": per_thousand,
-    }))
+    })
 }

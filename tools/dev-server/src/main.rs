@@ -81,7 +81,8 @@ async fn main() -> Result<(), Failure> {
     let pollers: usize =
         env_or("AITASK_LOCAL_POLLERS", "2").parse().map_err(|_| "AITASK_LOCAL_POLLERS must be a number")?;
     let function_timeout = millis("AITASK_LOCAL_FUNCTION_TIMEOUT_MS", 300_000)?;
-    let sweep_every = millis("AITASK_SWEEP_INTERVAL_MS", 60_000)?;
+    // The runtime reads it too: the heartbeat duty ends its window inside the period.
+    let sweep_every = app.settings.runtime.sweep_interval;
     let wait_seconds: i32 = env_or("AITASK_LOCAL_POLL_WAIT_S", "10")
         .parse()
         .map_err(|_| "AITASK_LOCAL_POLL_WAIT_S must be a number")?;

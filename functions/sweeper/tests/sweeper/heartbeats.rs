@@ -4,6 +4,7 @@
 //! the batch duties hold the sweeps (the short form of `make bench`'s heartbeat section).
 
 use std::collections::HashSet;
+use std::time::{Duration, Instant};
 
 use aitasks_runtime::sweeper;
 use aitasks_store::{self as store, NewCallback};
@@ -47,7 +48,13 @@ fn beaten(sfn: &SfnStub, tokens: &[String]) -> usize {
 async fn one_sweep_heartbeats_every_due_callback_past_a_thousand() {
     let db = TestDb::new().await;
     let sfn = SfnStub::start().await;
-    let app = app_on(&db, &sfn, &[("AITASK_CALLBACK_CALLS_PER_SECOND", "5000")]).await;
+    // The window the sweep spreads its calls over: 5 s (45 at the defaults).
+    let app = app_on(
+        &db,
+        &sfn,
+        &[("AITASK_CALLBACK_CALLS_PER_SECOND", "5000"), ("AITASK_CALLBACK_HEARTBEAT_BUDGET_MS", "5000")],
+    )
+    .await;
     let tokens = waiting(&db, "app-many", 3_000).await;
     // Last heartbeated a minute ago: every one is due (45 s).
     db.sql("UPDATE task_callbacks SET heartbeat_at = now() - interval '1 minute'").await;
@@ -60,6 +67,97 @@ async fn one_sweep_heartbeats_every_due_callback_past_a_thousand() {
         sfn.peak_calls_per_second() <= 5_001,
         "never over the configured rate: {} in one second",
         sfn.peak_calls_per_second()
+    );
+}
+
+/// Issue 48: a callback heartbeated late in one sweep is not due yet when the next one starts;
+/// that sweep heartbeats it when it comes due, within its window, instead of stopping at the
+/// first empty page and leaving it to the sweep after (a gap of two periods). The first sweep is
+/// slow (its pace spreads the 200 callbacks over most of its window), the later ones fast, as a
+/// warm Lambda's are: the fast one catches up with what is due, and used to stop. Time runs 20
+/// times faster than the stack's: the heartbeat interval 2.25 s, the window 2.25 s, the period 3
+/// s; `HeartbeatSeconds` 120 is 6 s here, and the promise with its margin 4.5 s (90 s).
+#[tokio::test]
+async fn a_callback_heartbeated_late_in_a_sweep_is_heartbeated_in_the_next_one() {
+    let db = TestDb::new().await;
+    let sfn = SfnStub::start().await;
+    let scaled = [
+        ("AITASK_CALLBACK_HEARTBEAT_MS", "2250"),
+        ("AITASK_CALLBACK_HEARTBEAT_BUDGET_MS", "2250"),
+        ("AITASK_SWEEP_INTERVAL_MS", "3000"),
+    ];
+    let with_rate = |rate: &'static str| {
+        let mut overrides = scaled.to_vec();
+        overrides.push(("AITASK_CALLBACK_CALLS_PER_SECOND", rate));
+        overrides
+    };
+    let slow = app_on(&db, &sfn, &with_rate("110")).await;
+    let fast = app_on(&db, &sfn, &with_rate("2000")).await;
+    let tokens = waiting(&db, "app-spread", 200).await;
+    db.sql("UPDATE task_callbacks SET heartbeat_at = now() - interval '1 minute'").await;
+
+    let period = Duration::from_millis(3_000);
+    let started = Instant::now();
+    let mut summaries = Vec::new();
+    for sweep in 0..4u32 {
+        tokio::time::sleep_until((started + period * sweep).into()).await;
+        let app = if sweep == 0 { &slow } else { &fast };
+        summaries.push(sweeper::sweep(app).await);
+    }
+    let ended = Instant::now();
+    let beats = sfn.heartbeats();
+    let first: Vec<Instant> =
+        tokens.iter().filter_map(|t| beats.get(t).and_then(|b| b.first()).copied()).collect();
+    assert_eq!(first.len(), tokens.len(), "the first sweep heartbeats every due callback");
+    let spread = first.iter().max().unwrap().duration_since(*first.iter().min().unwrap());
+    assert!(spread >= Duration::from_millis(1_200), "the slow sweep spread them over its window: {spread:?}");
+    let gaps = longest_gaps(&tokens, &beats, started, ended);
+    let longest = gaps.iter().max().unwrap();
+    let past = gaps.iter().filter(|gap| **gap > period * 3 / 2).count();
+    println!("longest gap {longest:?}; {past} of {} tokens past 1.5 periods", tokens.len());
+    assert_eq!(past, 0, "no callback waits two periods for its heartbeat (longest {longest:?})");
+    for summary in &summaries {
+        assert_eq!(summary.callbacks_waiting, 200, "{summary:?}");
+        // Caught up: the interval plus the period, 5.25 s here (105 s in the stack's time).
+        assert_eq!(summary.heartbeat_seconds_kept, Some(6), "{summary:?}");
+        assert!(!summary.heartbeats_cut_short, "{summary:?}");
+    }
+}
+
+/// Issue 48, past the quota: Step Functions throttles the heartbeats (a bucket of 5 refilled at 6
+/// a second, while the sweep's pace for its 40 callbacks is 10 a second). A throttled callback
+/// is due again at once, in its place, so the sweep still heartbeats every one within its
+/// window; its pace slows to what the bucket gives instead of spending calls on refusals; and
+/// it counts them.
+#[tokio::test]
+async fn throttled_heartbeats_are_sent_again_within_the_sweep_at_the_pace_aws_allows() {
+    let db = TestDb::new().await;
+    let sfn = SfnStub::start().await;
+    sfn.set_quota(Quota { size: 5.0, refill: 6.0, others: 0.0 });
+    let app = app_on(&db, &sfn, &[("AITASK_CALLBACK_HEARTBEAT_BUDGET_MS", "20000")]).await;
+    let tokens = waiting(&db, "app-throttled", 40).await;
+    db.sql("UPDATE task_callbacks SET heartbeat_at = now() - interval '1 minute'").await;
+
+    let summary = sweeper::sweep(&app).await;
+    let throttled =
+        sfn.calls().iter().filter(|c| c.refused.as_deref() == Some("ThrottlingException")).count();
+    println!(
+        "{} heartbeats, {throttled} throttled calls, {} ms",
+        summary.callback_heartbeats, summary.elapsed_ms
+    );
+    assert_eq!(
+        beaten(&sfn, &tokens),
+        tokens.len(),
+        "every callback heartbeated in the sweep, throttled or not"
+    );
+    assert_eq!(summary.callback_heartbeats, 40, "{summary:?}");
+    assert!(throttled > 0, "the bucket ran dry");
+    assert_eq!(summary.heartbeats_throttled as usize, throttled, "the sweep counts them");
+    assert_eq!(summary.callback_failures, 0, "a throttled call is not a failed callback: {summary:?}");
+    assert!(!summary.heartbeats_cut_short, "{summary:?}");
+    assert!(
+        throttled <= 10,
+        "the pace slowed to the bucket's instead of asking at 10/s: {throttled} refusals for 40 heartbeats"
     );
 }
 
@@ -122,9 +220,11 @@ async fn waiting_callbacks_keep_their_heartbeat_promise_while_batches_hold_the_s
         big_tenant: callbacks * 9 / 10,
         small_tenants: 10,
         speedup: 20,
-        run_for: std::time::Duration::from_secs(20),
-        batch_hold: std::time::Duration::from_secs(110),
-        call_latency: std::time::Duration::from_millis(20),
+        run_for: Duration::from_secs(20),
+        batch_hold: Some(Duration::from_secs(110)),
+        call_latency: Duration::from_millis(20),
+        calls_per_second: 250,
+        quota: None,
     };
     let figures = run_heartbeat_scale(&scale).await;
     let (db_mean, db_most) = figures.db_ms();

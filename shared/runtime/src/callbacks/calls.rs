@@ -37,8 +37,10 @@ pub(crate) enum Outcome {
     Accepted,
     /// The caller no longer waits: AWS's code and message.
     Gone(String),
-    /// Worth trying again later (throttled, unavailable, timed out, not allowed yet).
+    /// Worth trying again later (unavailable, timed out, not allowed yet).
     Retry(String),
+    /// AWS throttled it: the account's bucket for this call is empty for now.
+    Throttled(String),
     /// AWS will never accept this call.
     Refused(String),
 }
@@ -49,6 +51,7 @@ impl Outcome {
             Outcome::Accepted => "accepted",
             Outcome::Gone(_) => "gone",
             Outcome::Retry(_) => "retry",
+            Outcome::Throttled(_) => "throttled",
             Outcome::Refused(_) => "refused",
         }
     }
@@ -149,12 +152,14 @@ fn classify(code: &str, message: String) -> Outcome {
         | "InvalidToken"
         | "CallbackTimeoutException"
         | "ResourceNotFoundException" => Outcome::Gone(message),
+        // Step Functions' and Lambda's names for an empty bucket.
+        "ThrottlingException" | "TooManyRequestsException" => Outcome::Throttled(message),
         "InvalidOutput"
         | "InvalidParameterValueException"
         | "ValidationException"
         | "SerializationException" => Outcome::Refused(message),
-        // Throttling and 5xx (the SDK retried them already), and anything unknown: a missing
-        // grant, say, which a deploy may fix.
+        // 5xx (the SDK retried them already, but for heartbeats), and anything unknown: a
+        // missing grant, say, which a deploy may fix.
         _ => Outcome::Retry(message),
     }
 }
@@ -168,10 +173,11 @@ mod tests {
         for gone in ["TaskTimedOut", "TaskDoesNotExist", "InvalidToken", "CallbackTimeoutException"] {
             assert!(matches!(classify(gone, gone.into()), Outcome::Gone(_)), "{gone}");
         }
-        for retry in
-            ["ThrottlingException", "TooManyRequestsException", "ServiceException", "AccessDeniedException"]
-        {
+        for retry in ["ServiceException", "AccessDeniedException"] {
             assert!(matches!(classify(retry, retry.into()), Outcome::Retry(_)), "{retry}");
+        }
+        for throttled in ["ThrottlingException", "TooManyRequestsException"] {
+            assert!(matches!(classify(throttled, throttled.into()), Outcome::Throttled(_)), "{throttled}");
         }
         assert!(matches!(classify("InvalidOutput", String::new()), Outcome::Refused(_)));
     }

@@ -112,10 +112,12 @@ pub(crate) async fn answer_owed(
                 Outcome::Accepted => CallbackEnd::Delivered,
                 Outcome::Gone(why) => CallbackEnd::Gone(why),
                 Outcome::Refused(why) => CallbackEnd::Refused(why),
-                Outcome::Retry(why) if callback.tries >= MAX_TRIES => {
+                Outcome::Retry(why) | Outcome::Throttled(why) if callback.tries >= MAX_TRIES => {
                     CallbackEnd::Refused(format!("given up after {} tries: {why}", callback.tries))
                 }
-                Outcome::Retry(why) => CallbackEnd::Retry { after: backoff(callback.tries), error: why },
+                Outcome::Retry(why) | Outcome::Throttled(why) => {
+                    CallbackEnd::Retry { after: backoff(callback.tries), error: why }
+                }
             };
             log_end(&callback, call, &end);
             (callback.id, end)
@@ -142,6 +144,8 @@ pub(crate) struct Heartbeats {
     pub(crate) sent: u64,
     pub(crate) gone: u64,
     pub(crate) failed: u64,
+    /// Calls AWS throttled: their callbacks are due again at once.
+    pub(crate) throttled: u64,
     /// Completion events of the tasks canceled because every caller was gone (to announce).
     pub(crate) canceled: Vec<PendingEvent>,
     /// Time spent in the store recording them.
@@ -172,6 +176,11 @@ pub(crate) async fn heartbeat_due(
         .map(|due| async move {
             pace.slot().await;
             let outcome = calls::heartbeat(clients, &due.kind, &due.token).await;
+            match outcome {
+                Outcome::Accepted => pace.accepted(),
+                Outcome::Throttled(_) => pace.throttled(),
+                _ => {}
+            }
             record_call(&due.kind, Call::Heartbeat, &outcome);
             (due, outcome)
         })
@@ -182,7 +191,8 @@ pub(crate) async fn heartbeat_due(
     let mut beats = Heartbeats::default();
     let mut ended = Vec::new();
     let mut abandoned = Vec::new();
-    for (due, outcome) in results {
+    let mut throttled = Vec::new();
+    for (due, outcome) in &results {
         match outcome {
             Outcome::Accepted => beats.sent += 1,
             Outcome::Gone(why) => {
@@ -191,21 +201,28 @@ pub(crate) async fn heartbeat_due(
                 if due.task_status == aitasks_contracts::TaskStatus::Queued {
                     abandoned.push(due.task_id);
                 }
-                ended.push((due.id, CallbackEnd::Gone(why)));
+                ended.push((due.id, CallbackEnd::Gone(why.clone())));
             }
             Outcome::Refused(why) => {
                 tracing::error!(task_id = %due.task_id, kind = %due.kind, error = %why, "a callback's heartbeat was refused; no more calls to it");
                 beats.failed += 1;
-                ended.push((due.id, CallbackEnd::Refused(why)));
+                ended.push((due.id, CallbackEnd::Refused(why.clone())));
             }
             Outcome::Retry(why) => {
                 tracing::warn!(task_id = %due.task_id, kind = %due.kind, error = %why, "a callback's heartbeat failed; the next sweep sends another");
                 beats.failed += 1;
             }
+            // Not a failure of the callback: the account's bucket is empty for now. The pace has
+            // slowed; the callback is due again at once, in its place.
+            Outcome::Throttled(_) => {
+                beats.throttled += 1;
+                throttled.push(due);
+            }
         }
     }
     let recording = std::time::Instant::now();
     store::record_callbacks(client, &ended).await?;
+    store::unmark_heartbeats(client, &throttled).await?;
     if cancel_when_gone && !abandoned.is_empty() {
         beats.canceled = store::cancel_abandoned(client, &abandoned).await?;
         for event in &beats.canceled {
@@ -237,7 +254,7 @@ pub(crate) async fn fail_now(
     record_call(callback.kind(), call, &outcome);
     match outcome {
         Outcome::Accepted | Outcome::Gone(_) | Outcome::Refused(_) => Ok(()),
-        Outcome::Retry(why) => Err(why),
+        Outcome::Retry(why) | Outcome::Throttled(why) => Err(why),
     }
 }
 

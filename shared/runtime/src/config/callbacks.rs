@@ -8,9 +8,10 @@ use super::ConfigError;
 /// How fast the sweeper heartbeats, and how many callbacks a task and a tenant may have waiting.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallbackConfig {
-    /// Heartbeat calls a second, at most, from one sweep (`AITASK_CALLBACK_CALLS_PER_SECOND`,
-    /// 250): under Step Functions' `SendTaskHeartbeat` refill of 300 a second in its smaller
-    /// regions (500 in us-east-1, us-west-2 and eu-west-1), per account and region.
+    /// Heartbeat calls a second, at most, from one sweep (`AITASK_CALLBACK_CALLS_PER_SECOND`;
+    /// by default [`quota_share`] of the region's refill): under Step Functions'
+    /// `SendTaskHeartbeat` refill of 300 a second in its smaller regions (500 in us-east-1,
+    /// us-west-2 and eu-west-1), per account and region, leaving the rest to the workflows.
     pub calls_per_second: u32,
     /// Heartbeat calls in flight at once (`AITASK_CALLBACK_CONCURRENCY`, 32).
     pub concurrency: usize,
@@ -35,12 +36,36 @@ impl Default for CallbackConfig {
     }
 }
 
+/// Step Functions' largest regions, where `SendTaskHeartbeat` refills at 500 a second (300
+/// elsewhere): the Step Functions developer guide, "Quotas related to API action throttling".
+pub const LARGE_REGIONS: [&str; 3] = ["us-east-1", "us-west-2", "eu-west-1"];
+
+/// `SendTaskHeartbeat`'s refill a second in `region` (the smaller figure when unknown).
+pub fn heartbeat_refill(region: Option<&str>) -> u32 {
+    if region.is_some_and(|region| LARGE_REGIONS.contains(&region)) {
+        500
+    } else {
+        300
+    }
+}
+
+/// The default pace in `region`: four fifths of the refill in the large regions (400 of 500),
+/// five sixths elsewhere (250 of 300), leaving 100 and 50 a second to the workflows' own calls.
+pub fn quota_share(region: Option<&str>) -> u32 {
+    match heartbeat_refill(region) {
+        500 => 400,
+        _ => 250,
+    }
+}
+
 impl CallbackConfig {
-    /// Read with `number` (a variable as a whole number, or its default).
+    /// Read with `number` (a variable as a whole number, or its default); the rate's default
+    /// depends on the function's `region`.
     pub(super) fn read(
         number: impl Fn(&str, u64) -> Result<u64, ConfigError>,
+        region: Option<&str>,
     ) -> Result<CallbackConfig, ConfigError> {
-        let defaults = CallbackConfig::default();
+        let defaults = CallbackConfig { calls_per_second: quota_share(region), ..CallbackConfig::default() };
         let within = |name: &str, default: u64, low: u64, high: u64| {
             let value = number(name, default)?;
             if (low..=high).contains(&value) {
@@ -81,9 +106,24 @@ mod tests {
     use super::*;
 
     fn read(pairs: &[(&str, u64)]) -> Result<CallbackConfig, ConfigError> {
-        CallbackConfig::read(|name, default| {
-            Ok(pairs.iter().find(|(n, _)| *n == name).map_or(default, |(_, v)| *v))
-        })
+        read_in(pairs, None)
+    }
+
+    fn read_in(pairs: &[(&str, u64)], region: Option<&str>) -> Result<CallbackConfig, ConfigError> {
+        CallbackConfig::read(
+            |name, default| Ok(pairs.iter().find(|(n, _)| *n == name).map_or(default, |(_, v)| *v)),
+            region,
+        )
+    }
+
+    #[test]
+    fn the_default_rate_is_a_share_of_the_region_s_refill() {
+        assert_eq!(read_in(&[], Some("us-east-1")).unwrap().calls_per_second, 400);
+        assert_eq!(read_in(&[], Some("eu-west-1")).unwrap().calls_per_second, 400);
+        assert_eq!(read_in(&[], Some("ap-southeast-2")).unwrap().calls_per_second, 250);
+        assert_eq!(read_in(&[], None).unwrap().calls_per_second, 250);
+        let set = read_in(&[("AITASK_CALLBACK_CALLS_PER_SECOND", 120)], Some("us-east-1")).unwrap();
+        assert_eq!(set.calls_per_second, 120, "a set rate wins");
     }
 
     #[test]

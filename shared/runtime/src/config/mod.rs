@@ -53,10 +53,14 @@ pub struct RuntimeConfig {
     /// inside API Gateway's 30 s. What is left is the sweeper's (a run cancel) or the caller's,
     /// told `"more": true` (a delete).
     pub request_work: Duration,
-    /// A waiting callback is heartbeated by the sweep after this long (`AITASK_CALLBACK_HEARTBEAT_MS`,
-    /// 45000): with the one-minute schedule, every sweep heartbeats each, so a state whose
-    /// `HeartbeatSeconds` is two minutes or more never times out while its task lives.
+    /// A waiting callback is due for a heartbeat once its last one is this old
+    /// (`AITASK_CALLBACK_HEARTBEAT_MS`, 45000): with the one-minute schedule, every sweep
+    /// heartbeats each once, so a state whose `HeartbeatSeconds` is two minutes or more never
+    /// times out while its task lives (docs/lifecycle.md, "Callbacks").
     pub callback_heartbeat: Duration,
+    /// How often the sweeper runs (`AITASK_SWEEP_INTERVAL_MS`, 60000: the stack's schedule).
+    /// The dev server sweeps this often; the heartbeat duty ends its window inside it.
+    pub sweep_interval: Duration,
     /// A queued task whose every caller is gone is canceled (`AITASK_CALLBACK_CANCEL_WHEN_GONE`,
     /// true).
     pub cancel_when_gone: bool,
@@ -76,6 +80,13 @@ impl RuntimeConfig {
     pub fn backoff_cap(&self, attempt: i32) -> Duration {
         let exponent = u32::try_from(attempt.saturating_sub(1)).unwrap_or(0).min(6);
         Duration::from_secs(1u64 << exponent).min(Duration::from_secs(60))
+    }
+
+    /// How long the heartbeat duty keeps heartbeating what comes due, from the sweep's start,
+    /// once the other duties are done: its budget, but never past nine tenths of the schedule's
+    /// period, so a sweep ends before the next one starts.
+    pub fn heartbeat_window(&self) -> Duration {
+        self.callbacks.heartbeat_budget.min(self.sweep_interval * 9 / 10)
     }
 
     /// How far each heartbeat pushes the SQS message's visibility.
@@ -102,6 +113,7 @@ impl Default for RuntimeConfig {
             request_page: 500,
             request_work: Duration::from_millis(5_000),
             callback_heartbeat: Duration::from_millis(45_000),
+            sweep_interval: Duration::from_millis(60_000),
             cancel_when_gone: true,
             callbacks: callbacks::CallbackConfig::default(),
             deferred_slack: Duration::from_millis(1_800_000),
@@ -197,6 +209,7 @@ impl Settings {
             request_work: millis("AITASK_REQUEST_WORK_MS", 5_000)?,
             callback_heartbeat: millis("AITASK_CALLBACK_HEARTBEAT_MS", 45_000)?
                 .max(Duration::from_millis(100)),
+            sweep_interval: millis("AITASK_SWEEP_INTERVAL_MS", 60_000)?.max(Duration::from_millis(100)),
             cancel_when_gone: match lookup("AITASK_CALLBACK_CANCEL_WHEN_GONE").as_deref().map(str::trim) {
                 None | Some("true") => true,
                 Some("false") => false,
@@ -206,7 +219,7 @@ impl Settings {
                     )))
                 }
             },
-            callbacks: callbacks::CallbackConfig::read(number)?,
+            callbacks: callbacks::CallbackConfig::read(number, lookup("AWS_REGION").as_deref())?,
             deferred_slack: millis("AITASK_DEFERRED_SLACK_MS", 1_800_000)?
                 .clamp(Duration::from_secs(300), Duration::from_secs(1_800)),
             batch_poll: millis("AITASK_BATCH_POLL_MS", 60_000)?

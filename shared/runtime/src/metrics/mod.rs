@@ -26,6 +26,7 @@ use serde_json::{json, Map, Value};
 pub enum Unit {
     Count,
     Milliseconds,
+    Seconds,
     /// A plain number (an amount of money, say).
     None,
 }
@@ -35,6 +36,7 @@ impl Unit {
         match self {
             Unit::Count => "Count",
             Unit::Milliseconds => "Milliseconds",
+            Unit::Seconds => "Seconds",
             Unit::None => "None",
         }
     }

@@ -7,6 +7,7 @@
 
 mod backlog;
 mod duties;
+mod heartbeat_plan;
 mod heartbeats;
 mod pages;
 mod redelivery;
@@ -51,6 +52,13 @@ pub struct SweepSummary {
     pub heartbeat_pages: u64,
     pub heartbeat_db_ms: u64,
     pub heartbeats_cut_short: bool,
+    /// Heartbeat calls AWS throttled (each callback is due again at once; the pace slowed).
+    pub heartbeats_throttled: u64,
+    /// Callbacks waiting when the sweep started (each tenant counted up to 20 sweeps' worth),
+    /// and the `HeartbeatSeconds` a state needs, with them and what this sweep could send, to
+    /// never time out (`CallbackHeartbeatSecondsKept`; none when nothing waits).
+    pub callbacks_waiting: u64,
+    pub heartbeat_seconds_kept: Option<u64>,
     /// Callers found gone (their token timed out or is unknown): no more calls to them.
     pub callbacks_gone: u64,
     /// Calls that failed (retried later) or were refused for good.
@@ -114,6 +122,11 @@ pub async fn sweep<P>(app: &App<P>) -> SweepSummary {
             summary.heartbeat_pages = run.pages;
             summary.heartbeat_db_ms = u64::try_from(run.db.as_millis()).unwrap_or(u64::MAX);
             summary.heartbeats_cut_short = run.cut_short;
+            summary.heartbeats_throttled = run.throttled;
+            summary.callbacks_waiting = run.waiting;
+            // Whole seconds, rounded up: a bound.
+            summary.heartbeat_seconds_kept =
+                run.seconds_kept.map(|kept| kept.as_secs() + u64::from(kept.subsec_nanos() > 0));
         }
         Err(error) => {
             failed(heartbeats::NAME, &error);
