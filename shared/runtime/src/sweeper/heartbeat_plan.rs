@@ -115,6 +115,39 @@ mod tests {
         assert_eq!(keeping.when_short(&[5_000], 0), (1_440 * 60 + 45) * SECOND, "nothing sent: a day");
     }
 
+    /// docs/lifecycle.md's table of the figure by waiting count and region is this arithmetic at
+    /// the defaults (each region's default rate over the 45 s window, tenants alike).
+    #[test]
+    fn the_documented_table_is_what_the_sweep_says() {
+        let docs = include_str!("../../../../docs/lifecycle.md");
+        let table = docs.split("| waiting callbacks |").nth(1).expect("the table");
+        let rows: Vec<Vec<u64>> = table
+            .lines()
+            .skip(2)
+            .take_while(|line| line.starts_with('|'))
+            .map(|line| {
+                line.split('|')
+                    .filter(|cell| !cell.trim().is_empty())
+                    .map(|cell| cell.trim().replace(',', "").parse().expect("a number"))
+                    .collect()
+            })
+            .collect();
+        assert!(rows.len() >= 6, "{rows:?}");
+        let keeping = defaults();
+        for row in rows {
+            let [waiting, large, other] = row[..] else { panic!("{row:?}") };
+            for (rate, documented) in [(400, large), (250, other)] {
+                let per_sweep = rate * 45;
+                let kept = if waiting <= per_sweep {
+                    keeping.when_caught_up()
+                } else {
+                    keeping.when_short(&[waiting], per_sweep)
+                };
+                assert_eq!(kept.as_secs(), documented, "{waiting} waiting at {rate}/s");
+            }
+        }
+    }
+
     #[test]
     fn the_fair_share_is_max_min() {
         assert_eq!(fair_share(&[10, 10, 10], 30), 10);
