@@ -18,6 +18,7 @@ mod private_sqs;
 mod queues;
 mod random;
 pub mod runtime_api;
+mod served_heartbeats;
 mod sfn_stub;
 mod sigv4;
 mod stats;
@@ -37,6 +38,7 @@ pub use moto::Moto;
 pub use private_sqs::PrivateSqs;
 pub use queues::{sqs_at, TestQueues};
 pub use random::Xorshift;
+pub use served_heartbeats::{run_served_heartbeats, ServedHeartbeats};
 pub use sfn_stub::{longest_gaps, Quota, SfnCall, SfnStub};
 pub use stats::percentile;
 pub use stub_batches::{

@@ -1,8 +1,9 @@
-//! Heartbeat capacity (issues 36 and 48; `aitasks_testkit::run_heartbeat_scale`), against a Step
-//! Functions stand-in that records every call, in three runs:
-//! - **real time**: 10,000 waiting callbacks of one tenant, the one-minute schedule, the
-//!   defaults, for five minutes of wall time, as `make serve` runs them;
-//! - **held**: 10,000 waiting, 9,000 of them one tenant's, with every sweep held 110 s by the
+//! Heartbeat capacity (issues 36 and 48), against a Step Functions stand-in that records every
+//! call, in three runs:
+//! - **real time**: 10,000 deferred tasks of one tenant created through the dev server's API,
+//!   each awaited by its own token, on the one-minute schedule, watched for five minutes of
+//!   wall time, as `make serve` runs them (`aitasks_testkit::run_served_heartbeats`);
+//! - **held** (`aitasks_testkit::run_heartbeat_scale`, as the next): 10,000 waiting, 9,000 of them one tenant's, with every sweep held 110 s by the
 //!   batch duties (time 10 times faster, the call rate 10 times higher: the same calls a sweep);
 //! - **past the quota**: 100,000 waiting (ten tenants at their limit of 10,000) in a large
 //!   region (400 calls a second) against a stand-in that throttles as the account does (a
@@ -15,26 +16,13 @@
 
 use std::time::Duration;
 
-use aitasks_testkit::{run_heartbeat_scale, HeartbeatFigures, HeartbeatScale, Quota};
+use aitasks_testkit::{run_heartbeat_scale, run_served_heartbeats, HeartbeatFigures, HeartbeatScale, Quota};
 use serde_json::{json, Value};
 
 use crate::size::Size;
 use crate::{row, Failure};
 
 pub(crate) async fn section(size: Size) -> Result<Value, Failure> {
-    let real_time = HeartbeatScale {
-        callbacks: size.pick(10_000, 10_000, 50),
-        big_tenant: size.pick(10_000, 10_000, 50),
-        small_tenants: 0,
-        speedup: 1,
-        // Five minutes as a user meets it (a smoke run: one period, sped up below).
-        run_for: Duration::from_secs(size.pick(300, 300, 3)),
-        batch_hold: None,
-        call_latency: Duration::from_millis(20),
-        calls_per_second: 250,
-        quota: None,
-    };
-    let real_time = if size.is_smoke() { HeartbeatScale { speedup: 40, ..real_time } } else { real_time };
     // A slower machine (or a debug build) keeps up at a smaller speedup: BENCH_HEARTBEAT_SPEEDUP.
     let speedup = std::env::var("BENCH_HEARTBEAT_SPEEDUP")
         .ok()
@@ -69,8 +57,10 @@ pub(crate) async fn section(size: Size) -> Result<Value, Failure> {
     let runs = std::env::var("BENCH_HEARTBEAT_RUNS").unwrap_or_default();
     let wanted = |name: &str| runs.is_empty() || runs.split(',').any(|run| run.trim() == name);
     let mut report = serde_json::Map::new();
+    if wanted("realTime") {
+        report.insert("realTime".into(), served(size).await);
+    }
     for (name, scale, says) in [
-        ("realTime", real_time, "at real time, the one-minute schedule"),
         ("heldByBatches", held, "every sweep held by batches"),
         (
             "pastTheQuota",
@@ -92,6 +82,58 @@ pub(crate) async fn section(size: Size) -> Result<Value, Failure> {
         report.insert(name.into(), print(&scale, &figures));
     }
     Ok(Value::Object(report))
+}
+
+/// The real-time run through the dev server (a smoke run: 50 tokens, three seconds, a sweep every
+/// half second).
+async fn served(size: Size) -> Value {
+    let callbacks = size.pick(10_000, 10_000, 50);
+    let run_for = Duration::from_secs(size.pick(300, 300, 3));
+    let smoke = [("AITASK_SWEEP_INTERVAL_MS", "500"), ("AITASK_CALLBACK_HEARTBEAT_MS", "400")];
+    let overrides: &[(&str, &str)] = if size.is_smoke() { &smoke } else { &[] };
+    println!(
+        "\nheartbeats at real time, as `make serve` runs them: {callbacks} deferred tasks of one tenant, each awaited by its own token, the one-minute schedule, {}s",
+        run_for.as_secs()
+    );
+    let mut with_rate = vec![("AITASK_CALLBACK_CALLS_PER_SECOND", "250")];
+    with_rate.extend_from_slice(overrides);
+    let figures = run_served_heartbeats(callbacks, run_for, &with_rate).await;
+    let secs = |d: Duration| format!("{:.1}s", d.as_secs_f64());
+    row("", &["max".into(), "p99".into(), "limit".into(), "stated".into()]);
+    row(
+        "longest gap per token, from its create",
+        &[
+            secs(figures.longest_gap_max),
+            secs(figures.longest_gap_p99),
+            "120.0s".into(),
+            figures.stated_kept.map_or("-".into(), |s| format!("{s}.0s")),
+        ],
+    );
+    row(
+        "  between heartbeats, from each token's first",
+        &[secs(figures.between_max), secs(figures.between_p99)],
+    );
+    row(
+        "tokens past 120 s; sweeps cut short",
+        &[figures.past_120.to_string(), figures.cut_short_sweeps.to_string()],
+    );
+    row(
+        "heartbeats; peak calls in a second (rate); sweeps",
+        &[
+            figures.heartbeats.to_string(),
+            figures.peak_calls_per_second.to_string(),
+            "(250)".into(),
+            figures.sweeps.to_string(),
+        ],
+    );
+    row("creating the tasks took", &[secs(figures.creating)]);
+    json!({
+        "callbacks": figures.tokens, "runSeconds": run_for.as_secs(), "creatingSeconds": figures.creating.as_secs_f64(),
+        "longestGapSeconds": {"max": figures.longest_gap_max.as_secs_f64(), "p99": figures.longest_gap_p99.as_secs_f64()},
+        "betweenHeartbeatsSeconds": {"max": figures.between_max.as_secs_f64(), "p99": figures.between_p99.as_secs_f64()},
+        "past120": figures.past_120, "statedKeptSeconds": figures.stated_kept, "cutShortSweeps": figures.cut_short_sweeps,
+        "heartbeats": figures.heartbeats, "peakCallsPerSecond": figures.peak_calls_per_second, "sweeps": figures.sweeps,
+    })
 }
 
 fn print(scale: &HeartbeatScale, figures: &HeartbeatFigures) -> Value {
