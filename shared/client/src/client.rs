@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use reqwest::header::{HeaderMap, RETRY_AFTER};
+use reqwest::header::{HeaderMap, LOCATION, RETRY_AFTER};
 use reqwest::Method;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -82,6 +82,9 @@ impl ClientBuilder {
         let http = reqwest::Client::builder()
             .user_agent(concat!("aitasks-client/", env!("CARGO_PKG_VERSION")))
             .connect_timeout(Duration::from_secs(10))
+            // The API never redirects: a 3xx is an error, and nothing (the token, the body) is
+            // sent to the address it names.
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| Error::Config(format!("the HTTP client: {e}")))?;
         Ok(Client { http, base, auth, retry: self.retry, timeout: self.timeout })
@@ -232,6 +235,10 @@ impl Client {
             let status = response.status().as_u16();
             let headers = response.headers().clone();
             let request_id = request_id(&headers);
+            if (300..400).contains(&status) {
+                let location = headers.get(LOCATION).and_then(|v| v.to_str().ok()).map(str::to_owned);
+                return Err(Error::Redirect { status, location, request_id });
+            }
             let body = match read_body(response).await {
                 Ok(Some(body)) => body,
                 Ok(None) => {
