@@ -2,7 +2,7 @@
 // (retry.ts). It hands back the last answer; the client turns a refusal into an AitasksError. A
 // redirect is never followed: it is an AitasksError (code UNEXPECTED_REDIRECT) at once.
 import { AitasksError } from "./errors.js";
-import { backoffDelay, parseRetryAfter, retryableStatus, type ResolvedRetry, type RetryMode } from "./retry.js";
+import { backoffDelay, parseRetryAfter, retryableStatus, type ResolvedRetry } from "./retry.js";
 import { abortReason, anySignal, sleep } from "./signals.js";
 
 /** A static token, or a function called before every request that returns a fresh one. */
@@ -37,8 +37,8 @@ async function bearer(token: TokenProvider): Promise<string> {
   return value;
 }
 
-/** A fetch for openapi-fetch that authenticates and retries as `mode` allows. */
-export function transport(settings: TransportSettings, mode: RetryMode): (request: Request) => Promise<Response> {
+/** A fetch for openapi-fetch that authenticates and retries. */
+export function transport(settings: TransportSettings): (request: Request) => Promise<Response> {
   return async (request: Request) => {
     const policy = settings.retry;
     for (let attempt = 1; ; attempt += 1) {
@@ -72,7 +72,7 @@ export function transport(settings: TransportSettings, mode: RetryMode): (reques
         throw redirectError(request, response);
       }
       if (response !== undefined) {
-        if (!retryableStatus(response.status, mode) || last) return response;
+        if (!retryableStatus(response.status) || last) return response;
         const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"));
         if (retryAfterMs !== undefined && retryAfterMs > policy.maxRetryAfterMs) return response;
         const delayMs = backoffDelay(attempt, retryAfterMs, policy);
@@ -82,7 +82,7 @@ export function transport(settings: TransportSettings, mode: RetryMode): (reques
         await sleep(delayMs, request.signal);
         continue;
       }
-      if (mode !== "idempotent" || last) {
+      if (last) {
         throw new AitasksError({
           status: 0,
           code: "CONNECTION_ERROR",

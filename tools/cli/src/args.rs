@@ -148,13 +148,18 @@ pub(crate) struct CancelArgs {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum RunsCommand {
-    /// Create a run in a scope
+    /// Create a run in a scope. Its retries are safe: each create sends an Idempotency-Key, the
+    /// same on every try, so a retry after a lost answer finds the run instead of making another
     Create {
         #[arg(long, value_name = "SCOPE_ID")]
         scope: String,
         /// The user who started it
         #[arg(long, value_name = "USER_ID")]
         actor: Option<String>,
+        /// The Idempotency-Key to send (1 to 255 visible ASCII characters): running the command
+        /// again with it answers the same run [default: a new one for each command]
+        #[arg(long, value_name = "KEY")]
+        idempotency_key: Option<String>,
     },
     /// Read a run
     Get { id: Uuid },
