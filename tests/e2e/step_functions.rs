@@ -295,6 +295,57 @@ async fn an_intake_sender_creates_tasks_only_of_the_tenants_listed_for_it() {
     assert_eq!(db.count("SELECT count(*) FROM tasks WHERE app_id = 'app-other'").await, 1);
 }
 
+/// A sender cannot probe which tenants a queue takes: a message naming a tenant the queue does
+/// not take, one naming a tenant it takes but that its sender is not listed for, and one naming
+/// none on a queue of several tenants fail their tokens with the same `UNAUTHORIZED` cause.
+/// moto drops a failure's cause, so the tokens here are answered by the Step Functions stand-in,
+/// and the messages are sent straight to the intake queue (moto's SQS, its one SenderId).
+#[tokio::test]
+async fn every_unauthorized_intake_message_fails_its_token_with_the_same_cause() {
+    let sfn = SfnStub::start().await;
+    let flow = Flow::start_with_senders(
+        &[APP, "app-other"],
+        &["app-other"],
+        &[("AWS_ENDPOINT_URL_SFN", sfn.endpoint.as_str())],
+    )
+    .await;
+    let sqs = sqs_at(&Moto::shared().await.endpoint).await;
+    let messages = [
+        ("tok-unknown-tenant", json!("app-stranger")),
+        ("tok-unlisted-sender", json!(APP)),
+        ("tok-no-tenant-named", Value::Null),
+    ];
+    for (token, app_id) in &messages {
+        let body = json!({"appId": app_id, "task": classify(token), "taskToken": token});
+        sqs.send_message().queue_url(&flow.intake).message_body(body.to_string()).send().await.unwrap();
+    }
+    let until = Instant::now() + Duration::from_secs(30);
+    let failures = loop {
+        let failures: Vec<SfnCall> =
+            sfn.calls().into_iter().filter(|call| call.action == "SendTaskFailure").collect();
+        if failures.len() >= messages.len() {
+            break failures;
+        }
+        assert!(Instant::now() < until, "{} of the tokens were failed: {failures:?}", failures.len());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let cause_of = |token: &str| {
+        let call = failures.iter().find(|call| call.token == token).expect("the token was failed");
+        assert_eq!(call.error.as_deref(), Some("UNAUTHORIZED"), "{call:?}");
+        call.cause.clone().expect("a cause")
+    };
+    let causes: Vec<String> = messages.iter().map(|(token, _)| cause_of(token)).collect();
+    for (cause, (token, _)) in causes.iter().zip(&messages) {
+        println!("{token}: {cause}");
+    }
+    assert!(causes.iter().all(|cause| cause == &causes[0]), "the causes tell the refusals apart");
+    let queue_name = flow.intake.rsplit('/').next().unwrap();
+    for named in ["app-stranger", APP, "app-other", queue_name] {
+        assert!(!causes[0].contains(named), "the cause names {named}: {}", causes[0]);
+    }
+    assert_eq!(flow.stack.db.count("SELECT count(*) FROM tasks").await, 0, "no message became a task");
+}
+
 /// A poller counts as a caller: one service creates a task without a callback (it reads the
 /// task), a workflow creates it again by the same effect key with its token, and that workflow
 /// times out. The heartbeat finds the token gone and records it, and the task stays queued for

@@ -57,6 +57,15 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+export interface CreateRunOptions extends CallOptions {
+  /**
+   * The Idempotency-Key to send (1 to 255 visible ASCII characters): one run per key, however
+   * often it is sent, as long as the body is the same (another body with it is refused, 422
+   * IDEMPOTENCY_KEY_REUSED). Default: a new random key for each call.
+   */
+  idempotencyKey?: string;
+}
+
 export interface WaitOptions extends CallOptions {
   /** Give up at this time (a Date or epoch milliseconds): AitasksWaitTimeoutError. */
   deadline?: Date | number;
@@ -91,6 +100,19 @@ const MAX_TIMER_MS = 2_147_483_647;
 
 const idOf = (task: Ref): string => (typeof task === "string" ? task : task.id);
 
+/** A random UUID (v4): the runtime's own where it has one, else from its random bytes. */
+function newIdempotencyKey(): string {
+  const crypto = (globalThis as { crypto?: Partial<Pick<Crypto, "randomUUID" | "getRandomValues">> }).crypto;
+  if (typeof crypto?.randomUUID === "function") return crypto.randomUUID();
+  const bytes = new Uint8Array(16);
+  if (typeof crypto?.getRandomValues === "function") crypto.getRandomValues(bytes);
+  else for (let i = 0; i < bytes.length; i += 1) bytes[i] = Math.floor(Math.random() * 256);
+  bytes[6] = (bytes[6]! & 0x0f) | 0x40;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
 function deadlineOf(options: WaitOptions): number | undefined {
   const limits: number[] = [];
   if (options.deadline !== undefined) limits.push(typeof options.deadline === "number" ? options.deadline : options.deadline.getTime());
@@ -102,10 +124,6 @@ function deadlineOf(options: WaitOptions): number | undefined {
 export class AitasksClient {
   private readonly api: Client<paths>;
   private readonly settings: TransportSettings;
-  /** For calls that are safe to repeat: reads, idempotent creates, cancels, release, delete. */
-  private readonly idempotent: (request: Request) => Promise<Response>;
-  /** For a run create: retried only on the answers that say nothing was stored. */
-  private readonly unstoredOnly: (request: Request) => Promise<Response>;
 
   constructor(options: ClientOptions) {
     const fetchImpl = options.fetch ?? globalThis.fetch;
@@ -121,17 +139,26 @@ export class AitasksClient {
       onRetry: options.onRetry,
     };
     this.settings = settings;
-    this.idempotent = transport(settings, "idempotent");
-    this.unstoredOnly = transport(settings, "unstoredOnly");
-    this.api = createClient<paths>({ baseUrl: options.baseUrl.replace(/\/+$/, ""), fetch: this.idempotent });
+    // Every call is safe to repeat, so every call goes through the one retrying transport.
+    this.api = createClient<paths>({ baseUrl: options.baseUrl.replace(/\/+$/, ""), fetch: transport(settings) });
   }
 
   // ---- runs ----
 
-  /** `POST /v1/runs`: a run owns the tasks created with its `runId`. Not idempotent: retried only on 429 and 503. */
-  async createRun(input: CreateRunInput, options: CallOptions = {}): Promise<Run> {
+  /**
+   * `POST /v1/runs`: a run owns the tasks created with its `runId`. Sent with an
+   * Idempotency-Key made for this call (or `options.idempotencyKey`), the same on every
+   * attempt: a retry after an answer that was lost (a 503 from a connection dropped at the
+   * commit, a timeout) answers the run the first attempt made, never a second one.
+   */
+  async createRun(input: CreateRunInput, options: CreateRunOptions = {}): Promise<Run> {
+    const idempotencyKey = options.idempotencyKey ?? newIdempotencyKey();
     return expect(
-      await this.api.POST("/v1/runs", { body: input, fetch: this.unstoredOnly, ...signalOf(options) }),
+      await this.api.POST("/v1/runs", {
+        body: input,
+        params: { header: { "Idempotency-Key": idempotencyKey } },
+        ...signalOf(options),
+      }),
       "POST /v1/runs",
     );
   }

@@ -31,7 +31,9 @@ export interface AitasksErrorInit {
 /**
  * The API refused a request (`status` is its HTTP status, `code` its stable error code, such as
  * `INVALID_REQUEST` or `WORKFLOW_AI_RATE_LIMIT`), or no answer came (`status` 0,
- * `code` `CONNECTION_ERROR`). Thrown after the retries the call allows are spent.
+ * `code` `CONNECTION_ERROR`), or a redirect came (`status` the 3xx, or 0 in a browser;
+ * `code` `UNEXPECTED_REDIRECT`: the API never redirects, so it was not followed). Thrown after
+ * the retries the call allows are spent.
  */
 export class AitasksError extends Error {
   override readonly name = "AitasksError";
@@ -62,6 +64,7 @@ export class AitasksError extends Error {
 
   /** Whether sending the same request again later may succeed (429, 5xx, no answer). */
   get retryable(): boolean {
+    if (this.code === "UNEXPECTED_REDIRECT") return false;
     return this.status === 0 || this.status === 429 || this.status >= 500;
   }
 }

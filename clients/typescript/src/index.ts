@@ -2,6 +2,7 @@ export { AitasksClient, isTerminal } from "./client.js";
 export type {
   CallOptions,
   ClientOptions,
+  CreateRunOptions,
   DeleteScopeOptions,
   UnreleasedSourcesQuery,
   WaitManyOptions,
@@ -12,7 +13,7 @@ export type { AitasksErrorInit } from "./errors.js";
 export { MAX_BATCH_BYTES, MAX_BATCH_ITEMS, chunkItems } from "./batch.js";
 export type { BatchOptions } from "./batch.js";
 export { backoffDelay, parseRetryAfter } from "./retry.js";
-export type { RetryMode, RetryOptions } from "./retry.js";
+export type { RetryOptions } from "./retry.js";
 export type { RetryEvent, TokenProvider } from "./transport.js";
 export { TERMINAL_STATUSES } from "./types.js";
 export type * from "./types.js";

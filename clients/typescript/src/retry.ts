@@ -52,15 +52,11 @@ export function parseRetryAfter(value: string | null, now: number = Date.now()):
 }
 
 /**
- * Which failures a call may retry. `idempotent`: 429, every 5xx and no answer (the call is
- * safe to repeat: creates are idempotent on their effect key, cancels and reads are too).
- * `unstoredOnly`: only the answers that say nothing was stored, 429 and 503 (a run create,
- * which is not idempotent: a repeat after a lost answer would make a second run).
+ * Whether an answer with this status is worth another attempt: 429 and every 5xx. Every call is
+ * safe to repeat (creates are idempotent on their effect key, a run create on the
+ * Idempotency-Key the client sends with it, cancels and reads are too), so a 5xx or no answer at
+ * all is retried whatever the call.
  */
-export type RetryMode = "idempotent" | "unstoredOnly";
-
-export function retryableStatus(status: number, mode: RetryMode): boolean {
-  if (status === 429) return true;
-  if (mode === "unstoredOnly") return status === 503;
-  return status >= 500 && status <= 599;
+export function retryableStatus(status: number): boolean {
+  return status === 429 || (status >= 500 && status <= 599);
 }

@@ -1,7 +1,8 @@
 // The fetch every call goes through: the bearer token, a timeout per attempt, and the retries
-// (retry.ts). It hands back the last answer; the client turns a refusal into an AitasksError.
+// (retry.ts). It hands back the last answer; the client turns a refusal into an AitasksError. A
+// redirect is never followed: it is an AitasksError (code UNEXPECTED_REDIRECT) at once.
 import { AitasksError } from "./errors.js";
-import { backoffDelay, parseRetryAfter, retryableStatus, type ResolvedRetry, type RetryMode } from "./retry.js";
+import { backoffDelay, parseRetryAfter, retryableStatus, type ResolvedRetry } from "./retry.js";
 import { abortReason, anySignal, sleep } from "./signals.js";
 
 /** A static token, or a function called before every request that returns a fresh one. */
@@ -36,8 +37,8 @@ async function bearer(token: TokenProvider): Promise<string> {
   return value;
 }
 
-/** A fetch for openapi-fetch that authenticates and retries as `mode` allows. */
-export function transport(settings: TransportSettings, mode: RetryMode): (request: Request) => Promise<Response> {
+/** A fetch for openapi-fetch that authenticates and retries. */
+export function transport(settings: TransportSettings): (request: Request) => Promise<Response> {
   return async (request: Request) => {
     const policy = settings.retry;
     for (let attempt = 1; ; attempt += 1) {
@@ -54,7 +55,9 @@ export function transport(settings: TransportSettings, mode: RetryMode): (reques
       let response: Response | undefined;
       let failure: unknown;
       try {
-        response = await settings.fetch(outgoing, { signal: combined.signal });
+        // The API never redirects: a redirect is not followed (nothing, the token and the
+        // custom headers included, goes to the address it names) and becomes an error below.
+        response = await settings.fetch(outgoing, { signal: combined.signal, redirect: "manual" });
       } catch (error) {
         // The caller's own abort ends the call; anything else is an answer that never came.
         if (request.signal.aborted) throw abortReason(request.signal);
@@ -64,8 +67,12 @@ export function transport(settings: TransportSettings, mode: RetryMode): (reques
         combined.release();
       }
       const last = attempt >= policy.maxAttempts;
+      if (response !== undefined && isRedirect(response)) {
+        await response.body?.cancel().catch(() => undefined);
+        throw redirectError(request, response);
+      }
       if (response !== undefined) {
-        if (!retryableStatus(response.status, mode) || last) return response;
+        if (!retryableStatus(response.status) || last) return response;
         const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"));
         if (retryAfterMs !== undefined && retryAfterMs > policy.maxRetryAfterMs) return response;
         const delayMs = backoffDelay(attempt, retryAfterMs, policy);
@@ -75,7 +82,7 @@ export function transport(settings: TransportSettings, mode: RetryMode): (reques
         await sleep(delayMs, request.signal);
         continue;
       }
-      if (mode !== "idempotent" || last) {
+      if (last) {
         throw new AitasksError({
           status: 0,
           code: "CONNECTION_ERROR",
@@ -90,6 +97,24 @@ export function transport(settings: TransportSettings, mode: RetryMode): (reques
       await sleep(delayMs, request.signal);
     }
   };
+}
+
+/** A 3xx, or what a browser's fetch makes of one with `redirect: "manual"` (status 0). */
+function isRedirect(response: Response): boolean {
+  return response.type === "opaqueredirect" || (response.status >= 300 && response.status <= 399);
+}
+
+function redirectError(request: Request, response: Response): AitasksError {
+  const location = response.headers.get("location");
+  return new AitasksError({
+    status: response.status,
+    code: "UNEXPECTED_REDIRECT",
+    message:
+      `${request.method} ${request.url}: HTTP ${response.status}, a redirect${location ? ` to ${location}` : ""}; ` +
+      "the API never redirects, so it was not followed (check baseUrl)",
+    method: request.method,
+    url: request.url,
+  });
 }
 
 function describe(error: unknown): string {

@@ -48,7 +48,9 @@ async fn route<P>(app: &App<P>, request: &HttpRequest<'_>) -> Result<ApiGatewayV
     check_method(ROUTES, method, &segments)?;
     match (method, segments.as_slice()) {
         ("POST", ["v1", "runs"]) => {
-            Ok(run_answer(201, &api::create_run(app, &tenant, &request.body()?).await?))
+            let key = request.header("idempotency-key");
+            let created = api::create_run(app, &tenant, &request.body()?, key).await?;
+            Ok(run_answer(if created.is_new() { 201 } else { 200 }, created.run()))
         }
         ("GET", ["v1", "runs"]) => {
             let query = RunsQuery {

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use reqwest::header::{HeaderMap, RETRY_AFTER};
+use reqwest::header::{HeaderMap, LOCATION, RETRY_AFTER};
 use reqwest::Method;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -82,6 +82,9 @@ impl ClientBuilder {
         let http = reqwest::Client::builder()
             .user_agent(concat!("aitasks-client/", env!("CARGO_PKG_VERSION")))
             .connect_timeout(Duration::from_secs(10))
+            // The API never redirects: a 3xx is an error, and nothing (the token, the body) is
+            // sent to the address it names.
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| Error::Config(format!("the HTTP client: {e}")))?;
         Ok(Client { http, base, auth, retry: self.retry, timeout: self.timeout })
@@ -94,15 +97,16 @@ pub(crate) struct Call {
     /// The path and query, starting with `/`.
     pub(crate) target: String,
     pub(crate) body: Option<Vec<u8>>,
-    /// Whether sending it twice has the effect of sending it once (every route but creating a run).
-    pub(crate) idempotent: bool,
+    /// Headers of this call besides the token's (a run create's `Idempotency-Key`), the same on
+    /// every try.
+    pub(crate) headers: Vec<(&'static str, String)>,
     /// A long poll's wait, added to the timeout.
     pub(crate) extra_time: Duration,
 }
 
 impl Call {
     pub(crate) fn new(method: Method, target: String) -> Call {
-        Call { method, target, body: None, idempotent: true, extra_time: Duration::ZERO }
+        Call { method, target, body: None, headers: Vec::new(), extra_time: Duration::ZERO }
     }
 
     pub(crate) fn json(mut self, body: &impl serde::Serialize) -> Result<Call, Error> {
@@ -214,13 +218,16 @@ impl Client {
                 .request(call.method.clone(), &url)
                 .bearer_auth(token)
                 .timeout(self.timeout + call.extra_time);
+            for (name, value) in &call.headers {
+                request = request.header(*name, value);
+            }
             if let Some(body) = &call.body {
                 request = request.header("content-type", "application/json").body(body.clone());
             }
             let response = match request.send().await {
                 Ok(response) => response,
                 Err(source) => {
-                    if last_try || !retryable_transport(&source, call.idempotent) {
+                    if last_try || !retryable_transport(&source) {
                         return Err(Error::Transport { url, source });
                     }
                     if let Some(pause) = self.retry.delay(tries, None) {
@@ -232,6 +239,10 @@ impl Client {
             let status = response.status().as_u16();
             let headers = response.headers().clone();
             let request_id = request_id(&headers);
+            if (300..400).contains(&status) {
+                let location = headers.get(LOCATION).and_then(|v| v.to_str().ok()).map(str::to_owned);
+                return Err(Error::Redirect { status, location, request_id });
+            }
             let body = match read_body(response).await {
                 Ok(Some(body)) => body,
                 Ok(None) => {
@@ -242,8 +253,9 @@ impl Client {
                     })
                 }
                 Err(source) => {
-                    // The answer was cut off: the request may have had its effect.
-                    if last_try || !call.idempotent {
+                    // The answer was cut off: the request may have had its effect, and every
+                    // call is safe to send again.
+                    if last_try {
                         return Err(Error::Transport { url, source });
                     }
                     if let Some(pause) = self.retry.delay(tries, None) {
@@ -257,7 +269,7 @@ impl Client {
             }
             let retry_after =
                 headers.get(RETRY_AFTER).and_then(|v| v.to_str().ok()).and_then(parse_retry_after);
-            if !last_try && retryable_status(status, call.idempotent) {
+            if !last_try && retryable_status(status) {
                 if let Some(pause) = self.retry.delay(tries, retry_after.map(Duration::from_secs)) {
                     tokio::time::sleep(pause).await;
                     continue;

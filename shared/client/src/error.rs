@@ -64,6 +64,14 @@ pub enum Error {
         #[source]
         source: reqwest::Error,
     },
+    /// A redirect (3xx): the API never redirects, so the base URL names something else (an
+    /// `http://` URL of an HTTPS-only host, a login page). Not followed and not retried: nothing
+    /// was sent to `location`.
+    #[error(
+        "HTTP {status}: a redirect{}; the API never redirects, so it was not followed (check the base URL)",
+        .location.as_deref().map(|l| format!(" to {l}")).unwrap_or_default()
+    )]
+    Redirect { status: u16, location: Option<String>, request_id: Option<String> },
     /// An answer that is not the documented one (a proxy's error page, a server of another
     /// version).
     #[error("HTTP {status} with a body this client cannot read: {reason}")]
@@ -95,7 +103,7 @@ impl Error {
     pub fn status(&self) -> Option<u16> {
         match self {
             Error::Api(error) => Some(error.status),
-            Error::UnexpectedAnswer { status, .. } => Some(*status),
+            Error::UnexpectedAnswer { status, .. } | Error::Redirect { status, .. } => Some(*status),
             _ => None,
         }
     }
@@ -113,7 +121,9 @@ impl Error {
     pub fn request_id(&self) -> Option<&str> {
         match self {
             Error::Api(error) => error.request_id.as_deref(),
-            Error::UnexpectedAnswer { request_id, .. } => request_id.as_deref(),
+            Error::UnexpectedAnswer { request_id, .. } | Error::Redirect { request_id, .. } => {
+                request_id.as_deref()
+            }
             _ => None,
         }
     }

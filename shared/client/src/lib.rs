@@ -11,6 +11,8 @@
 //!   takes any number of bodies and sends them in chunks the API takes.
 //! - Errors are [`Error`]: the API's refusals carry the HTTP status, the stable `code`, the
 //!   message, the problems and the gateway's request id ([`ApiError`]).
+//! - The API never redirects: a 3xx answer is [`Error::Redirect`], neither followed nor retried,
+//!   so the token and the body are never sent to the address it names.
 //! - Bounds: one try takes at most [`DEFAULT_TIMEOUT`] (30 s, set with
 //!   [`ClientBuilder::timeout`]) plus a long poll's wait (at most 20 s); an answer over
 //!   [`MAX_ANSWER_BYTES`] (8 MiB) is not the API's and is not read.

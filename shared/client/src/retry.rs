@@ -4,10 +4,11 @@ use std::time::Duration;
 
 /// How many times a request is tried, and how long to wait between tries.
 ///
-/// A request is tried again after 429 and 503 (the API stored nothing), after any other 5xx
-/// when it is idempotent (every route but `POST /v1/runs`), and after a connection that could
-/// not be made (for idempotent requests: any failure without an answer, timeouts included).
-/// Never after another 4xx. The pause is "full jitter": a random time between zero and
+/// A request is tried again after 429 and any 5xx, and after any failure without an answer
+/// (a connection that could not be made, a timeout, an answer cut off): every call is safe to
+/// send twice (creates are idempotent on their effect key, a run create on the
+/// `Idempotency-Key` the client sends with it, cancels and reads are). Never after another 4xx,
+/// nor after a redirect. The pause is "full jitter": a random time between zero and
 /// `base_delay` doubled per retry (at most `max_delay`), and never less than the answer's
 /// `Retry-After`. An answer whose `Retry-After` is longer than `max_retry_after` (a daily quota:
 /// the next UTC midnight) is returned at once rather than waited for.
@@ -52,14 +53,15 @@ impl RetryPolicy {
 }
 
 /// Whether an answer with this status is worth another try.
-pub(crate) fn retryable_status(status: u16, idempotent: bool) -> bool {
-    status == 429 || status == 503 || (idempotent && status >= 500)
+pub(crate) fn retryable_status(status: u16) -> bool {
+    status == 429 || (500..=599).contains(&status)
 }
 
 /// Whether a request that got no answer is worth another try: one never sent (the connection
-/// failed) always; one that may have reached the server only when it is idempotent.
-pub(crate) fn retryable_transport(error: &reqwest::Error, idempotent: bool) -> bool {
-    error.is_connect() || (idempotent && (error.is_timeout() || error.is_request()))
+/// failed), one that timed out or failed on its way (it may have reached the server, and every
+/// call is safe to send twice).
+pub(crate) fn retryable_transport(error: &reqwest::Error) -> bool {
+    error.is_connect() || error.is_timeout() || error.is_request()
 }
 
 /// `Retry-After` as the API sends it: whole seconds.
@@ -93,12 +95,11 @@ mod tests {
 
     #[test]
     fn only_throttling_and_server_failures_are_retried() {
-        for status in [429, 503] {
-            assert!(retryable_status(status, false) && retryable_status(status, true));
+        for status in [429, 500, 502, 503, 504] {
+            assert!(retryable_status(status), "{status}");
         }
-        assert!(retryable_status(500, true) && !retryable_status(500, false));
-        for status in [400, 401, 404, 405, 409, 413] {
-            assert!(!retryable_status(status, true), "{status}");
+        for status in [301, 307, 400, 401, 404, 405, 409, 413, 422] {
+            assert!(!retryable_status(status), "{status}");
         }
         assert_eq!(parse_retry_after(" 12 "), Some(12));
         assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);

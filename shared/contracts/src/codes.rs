@@ -107,10 +107,11 @@ pub enum ErrorCode {
     ModelConfigChanged,
     MethodNotAllowed,
     NotInBatch,
+    IdempotencyKeyReused,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 28] = [
+    pub const ALL: [ErrorCode; 29] = [
         ErrorCode::InvalidRequest,
         ErrorCode::ModelUnknown,
         ErrorCode::Unauthorized,
@@ -139,6 +140,7 @@ impl ErrorCode {
         ErrorCode::ModelConfigChanged,
         ErrorCode::MethodNotAllowed,
         ErrorCode::NotInBatch,
+        ErrorCode::IdempotencyKeyReused,
     ];
 
     /// The code as callers see it.
@@ -172,6 +174,7 @@ impl ErrorCode {
             ErrorCode::ModelConfigChanged => "AI_MODEL_CONFIG_CHANGED",
             ErrorCode::MethodNotAllowed => "METHOD_NOT_ALLOWED",
             ErrorCode::NotInBatch => "NOT_IN_BATCH",
+            ErrorCode::IdempotencyKeyReused => "IDEMPOTENCY_KEY_REUSED",
         }
     }
 

@@ -1,5 +1,6 @@
 //! The identifiers callers hand us, parsed once at the edge into types that cannot hold an
-//! invalid value: the tenant (the verified `app_id` claim), task and run ids, effect keys.
+//! invalid value: the tenant (the verified `app_id` claim), task and run ids, effect keys, a run
+//! create's idempotency key.
 
 use std::fmt;
 
@@ -45,6 +46,33 @@ impl EffectKey {
     /// 1..=500 characters without NUL, or nothing.
     pub fn parse(text: &str) -> Option<EffectKey> {
         plain_text(text, EFFECT_KEY_MAX_CHARS).then(|| EffectKey(text.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+/// Characters of an `Idempotency-Key`.
+pub const IDEMPOTENCY_KEY_MAX_CHARS: usize = 255;
+
+/// The key a client sends with a run create (`Idempotency-Key`): one run per `(app, key)`, so a
+/// create sent again after a lost answer finds the run it made. The same rule as openapi.yaml's
+/// pattern: 1..=255 visible ASCII characters (`!` to `~`), no spaces.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct IdempotencyKey(String);
+
+impl IdempotencyKey {
+    /// The header's bytes as sent, or nothing when they are not a key.
+    pub fn parse(value: &[u8]) -> Option<IdempotencyKey> {
+        let visible = value.iter().all(|byte| (b'!'..=b'~').contains(byte));
+        let fits = (1..=IDEMPOTENCY_KEY_MAX_CHARS).contains(&value.len());
+        // Visible ASCII is UTF-8, one byte a character.
+        (visible && fits).then(|| IdempotencyKey(String::from_utf8_lossy(value).into_owned()))
     }
 
     pub fn as_str(&self) -> &str {
@@ -104,6 +132,12 @@ mod tests {
         assert!(AppId::parse(&"a".repeat(201)).is_none());
         assert!(EffectKey::parse(&"é".repeat(500)).is_some(), "characters, not bytes");
         assert!(EffectKey::parse(&"k".repeat(501)).is_none());
+        assert!(IdempotencyKey::parse(b"01936f3e-4b2a-7c3d-8e4f-5a6b7c8d9e0f").is_some());
+        assert!(IdempotencyKey::parse("k".repeat(255).as_bytes()).is_some());
+        for bad in [&b""[..], b" ", b"a b", b"tab\there", "é".as_bytes(), b"a\0b", "k".repeat(256).as_bytes()]
+        {
+            assert!(IdempotencyKey::parse(bad).is_none(), "{bad:?}");
+        }
         let id = Uuid::now_v7();
         assert_eq!(TaskId::parse(&id.to_string()).map(TaskId::uuid), Some(id));
         assert!(RunId::parse("not-a-uuid").is_none());

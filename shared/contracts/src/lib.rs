@@ -47,7 +47,7 @@ pub use history::{
     ListRuns, ListedRun, RunPage, RunsQuery, TaskBatch, TaskCallback, TaskCallbacks, TaskCounts, TaskEvent,
     TaskEvents,
 };
-pub use ids::{AppId, EffectKey, RunId, TaskId, APP_ID_MAX_CHARS};
+pub use ids::{AppId, EffectKey, IdempotencyKey, RunId, TaskId, APP_ID_MAX_CHARS, IDEMPOTENCY_KEY_MAX_CHARS};
 pub use limits::*;
 pub use listing::{ListQuery, ListTasks, TaskFilter};
 pub use many::{item_value, CreateMany};

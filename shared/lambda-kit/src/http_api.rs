@@ -42,6 +42,11 @@ impl<'a> HttpRequest<'a> {
         self.event.query_string_parameters.first(name)
     }
 
+    /// A header's value as sent (its first, when it came more than once).
+    pub fn header(&self, name: &str) -> Option<&[u8]> {
+        self.event.headers.get(name).map(HeaderValue::as_bytes)
+    }
+
     /// The body as bytes (API Gateway base64-encodes bodies that are not text).
     pub fn body(&self) -> Result<Vec<u8>, ApiError> {
         let Some(body) = &self.event.body else { return Ok(Vec::new()) };

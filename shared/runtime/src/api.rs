@@ -5,10 +5,10 @@
 use std::time::{Duration, Instant};
 
 use aitasks_contracts::{
-    parse_json, AppId, CreateRun, EffectKey, ListQuery, ListTasks, Release, RunId, TaskId, ANSWER_MAX_BYTES,
-    ID_MAX_CHARS, MAX_WAIT_SECONDS,
+    parse_json, AppId, CreateRun, EffectKey, IdempotencyKey, ListQuery, ListTasks, Release, RunId, TaskId,
+    ANSWER_MAX_BYTES, IDEMPOTENCY_KEY_MAX_CHARS, ID_MAX_CHARS, MAX_WAIT_SECONDS,
 };
-use aitasks_store::{self as store, NewRun, Run, SourceRef, Task};
+use aitasks_store::{self as store, CreatedRun, NewRun, Run, SourceRef, Task};
 use serde_json::json;
 
 use crate::answers::TaskAnswer;
@@ -37,16 +37,43 @@ async fn client<P>(app: &App<P>) -> Result<store::Client, ApiError> {
     Ok(store::client(&app.pool).await?)
 }
 
-/// `POST /v1/runs`.
-pub async fn create_run<P>(app: &App<P>, tenant: &AppId, body: &[u8]) -> Result<Run, ApiError> {
+/// `POST /v1/runs`: a new run, or with an `Idempotency-Key` (the header's bytes) the tenant's
+/// run of that key when it has one and the same body; the same key with another body is
+/// refused, 422.
+pub async fn create_run<P>(
+    app: &App<P>,
+    tenant: &AppId,
+    body: &[u8],
+    idempotency_key: Option<&[u8]>,
+) -> Result<CreatedRun, ApiError> {
     let parsed = parse_json(body).and_then(|v| CreateRun::parse(&v)).map_err(ApiError::Invalid)?;
+    let key = idempotency_key
+        .map(|value| {
+            IdempotencyKey::parse(value).ok_or_else(|| {
+                ApiError::invalid(
+                    "Idempotency-Key",
+                    &format!(
+                        "must be 1 to {IDEMPOTENCY_KEY_MAX_CHARS} visible ASCII characters, without spaces"
+                    ),
+                )
+            })
+        })
+        .transpose()?;
     let actor = parsed.actor_user_id.map(|user_id| json!({"userId": user_id}));
     let client = client(app).await?;
-    Ok(store::create_run(
-        &client,
-        &NewRun { app_id: tenant.as_str().to_owned(), scope_id: parsed.scope_id, actor },
-    )
-    .await?)
+    let new = NewRun {
+        app_id: tenant.as_str().to_owned(),
+        scope_id: parsed.scope_id,
+        actor,
+        idempotency_key: key.map(IdempotencyKey::into_string),
+    };
+    let created = store::create_run(&client, &new).await?;
+    if let CreatedRun::Existing(run) = &created {
+        if run.scope_id != new.scope_id || run.actor != new.actor {
+            return Err(ApiError::IdempotencyKeyReused);
+        }
+    }
+    Ok(created)
 }
 
 /// `GET /v1/runs/{runId}`.

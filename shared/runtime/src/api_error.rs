@@ -31,6 +31,9 @@ pub enum ApiError {
     MethodNotAllowed { allow: &'static [&'static str] },
     #[error("the run is canceled")]
     RunUnavailable,
+    /// `POST /v1/runs` whose `Idempotency-Key` names a run the tenant created with another body.
+    #[error("the Idempotency-Key names a run created with another body: a new run needs a new key")]
+    IdempotencyKeyReused,
     #[error("admission refused: {code}")]
     Admission { code: ErrorCode, retry_after: Option<Duration> },
     /// The create's callback would pass a limit on callbacks (docs/api.md, "Callbacks").
@@ -53,6 +56,7 @@ impl ApiError {
             ApiError::NotFound | ApiError::NoRoute | ApiError::NotInBatch => 404,
             ApiError::MethodNotAllowed { .. } => 405,
             ApiError::RunUnavailable => 409,
+            ApiError::IdempotencyKeyReused => 422,
             ApiError::Admission { .. } | ApiError::CallbackLimit { .. } => 429,
             ApiError::Unavailable(_) => 503,
             ApiError::Internal(_) => 500,
@@ -69,6 +73,7 @@ impl ApiError {
             ApiError::NotInBatch => ErrorCode::NotInBatch,
             ApiError::MethodNotAllowed { .. } => ErrorCode::MethodNotAllowed,
             ApiError::RunUnavailable => ErrorCode::RunUnavailable,
+            ApiError::IdempotencyKeyReused => ErrorCode::IdempotencyKeyReused,
             ApiError::Admission { code, .. } | ApiError::CallbackLimit { code, .. } => *code,
             ApiError::Unavailable(_) => ErrorCode::Unavailable,
             ApiError::Internal(_) => ErrorCode::Internal,

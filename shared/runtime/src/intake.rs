@@ -8,7 +8,9 @@
 //!
 //! A message that cannot become a task (it does not parse, names a tenant the queue does not
 //! take, comes from a sender not listed for its tenant, is refused as a create would be) fails
-//! its token at once with the reason, so the waiting workflow sees it; one without a token to
+//! its token at once with the reason, so the waiting workflow sees it (every `UNAUTHORIZED` one
+//! with the same cause, so a sender cannot probe which tenants a queue takes; the log has the
+//! reason); one without a token to
 //! tell is logged as an error and left to the queue's redrive policy (its dead-letter queue has
 //! an alarm). Never silently.
 
@@ -52,17 +54,31 @@ impl Taken {
     }
 }
 
-/// A refusal: the code a failed callback's `error` carries, and its cause.
+/// The one cause of every `UNAUTHORIZED` refusal, whatever its reason (a tenant the queue does
+/// not take, a sender not listed for it, no tenant named on a queue of several): a sender learns
+/// nothing of which tenants a queue takes. The reason goes to the log.
+const UNAUTHORIZED_MESSAGE: &str =
+    "the message's sender may not create tasks of its tenant through this queue \
+     (AITASK_INTAKE_TENANTS, AITASK_INTAKE_SENDERS)";
+
+/// A refusal: the code a failed callback's `error` carries, its cause, and what only the log
+/// is told.
 struct Refusal {
     code: ErrorCode,
     body: Value,
+    detail: Option<String>,
 }
 
 impl Refusal {
     fn invalid(problems: Problems) -> Refusal {
         let body = json!({"code": ErrorCode::InvalidRequest.as_str(), "message": "the intake message is invalid",
                           "details": problems.listed()});
-        Refusal { code: ErrorCode::InvalidRequest, body }
+        Refusal { code: ErrorCode::InvalidRequest, body, detail: None }
+    }
+
+    fn unauthorized(reason: String) -> Refusal {
+        let body = json!({"code": ErrorCode::Unauthorized.as_str(), "message": UNAUTHORIZED_MESSAGE});
+        Refusal { code: ErrorCode::Unauthorized, body, detail: Some(reason) }
     }
 
     fn of(error: &ApiError) -> Refusal {
@@ -70,7 +86,15 @@ impl Refusal {
         if let ApiError::Invalid(problems) = error {
             body["details"] = json!(problems.listed());
         }
-        Refusal { code: error.code(), body }
+        Refusal { code: error.code(), body, detail: None }
+    }
+
+    /// What the log says: the cause, and the reason behind it when the cause keeps it back.
+    fn reason(&self) -> String {
+        match &self.detail {
+            Some(detail) => format!("{} ({detail})", self.body),
+            None => self.body.to_string(),
+        }
     }
 }
 
@@ -119,10 +143,7 @@ async fn take_message<P>(app: &App<P>, queue: &str, sender: Option<&str>, body: 
     });
     let tenant = match tenant {
         Ok(tenant) => tenant,
-        Err(refusal) => {
-            let body = json!({"code": ErrorCode::Unauthorized.as_str(), "message": refusal});
-            return refuse(app, message.callback, Refusal { code: ErrorCode::Unauthorized, body }).await;
-        }
+        Err(reason) => return refuse(app, message.callback, Refusal::unauthorized(reason)).await,
     };
     match crate::create::create_task(app, &tenant, message.create.to_string().as_bytes()).await {
         Ok(created) => Taken::Created { task_id: created.task().id, new: created.is_new() },
@@ -203,11 +224,12 @@ fn parse(value: &Value) -> Result<Message, (Option<Callback>, Problems)> {
 /// Refuse the message: fail its callback with the reason, or, with none to tell, leave it to the
 /// dead-letter queue.
 async fn refuse<P>(app: &App<P>, callback: Option<Callback>, refusal: Refusal) -> Taken {
-    let reason = refusal.body.to_string();
+    let reason = refusal.reason();
     let (Some(callback), Some(callers)) = (callback, &app.callbacks) else {
         return Taken::Undeliverable { code: refusal.code, reason };
     };
-    match callbacks::fail_now(callers, &callback, refusal.code.as_str(), &reason).await {
+    let cause = refusal.body.to_string();
+    match callbacks::fail_now(callers, &callback, refusal.code.as_str(), &cause).await {
         Ok(()) => Taken::Refused { code: refusal.code, reason },
         Err(failed) => Taken::Retry { reason: format!("the refusal could not be sent ({failed}): {reason}") },
     }

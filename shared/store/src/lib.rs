@@ -96,9 +96,9 @@ pub use history::{list_runs, task_batch, task_callbacks, task_events, BatchOfTas
 pub use lease::{check, claim_by, give_back_claims, heartbeat, ClaimMark};
 pub use listing::{list_tasks, list_tasks_narrowed, NarrowedTasks};
 pub use model::{
-    AdmissionBudget, AdmissionRefusal, Claim, Created, Fenced, Lease, LeaseCheck, ListedTask, NewRun,
-    NewTask, PendingEvent, Run, RunState, ScopedAdmission, ScopedCreated, ServerLimits, Settled, Task,
-    TaskOwner, TaskStatus,
+    AdmissionBudget, AdmissionRefusal, Claim, Created, CreatedRun, Fenced, Lease, LeaseCheck, ListedTask,
+    NewRun, NewTask, PendingEvent, Run, RunState, ScopedAdmission, ScopedCreated, ServerLimits, Settled,
+    Task, TaskOwner, TaskStatus,
 };
 pub use owned::{
     delete_owned_page, delete_retained, release, unreleased_sources, SourceRef, UNRELEASED_PAGE,

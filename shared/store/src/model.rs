@@ -113,6 +113,30 @@ pub struct NewRun {
     pub app_id: String,
     pub scope_id: String,
     pub actor: Option<Value>,
+    /// The client's key for this create (`Idempotency-Key`): the tenant's run of this key, if it
+    /// has one, is answered instead of a new run (migrations/V29).
+    pub idempotency_key: Option<String>,
+}
+
+/// What a run create found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CreatedRun {
+    /// A new run was stored.
+    New(Run),
+    /// The idempotency key names a run of the tenant already: that run, untouched.
+    Existing(Run),
+}
+
+impl CreatedRun {
+    pub fn run(&self) -> &Run {
+        match self {
+            CreatedRun::New(run) | CreatedRun::Existing(run) => run,
+        }
+    }
+
+    pub fn is_new(&self) -> bool {
+        matches!(self, CreatedRun::New(_))
+    }
 }
 
 /// Who owns a task.

@@ -2,23 +2,32 @@
 
 use uuid::Uuid;
 
-use crate::error::StoreResult;
-use crate::model::{new_id, NewRun, Run};
+use crate::error::{StoreError, StoreResult};
+use crate::model::{new_id, CreatedRun, NewRun, Run};
 use crate::pool::GenericClient;
 use crate::queries::{CREATE_RUN, GET_RUN};
 
-/// Create a run. One round trip.
-pub async fn create_run(client: &impl GenericClient, run: &NewRun) -> StoreResult<Run> {
+/// Create a run, or find the tenant's run of its idempotency key. One round trip; a second
+/// when a create of the same key committed while this one's statement ran (its row is seen by
+/// the next statement only).
+pub async fn create_run(client: &impl GenericClient, run: &NewRun) -> StoreResult<CreatedRun> {
     let statement = client.prepare_cached(CREATE_RUN.text()).await?;
-    let id = new_id();
-    let params = CREATE_RUN.bind(&[
-        ("id", &id),
-        ("app_id", &run.app_id),
-        ("scope_id", &run.scope_id),
-        ("actor", &run.actor),
-    ])?;
-    let row = client.query_one(&statement, &params).await?;
-    Run::from_row(&row)
+    for _ in 0..3 {
+        let id = new_id();
+        let params = CREATE_RUN.bind(&[
+            ("id", &id),
+            ("app_id", &run.app_id),
+            ("scope_id", &run.scope_id),
+            ("actor", &run.actor),
+            ("idempotency_key", &run.idempotency_key),
+        ])?;
+        if let Some(row) = client.query_opt(&statement, &params).await? {
+            let found = Run::from_row(&row)?;
+            let new: bool = row.try_get("new")?;
+            return Ok(if new { CreatedRun::New(found) } else { CreatedRun::Existing(found) });
+        }
+    }
+    Err(StoreError::Corrupt("a run's idempotency key conflicted, but its run was not found".into()))
 }
 
 /// A run of this application, or `None` (another application's run is `None` too).

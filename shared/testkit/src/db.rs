@@ -268,10 +268,13 @@ pub async fn run(db: &TestDb, app_id: &str) -> Run {
             app_id: app_id.to_owned(),
             scope_id: "scope-1".to_owned(),
             actor: Some(json!({"userId": "user-9"})),
+            idempotency_key: None,
         },
     )
     .await
     .expect("create run")
+    .run()
+    .clone()
 }
 
 /// Restart the local Postgres (`scripts/postgres.sh restart`, a fast shutdown): every open

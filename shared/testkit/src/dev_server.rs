@@ -191,13 +191,19 @@ impl Stack {
     /// [`Stack::start_with`] whose functions reach Postgres through `proxy` (a test cuts it for
     /// an outage); migrations still go straight to the server.
     pub async fn start_through(overrides: &[(&str, &str)], proxy: &crate::TcpProxy) -> Stack {
-        Stack::start_custom(overrides, 30, Some(&proxy.address), None).await
+        Stack::start_custom(overrides, 30, Some((&proxy.address, false)), None).await
+    }
+
+    /// [`Stack::start_through`] without TLS between the functions and Postgres, so that the
+    /// proxy can read what goes through it ([`crate::TcpProxy::cut_reply_containing`]).
+    pub async fn start_through_in_plaintext(overrides: &[(&str, &str)], proxy: &crate::TcpProxy) -> Stack {
+        Stack::start_custom(overrides, 30, Some((&proxy.address, true)), None).await
     }
 
     async fn start_custom(
         overrides: &[(&str, &str)],
         visibility_seconds: u32,
-        db_via: Option<&str>,
+        db_via: Option<(&str, bool)>,
         queues_at: Option<&str>,
     ) -> Stack {
         let db = TestDb::new().await;
@@ -207,8 +213,11 @@ impl Stack {
         };
         let stub = StubProvider::start().await;
         let mut env = Stack::env(&db, &queues, &stub, overrides);
-        if let Some(address) = db_via {
-            let (url, _) = crate::via(&db.app_url, address);
+        if let Some((address, plaintext)) = db_via {
+            let (mut url, _) = crate::via(&db.app_url, address);
+            if plaintext {
+                url.push_str(if url.contains('?') { "&sslmode=disable" } else { "?sslmode=disable" });
+            }
             env.retain(|(k, _)| k != "DATABASE_URL");
             env.push(("DATABASE_URL".into(), url));
         }

@@ -1,7 +1,7 @@
 //! A Step Functions stand-in for the callback API at volume: it speaks the service's wire format
 //! (`POST /`, `X-Amz-Target: AWSStepFunctions.SendTaskHeartbeat|SendTaskSuccess|SendTaskFailure`,
-//! awsJson1_0 bodies, errors named by `__type`), records every call with the moment it arrived,
-//! and answers after an optional latency (AWS's round trip). moto runs real state machines but
+//! awsJson1_0 bodies, errors named by `__type`), records every call with the moment it arrived
+//! (a failure with its `error` and `cause`), and answers after an optional latency (AWS's round trip). moto runs real state machines but
 //! is too slow for ten thousand waiting tokens; this one measures what a caller with
 //! `HeartbeatSeconds` would see: the longest gap between heartbeats per token, the calls a
 //! second, how many were in flight at once. A token told [`SfnStub::time_out`] answers
@@ -30,6 +30,9 @@ pub struct SfnCall {
     pub at: Instant,
     /// The error type answered, `None` when accepted.
     pub refused: Option<String>,
+    /// A `SendTaskFailure`'s `error` and `cause`, as sent.
+    pub error: Option<String>,
+    pub cause: Option<String>,
 }
 
 #[derive(Default)]
@@ -193,10 +196,10 @@ async fn handle(State(state): State<Arc<Mutex<Recorded>>>, headers: HeaderMap, b
         .and_then(|v| v.strip_prefix("AWSStepFunctions."))
         .unwrap_or_default()
         .to_owned();
-    let token = serde_json::from_slice::<Value>(&body)
-        .ok()
-        .and_then(|v| v["taskToken"].as_str().map(str::to_owned))
-        .unwrap_or_default();
+    let sent = serde_json::from_slice::<Value>(&body).unwrap_or(Value::Null);
+    let text = |field: &str| sent[field].as_str().map(str::to_owned);
+    let token = text("taskToken").unwrap_or_default();
+    let (error_sent, cause) = (text("error"), text("cause"));
     let latency = {
         let mut recorded = state.lock().unwrap_or_else(|p| p.into_inner());
         recorded.in_flight += 1;
@@ -220,7 +223,14 @@ async fn handle(State(state): State<Arc<Mutex<Recorded>>>, headers: HeaderMap, b
     } else {
         None
     };
-    recorded.calls.push(SfnCall { action, token, at, refused: refused.map(str::to_owned) });
+    recorded.calls.push(SfnCall {
+        action,
+        token,
+        at,
+        refused: refused.map(str::to_owned),
+        error: error_sent,
+        cause,
+    });
     match refused {
         Some(kind) => error(kind),
         None => {

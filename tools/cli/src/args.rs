@@ -10,7 +10,10 @@ use uuid::Uuid;
 /// The base URL and the token come from `--url`/`--token`, else `AITASKS_URL`/`AITASKS_TOKEN`,
 /// else the config file (`--config`, `AITASKS_CONFIG`, or `$XDG_CONFIG_HOME/aitasks/config.toml`,
 /// by default `~/.config/aitasks/config.toml`). The URL defaults to the dev server,
-/// http://127.0.0.1:9000.
+/// http://127.0.0.1:9000. A token from the config file is sent only to the file's own `url` (the
+/// default URL when it names none): another URL needs its token from `--token`/`AITASKS_TOKEN`.
+/// Plain http:// is for loopback only (127.0.0.0/8, [::1], localhost) unless
+/// `--allow-insecure-http`.
 ///
 /// Exit status: 0 done; 1 the API refused (its code is printed), a batch item was refused, or
 /// `wait` saw the task end failed or canceled; 2 bad usage or input (nothing was sent);
@@ -32,9 +35,14 @@ pub(crate) struct Global {
     /// The bearer token (a JWT whose app claim is your tenant)
     #[arg(long, global = true, env = "AITASKS_TOKEN", hide_env_values = true, value_name = "JWT")]
     pub(crate) token: Option<String>,
-    /// The config file (TOML: `url`, `token`)
+    /// The config file (TOML: `url`, `token`). Its token goes only to its own `url` (or, when
+    /// it names none, the default URL)
     #[arg(long, global = true, env = "AITASKS_CONFIG", value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
+    /// Send the token over plain http:// to a host that is not this machine's loopback
+    /// (127.0.0.0/8, [::1], localhost), which is refused otherwise
+    #[arg(long, global = true, env = "AITASKS_ALLOW_INSECURE_HTTP")]
+    pub(crate) allow_insecure_http: bool,
     /// Print JSON for scripts (one document; `tail`: one line per change)
     #[arg(long, global = true)]
     pub(crate) json: bool,
@@ -148,13 +156,18 @@ pub(crate) struct CancelArgs {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum RunsCommand {
-    /// Create a run in a scope
+    /// Create a run in a scope. Its retries are safe: each create sends an Idempotency-Key, the
+    /// same on every try, so a retry after a lost answer finds the run instead of making another
     Create {
         #[arg(long, value_name = "SCOPE_ID")]
         scope: String,
         /// The user who started it
         #[arg(long, value_name = "USER_ID")]
         actor: Option<String>,
+        /// The Idempotency-Key to send (1 to 255 visible ASCII characters): running the command
+        /// again with it answers the same run [default: a new one for each command]
+        #[arg(long, value_name = "KEY")]
+        idempotency_key: Option<String>,
     },
     /// Read a run
     Get { id: Uuid },

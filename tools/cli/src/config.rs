@@ -1,5 +1,7 @@
 //! The base URL and the token: from the flags, else the environment (clap reads both), else the
-//! config file.
+//! config file. A token is sent only where it was meant to go: the config file's token to the
+//! file's own URL (the user aimed a flag's or the environment's token themselves), and no token
+//! over plain HTTP beyond this machine's loopback unless `--allow-insecure-http` says so.
 
 use std::path::{Path, PathBuf};
 
@@ -60,18 +62,94 @@ fn readable_by_others(path: &Path) -> bool {
 impl Settings {
     /// Flags and environment first, then the file, then the default URL. A token is required.
     pub(crate) fn resolve(global: &Global) -> Result<Settings, Failure> {
-        let file = match (&global.config, default_path()) {
-            (Some(path), _) => read(path, true)?,
-            (None, Some(path)) if global.url.is_none() || global.token.is_none() => read(&path, false)?,
-            _ => File::default(),
+        let (file, path) = match (&global.config, default_path()) {
+            (Some(path), _) => (read(path, true)?, Some(path.clone())),
+            (None, Some(path)) if global.url.is_none() || global.token.is_none() => {
+                (read(&path, false)?, Some(path))
+            }
+            _ => (File::default(), None),
         };
-        let url = global.url.clone().or(file.url).unwrap_or_else(|| DEFAULT_URL.to_owned());
-        let token =
-            global.token.clone().or(file.token).filter(|t| !t.trim().is_empty()).ok_or_else(|| {
-                Failure::Input(
-                    "no token: give --token, set AITASKS_TOKEN, or put `token` in the config file".into(),
-                )
-            })?;
-        Ok(Settings { url, token: token.trim().to_owned() })
+        let url = global.url.clone().or_else(|| file.url.clone()).unwrap_or_else(|| DEFAULT_URL.to_owned());
+        let target = parse_url(&url)?;
+        let token = match (global.token.clone(), file.token) {
+            (Some(token), _) => token,
+            (None, Some(token)) => {
+                // The file's token belongs to the file's URL, or to the default one.
+                let home = file.url.as_deref().unwrap_or(DEFAULT_URL);
+                if parse_url(home)?.origin() != target.origin() {
+                    let file = path.as_deref().map(|p| p.display().to_string()).unwrap_or_default();
+                    let whose =
+                        if home == DEFAULT_URL { "the default URL, as it names none" } else { "its own url" };
+                    return Err(Failure::Input(format!(
+                        "the token in {file} is sent only to {home} ({whose}), and --url or AITASKS_URL \
+                         names {url}: give the token for it with --token or AITASKS_TOKEN"
+                    )));
+                }
+                token
+            }
+            (None, None) => String::new(),
+        };
+        let token = token.trim();
+        if token.is_empty() {
+            return Err(Failure::Input(
+                "no token: give --token, set AITASKS_TOKEN, or put `token` in the config file".into(),
+            ));
+        }
+        if !global.allow_insecure_http && target.scheme() == "http" && !is_loopback(&target) {
+            return Err(Failure::Input(format!(
+                "refusing to send the token over plain HTTP to {url}: http:// is for this machine's \
+                 loopback only (127.0.0.1, [::1], localhost). Use https://, or --allow-insecure-http \
+                 (AITASKS_ALLOW_INSECURE_HTTP=1) on a network you trust"
+            )));
+        }
+        Ok(Settings { url, token: token.to_owned() })
+    }
+}
+
+fn parse_url(url: &str) -> Result<reqwest::Url, Failure> {
+    reqwest::Url::parse(url).map_err(|e| Failure::Input(format!("the URL {url:?}: {e}")))
+}
+
+/// Whether the URL names this machine's loopback: 127.0.0.0/8, `[::1]` (or an IPv4-mapped
+/// loopback), `localhost`.
+fn is_loopback(url: &reqwest::Url) -> bool {
+    let Some(host) = url.host_str() else { return false };
+    // An IPv6 address is written in brackets in a URL.
+    match host.trim_start_matches('[').trim_end_matches(']').parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V4(ip)) => ip.is_loopback(),
+        Ok(std::net::IpAddr::V6(ip)) => {
+            ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+        }
+        Err(_) => host.trim_end_matches('.').eq_ignore_ascii_case("localhost"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_is_127_slash_8_ipv6_one_and_localhost_only() {
+        for url in [
+            "http://127.0.0.1:9000",
+            "http://127.8.9.10",
+            "http://[::1]:9000",
+            "http://[::ffff:127.0.0.1]/",
+            "http://localhost:9000",
+            "http://LOCALHOST.",
+        ] {
+            assert!(is_loopback(&reqwest::Url::parse(url).unwrap()), "{url}");
+        }
+        for url in [
+            "http://10.0.0.1",
+            "http://0.0.0.0:9000",
+            "http://[::]:9000",
+            "http://localhost.example.com",
+            "http://api.localhost",
+            "http://127.0.0.1.nip.io",
+            "http://example.com",
+        ] {
+            assert!(!is_loopback(&reqwest::Url::parse(url).unwrap()), "{url}");
+        }
     }
 }

@@ -66,6 +66,7 @@ impl Failure {
             Failure::Refused(_) => "REFUSED",
             Failure::Ended(_) => "TASK_NOT_SUCCEEDED",
             Failure::Client(Error::Transport { .. }) => "UNREACHABLE",
+            Failure::Client(Error::Redirect { .. }) => "UNEXPECTED_REDIRECT",
             Failure::Client(_) => "UNEXPECTED_ANSWER",
         }
     }

@@ -11,7 +11,12 @@ use crate::times::instant;
 
 pub(crate) async fn run(client: &Client, command: &RunsCommand, json: bool) -> Result<(), Failure> {
     let run = match command {
-        RunsCommand::Create { scope, actor } => client.create_run(scope, actor.as_deref()).await?,
+        RunsCommand::Create { scope, actor, idempotency_key: None } => {
+            client.create_run(scope, actor.as_deref()).await?
+        }
+        RunsCommand::Create { scope, actor, idempotency_key: Some(key) } => {
+            client.create_run_with_key(scope, actor.as_deref(), key).await?
+        }
         RunsCommand::Get { id } => client.get_run(*id).await?,
         RunsCommand::Cancel { id } => client.cancel_run(*id).await?,
         RunsCommand::List(args) => return list(client, args, json).await,

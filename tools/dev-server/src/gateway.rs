@@ -18,6 +18,7 @@ use lambda_runtime::{Context, LambdaEvent};
 use tracing::Instrument;
 
 use crate::auth::DevAuthorizer;
+use crate::hosts::Hosts;
 
 /// API Gateway HTTP APIs take bodies up to 10 MB.
 pub(crate) const MAX_BODY: usize = 10 * 1024 * 1024;
@@ -25,11 +26,16 @@ pub(crate) const MAX_BODY: usize = 10 * 1024 * 1024;
 pub(crate) struct Gateway {
     pub app: Arc<App>,
     pub authorizer: DevAuthorizer,
+    pub hosts: Hosts,
 }
 
-/// Every request: health check, or authorize → event → the function that owns the route.
+/// Every request: a `Host` of its own (hosts.rs), then health check, or authorize → event →
+/// the function that owns the route.
 pub(crate) async fn handle(State(gateway): State<Arc<Gateway>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
+    if !gateway.hosts.allows(Hosts::of(&parts)) {
+        return crate::hosts::refused();
+    }
     if parts.uri.path() == "/healthz" {
         return Response::new(Body::from("{\"ok\":true}"));
     }

@@ -1,9 +1,10 @@
 //! The aitasks dev server: every function of the stack behind one local process, invoked the
 //! way AWS invokes them.
 //!
-//! - HTTP on `AITASK_LOCAL_ADDR` (127.0.0.1:9000): each request is checked like the HTTP API's
-//!   JWT authorizer would (HS256 with `AITASK_DEV_JWT_SECRET`), turned into an API Gateway v2
-//!   event and handed to `create-task` or `release-delete`.
+//! - HTTP on `AITASK_LOCAL_ADDR` (127.0.0.1:9000), answered only for a loopback `Host` or one
+//!   `AITASK_LOCAL_HOSTS` lists (DNS rebinding: hosts.rs): each request is checked like the HTTP
+//!   API's JWT authorizer would (HS256 with `AITASK_DEV_JWT_SECRET`), turned into an API Gateway
+//!   v2 event and handed to `create-task` or `release-delete`.
 //! - `AITASK_LOCAL_POLLERS` (2) SQS pollers feed `process-task` as the event source mapping does
 //!   (0: none, the tasks stay queued); with `AITASK_LOCAL_INTAKE_QUEUE_URL`, one more feeds
 //!   `intake-task` from that intake queue.
@@ -21,6 +22,7 @@ mod auth;
 mod console;
 mod exposure;
 mod gateway;
+mod hosts;
 mod invocation;
 mod poller;
 mod stats;
@@ -60,9 +62,10 @@ async fn main() -> Result<(), Failure> {
         return Ok(());
     }
     let migrate_only = std::env::args().nth(1).as_deref() == Some("migrate");
+    let hosts = hosts::Hosts::parse(&env_or("AITASK_LOCAL_HOSTS", ""))?;
     if !migrate_only {
         // Before anything starts: a refusal here leaves nothing half-running.
-        exposure::check(&address, &secret).await?;
+        exposure::check(&address, &secret, &hosts).await?;
     }
     // Migrations need the schema owner; the functions' own role may only touch rows.
     let database_url = std::env::var("AITASK_MIGRATE_DATABASE_URL")
@@ -137,7 +140,7 @@ async fn main() -> Result<(), Failure> {
         }
     });
 
-    let gateway = Arc::new(gateway::Gateway { app, authorizer: auth::DevAuthorizer::new(&secret)? });
+    let gateway = Arc::new(gateway::Gateway { app, authorizer: auth::DevAuthorizer::new(&secret)?, hosts });
     let router = axum::Router::new().fallback(gateway::handle).with_state(gateway);
     let listener = tokio::net::TcpListener::bind(&address)
         .await

@@ -14,7 +14,7 @@ export interface paths {
         /** A page of the tenant's runs in creation order, each with its tasks counted by status; optionally of one state and scope and created in [createdAfter, createdBefore). One answer looks at most at 1,000 runs: a page the filters left short may carry `next`. */
         get: operations["listRuns"];
         put?: never;
-        /** Create a run (the owner of run tasks). */
+        /** Create a run (the owner of run tasks); with an Idempotency-Key, idempotently on (tenant, key). */
         post: operations["createRun"];
         delete?: never;
         options?: never;
@@ -736,7 +736,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The database is unreachable; nothing was stored (UNAVAILABLE). */
+        /** @description The database is unreachable (UNAVAILABLE). A write may still have been stored when the connection dropped at its commit: every create is safe to send again (a task on its effect key, a run on its Idempotency-Key). */
         Unavailable: {
             headers: {
                 [name: string]: unknown;
@@ -795,7 +795,10 @@ export interface operations {
     createRun: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The client's key for this create, made once and sent again on every retry: the tenant's run of this key, when it has one, is answered (200) instead of a new run, so a retry after a lost answer makes no second run. The same key with another body is refused (422 IDEMPOTENCY_KEY_REUSED). 1 to 255 visible ASCII characters. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -805,6 +808,15 @@ export interface operations {
             };
         };
         responses: {
+            /** @description The run the Idempotency-Key names, as it is now (created earlier with the same body). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
             /** @description The run. */
             201: {
                 headers: {
@@ -816,6 +828,15 @@ export interface operations {
             };
             400: components["responses"]["Invalid"];
             401: components["responses"]["Unauthorized"];
+            /** @description The Idempotency-Key names a run the tenant created with another body (IDEMPOTENCY_KEY_REUSED); nothing was stored. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             503: components["responses"]["Unavailable"];
         };
     };

@@ -57,7 +57,8 @@ async function freePort() {
   });
 }
 
-export async function startStack() {
+/** `options.databaseUrl`: where the functions reach Postgres (default DATABASE_URL; migrations go straight there). */
+export async function startStack(options = {}) {
   const missing = NEEDED.filter((name) => !process.env[name]);
   if (missing.length > 0) {
     throw new Error(`the end-to-end tests need ${missing.join(", ")}: run them with \`make client-ts\` (scripts/client-ts.sh)`);
@@ -71,7 +72,7 @@ export async function startStack() {
   const env = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
-    DATABASE_URL: process.env.DATABASE_URL,
+    DATABASE_URL: options.databaseUrl ?? process.env.DATABASE_URL,
     AITASK_MIGRATE_DATABASE_URL: process.env.AITASK_MIGRATE_DATABASE_URL,
     AITASK_TASK_QUEUE_URL: queues.AITASK_TASK_QUEUE_URL,
     AITASK_EVENTS_QUEUE_URL: queues.AITASK_EVENTS_QUEUE_URL,

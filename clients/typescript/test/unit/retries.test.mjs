@@ -1,5 +1,5 @@
 // Retries: 429 and 5xx are sent again with jittered backoff and never sooner than Retry-After;
-// a 4xx never is; a run create (not idempotent) only on the answers that say nothing was stored.
+// a 4xx never is; a run create like any call, with the same Idempotency-Key on every attempt.
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
 
@@ -81,17 +81,28 @@ test("a Retry-After beyond maxRetryAfterMs is not waited for: the error says whe
   assert.equal(s.requests.length, 1);
 });
 
-test("a run create is retried on 503 and 429 (nothing stored) but not on 500 (maybe stored)", async () => {
+test("a run create sends one Idempotency-Key on every attempt, so it is retried like any call", async () => {
   const run = { id: "0190f3c2-0000-7000-8000-0000000000aa", appId: "app", scopeId: "s", state: "running", cancelRequestedAt: null, createdAt: "2026-01-01T00:00:00Z", updatedAt: "2026-01-01T00:00:00Z" };
-  const s1 = await stub((_r, n) => (n === 1 ? error(503, "UNAVAILABLE") : n === 2 ? error(429, "WORKFLOW_AI_RATE_LIMIT") : { status: 201, body: run }));
+  const s1 = await stub((_r, n) => (n === 1 ? error(500, "INTERNAL") : n === 2 ? { destroy: true } : n === 3 ? error(503, "UNAVAILABLE") : { status: 200, body: run }));
   const client1 = new AitasksClient({ baseUrl: s1.url, token: "t", retry: fastRetry });
   assert.equal((await client1.createRun({ scopeId: "s" })).id, run.id);
-  assert.equal(s1.requests.length, 3);
+  assert.equal(s1.requests.length, 4, "a 500, a dropped connection and a 503 (each may have made the run), then the run");
+  const keys = s1.requests.map((r) => r.headers["idempotency-key"]);
+  assert.match(keys[0], /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  assert.deepEqual(keys, [keys[0], keys[0], keys[0], keys[0]], "one key for the call");
 
-  const s2 = await stub(() => error(500, "INTERNAL"));
+  // Another call: another key. A key of the caller's: sent as given.
+  await client1.createRun({ scopeId: "s" });
+  await client1.createRun({ scopeId: "s" }, { idempotencyKey: "order-7/run" });
+  const [other, given] = s1.requests.slice(4).map((r) => r.headers["idempotency-key"]);
+  assert.notEqual(other, keys[0]);
+  assert.equal(given, "order-7/run");
+
+  const s2 = await stub(() => error(422, "IDEMPOTENCY_KEY_REUSED"));
   const client2 = new AitasksClient({ baseUrl: s2.url, token: "t", retry: fastRetry });
-  const failure = await client2.createRun({ scopeId: "s" }).catch((e) => e);
-  assert.equal(failure.status, 500);
+  const failure = await client2.createRun({ scopeId: "other" }, { idempotencyKey: "order-7/run" }).catch((e) => e);
+  assert.equal(failure.status, 422);
+  assert.equal(failure.code, "IDEMPOTENCY_KEY_REUSED");
   assert.equal(s2.requests.length, 1);
 });
 

@@ -7,5 +7,6 @@
 
 mod answers;
 mod create_many;
+mod redirects;
 mod retries;
 mod stub;

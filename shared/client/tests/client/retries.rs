@@ -76,20 +76,43 @@ async fn a_retry_after_longer_than_the_policy_waits_is_answered_at_once() {
     assert_eq!(error.api().unwrap().error_code(), Some(ErrorCode::TenantQuota));
 }
 
+/// A run create carries an `Idempotency-Key`, made once per call and sent again on every try,
+/// so it is tried again like every other call (a 500 or a lost answer may have made the run:
+/// the retry answers that run).
 #[tokio::test]
-async fn creating_a_run_is_tried_again_only_when_nothing_was_stored() {
+async fn a_run_create_sends_one_key_on_every_try_and_is_retried_like_any_call() {
     let run = json!({"id": TASK_ID, "appId": "app", "scopeId": "s", "state": "running",
                      "cancelRequestedAt": null, "createdAt": "2026-12-03T10:00:00Z",
                      "updatedAt": "2026-12-03T10:00:00Z"});
-    let stub = Stub::script(vec![Answer::error(500, "INTERNAL"), Answer::json(201, run.clone())]).await;
-    let error = stub.client(5).create_run("s", None).await.unwrap_err();
-    assert_eq!((error.code(), stub.hits().len()), (Some("INTERNAL"), 1), "a 500 may have made the run");
+    let stub = Stub::script(vec![
+        Answer::error(500, "INTERNAL"),
+        Answer::error(503, "UNAVAILABLE"),
+        Answer::json(200, run.clone()),
+    ])
+    .await;
+    let client = stub.client(5);
+    let made = client.create_run("s", Some("u1")).await.unwrap();
+    assert_eq!(made.scope_id, "s");
+    let hits = stub.hits();
+    assert_eq!(hits.len(), 3, "a 500 and a 503, then the run");
+    assert!(hits.iter().all(|h| h.method == "POST" && h.target == "/v1/runs"));
+    assert!(hits.iter().all(|h| h.body == json!({"scopeId": "s", "actor": {"userId": "u1"}})));
+    let key = hits[0].idempotency_key.clone().expect("a key");
+    assert!(uuid::Uuid::parse_str(&key).is_ok(), "{key}");
+    assert!(hits.iter().all(|h| h.idempotency_key.as_deref() == Some(key.as_str())), "one key: {hits:?}");
 
-    let stub = Stub::script(vec![Answer::error(503, "UNAVAILABLE"), Answer::json(201, run)]).await;
-    let made = stub.client(5).create_run("s", Some("u1")).await.unwrap();
-    assert_eq!((made.scope_id.as_str(), stub.hits().len()), ("s", 2), "503: nothing was stored");
-    assert_eq!((stub.hits()[1].method.as_str(), stub.hits()[1].target.as_str()), ("POST", "/v1/runs"));
-    assert_eq!(stub.hits()[1].body, json!({"scopeId": "s", "actor": {"userId": "u1"}}));
+    // Another call is another run: another key. A key of the caller's is sent as given.
+    client.create_run("s", None).await.unwrap();
+    client.create_run_with_key("s", None, "order-7/run").await.unwrap();
+    let keys: Vec<Option<String>> = stub.hits()[3..].iter().map(|h| h.idempotency_key.clone()).collect();
+    assert_ne!(keys[0].as_deref(), Some(key.as_str()));
+    assert_eq!(keys[1].as_deref(), Some("order-7/run"));
+    let stub = Stub::script(vec![Answer::error(422, "IDEMPOTENCY_KEY_REUSED")]).await;
+    let error = stub.client(5).create_run_with_key("other", None, "order-7/run").await.unwrap_err();
+    assert_eq!(
+        (error.status(), error.code(), stub.hits().len()),
+        (Some(422), Some("IDEMPOTENCY_KEY_REUSED"), 1)
+    );
 }
 
 #[tokio::test]

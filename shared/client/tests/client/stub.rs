@@ -18,6 +18,7 @@ pub(crate) struct Hit {
     pub(crate) target: String,
     pub(crate) body: Value,
     pub(crate) authorization: Option<String>,
+    pub(crate) idempotency_key: Option<String>,
     pub(crate) at: Instant,
 }
 
@@ -100,11 +101,12 @@ impl Stub {
 async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     let method = request.method().to_string();
     let target = request.uri().path_and_query().map(|p| p.to_string()).unwrap_or_default();
-    let authorization =
-        request.headers().get("authorization").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let headers = request.headers();
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let (authorization, idempotency_key) = (header("authorization"), header("idempotency-key"));
     let bytes = to_bytes(request.into_body(), 64 << 20).await.unwrap();
     let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    let hit = Hit { method, target, body, authorization, at: Instant::now() };
+    let hit = Hit { method, target, body, authorization, idempotency_key, at: Instant::now() };
     let n = {
         let mut hits = shared.hits.lock().unwrap();
         hits.push(hit.clone());

@@ -202,10 +202,13 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
     });
     let mut runs = Vec::new();
     operation!("api: create run", |_i| {
-        let run =
-            store::create_run(&client, &NewRun { app_id: APP.into(), scope_id: SCOPE.into(), actor: None })
-                .await?;
-        runs.push(run.id);
+        let new = NewRun {
+            app_id: APP.into(),
+            scope_id: SCOPE.into(),
+            actor: None,
+            idempotency_key: Some(uuid::Uuid::new_v4().to_string()),
+        };
+        runs.push(store::create_run(&client, &new).await?.run().id);
     });
     operation!("api: get run", |i| {
         store::get_run(&client, APP, runs[i]).await?.ok_or("the run just created is missing")?;

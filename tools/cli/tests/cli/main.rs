@@ -7,6 +7,7 @@
 
 mod bad_input;
 mod bulk_load;
+mod dropped_commit;
 mod history;
 mod library;
 mod settings;

@@ -4,5 +4,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod exposure;
+mod hosts;
 mod stats;
 mod token;
