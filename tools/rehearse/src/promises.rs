@@ -153,7 +153,7 @@ fn promised_alarms(template: &Value, documents: &[(String, String)]) -> Result<S
     let mut promised: BTreeMap<String, Vec<&str>> = BTreeMap::new();
     let mut patterns: Vec<String> = Vec::new();
     for (path, text) in documents {
-        for name in backquoted(text).filter(|name| name.ends_with("Alarm")) {
+        for name in backquoted(text).filter(|name| name.len() > "Alarm".len() && name.ends_with("Alarm")) {
             if name.chars().all(|c| c.is_ascii_alphanumeric())
                 && name.starts_with(|c: char| c.is_ascii_uppercase())
             {
@@ -286,7 +286,8 @@ mod tests {
         let step =
             |text: &str| check(&Deployment::default(), &template, &documents(text)).steps.pop().unwrap();
 
-        let fine = step("| `ApiAlarm` | the API failed |\nSee `ApiAlarm` and `AlarmTopicArn`.");
+        let fine =
+            step("| `ApiAlarm` | the API failed |\nSee `ApiAlarm`, `AlarmTopicArn` and the word `Alarm`.");
         assert_eq!(fine.outcome.as_deref(), Ok("1 alarm(s), each in the template"));
         assert_eq!(
             (fine.function.as_str(), fine.label.as_str()),
