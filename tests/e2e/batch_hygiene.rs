@@ -155,7 +155,10 @@ async fn a_batch_the_lookup_did_not_see_yet_is_deleted_at_the_clean_up() {
     aitasks_runtime::sweeper::sweep(&batcher.app).await;
     assert_eq!(batches.creates(), 2, "the lookup saw nothing: sent again");
     assert_eq!(db.count("SELECT count(*) FROM task_batches WHERE state = 'submitted'").await, 1);
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    wait_until("the lagging list to show both batches", || {
+        std::future::ready(batches.anthropic_batches_listed() == 2)
+    })
+    .await;
     batches.release();
     // The first batch, found at the clean-up (made between the first submit and the answer
     // recorded, as many requests, not ours yet), is deleted with the one adopted.

@@ -137,7 +137,7 @@ async fn pages_and_a_batch_sent_again_fit_lambdas_response_with_outputs_that_dou
         .map(|r| r["task"]["id"].as_str().unwrap().to_owned())
         .collect();
     for id in &ids {
-        let task = api.wait_terminal(id, Duration::from_secs(60)).await;
+        let task = api.wait_terminal(id).await;
         assert_eq!(task["status"], "succeeded", "{}", task["errorCode"]);
     }
 

@@ -104,7 +104,7 @@ async fn every_item_is_answered_as_its_own_create_and_each_new_task_ends() {
         "the earlier task and the batch's three; nothing for a refused item"
     );
     for id in &created {
-        let task = api.wait_terminal(id, Duration::from_secs(20)).await;
+        let task = api.wait_terminal(id).await;
         assert_eq!(task["status"], "succeeded", "{task}");
         assert_eq!(task["attempts"], 1, "each message was sent once and worked once: {task}");
     }

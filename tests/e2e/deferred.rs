@@ -366,7 +366,7 @@ async fn a_profile_without_a_batch_api_runs_a_deferred_task_now() {
     assert_eq!(status, 201, "{task}");
     assert!(task["deferredBy"].is_string());
     let id = task["id"].as_str().unwrap();
-    let done = api.wait_terminal(id, Duration::from_secs(30)).await;
+    let done = api.wait_terminal(id).await;
     assert_eq!(done["status"], "succeeded", "{done}");
     assert_eq!(stack.stub.requests().len(), 1, "on-demand, at once");
 }

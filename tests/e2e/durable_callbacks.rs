@@ -29,12 +29,9 @@ fn create(effect_key: &str, callback_id: &str) -> Value {
     })
 }
 
-async fn eventually(what: &str, timeout: Duration, check: impl Fn() -> bool) {
-    let until = tokio::time::Instant::now() + timeout;
-    while !check() {
-        assert!(tokio::time::Instant::now() < until, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+/// Wait until `check` holds (up to the testkit's [`PATIENCE`]).
+async fn eventually(what: &str, check: impl Fn() -> bool) {
+    wait_until(what, || std::future::ready(check())).await;
 }
 
 #[tokio::test]
@@ -52,13 +49,13 @@ async fn a_durable_callback_gets_one_signed_answer_through_throttling_and_errors
     assert_eq!(status, 201, "{task}");
     let ok_id = task["id"].as_str().unwrap().to_owned();
     assert!(!task.to_string().contains(&succeeding), "the token is never in an answer");
-    api.wait_terminal(&ok_id, Duration::from_secs(15)).await;
+    api.wait_terminal(&ok_id).await;
     let (status, task) = api.post("/v1/tasks", &create("doc-fail", &failing)).await;
     assert_eq!(status, 201, "{task}");
     let failed_id = task["id"].as_str().unwrap().to_owned();
-    api.wait_terminal(&failed_id, Duration::from_secs(15)).await;
+    api.wait_terminal(&failed_id).await;
 
-    eventually("both answers accepted", Duration::from_secs(20), || {
+    eventually("both answers accepted", || {
         durable.accepted_answers(&succeeding).len() == 1 && durable.accepted_answers(&failing).len() == 1
     })
     .await;
@@ -88,8 +85,9 @@ async fn a_durable_callback_gets_one_signed_answer_through_throttling_and_errors
     assert!(durable.calls().iter().any(|c| c.refused.is_some()), "some calls were refused and retried");
     assert_eq!(durable.bad_signatures(), 0, "every request was signed with the function's credentials");
     // Answered once, nothing more: no answer after the accepted one (a heartbeat sent before the
-    // task ended may still land, and is refused), and the callbacks stay delivered.
-    tokio::time::sleep(Duration::from_millis(1000)).await;
+    // task ended may still land, and is refused), and the callbacks stay delivered: not in
+    // three more sweeps (which deliver owed answers and heartbeat the waiting).
+    stack.server.wait_for_sweeps(3).await;
     let after: Vec<_> = durable
         .calls()
         .into_iter()
@@ -112,12 +110,12 @@ async fn a_callback_for_an_existing_task_is_answered_and_a_bad_token_is_a_400() 
     let (status, task) = api.post("/v1/tasks", &create("doc-1", &first)).await;
     assert_eq!(status, 201, "{task}");
     let id = task["id"].as_str().unwrap().to_owned();
-    api.wait_terminal(&id, Duration::from_secs(15)).await;
+    api.wait_terminal(&id).await;
     // A second caller names the same effect key after the task ended: answered at once.
     let second = durable.open();
     let (status, _) = api.post("/v1/tasks", &create("doc-1", &second)).await;
     assert_eq!(status, 200);
-    eventually("both callers answered", Duration::from_secs(10), || {
+    eventually("both callers answered", || {
         durable.accepted_answers(&first).len() == 1 && durable.accepted_answers(&second).len() == 1
     })
     .await;
@@ -147,13 +145,13 @@ async fn a_durable_caller_that_timed_out_is_not_called_again() {
     durable.time_out(&id);
     let (status, task) = api.post("/v1/tasks", &create("doc-gone", &id)).await;
     assert_eq!(status, 201);
-    let task = api.wait_terminal(task["id"].as_str().unwrap(), Duration::from_secs(15)).await;
+    let task = api.wait_terminal(task["id"].as_str().unwrap()).await;
     assert_eq!(task["status"], "succeeded", "a running task is left to finish: {task}");
     let gone =
         stack.db.count("SELECT count(*) FROM task_callbacks WHERE state = 'gone' AND token IS NULL").await;
     assert_eq!(gone, 1);
     let calls = durable.calls().iter().filter(|c| c.callback_id == id).count();
-    tokio::time::sleep(Duration::from_millis(1000)).await;
+    stack.server.wait_for_sweeps(3).await;
     assert_eq!(durable.calls().iter().filter(|c| c.callback_id == id).count(), calls, "no call after gone");
     assert!(durable.accepted_answers(&id).is_empty());
 }

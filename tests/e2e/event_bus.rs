@@ -63,11 +63,11 @@ async fn completion_events_reach_a_rule_on_the_bus_with_their_detail() {
     stack.stub.script([Reply::Auto, Reply::slow(Duration::from_secs(10))]);
     let (_, done) = api.post("/v1/tasks", &body("done")).await;
     let done = done["id"].as_str().unwrap().to_owned();
-    api.wait_terminal(&done, Duration::from_secs(15)).await;
+    api.wait_terminal(&done).await;
     let (_, second) = api.post("/v1/tasks", &body("second")).await;
     let second = second["id"].as_str().unwrap().to_owned();
     api.post(&format!("/v1/tasks/{second}/cancel"), &json!({})).await;
-    assert_eq!(api.wait_terminal(&second, Duration::from_secs(15)).await["status"], "canceled");
+    assert_eq!(api.wait_terminal(&second).await["status"], "canceled");
 
     let mut arrived: Vec<Value> = Vec::new();
     let until = tokio::time::Instant::now() + Duration::from_secs(15);

@@ -22,12 +22,9 @@ async fn create(api: &Api, body: &Value) -> String {
     task["id"].as_str().expect("task id").to_owned()
 }
 
-async fn eventually(what: &str, timeout: Duration, check: impl Fn() -> bool) {
-    let until = Instant::now() + timeout;
-    while !check() {
-        assert!(Instant::now() < until, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+/// Wait until `check` holds (up to the testkit's [`PATIENCE`]).
+async fn eventually(what: &str, check: impl Fn() -> bool) {
+    wait_until(what, || std::future::ready(check())).await;
 }
 
 #[tokio::test]
@@ -62,7 +59,7 @@ async fn each_kind_succeeds_and_publishes_its_completion_event() {
         ids.push(create(&api, &body).await);
     }
     for (id, (_, output)) in ids.iter().zip(&requests) {
-        let task = api.wait_terminal(id, Duration::from_secs(15)).await;
+        let task = api.wait_terminal(id).await;
         assert_eq!(task["status"], "succeeded", "{task}");
         assert_eq!(&task["output"], output);
         assert_eq!(task["attempts"], 1);
@@ -109,21 +106,20 @@ async fn cancel_during_a_slow_call_ends_canceled_within_two_seconds_and_aborts_t
     stack.stub.set_default(Reply::slow(Duration::from_secs(30)));
     let api = stack.api(APP);
     let id = create(&api, &classify("slow")).await;
-    let running = api.wait_for(&id, Duration::from_secs(10), |t| t["status"] == "running").await;
+    let running = api.wait_for(&id, |t| t["status"] == "running").await;
     assert_eq!(running["status"], "running");
-    eventually("the provider call to start", Duration::from_secs(5), || stack.stub.calls() == 1).await;
+    eventually("the provider call to start", || stack.stub.calls() == 1).await;
 
     let started = Instant::now();
     let (status, answer) = api.post(&format!("/v1/tasks/{id}/cancel"), &json!({})).await;
     assert_eq!(status, 200, "{answer}");
     assert!(answer["cancelRequestedAt"].is_string());
-    let task = api.wait_terminal(&id, Duration::from_secs(2)).await;
+    let task = api.wait_terminal(&id).await;
     assert_eq!(task["status"], "canceled", "{task}");
     assert!(started.elapsed() < Duration::from_secs(2), "canceled after {:?}", started.elapsed());
     assert_eq!(task["errorCode"], "WORKFLOW_AI_CANCELED");
     assert_eq!(task["output"], Value::Null);
-    eventually("the stub to see the request aborted", Duration::from_secs(2), || stack.stub.aborted() == 1)
-        .await;
+    eventually("the stub to see the request aborted", || stack.stub.aborted() == 1).await;
     assert_eq!(stack.stub.completed(), 0);
 }
 
@@ -133,7 +129,7 @@ async fn a_500_twice_then_success_ends_succeeded_after_three_attempts() {
     stack.stub.script([Reply::status(500), Reply::status(500)]);
     let api = stack.api(APP);
     let id = create(&api, &classify("flaky")).await;
-    let task = api.wait_terminal(&id, Duration::from_secs(20)).await;
+    let task = api.wait_terminal(&id).await;
     assert_eq!(task["status"], "succeeded", "{task}");
     assert_eq!(task["attempts"], 3);
     assert_eq!(stack.stub.calls(), 3);
@@ -145,11 +141,12 @@ async fn a_401_fails_after_one_attempt() {
     stack.stub.script([Reply::status(401)]);
     let api = stack.api(APP);
     let id = create(&api, &classify("auth")).await;
-    let task = api.wait_terminal(&id, Duration::from_secs(10)).await;
+    let task = api.wait_terminal(&id).await;
     assert_eq!(task["status"], "failed", "{task}");
     assert_eq!(task["attempts"], 1);
     assert_eq!(task["errorCode"], "AI_PROVIDER_AUTH");
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Its message deleted: nothing is left that could call the provider again.
+    stack.queues.wait_until_empty(&stack.queues.tasks).await;
     assert_eq!(stack.stub.calls(), 1);
 }
 
@@ -163,9 +160,10 @@ async fn one_message_delivered_five_times_calls_the_provider_once() {
     for _ in 0..4 {
         stack.queues.send(&stack.queues.tasks, &body).await;
     }
-    let task = api.wait_terminal(&id, Duration::from_secs(10)).await;
+    let task = api.wait_terminal(&id).await;
     assert_eq!((task["status"].as_str(), task["attempts"].as_i64()), (Some("succeeded"), Some(1)));
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Every delivery taken and deleted.
+    stack.queues.wait_until_empty(&stack.queues.tasks).await;
     assert_eq!(stack.stub.calls(), 1, "duplicates claim nothing");
     assert_eq!(stack.db.count("SELECT count(*) FROM task_events").await, 1);
 }
@@ -176,11 +174,11 @@ async fn a_dev_server_killed_mid_call_is_recovered_by_the_sweeper() {
     stack.stub.script([Reply::slow(Duration::from_secs(60))]);
     let api = stack.api(APP);
     let id = create(&api, &classify("killed")).await;
-    api.wait_for(&id, Duration::from_secs(10), |t| t["status"] == "running").await;
-    eventually("the provider call to start", Duration::from_secs(5), || stack.stub.calls() == 1).await;
+    api.wait_for(&id, |t| t["status"] == "running").await;
+    eventually("the provider call to start", || stack.stub.calls() == 1).await;
     stack.server.kill().await;
     stack.server.restart().await;
-    let task = api.wait_terminal(&id, Duration::from_secs(30)).await;
+    let task = api.wait_terminal(&id).await;
     assert_eq!(task["status"], "succeeded", "{task}");
     assert_eq!(task["attempts"], 2, "the sweeper requeued the orphaned attempt");
 }
@@ -199,7 +197,7 @@ async fn a_lost_send_is_repaired_by_the_sweeper() {
     let tasks_queue = stack.queues.tasks.clone();
     stack.server.set_env("AITASK_TASK_QUEUE_URL", &tasks_queue);
     stack.server.restart().await;
-    let task = api.wait_terminal(&id, Duration::from_secs(15)).await;
+    let task = api.wait_terminal(&id).await;
     assert_eq!(task["status"], "succeeded", "{task}");
 }
 
@@ -210,7 +208,7 @@ async fn another_tenant_sees_nothing_and_bad_tokens_are_refused() {
     let (_, run) = owner.post("/v1/runs", &json!({"scopeId": "s1"})).await;
     let run_id = run["id"].as_str().expect("run id").to_owned();
     let task_id = create(&owner, &classify("mine")).await;
-    owner.wait_terminal(&task_id, Duration::from_secs(10)).await;
+    owner.wait_terminal(&task_id).await;
 
     let stranger = stack.api("app-other");
     for path in [
@@ -360,16 +358,17 @@ async fn a_run_cancel_cancels_its_queued_tasks_and_aborts_its_running_one() {
         body["runId"] = json!(run_id);
         ids.push(create(&api, &body).await);
     }
-    eventually("one task to reach the provider", Duration::from_secs(10), || stack.stub.calls() == 1).await;
+    eventually("one task to reach the provider", || stack.stub.calls() == 1).await;
     let (status, canceled) = api.post(&format!("/v1/runs/{run_id}/cancel"), &json!({})).await;
     assert_eq!((status, canceled["state"].as_str()), (200, Some("canceled")));
     for id in &ids {
-        let task = api.wait_terminal(id, Duration::from_secs(3)).await;
+        let task = api.wait_terminal(id).await;
         assert_eq!(task["status"], "canceled", "{task}");
         assert_eq!(task["usageUserId"], "user-1");
     }
-    eventually("the running call to be aborted", Duration::from_secs(2), || stack.stub.aborted() == 1).await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    eventually("the running call to be aborted", || stack.stub.aborted() == 1).await;
+    // Both messages taken and deleted: the queued task's can no longer reach the provider.
+    stack.queues.wait_until_empty(&stack.queues.tasks).await;
     assert_eq!(stack.stub.calls(), 1, "the queued task never reached the provider");
 }
 

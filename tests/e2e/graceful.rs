@@ -2,8 +2,6 @@
 //! stores nothing; the message waits on the queue), SQS (create still succeeds and the sweeper
 //! sends later), the provider (tasks retry, then fail with the provider's error code).
 
-use std::time::Duration;
-
 use aitasks_testkit::*;
 use serde_json::{json, Value};
 
@@ -58,12 +56,13 @@ async fn postgres_down_answers_503_stores_nothing_and_the_message_waits() {
             .id
     };
     stack.queues.send(&stack.queues.tasks, &json!({"taskId": waiting}).to_string()).await;
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Delivered twice (its visibility is 2 s), and both times left for later.
+    stack.server.wait_for_lines("could not work on the task; the message will be retried", 2).await;
     assert_eq!(stack.stub.calls(), 0, "no provider call while Postgres is down");
 
     stack.server.set_env("DATABASE_URL", &stack.db.app_url.clone());
     stack.server.restart().await;
-    let task = api.wait_terminal(&waiting.to_string(), Duration::from_secs(20)).await;
+    let task = api.wait_terminal(&waiting.to_string()).await;
     assert_eq!(task["status"], "succeeded", "{task}");
     assert_eq!(stack.db.count("SELECT count(*) FROM tasks").await, 1, "nothing stored while down");
     assert_eq!(stack.db.count("SELECT count(*) FROM runs").await, 0, "nothing stored while down");
@@ -80,14 +79,15 @@ async fn sqs_down_still_creates_and_the_sweeper_sends_later() {
     let (status, task) = api.post("/v1/tasks", &classify("sqs-down")).await;
     assert_eq!(status, 201, "{task}");
     let id = task["id"].as_str().unwrap().to_owned();
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    // Two more sweeps, each of which would send an owed message: none could.
+    stack.server.wait_for_sweeps(2).await;
     assert_eq!(api.get(&format!("/v1/tasks/{id}")).await.1["status"], "queued");
     assert_eq!(stack.stub.calls(), 0);
 
     let good_endpoint = stack.queues.endpoint.clone();
     stack.server.set_env("AWS_ENDPOINT_URL_SQS", &good_endpoint);
     stack.server.restart().await;
-    let task = api.wait_terminal(&id, Duration::from_secs(20)).await;
+    let task = api.wait_terminal(&id).await;
     assert_eq!(task["status"], "succeeded", "the sweeper sent the message: {task}");
 }
 
@@ -98,7 +98,7 @@ async fn provider_down_retries_then_fails_with_the_provider_error() {
     let api = stack.api(APP);
     let (status, task) = api.post("/v1/tasks", &classify("provider-down")).await;
     assert_eq!(status, 201);
-    let task = api.wait_terminal(task["id"].as_str().unwrap(), Duration::from_secs(40)).await;
+    let task = api.wait_terminal(task["id"].as_str().unwrap()).await;
     assert_eq!(task["status"], "failed", "{task}");
     assert_eq!(task["errorCode"], "WORKFLOW_AI_PROVIDER_ERROR");
     assert_eq!(task["attempts"], 3, "the whole attempt budget was spent");

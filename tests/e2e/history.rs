@@ -59,7 +59,7 @@ async fn runs_are_listed_with_their_task_counts_in_pages_and_filters() {
     for key in ["a", "b"] {
         let (status, task) = api.post("/v1/tasks", &run_task(&runs[0], key)).await;
         assert_eq!(status, 201, "{task}");
-        api.wait_terminal(task["id"].as_str().unwrap(), Duration::from_secs(15)).await;
+        api.wait_terminal(task["id"].as_str().unwrap()).await;
     }
     let (status, _) = api.post(&format!("/v1/runs/{}/cancel", runs[1]), &json!({})).await;
     assert_eq!(status, 200);
@@ -120,7 +120,7 @@ async fn a_tasks_events_and_batch_and_another_tenants_404() {
     let run = create_run(&api).await;
     let (_, task) = api.post("/v1/tasks", &run_task(&run, "events")).await;
     let id = task["id"].as_str().unwrap().to_owned();
-    api.wait_terminal(&id, Duration::from_secs(15)).await;
+    api.wait_terminal(&id).await;
 
     // Its one completion event, delivered to the bus soon after.
     let until = tokio::time::Instant::now() + Duration::from_secs(15);
@@ -194,7 +194,7 @@ async fn a_callback_is_shown_without_its_token() {
     let (status, answer) = api.get(&format!("/v1/tasks/{id}/callbacks")).await;
     assert_eq!(status, 200, "{answer}");
     assert!(!answer.to_string().contains(&token), "the token is never in the answer: {answer}");
-    api.wait_terminal(&id, Duration::from_secs(15)).await;
+    api.wait_terminal(&id).await;
 
     let until = tokio::time::Instant::now() + Duration::from_secs(20);
     let callback = loop {
@@ -242,7 +242,7 @@ async fn a_deferred_task_shows_the_provider_batch_it_was_sent_in() {
         ids.push(task["id"].as_str().unwrap().to_owned());
     }
     for id in &ids {
-        let task = api.wait_terminal(id, Duration::from_secs(60)).await;
+        let task = api.wait_terminal(id).await;
         assert_eq!(task["status"], "succeeded", "{task}");
     }
     let (status, batch) = api.get(&format!("/v1/tasks/{}/batch", ids[0])).await;
@@ -296,7 +296,7 @@ async fn a_retried_attempt_keeps_its_error_and_the_next_shows_its_usage_and_cost
     let (status, task) = api.post("/v1/tasks", &priced_task("attempts", "flaky")).await;
     assert_eq!(status, 201, "{task}");
     let id = task["id"].as_str().unwrap().to_owned();
-    let task = api.wait_terminal(&id, Duration::from_secs(30)).await;
+    let task = api.wait_terminal(&id).await;
     assert_eq!((task["status"].as_str(), task["attempts"].as_i64()), (Some("succeeded"), Some(2)), "{task}");
     assert_eq!(task["errorCode"], Value::Null, "the task itself shows only its last attempt: {task}");
 
@@ -366,7 +366,7 @@ async fn a_running_attempt_is_listed_then_shown_canceled() {
     stub.set_default(Reply::slow(Duration::from_secs(30)));
     let (_, task) = api.post("/v1/tasks", &priced_task("running", "slow")).await;
     let id = task["id"].as_str().unwrap().to_owned();
-    api.wait_for(&id, Duration::from_secs(15), |t| t["status"] == "running").await;
+    api.wait_for(&id, |t| t["status"] == "running").await;
     let (status, answer) = api.get(&format!("/v1/tasks/{id}/attempts")).await;
     assert_eq!(status, 200, "{answer}");
     let running = &answer["attempts"][0];
@@ -376,7 +376,7 @@ async fn a_running_attempt_is_listed_then_shown_canceled() {
 
     let (status, _) = api.post(&format!("/v1/tasks/{id}/cancel"), &json!({})).await;
     assert_eq!(status, 200);
-    let task = api.wait_terminal(&id, Duration::from_secs(10)).await;
+    let task = api.wait_terminal(&id).await;
     assert_eq!(task["status"], "canceled", "{task}");
     let (_, answer) = api.get(&format!("/v1/tasks/{id}/attempts")).await;
     let canceled = &answer["attempts"][0];
@@ -397,7 +397,7 @@ async fn a_running_attempt_is_listed_then_shown_canceled() {
         .await;
     let (status, _) = api.post(&format!("/v1/tasks/{queued_id}/cancel"), &json!({})).await;
     assert_eq!(status, 200);
-    let ended = api.wait_terminal(queued_id, Duration::from_secs(10)).await;
+    let ended = api.wait_terminal(queued_id).await;
     let (_, answer) = api.get(&format!("/v1/tasks/{queued_id}/attempts")).await;
     assert_eq!(
         answer["attempts"].as_array().unwrap().len() as i64,
@@ -432,9 +432,7 @@ async fn the_summary_counts_the_tenants_tasks_and_their_cost_by_day_and_model() 
     let other_model_id = other_model["id"].as_str().unwrap().to_owned();
     let mut statuses = Vec::new();
     for id in ids.iter().chain([&failing_id, &other_model_id]) {
-        statuses.push(
-            api.wait_terminal(id, Duration::from_secs(30)).await["status"].as_str().unwrap().to_owned(),
-        );
+        statuses.push(api.wait_terminal(id).await["status"].as_str().unwrap().to_owned());
     }
     let succeeded = statuses.iter().filter(|s| *s == "succeeded").count() as u64;
     let failed = statuses.iter().filter(|s| *s == "failed").count() as u64;

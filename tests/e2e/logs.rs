@@ -4,8 +4,6 @@
 //! settlement one line (kind, model, outcome, attempts, provider time, tokens). A store failure
 //! shows its SQLSTATE and route in the log, while the caller's answer stays opaque.
 
-use std::time::{Duration, Instant};
-
 use aitasks_testkit::*;
 use serde_json::{json, Value};
 
@@ -22,6 +20,16 @@ fn lines_where<'a>(lines: &'a [Value], message: &str, matches: impl Fn(&Value) -
     lines.iter().filter(|line| line["message"] == message && matches(line)).collect()
 }
 
+/// Wait until the log holds a line with this message for which `matches` holds (a line is
+/// written once what it reports is done, a moment after the answer or the row that shows it).
+async fn wait_for_line(stack: &Stack, message: &str, matches: impl Fn(&Value) -> bool) {
+    wait_until(&format!("a {message:?} line"), || {
+        let found = !lines_where(&stack.server.json_lines(), message, &matches).is_empty();
+        std::future::ready(found)
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn every_request_and_settlement_is_one_json_line_and_a_500_keeps_its_cause_in_the_log() {
     let stack = Stack::start_with(&[("AITASK_LOG_FORMAT", "json")]).await;
@@ -36,16 +44,11 @@ async fn every_request_and_settlement_is_one_json_line_and_a_500_keeps_its_cause
     let (status, created) = api.post("/v1/tasks", &create("classify", "fine")).await;
     assert_eq!(status, 201);
     let id = created["id"].as_str().unwrap().to_owned();
-    let until = Instant::now() + Duration::from_secs(15);
-    while stack
-        .db
-        .count(&format!("SELECT count(*) FROM tasks WHERE id = '{id}' AND status = 'succeeded'"))
-        .await
-        == 0
-    {
-        assert!(Instant::now() < until, "the task did not succeed");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait_until("the task to succeed", || async {
+        let query = format!("SELECT count(*) FROM tasks WHERE id = '{id}' AND status = 'succeeded'");
+        stack.db.count(&query).await > 0
+    })
+    .await;
     assert_eq!(api.get(&format!("/v1/tasks/{id}")).await.0, 200);
     let failed = api
         .send(reqwest::Method::POST, "/v1/tasks", Some(create("forbidden", "bad").to_string().into_bytes()))
@@ -57,7 +60,8 @@ async fn every_request_and_settlement_is_one_json_line_and_a_500_keeps_its_cause
         "opaque to the caller"
     );
     assert_eq!(api.get("/v1/tasks/not-a-task").await.0, 404);
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    wait_for_line(&stack, "request", |l| l["status"] == 404).await;
+    wait_for_line(&stack, "settled", |l| l["task_id"] == id.as_str()).await;
 
     let logs = stack.server.logs();
     // Log lines; the Embedded Metric Format documents beside them are tests/e2e/metrics.rs's.
@@ -169,7 +173,7 @@ async fn provider_bodies_and_refusals_that_echo_the_prompt_stay_out_of_the_logs(
         let (code, created) = api.post("/v1/tasks", &marked(key)).await;
         assert_eq!(code, 201, "{created}");
         let id = created["id"].as_str().unwrap().to_owned();
-        let task = api.wait_terminal(&id, Duration::from_secs(20)).await;
+        let task = api.wait_terminal(&id).await;
         ended.push((id, task));
     }
     let statuses: Vec<_> =
@@ -185,7 +189,9 @@ async fn provider_bodies_and_refusals_that_echo_the_prompt_stay_out_of_the_logs(
     // What the tenant sees is unchanged: the stable sentences.
     assert_eq!(ended[0].1["errorMessage"], "The provider rejected the request with HTTP 400.");
     assert_eq!(ended[1].1["errorMessage"], "The model refused to answer.");
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    for (id, _) in &ended {
+        wait_for_line(&stack, "settled", |l| l["task_id"] == id.as_str()).await;
+    }
 
     let lines = stack.server.json_lines();
     for line in &lines {

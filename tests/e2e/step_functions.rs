@@ -116,13 +116,10 @@ impl Flow {
         started.unwrap().execution_arn().to_owned()
     }
 
-    /// Wait until the execution is no longer running; its status, output and error.
-    async fn finished(
-        &self,
-        execution: &str,
-        timeout: Duration,
-    ) -> (ExecutionStatus, Value, Option<String>, Option<String>) {
-        let until = Instant::now() + timeout;
+    /// Wait until the execution is no longer running (moto runs state machines in Python: a
+    /// loaded machine takes its time); its status, output and error.
+    async fn finished(&self, execution: &str) -> (ExecutionStatus, Value, Option<String>, Option<String>) {
+        let until = Instant::now() + PATIENCE;
         loop {
             let described = self.sfn.describe_execution().execution_arn(execution).send().await.unwrap();
             if described.status() != &ExecutionStatus::Running || Instant::now() >= until {
@@ -153,7 +150,7 @@ async fn a_state_machine_waits_for_its_task_through_the_intake_queue_and_branche
     flow.stack.stub.set_default(Reply::Answer(json!({"choice": "pos"})));
     let machine = flow.state_machine(&flow.intake, json!({})).await;
     let execution = flow.start_execution(&machine, json!({"appId": APP, "task": classify("doc-1")})).await;
-    let (status, output, error, _) = flow.finished(&execution, Duration::from_secs(30)).await;
+    let (status, output, error, _) = flow.finished(&execution).await;
     assert_eq!(status, ExecutionStatus::Succeeded, "{error:?} {output}");
     assert_eq!(output["verdict"], "positive", "the workflow branched on our answer: {output}");
     let answer = &output["answer"];
@@ -189,11 +186,11 @@ async fn a_failed_task_or_a_refused_message_fails_the_execution_with_our_code() 
     // moto (5.2.5) reads only `taskToken` and `error` of a SendTaskFailure (its responses.py
     // drops `cause`), so the execution's cause is empty here: the error is what a workflow
     // branches on; a failure's cause is checked on the durable stub (durable_callbacks.rs).
-    let (status, _, error, _) = flow.finished(&failing, Duration::from_secs(30)).await;
+    let (status, _, error, _) = flow.finished(&failing).await;
     assert_eq!((status, error.as_deref()), (ExecutionStatus::Failed, Some("WORKFLOW_AI_PROVIDER_ERROR")));
-    let (status, _, error, _) = flow.finished(&refused, Duration::from_secs(30)).await;
+    let (status, _, error, _) = flow.finished(&refused).await;
     assert_eq!((status, error.as_deref()), (ExecutionStatus::Failed, Some("INVALID_REQUEST")));
-    let (status, _, error, _) = flow.finished(&stranger, Duration::from_secs(30)).await;
+    let (status, _, error, _) = flow.finished(&stranger).await;
     assert_eq!((status, error.as_deref()), (ExecutionStatus::Failed, Some("UNAUTHORIZED")));
     // Neither refused message became a task.
     assert_eq!(flow.stack.db.count("SELECT count(*) FROM tasks").await, 1);
@@ -217,13 +214,13 @@ async fn heartbeats_keep_a_short_heartbeat_state_alive_through_a_slow_task() {
     let slow = flow.start_execution(&beating, json!({"appId": APP, "task": classify("doc-slow")})).await;
     let control = flow.start_execution(&silent, json!({"appId": APP, "task": classify("unread")})).await;
 
-    let (status, _, error, _) = flow.finished(&control, Duration::from_secs(20)).await;
+    let (status, _, error, _) = flow.finished(&control).await;
     // AWS names it States.HeartbeatTimeout; moto reports its heartbeat timeouts as States.Timeout.
     // The state has no TimeoutSeconds, and it ended long before the slow task would have.
     assert_eq!(status, ExecutionStatus::Failed);
     assert!(matches!(error.as_deref(), Some("States.HeartbeatTimeout" | "States.Timeout")), "{error:?}");
     assert!(started.elapsed() < Duration::from_secs(5), "the silent state timed out on its heartbeat");
-    let (status, output, error, _) = flow.finished(&slow, Duration::from_secs(30)).await;
+    let (status, output, error, _) = flow.finished(&slow).await;
     assert_eq!(status, ExecutionStatus::Succeeded, "{error:?}");
     assert_eq!(output["verdict"], "negative");
     assert!(started.elapsed() >= Duration::from_secs(5), "the task took its 5 s");
@@ -237,14 +234,14 @@ async fn a_timed_out_execution_stops_our_calls_and_cancels_its_queued_task() {
     let flow = Flow::start(&[("AITASK_LOCAL_POLLERS", "0")]).await;
     let machine = flow.state_machine(&flow.intake, json!({"TimeoutSeconds": 2})).await;
     let execution = flow.start_execution(&machine, json!({"appId": APP, "task": classify("doc-late")})).await;
-    let (status, _, error, _) = flow.finished(&execution, Duration::from_secs(20)).await;
+    let (status, _, error, _) = flow.finished(&execution).await;
     // AWS reports TIMED_OUT; moto reports FAILED, with the same error.
     assert!(matches!(status, ExecutionStatus::TimedOut | ExecutionStatus::Failed), "{status:?}");
     assert_eq!(error.as_deref(), Some("States.Timeout"));
 
     let api = flow.stack.api(APP);
     let (_, found) = api.get("/v1/tasks?effectKey=doc-late").await;
-    let task = api.wait_terminal(found["id"].as_str().unwrap(), Duration::from_secs(10)).await;
+    let task = api.wait_terminal(found["id"].as_str().unwrap()).await;
     assert_eq!(task["status"], "canceled", "{task}");
     assert!(task["errorMessage"].as_str().unwrap().contains("every caller waiting for it is gone"), "{task}");
     assert_eq!(task["attempts"], 0, "never started");
@@ -262,7 +259,8 @@ async fn a_timed_out_execution_stops_our_calls_and_cancels_its_queued_task() {
         (row.get::<_, String>(0), row.get::<_, i32>(1))
     };
     let before = beats().await;
-    tokio::time::sleep(Duration::from_millis(1200)).await;
+    // Three more sweeps, each with its heartbeat duty (every 300 ms here): none touches it.
+    flow.stack.server.wait_for_sweeps(3).await;
     assert_eq!(beats().await, before);
     assert_eq!(before.1, 0, "no success or failure call was made");
 }
@@ -279,10 +277,10 @@ async fn an_intake_sender_creates_tasks_only_of_the_tenants_listed_for_it() {
     let own =
         flow.start_execution(&machine, json!({"appId": "app-other", "task": classify("doc-own")})).await;
 
-    let (status, _, error, _) = flow.finished(&posing, Duration::from_secs(30)).await;
+    let (status, _, error, _) = flow.finished(&posing).await;
     println!("a message naming a tenant its sender is not listed for: {status:?} {error:?}");
     assert_eq!((status, error.as_deref()), (ExecutionStatus::Failed, Some("UNAUTHORIZED")));
-    let (status, output, error, _) = flow.finished(&own, Duration::from_secs(30)).await;
+    let (status, output, error, _) = flow.finished(&own).await;
     println!("a message naming its sender's tenant: {status:?} {error:?}");
     assert_eq!((status, error), (ExecutionStatus::Succeeded, None));
     assert_eq!(output["answer"]["status"], "succeeded", "{output}");
@@ -359,18 +357,17 @@ async fn a_task_a_service_polls_is_not_canceled_when_the_workflow_also_waiting_i
     let machine = flow.state_machine(&flow.intake, json!({"TimeoutSeconds": 2})).await;
     let execution =
         flow.start_execution(&machine, json!({"appId": APP, "task": classify("doc-polled")})).await;
-    let (status, _, error, _) = flow.finished(&execution, Duration::from_secs(20)).await;
+    let (status, _, error, _) = flow.finished(&execution).await;
     assert!(matches!(status, ExecutionStatus::TimedOut | ExecutionStatus::Failed), "{status:?}");
     assert_eq!(error.as_deref(), Some("States.Timeout"));
 
     let db = &flow.stack.db;
-    let until = Instant::now() + Duration::from_secs(10);
-    while db.count("SELECT count(*) FROM task_callbacks WHERE state = 'gone'").await == 0 {
-        assert!(Instant::now() < until, "the heartbeat never found the token gone");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    // The sweep that recorded it cancels in the same pass; a few more heartbeat rounds (300 ms).
-    tokio::time::sleep(Duration::from_millis(1200)).await;
+    wait_until("the heartbeat to find the token gone", || async {
+        db.count("SELECT count(*) FROM task_callbacks WHERE state = 'gone'").await > 0
+    })
+    .await;
+    // The sweep that recorded it would cancel in the same pass; and three more sweeps.
+    flow.stack.server.wait_for_sweeps(3).await;
     let (_, task) = api.get(&format!("/v1/tasks/{}", created["id"].as_str().unwrap())).await;
     println!("after the workflow's token was gone: {} {}", task["status"], task["errorMessage"]);
     assert_eq!(task["status"], "queued", "the service polling it still waits: {task}");
@@ -391,7 +388,7 @@ async fn the_readme_example_state_machine_classifies_and_routes_a_document() {
     let machine = flow.create_state_machine(serde_json::from_str(&asl).unwrap()).await;
     let input = json!({"documentId": "doc-9", "text": "Invoice 12: three widgets, 42 EUR."});
     let execution = flow.start_execution(&machine, input).await;
-    let (status, output, error, cause) = flow.finished(&execution, Duration::from_secs(30)).await;
+    let (status, output, error, cause) = flow.finished(&execution).await;
     assert_eq!(status, ExecutionStatus::Succeeded, "{error:?} {cause:?} {output}");
     assert_eq!(output["route"], "invoice", "{output}");
     assert_eq!(output["classification"]["status"], "succeeded");
@@ -399,20 +396,16 @@ async fn the_readme_example_state_machine_classifies_and_routes_a_document() {
     assert_eq!(task["output"], "invoice", "{task}");
 
     // A task canceled while it runs: the workflow's Catch on CANCELED ends it there.
-    flow.stack.stub.set_default(Reply::Slow(Duration::from_secs(10), Box::new(Reply::Auto)));
+    flow.stack.stub.set_default(Reply::Slow(Duration::from_secs(60), Box::new(Reply::Auto)));
     let input = json!({"documentId": "doc-10", "text": "Anything."});
     let execution = flow.start_execution(&machine, input).await;
     let api = flow.stack.api(APP);
-    let until = Instant::now() + Duration::from_secs(15);
-    let task = loop {
+    let task = wait_for("the task to start", || async {
         let (status, task) = api.get("/v1/tasks?effectKey=doc-10/classify").await;
-        if status == 200 && task["status"] == "running" {
-            break task;
-        }
-        assert!(Instant::now() < until, "the task never started: {task}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+        (status == 200 && task["status"] == "running").then_some(task)
+    })
+    .await;
     api.post(&format!("/v1/tasks/{}/cancel", task["id"].as_str().unwrap()), &json!({})).await;
-    let (status, _, error, _) = flow.finished(&execution, Duration::from_secs(30)).await;
+    let (status, _, error, _) = flow.finished(&execution).await;
     assert_eq!((status, error.as_deref()), (ExecutionStatus::Failed, Some("CANCELED")));
 }

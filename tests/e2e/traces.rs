@@ -33,7 +33,7 @@ async fn classify_to_the_end(api: &Api, key: &str) -> String {
     let (status, created) = api.post("/v1/tasks", &body).await;
     assert_eq!(status, 201, "{created}");
     let task_id = created["id"].as_str().unwrap().to_owned();
-    let task = api.wait_terminal(&task_id, Duration::from_secs(15)).await;
+    let task = api.wait_terminal(&task_id).await;
     assert_eq!(task["status"], "succeeded", "{task}");
     task_id
 }

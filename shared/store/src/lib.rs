@@ -50,6 +50,7 @@ mod events;
 mod history;
 mod lease;
 mod listing;
+mod migrations;
 mod model;
 mod owned;
 mod params;
@@ -95,6 +96,10 @@ pub use events::{mark_delivered, prune_delivered_events, take_undelivered_events
 pub use history::{list_runs, task_batch, task_callbacks, task_events, BatchOfTask, RunsOfApp};
 pub use lease::{check, claim_by, give_back_claims, heartbeat, ClaimMark};
 pub use listing::{list_tasks, list_tasks_narrowed, NarrowedTasks};
+pub use migrations::{
+    concurrent_statements, is_outside_a_transaction, migrate, migrate_with, migrate_with_more,
+    ConcurrentStatement, NO_TRANSACTION,
+};
 pub use model::{
     AdmissionBudget, AdmissionRefusal, Claim, Created, CreatedRun, Fenced, Lease, LeaseCheck, ListedTask,
     NewRun, NewTask, PendingEvent, Run, RunState, ScopedAdmission, ScopedCreated, ServerLimits, Settled,
@@ -103,10 +108,7 @@ pub use model::{
 pub use owned::{
     delete_owned_page, delete_retained, release, unreleased_sources, SourceRef, UNRELEASED_PAGE,
 };
-pub use pool::{
-    client, connect, migrate, migrate_with, redact, tls_connector, Client, GenericClient, PoolSettings,
-    StorePool,
-};
+pub use pool::{client, connect, redact, tls_connector, Client, GenericClient, PoolSettings, StorePool};
 pub use provider_limits::{
     free_slot, minute_of, prune_provider_line, prune_provider_minutes, reconcile_tokens, start_call,
     take_slot, wait_in_line, CallStart, CallToCount, MinuteLimits, SlotToTake,

@@ -1,4 +1,5 @@
-//! Connection pool and migrations. Built once per process (a Lambda cold start) and reused.
+//! The connection pool. Built once per process (a Lambda cold start) and reused. Migrations:
+//! `crate::migrations`.
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -10,10 +11,6 @@ use rustls::pki_types::{pem::PemObject, CertificateDer};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use crate::error::{StoreError, StoreResult};
-
-mod embedded {
-    refinery::embed_migrations!("../../migrations");
-}
 
 /// Any pool-backed client or transaction the store functions can run on.
 pub use deadpool_postgres::GenericClient;
@@ -110,34 +107,6 @@ pub fn connect(settings: &PoolSettings) -> StoreResult<Pool> {
 /// Take a client from the pool.
 pub async fn client(pool: &Pool) -> StoreResult<Client> {
     Ok(pool.get().await?)
-}
-
-/// Key of the session advisory lock that serializes migrators ("aitasks" in ASCII).
-const MIGRATION_LOCK_KEY: i64 = 0x0061_6974_6173_6b73;
-
-/// Apply every pending migration. Idempotent, and safe when several processes start at once:
-/// the runner holds a session advisory lock on its own connection, so the second migrator
-/// waits, then finds nothing left to apply. Returns the versions it applied.
-pub async fn migrate(database_url: &str) -> StoreResult<Vec<u32>> {
-    migrate_with(database_url, None).await
-}
-
-/// [`migrate`] trusting the certificates of `ca_file` too.
-pub async fn migrate_with(database_url: &str, ca_file: Option<&std::path::Path>) -> StoreResult<Vec<u32>> {
-    let (mut client, connection) = tokio_postgres::connect(database_url, tls_connector(ca_file)?).await?;
-    let driver = tokio::spawn(async move {
-        if let Err(error) = connection.await {
-            tracing::warn!(%error, "migration connection ended with an error");
-        }
-    });
-    client.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK_KEY]).await?;
-    let outcome = embedded::migrations::runner().run_async(&mut client).await;
-    // Closing the connection would release the lock too; unlocking first keeps waiters prompt.
-    let _ = client.execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK_KEY]).await;
-    drop(client);
-    let _ = driver.await;
-    let report = outcome.map_err(StoreError::Migration)?;
-    Ok(report.applied_migrations().iter().map(|m| m.version()).collect())
 }
 
 /// Text fit for a log or an error body: a connection string's password masked, and Postgres's

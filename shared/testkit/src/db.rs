@@ -150,17 +150,13 @@ impl TestDb {
     }
 
     /// [`TestDb::count`] across a Postgres restart: the pool's broken connections are retried
-    /// for up to 10 s.
+    /// until Postgres answers (up to [`crate::PATIENCE`]).
     pub async fn count_surviving_restart(&self, query: &str) -> i64 {
-        for _ in 0..50 {
-            if let Ok(client) = self.pool.get().await {
-                if let Ok(row) = client.query_one(query, &[]).await {
-                    return row.get(0);
-                }
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-        }
-        panic!("Postgres did not come back for {query}");
+        crate::wait_for(&format!("Postgres to come back for {query}"), || async {
+            let client = self.pool.get().await.ok()?;
+            client.query_one(query, &[]).await.ok().map(|row| row.get(0))
+        })
+        .await
     }
 
     pub async fn count(&self, query: &str) -> i64 {

@@ -111,13 +111,16 @@ impl DevServer {
         self.child = Some(command.spawn().expect("start the dev server"));
         let health = format!("http://{}/healthz", self.address);
         let client = reqwest::Client::new();
-        for _ in 0..300 {
-            if client.get(&health).send().await.is_ok_and(|r| r.status().is_success()) {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        panic!("the dev server did not come up; see {}", self.log.display());
+        let log = self.log.display().to_string();
+        let child = self.child.as_mut().expect("just started");
+        // Up when it answers (however long a loaded machine takes), failed when it exits.
+        crate::wait_until(&format!("the dev server to come up (its log: {log})"), || {
+            let exited = child.try_wait().ok().flatten();
+            assert!(exited.is_none(), "the dev server exited ({exited:?}) before it served; see {log}");
+            let health = client.get(&health).send();
+            async move { health.await.is_ok_and(|r| r.status().is_success()) }
+        })
+        .await;
     }
 
     /// SIGKILL: no shutdown, no cleanup, like a Lambda instance that vanishes.
@@ -146,6 +149,32 @@ impl DevServer {
     /// Everything the dev server logged so far.
     pub fn logs(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Lines logged so far that contain `text`.
+    pub fn lines_with(&self, text: &str) -> usize {
+        self.logs().lines().filter(|line| line.contains(text)).count()
+    }
+
+    /// Wait until `count` lines logged contain `text` (a line is written once what it reports
+    /// has happened: a request answered, a task settled).
+    pub async fn wait_for_lines(&self, text: &str, count: usize) {
+        let what = format!("{count} line(s) logged with {text:?}");
+        crate::wait_until(&what, || std::future::ready(self.lines_with(text) >= count)).await;
+    }
+
+    /// Sweeps ended so far (each writes one metrics document with `SweepMs`).
+    pub fn sweeps(&self) -> usize {
+        self.lines_with("\"SweepMs\"")
+    }
+
+    /// Wait until `more` sweeps have ended after this call. All but the first of them began
+    /// after it: whatever a sweep would do to what is there now, it has had its chance (so a
+    /// test can then say that something did not happen).
+    pub async fn wait_for_sweeps(&self, more: usize) {
+        let target = self.sweeps() + more;
+        crate::wait_until(&format!("{more} more sweep(s)"), || std::future::ready(self.sweeps() >= target))
+            .await;
     }
 
     /// The lines logged so far that are JSON objects: log lines and, beside them, the Embedded
@@ -344,9 +373,20 @@ impl Api {
         (answer.status, answer.body)
     }
 
-    /// Poll a task until `done` says so or `timeout` passes; the last state either way.
-    pub async fn wait_for(&self, task_id: &str, timeout: Duration, done: impl Fn(&Value) -> bool) -> Value {
-        let until = tokio::time::Instant::now() + timeout;
+    /// Poll a task until `done` says so, up to [`crate::PATIENCE`]; the last state either way
+    /// (the caller's assertion on it says what was expected).
+    pub async fn wait_for(&self, task_id: &str, done: impl Fn(&Value) -> bool) -> Value {
+        self.wait_within(task_id, crate::PATIENCE, done).await
+    }
+
+    /// [`Api::wait_for`] with a patience of its own (a task on the local model may take minutes).
+    pub async fn wait_within(
+        &self,
+        task_id: &str,
+        patience: Duration,
+        done: impl Fn(&Value) -> bool,
+    ) -> Value {
+        let until = tokio::time::Instant::now() + patience;
         loop {
             let (status, task) = self.get(&format!("/v1/tasks/{task_id}")).await;
             assert_eq!(status, 200, "reading task {task_id}: {task}");
@@ -358,10 +398,8 @@ impl Api {
     }
 
     /// Poll until the task is terminal.
-    pub async fn wait_terminal(&self, task_id: &str, timeout: Duration) -> Value {
-        self.wait_for(task_id, timeout, |t| {
-            matches!(t["status"].as_str(), Some("succeeded" | "failed" | "canceled"))
-        })
-        .await
+    pub async fn wait_terminal(&self, task_id: &str) -> Value {
+        self.wait_for(task_id, |t| matches!(t["status"].as_str(), Some("succeeded" | "failed" | "canceled")))
+            .await
     }
 }

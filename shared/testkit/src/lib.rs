@@ -10,6 +10,7 @@
 
 mod app_env;
 mod db;
+mod db_activity;
 mod dev_server;
 mod durable_stub;
 mod heartbeat_scale;
@@ -26,6 +27,7 @@ mod stub_batches;
 mod stub_provider;
 mod tcp_proxy;
 mod tokens;
+mod wait;
 
 use std::path::PathBuf;
 
@@ -48,6 +50,7 @@ pub use stub_batches::{
 pub use stub_provider::{Reply, StubProvider};
 pub use tcp_proxy::{via, TcpProxy};
 pub use tokens::{dev_token, token_with, DEV_SECRET};
+pub use wait::{wait_for, wait_until, PATIENCE};
 
 /// The repository root.
 pub fn workspace_root() -> PathBuf {

@@ -7,7 +7,6 @@
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
-use std::time::Duration;
 
 use aws_config::{BehaviorVersion, SdkConfig};
 use aws_sdk_sqs::config::{Credentials, Region};
@@ -79,17 +78,16 @@ fn start() -> Moto {
     Moto { endpoint: format!("http://127.0.0.1:{port}"), _watcher: watcher }
 }
 
+/// Until moto answers (a Python server: a loaded machine takes a while to start it).
 async fn wait_until_up(endpoint: &str) {
     let http = reqwest::Client::new();
     let config = format!("{endpoint}/moto-api/config");
-    for _ in 0..300 {
+    crate::wait_until(&format!("moto to come up on {endpoint}"), || {
         let body = serde_json::json!({"stepfunctions": {"execute_state_machine": true}});
-        if http.post(&config).json(&body).send().await.is_ok_and(|r| r.status().is_success()) {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("moto did not come up on {endpoint} within 15 s");
+        let sent = http.post(&config).json(&body).send();
+        async move { sent.await.is_ok_and(|r| r.status().is_success()) }
+    })
+    .await;
 }
 
 /// An SDK configuration whose clients call a local stand-in at `endpoint`: us-east-1, dummy

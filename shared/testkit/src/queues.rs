@@ -111,6 +111,34 @@ impl TestQueues {
         }
     }
 
+    /// Messages on a queue: waiting, in flight (received, not yet deleted) and delayed.
+    pub async fn messages(&self, queue_url: &str) -> u64 {
+        let counted = [
+            QueueAttributeName::ApproximateNumberOfMessages,
+            QueueAttributeName::ApproximateNumberOfMessagesNotVisible,
+            QueueAttributeName::ApproximateNumberOfMessagesDelayed,
+        ];
+        let out = self
+            .sqs
+            .get_queue_attributes()
+            .queue_url(queue_url)
+            .set_attribute_names(Some(counted.to_vec()))
+            .send()
+            .await
+            .expect("queue attributes");
+        let attributes = out.attributes().cloned().unwrap_or_default();
+        counted.iter().filter_map(|name| attributes.get(name)?.parse::<u64>().ok()).sum()
+    }
+
+    /// Wait until a queue holds no message at all (every one received was deleted): nothing is
+    /// left that could be delivered again.
+    pub async fn wait_until_empty(&self, queue_url: &str) {
+        crate::wait_until(&format!("{queue_url} to be empty"), || async {
+            self.messages(queue_url).await == 0
+        })
+        .await;
+    }
+
     pub async fn send(&self, queue_url: &str, body: &str) {
         self.sqs.send_message().queue_url(queue_url).message_body(body).send().await.expect("send message");
     }

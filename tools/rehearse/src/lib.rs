@@ -19,7 +19,9 @@
 //!    the proxy answers itself once allowed ([`callback_apis`]).
 //! 4. Before anything runs, [`preconditions`] refuses what AWS itself would refuse when
 //!    CloudFormation creates the stack (an event source mapping's queue hiding messages for less
-//!    than the function's timeout, batch sizes and windows out of range).
+//!    than the function's timeout, batch sizes and windows out of range), and [`promises`] what
+//!    the stack owes its operators (a dead-letter queue with an alarm for every queue a function
+//!    consumes, every alarm the documentation names).
 //! 5. [`scenario`] drives every trigger: the migrations custom resource, every HTTP route
 //!    through the JWT authorizer's event shape, the SQS event source mapping, the schedule.
 
@@ -33,6 +35,7 @@ pub mod function_process;
 pub mod iam;
 pub mod local_aws;
 pub mod preconditions;
+pub mod promises;
 pub mod report;
 pub mod rest_apis;
 pub mod scenario;
@@ -151,6 +154,8 @@ pub const LOCAL_SENDER_ID: &str = "000000000000";
 /// A local stack, ready for the functions to run against.
 pub struct Rehearsal {
     pub options: Options,
+    /// The template as written (before the transform and its conditions).
+    pub template: Value,
     pub deployment: Deployment,
     pub proxy: AwsProxy,
     pub secrets: LocalSecrets,
@@ -335,6 +340,7 @@ impl Rehearsal {
             format!("arn:aws:cloudformation:{REGION}:{}:stack/{stack_name}/{run}", events::ACCOUNT);
         Ok(Rehearsal {
             options,
+            template,
             deployment,
             proxy,
             secrets,

@@ -2,7 +2,8 @@
 //! traffic would fire them, each checked for what a user would see.
 //!
 //! 0. CloudFormation creates the stack: what AWS would refuse ([`preconditions`]) ends the
-//!    rehearsal there, as the stack's rollback would.
+//!    rehearsal there, as the stack's rollback would; so does a stack without what it promises
+//!    its operators ([`promises`]: dead-letter queues with alarms, the documented alarms).
 //! 1. CloudFormation creates the migrations custom resource: the migrate function applies the
 //!    schema to the empty database and answers `SUCCESS` to the pre-signed URL.
 //! 2. Every HTTP route, through the JWT authorizer's event shape: runs, a scoped task and a run
@@ -41,6 +42,7 @@ use crate::deployment::QueueMapping;
 use crate::events;
 use crate::function_process::{FunctionProcess, Invocation};
 use crate::preconditions;
+use crate::promises;
 use crate::report::{Report, Step};
 use crate::Rehearsal;
 
@@ -68,10 +70,15 @@ pub async fn run(rehearsal: &Rehearsal) -> Report {
         report: Report::new(rehearsal),
     };
     // What AWS refuses at deploy: CloudFormation would roll the stack back, so nothing runs.
+    // Nor does a stack that breaks what it promises its operators (promises.rs).
     let checked = preconditions::check(&rehearsal.deployment);
-    let refused = checked.refused();
+    let mut refused = checked.refused();
     scenario.report.advice = checked.advice;
     scenario.report.steps.extend(checked.steps);
+    let promised =
+        promises::check_checkout(&rehearsal.deployment, &rehearsal.template, &rehearsal.options.root);
+    refused |= promised.refused();
+    scenario.report.steps.extend(promised.steps);
     if refused {
         let mut report = scenario.report;
         report.finish(rehearsal.proxy.calls());

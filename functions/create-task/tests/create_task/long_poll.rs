@@ -26,7 +26,11 @@ async fn a_long_poll_leaves_the_pool_to_other_requests() {
 
     let started = Instant::now();
     let (waited, others) = tokio::join!(api::get_task(&app, &tenant, &id, Duration::from_secs(3)), async {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        // Once the long poll has looked (and given its connection back to wait).
+        wait_until("the long poll's first look", || async {
+            db.statement_calls("FROM tasks WHERE id = $1 AND app_id = $2").await.0 >= 1
+        })
+        .await;
         let mut slowest = Duration::ZERO;
         for _ in 0..5 {
             let asked = Instant::now();

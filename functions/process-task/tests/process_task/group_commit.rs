@@ -23,11 +23,19 @@ async fn text_task(db: &TestDb, key: &str, max_attempts: i32) -> Task {
     }
 }
 
-/// Hold the tasks' rows for `hold` (after their claim): the batch's first group statement, for
-/// the one success that came back at once, waits, and the other five arrive meanwhile and are
-/// written together in the next group.
-async fn hold_rows(db: &TestDb, tasks: &[Task], hold: Duration) {
-    tokio::time::sleep(Duration::from_millis(50)).await;
+/// What a completion's statement says, alone or for a group (settle/complete_*.sql).
+const COMPLETION: &str = "status = 'succeeded', output";
+
+/// Hold the tasks' rows once every one is claimed, until the six answers are in and a
+/// completion waits on the held rows: the batch's first group statement, for the one success
+/// that came back at once, waits, and the other five arrive meanwhile and are written together
+/// in the next group. (Held before the claim, the rows would be skipped by it and their
+/// records given back: what a fixed pause before the hold did on a loaded machine.)
+async fn hold_rows(db: &TestDb, tasks: &[Task], stub: &StubProvider) {
+    wait_until("every task claimed", || async {
+        db.count("SELECT count(*) FROM tasks WHERE status = 'queued'").await == 0
+    })
+    .await;
     let ids: Vec<uuid::Uuid> = tasks.iter().map(|t| t.id).collect();
     let mut client = db.client().await;
     let transaction = client.transaction().await.unwrap();
@@ -35,7 +43,12 @@ async fn hold_rows(db: &TestDb, tasks: &[Task], hold: Duration) {
         .execute("SELECT 1 FROM tasks WHERE id = ANY($1) ORDER BY id FOR UPDATE", &[&ids])
         .await
         .unwrap();
-    tokio::time::sleep(hold).await;
+    wait_until("the six answers in, and a completion waiting on the held rows", || async {
+        stub.completed() >= tasks.len()
+            && (db.lock_waits(COMPLETION).await >= 1
+                || db.count("SELECT count(*) FROM tasks WHERE status = 'running'").await == 0)
+    })
+    .await;
     transaction.rollback().await.unwrap();
 }
 
@@ -67,8 +80,7 @@ async fn a_nul_in_one_answer_costs_its_five_neighbours_nothing() {
     ]);
     stub.set_default(Reply::slow(Duration::from_millis(300)));
     let event = event(&tasks.iter().collect::<Vec<_>>(), Duration::from_secs(60));
-    let (response, ()) =
-        tokio::join!(process_task::handle(&app, event), hold_rows(&db, &tasks, Duration::from_millis(800)));
+    let (response, ()) = tokio::join!(process_task::handle(&app, event), hold_rows(&db, &tasks, &stub));
     let response = response.unwrap();
     assert!(response.batch_item_failures.is_empty(), "{:?}", response.batch_item_failures);
     let mut repaired = 0;
@@ -108,8 +120,7 @@ async fn rows_the_database_refuses_fail_alone_and_their_group_settles_one_by_one
     stub.script([Reply::Auto]);
     stub.set_default(Reply::slow(Duration::from_millis(300)));
     let event = event(&tasks.iter().collect::<Vec<_>>(), Duration::from_secs(60));
-    let (response, ()) =
-        tokio::join!(process_task::handle(&app, event), hold_rows(&db, &tasks, Duration::from_millis(800)));
+    let (response, ()) = tokio::join!(process_task::handle(&app, event), hold_rows(&db, &tasks, &stub));
     let response = response.unwrap();
     assert!(response.batch_item_failures.is_empty(), "{:?}", response.batch_item_failures);
     for (i, task) in tasks.iter().enumerate() {

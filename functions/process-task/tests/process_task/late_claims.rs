@@ -35,7 +35,7 @@ async fn a_claim_held_up_past_its_worker_s_patience_costs_no_attempt() {
     assert_eq!(response.batch_item_failures.len(), 2, "both records come back for another delivery");
     // Released after the worker answered: the claim goes on, too late to take anything.
     holder.rollback().await.unwrap();
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    db.wait_until_not_running("claim_token").await;
     assert_eq!(state(&db, &first).await, (TaskStatus::Queued, 0), "nothing taken after the worker gave up");
     assert_eq!(state(&db, &second).await, (TaskStatus::Queued, 0));
     assert_eq!(stub.calls(), 0);

@@ -75,8 +75,14 @@ async fn a_duplicate_record_claims_nothing_and_a_cancel_still_stops_its_task() {
     let canceler = {
         let pool = db.pool.clone();
         tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(500)).await;
+            // Once its attempt runs (its 3 s call under way).
             let client = aitasks_store::client(&pool).await.unwrap();
+            wait_until("the task to be canceled to run", || async {
+                let row =
+                    client.query_one("SELECT status FROM tasks WHERE id = $1", &[&canceled]).await.unwrap();
+                row.get::<_, String>(0) == "running"
+            })
+            .await;
             let started = Instant::now();
             aitasks_store::request_cancel(&client, APP, canceled).await.unwrap();
             started

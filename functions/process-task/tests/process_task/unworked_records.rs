@@ -61,7 +61,8 @@ async fn an_attempt_stopped_before_any_call_costs_no_attempt() {
     holder.batch_execute("LOCK TABLE provider_slots IN EXCLUSIVE MODE").await.unwrap();
     process_task::handle(&app, event(&[&task], Duration::from_secs(4))).await.unwrap();
     holder.rollback().await.unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The slot statement the lock held up goes on once it is released: until it has ended.
+    db.wait_until_not_running("provider_slots").await;
     assert_eq!(stub.calls(), 0, "no provider call was made");
     assert_eq!(
         state(&db, &task).await,

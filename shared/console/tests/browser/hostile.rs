@@ -1,9 +1,6 @@
 //! Requests, outputs and keys are hostile input: the console shows them as text, and nothing in
 //! them runs (no element is made from them, no script side effect happens).
-
-use std::time::Duration;
-
-use aitasks_testkit::{Reply, Stack};
+use aitasks_testkit::{wait_until, Reply, Stack};
 use serde_json::json;
 
 use crate::{open, sign_in, MODELS};
@@ -27,7 +24,7 @@ async fn hostile_text_is_shown_as_text_and_runs_nothing() {
         .await;
     assert_eq!(status, 201, "{task}");
     let id = task["id"].as_str().unwrap();
-    let done = api.wait_terminal(id, Duration::from_secs(60)).await;
+    let done = api.wait_terminal(id).await;
     assert_eq!(done["status"], "succeeded", "{done}");
 
     let browser = sign_in(&stack, "hostile-app").await;
@@ -41,8 +38,19 @@ async fn hostile_text_is_shown_as_text_and_runs_nothing() {
     assert!(request.contains("<img src=x onerror=") && request.contains("<script>"), "{request}");
     let heading = browser.text("main h1").await.unwrap();
     assert!(heading.contains("<img src=x onerror="), "{heading}");
-    // Give an injected image's error handler time to run, were there one.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // An image of our own that cannot load, added now, outside `main`: once its error handler
+    // has run, an injected image's (which began loading before it) would have run too.
+    browser
+        .eval(
+            "const img = document.createElement('img'); img.onerror = () => { window.__canary = true; }; \
+             img.src = 'x-canary'; document.body.appendChild(img); return null;",
+            json!([]),
+        )
+        .await;
+    wait_until("the canary image's error handler", || async {
+        browser.eval("return window.__canary === true;", json!([])).await == json!(true)
+    })
+    .await;
     let effects = browser
         .eval(
             "return [window.__pwned ?? null, document.title, document.querySelectorAll('main img, main script, main iframe').length]",

@@ -487,21 +487,7 @@ async fn a_create_that_read_the_cache_before_a_delete_cannot_leave_a_copy_after_
         }
     });
     // Until the create waits on the held effect key, with the cached output read.
-    let watcher = db.client().await;
-    for _ in 0..200 {
-        let waiting: i64 = watcher
-            .query_one(
-                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO tasks%'",
-                &[],
-            )
-            .await
-            .unwrap()
-            .get(0);
-        if waiting > 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    db.wait_for_lock_waits("INSERT INTO tasks", 1).await;
     let delete = tokio::spawn({
         let pool = db.pool.clone();
         async move {
@@ -509,7 +495,8 @@ async fn a_create_that_read_the_cache_before_a_delete_cannot_leave_a_copy_after_
             store::delete_owned_page(&mut client, APP, "s1", Some("doc"), DELETE_PAGE).await.unwrap()
         }
     });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Until the delete waits for the create's scope lock.
+    db.wait_for_lock_waits("pg_advisory_xact_lock", 1).await;
     hold.rollback().await.unwrap();
     let created = create.await.unwrap().unwrap();
     assert_eq!(created.created.task().status, TaskStatus::Succeeded, "a cache hit: the copy");

@@ -173,7 +173,12 @@ async fn concurrent_callers_never_hold_more_slots_than_the_limit() {
         None,
         "all busy"
     );
-    tokio::time::sleep(Duration::from_millis(2200)).await;
+    wait_until("the two 2 s leases to run out", || async {
+        db.count("SELECT count(*) FROM provider_slots WHERE profile_id = 'short' AND held_until >= now()")
+            .await
+            == 0
+    })
+    .await;
     let next = slot("short", 2, Duration::from_secs(30));
     let number = store::take_slot(&client, &next).await.unwrap().expect("a slot whose lease ran out");
 

@@ -12,6 +12,7 @@ mod lifecycle;
 mod limits;
 mod limits_hostile_usage;
 mod lock_order;
+mod migrations;
 mod privileges;
 mod round_trips;
 mod statements;

@@ -21,6 +21,14 @@ impl StubBatches {
         self.lock().list_lag = by;
     }
 
+    /// Anthropic message batches the list shows now (those made at least the list's lag ago).
+    pub fn anthropic_batches_listed(&self) -> usize {
+        let stubs = self.lock();
+        let shown_before =
+            chrono::Utc::now() - chrono::Duration::from_std(stubs.list_lag).unwrap_or_default();
+        stubs.batches.iter().filter(|b| b.api == Api::Anthropic && b.created_at <= shown_before).count()
+    }
+
     /// Files deleted (`DELETE /files/{id}`).
     pub fn file_deletes(&self) -> usize {
         self.lock().file_deletes

@@ -168,7 +168,7 @@ async fn a_run_its_tasks_and_their_answers_through_every_subcommand() {
     .ok()
     .json();
     let slow_id = slow["task"]["id"].as_str().unwrap().to_owned();
-    stack.api(APP).wait_for(&slow_id, Duration::from_secs(30), |t| t["status"] == "running").await;
+    stack.api(APP).wait_for(&slow_id, |t| t["status"] == "running").await;
     let canceled = aitasks(&stack, &token, &["cancel", &slow_id, "--json"]).await.ok().json();
     assert!(canceled["cancelRequestedAt"].is_string(), "{canceled}");
     let ended = aitasks(&stack, &token, &["wait", &slow_id, "--timeout", "60", "--json"]).await;
@@ -328,11 +328,14 @@ async fn a_wait_or_tail_past_its_timeout_exits_4_with_the_task_as_last_read() {
     let url = format!("http://{}", stack.server.address);
     let args = ["tail", "--run", run_id, "--until-done", "--interval", "0.2", "--timeout", "60", "--json"];
     let (env_url, env_token, args) = (url.clone(), token.clone(), args.map(str::to_owned));
+    // The listings the server has answered so far: the tail's first one shows the task running.
+    let listing = "route=GET /v1/tasks ";
+    let listed = stack.server.lines_with(listing);
     let watching = tokio::spawn(async move {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         aitasks_with(&[("AITASKS_URL", &env_url), ("AITASKS_TOKEN", &env_token)], &args).await
     });
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    stack.server.wait_for_lines(listing, listed + 1).await;
     aitasks(&stack, &token, &["cancel", "--run", run_id]).await.ok();
     let tail = watching.await.unwrap().ok();
     let lines = tail.json_lines();

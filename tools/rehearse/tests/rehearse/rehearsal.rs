@@ -1,6 +1,7 @@
 //! The rehearsal passes on the shipped template, and refuses templates a deploying engineer
 //! could get wrong: a permission removed, a secret variable moved to `Globals`, a task queue
-//! whose visibility timeout AWS would refuse. Needs `make up`
+//! whose visibility timeout AWS would refuse, a consumed queue without a dead-letter queue, an
+//! alarm the documentation promises gone. Needs `make up`
 //! and the cargo-lambda release binaries (`make lambda-smoke`); `make rehearse-fast` runs it.
 
 use std::path::PathBuf;
@@ -45,6 +46,16 @@ async fn the_template_as_deployed_passes_with_every_call_allowed() {
     assert!(report.passed(), "{:#?}", report.problems());
 
     let ran = |label: &str| report.steps.iter().any(|s| s.label.starts_with(label) && s.outcome.is_ok());
+    // What the stack promises its operators: each consumed queue's dead letters are watched, and
+    // every alarm the documentation names is in the template.
+    for (function, queue) in [("ProcessTaskFunction", "TaskQueue"), ("IntakeTaskFunction", "IntakeQueue")] {
+        let label = format!("dead-letter queue of {queue}");
+        assert!(
+            report.steps.iter().any(|s| s.function == function && s.label == label && s.outcome.is_ok()),
+            "{function} {label}"
+        );
+    }
+    assert!(ran("alarms the documentation names"));
     // Every function started with its secrets from Secrets Manager, each reading only its own.
     let secrets = &rehearsal.secrets;
     let reads = |function: &str| -> Vec<String> {
@@ -282,6 +293,65 @@ async fn a_queue_that_hides_messages_for_less_than_the_function_runs_is_refused(
     }
     assert_eq!(problems.len(), 1, "the refusal is the only problem: {problems:#?}");
     // The stack would roll back: no function ran, no AWS call was made.
+    assert!(report.cold_starts.is_empty() && report.calls.is_empty(), "nothing ran");
+}
+
+/// The intake queue loses its redrive policy: the stack deploys, and a message intake-task can
+/// never take would be delivered again until its retention ends, with no alarm. The rehearsal
+/// refuses it before anything runs, naming the queue, its consumer and what to add.
+#[tokio::test]
+async fn a_consumed_queue_without_a_dead_letter_queue_is_refused() {
+    let template = edited_template(|t| {
+        let properties = t["Resources"]["IntakeQueue"]["Properties"].as_mapping_mut().expect("properties");
+        properties.remove("RedrivePolicy").expect("the shipped intake queue has a redrive policy");
+    });
+    let (_, report) = rehearse_edited(template).await;
+    println!("{}", report.render());
+    assert!(!report.passed(), "a consumed queue without a dead-letter queue passed");
+    let problems = report.problems();
+    assert_eq!(problems.len(), 1, "the refusal is the only problem: {problems:#?}");
+    assert!(
+        problems[0].starts_with(
+            "IntakeTaskFunction dead-letter queue of IntakeQueue: IntakeQueue is consumed by \
+             IntakeTaskFunction but has no dead-letter queue"
+        ),
+        "{problems:#?}"
+    );
+    assert!(problems[0].contains("RedrivePolicy"), "it says what to add: {}", problems[0]);
+    assert!(report.cold_starts.is_empty() && report.calls.is_empty(), "nothing ran");
+}
+
+/// An alarm the README promises is gone from the template (here the intake DLQ's): refused,
+/// naming the alarm and the document that promises it, and the dead-letter queue left unwatched.
+#[tokio::test]
+async fn a_template_without_an_alarm_the_docs_promise_is_refused() {
+    let template = edited_template(|t| {
+        let resources = t["Resources"].as_mapping_mut().expect("resources");
+        resources.remove("IntakeDeadLetterAlarm").expect("the shipped template has the alarm");
+        resources.remove("OldestQueuedTaskAlarm").expect("the shipped template has the alarm");
+    });
+    let (_, report) = rehearse_edited(template).await;
+    println!("{}", report.render());
+    assert!(!report.passed(), "a template without promised alarms passed");
+    let problems = report.problems();
+    let find = |prefix: &str| {
+        problems
+            .iter()
+            .find(|p| p.starts_with(prefix))
+            .unwrap_or_else(|| panic!("{prefix}: {problems:#?}"))
+            .clone()
+    };
+    let promised = find("template alarms the documentation names: ");
+    for named in [
+        "the documentation promises alarms the template lacks",
+        "IntakeDeadLetterAlarm (README.md, docs/events.md)",
+        "OldestQueuedTaskAlarm (README.md)",
+    ] {
+        assert!(promised.contains(named), "the refusal says {named:?}: {promised}");
+    }
+    let unwatched = find("IntakeTaskFunction dead-letter queue of IntakeQueue: ");
+    assert!(unwatched.contains("dead-letter queue IntakeDeadLetterQueue has no alarm"), "{unwatched}");
+    assert_eq!(problems.len(), 2, "{problems:#?}");
     assert!(report.cold_starts.is_empty() && report.calls.is_empty(), "nothing ran");
 }
 
