@@ -33,6 +33,9 @@ pub enum ApiError {
     RunUnavailable,
     #[error("admission refused: {code}")]
     Admission { code: ErrorCode, retry_after: Option<Duration> },
+    /// The tenant's reads are over their rate (docs/api.md, "Read rate").
+    #[error("the tenant's reads are over their rate (AITASK_READ_RATE): retry after Retry-After")]
+    ReadRate { retry_after: Duration },
     /// The create's callback would pass a limit on callbacks (docs/api.md, "Callbacks").
     #[error("{}", callback_limit_message(*code, *limit))]
     CallbackLimit { code: ErrorCode, limit: i64 },
@@ -53,7 +56,7 @@ impl ApiError {
             ApiError::NotFound | ApiError::NoRoute | ApiError::NotInBatch => 404,
             ApiError::MethodNotAllowed { .. } => 405,
             ApiError::RunUnavailable => 409,
-            ApiError::Admission { .. } | ApiError::CallbackLimit { .. } => 429,
+            ApiError::Admission { .. } | ApiError::CallbackLimit { .. } | ApiError::ReadRate { .. } => 429,
             ApiError::Unavailable(_) => 503,
             ApiError::Internal(_) => 500,
         }
@@ -70,6 +73,7 @@ impl ApiError {
             ApiError::MethodNotAllowed { .. } => ErrorCode::MethodNotAllowed,
             ApiError::RunUnavailable => ErrorCode::RunUnavailable,
             ApiError::Admission { code, .. } | ApiError::CallbackLimit { code, .. } => *code,
+            ApiError::ReadRate { .. } => ErrorCode::ReadRate,
             ApiError::Unavailable(_) => ErrorCode::Unavailable,
             ApiError::Internal(_) => ErrorCode::Internal,
         }

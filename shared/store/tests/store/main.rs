@@ -13,6 +13,7 @@ mod limits;
 mod limits_hostile_usage;
 mod lock_order;
 mod privileges;
+mod read_rate;
 mod round_trips;
 mod statements;
 mod stored_size;
