@@ -4,7 +4,8 @@
 #   BENCH_QUICK=1        short runs (CI-sized)
 #   BENCH_SMOKE=1        every section at its smallest: figures that mean nothing, only that it
 #                        runs (`make test` does this on the debug build: the bench_smoke test)
-#   BENCH_ONLY=a,b       only these sections: lifecycle, batches, round_trips, admission, e2e, heartbeats, footprint,
+#   BENCH_ONLY=a,b       only these sections: lifecycle, batches, round_trips, admission, e2e, reads (a tenant's
+#                        100 summary readers beside another's workload), heartbeats, footprint,
 #                        batch_results (a 100 MiB batch result file settled by the sweeper), graphile
 #                        (make simulate: simulate; its fairness half alone: fairness)
 source "$(dirname "$0")/lib.sh"

@@ -216,12 +216,15 @@ async fn a_callback_is_shown_without_its_token() {
     assert_eq!(keys, ["attachedAt", "dueAt", "endedAt", "heartbeatAt", "kind", "state", "tries"]);
 }
 
+/// A provider batch can carry several tenants' tasks: each tenant sees its own share of it
+/// (`requests`, `pending`), never another tenant's volume.
 #[tokio::test]
-async fn a_deferred_task_shows_the_provider_batch_it_was_sent_in() {
+async fn a_deferred_task_shows_the_provider_batch_it_was_sent_in_counting_only_its_tenants_tasks() {
+    const OTHER: &str = "app-history-other";
     let batches = StubBatches::start().await;
     let models = json!({
         "batchable": {"provider": "openai", "model": "stub-batch-model", "baseUrl": batches.base_url,
-                      "apiKeyEnv": "BATCH_KEY", "batch": {"maxRecords": 2, "maxWaitSeconds": 3600}}
+                      "apiKeyEnv": "BATCH_KEY", "batch": {"maxRecords": 3, "maxWaitSeconds": 3600}}
     })
     .to_string();
     let stack = Stack::start_with(&[
@@ -230,30 +233,36 @@ async fn a_deferred_task_shows_the_provider_batch_it_was_sent_in() {
         ("AITASK_BATCH_POLL_MS", "200"),
     ])
     .await;
-    let api = stack.api(APP);
+    let (api, other) = (stack.api(APP), stack.api(OTHER));
+    // Two tasks of APP and one of OTHER: the profile's batch is full at three, so one batch
+    // carries all of them.
     let mut ids = Vec::new();
-    for key in ["night-1", "night-2"] {
+    for (tenant, key) in [(&api, "night-1"), (&api, "night-2"), (&other, "night-3")] {
         let create = json!({"owner": {"scopeId": "nightly"}, "stepKey": "triage", "effectKey": key,
             "modelId": "batchable", "delivery": {"deferred": {"within": "PT24H"}},
             "request": {"kind": "classify", "prompt": "Route the ticket.", "input": key,
                         "choices": ["billing", "bug", "other"]}});
-        let (status, task) = api.post("/v1/tasks", &create).await;
+        let (status, task) = tenant.post("/v1/tasks", &create).await;
         assert_eq!(status, 201, "{task}");
         ids.push(task["id"].as_str().unwrap().to_owned());
     }
-    for id in &ids {
-        let task = api.wait_terminal(id).await;
+    for (tenant, id) in [(&api, &ids[0]), (&api, &ids[1]), (&other, &ids[2])] {
+        let task = tenant.wait_terminal(id).await;
         assert_eq!(task["status"], "succeeded", "{task}");
     }
     let (status, batch) = api.get(&format!("/v1/tasks/{}/batch", ids[0])).await;
     assert_eq!(status, 200, "{batch}");
     assert_eq!(batch["provider"], "openai");
     assert!(batch["providerBatchId"].as_str().is_some_and(|id| !id.is_empty()), "{batch}");
-    assert_eq!(batch["requests"], 2, "{batch}");
+    assert_eq!(batch["requests"], 2, "APP's two tasks, not the other tenant's: {batch}");
     assert_eq!(batch["pending"], 0, "both settled: {batch}");
     assert!(matches!(batch["status"].as_str(), Some("submitted" | "ended")), "{batch}");
     let (_, same) = api.get(&format!("/v1/tasks/{}/batch", ids[1])).await;
     assert_eq!(same["id"], batch["id"], "one batch carried both");
+    let (status, theirs) = other.get(&format!("/v1/tasks/{}/batch", ids[2])).await;
+    assert_eq!(status, 200, "{theirs}");
+    assert_eq!(theirs["id"], batch["id"], "and the other tenant's task: {theirs}");
+    assert_eq!(theirs["requests"], 1, "the other tenant's one task, not APP's: {theirs}");
     // The batch's attempt is on record as any other: one, succeeded, with the batch line's usage.
     let (status, answer) = api.get(&format!("/v1/tasks/{}/attempts", ids[0])).await;
     assert_eq!(status, 200, "{answer}");

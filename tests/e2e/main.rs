@@ -23,6 +23,7 @@ mod local_model;
 mod logs;
 mod metrics;
 mod quotas;
+mod read_rate;
 mod run_keys;
 mod scoped;
 mod step_functions;

@@ -91,6 +91,7 @@ pub enum ErrorCode {
     TenantQuota,
     TaskCallbacks,
     TenantCallbacks,
+    ReadRate,
     Internal,
     Unavailable,
     // Tasks (docs/api.md, "Task error codes"). ModelUnknown is both.
@@ -125,6 +126,7 @@ impl ErrorCode {
         ErrorCode::TenantQuota,
         ErrorCode::TaskCallbacks,
         ErrorCode::TenantCallbacks,
+        ErrorCode::ReadRate,
         ErrorCode::Internal,
         ErrorCode::Unavailable,
         ErrorCode::Canceled,
@@ -159,6 +161,7 @@ impl ErrorCode {
             ErrorCode::TenantQuota => "WORKFLOW_AI_TENANT_QUOTA",
             ErrorCode::TaskCallbacks => "WORKFLOW_AI_TASK_CALLBACKS",
             ErrorCode::TenantCallbacks => "WORKFLOW_AI_TENANT_CALLBACKS",
+            ErrorCode::ReadRate => "WORKFLOW_AI_READ_RATE",
             ErrorCode::Internal => "INTERNAL",
             ErrorCode::Unavailable => "UNAVAILABLE",
             ErrorCode::Canceled => "WORKFLOW_AI_CANCELED",

@@ -207,7 +207,8 @@ pub struct TaskBatch {
     pub status: String,
     /// How it ended: `completed`, `failed`, `expired`, `canceled`, `given_up`, `unsubmitted`.
     pub outcome: Option<String>,
-    /// Requests in the batch (every tenant's), and those still waiting for its result.
+    /// The tenant's own requests in the batch (never another tenant's), and those still waiting for its
+    /// result.
     pub requests: u32,
     pub pending: u64,
     pub created_at: DateTime<Utc>,

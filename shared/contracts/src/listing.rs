@@ -129,10 +129,13 @@ impl ListTasks {
 }
 
 impl ListTasks {
-    /// Does the listing filter on more than the owner and the status (kind, model, time)? Such a
-    /// listing looks at most at [`crate::limits::TASK_SCAN_MAX`] tasks an answer.
+    /// Does the listing filter the owner's tasks (status, kind, model, time)? Such a listing
+    /// looks at most at [`crate::limits::TASK_SCAN_MAX`] tasks an answer, so that a filter that
+    /// matches few of a large run's or scope's tasks (`status=failed` among 500,000 succeeded
+    /// ones) answers short pages instead of reading them all.
     pub fn narrowed(&self) -> bool {
-        self.kind.is_some()
+        self.status.is_some()
+            || self.kind.is_some()
             || self.model_id.is_some()
             || self.created_after.is_some()
             || self.created_before.is_some()
@@ -185,10 +188,12 @@ mod tests {
     }
 
     #[test]
-    fn kind_model_and_time_filters_are_checked_and_narrow_the_listing() {
-        let plain =
-            parse(ListQuery { scope_id: Some("s"), status: Some("failed"), ..Default::default() }).unwrap();
+    fn status_kind_model_and_time_filters_are_checked_and_narrow_the_listing() {
+        let plain = parse(ListQuery { scope_id: Some("s"), ..Default::default() }).unwrap();
         assert!(!plain.narrowed());
+        let by_status =
+            parse(ListQuery { scope_id: Some("s"), status: Some("failed"), ..Default::default() }).unwrap();
+        assert!(by_status.narrowed(), "a status filter walks a bounded number of tasks too");
         let narrowed = parse(ListQuery {
             scope_id: Some("s"),
             kind: Some("classify"),

@@ -179,10 +179,10 @@ pub(crate) fn error_body_listing(error: &ApiError, listed: usize) -> serde_json:
     body
 }
 
-/// Whole seconds to wait before trying a refused admission again, rounded up.
+/// Whole seconds to wait before trying a refused admission or read again, rounded up.
 pub fn retry_after_seconds(error: &ApiError) -> Option<u64> {
     match error {
-        ApiError::Admission { retry_after: Some(wait), .. } => {
+        ApiError::Admission { retry_after: Some(wait), .. } | ApiError::ReadRate { retry_after: wait } => {
             Some(wait.as_secs().max(1) + u64::from(wait.subsec_nanos() > 0))
         }
         _ => None,

@@ -5,8 +5,8 @@
 use std::time::{Duration, Instant};
 
 use aitasks_contracts::{
-    parse_json, AppId, CreateRun, EffectKey, IdempotencyKey, ListQuery, ListTasks, Release, RunId, TaskId,
-    ANSWER_MAX_BYTES, IDEMPOTENCY_KEY_MAX_CHARS, ID_MAX_CHARS, MAX_WAIT_SECONDS,
+    parse_json, AppId, CreateRun, EffectKey, IdempotencyKey, ListQuery, ListTasks, ReadCost, Release, RunId,
+    TaskId, ANSWER_MAX_BYTES, IDEMPOTENCY_KEY_MAX_CHARS, ID_MAX_CHARS, MAX_WAIT_SECONDS,
 };
 use aitasks_store::{self as store, CreatedRun, NewRun, Run, SourceRef, Task};
 use serde_json::json;
@@ -79,6 +79,7 @@ pub async fn create_run<P>(
 /// `GET /v1/runs/{runId}`.
 pub async fn get_run<P>(app: &App<P>, tenant: &AppId, run_id: &str) -> Result<Run, ApiError> {
     let run_id = path_id(run_id, RunId::parse)?;
+    app.reads.charge(&app.pool, tenant, ReadCost::ByKey).await?;
     let client = client(app).await?;
     store::get_run(&client, tenant.as_str(), run_id.uuid()).await?.ok_or(ApiError::NotFound)
 }
@@ -116,6 +117,8 @@ pub async fn get_task<P>(
     wait: Duration,
 ) -> Result<Task, ApiError> {
     let task_id = path_id(task_id, TaskId::parse)?;
+    // One charge for the whole wait: its later looks are a primary-key read a second at most.
+    app.reads.charge(&app.pool, tenant, ReadCost::ByKey).await?;
     let until = Instant::now() + wait.min(Duration::from_secs(MAX_WAIT_SECONDS));
     let mut pause = WAIT_FIRST_POLL;
     loop {
@@ -155,6 +158,7 @@ pub async fn get_task_by_effect_key<P>(
         let max = aitasks_contracts::EFFECT_KEY_MAX_CHARS;
         ApiError::invalid("effectKey", &format!("must be 1 to {max} characters without NUL"))
     })?;
+    app.reads.charge(&app.pool, tenant, ReadCost::ByKey).await?;
     let client = client(app).await?;
     store::get_task_by_effect_key(&client, tenant.as_str(), effect_key.as_str())
         .await?
@@ -180,22 +184,10 @@ const PAGE_FRAME_BYTES: usize = 80;
 /// below the limit.
 pub async fn list_tasks<P>(app: &App<P>, tenant: &AppId, query: ListQuery<'_>) -> Result<TaskPage, ApiError> {
     let listing = ListTasks::parse(query).map_err(ApiError::Invalid)?;
+    app.reads.charge(&app.pool, tenant, ReadCost::Page).await?;
     let client = client(app).await?;
-    let (found, walk_end) = if listing.narrowed() {
-        let narrowed = store::list_tasks_narrowed(&client, tenant.as_str(), &listing).await?;
-        (narrowed.tasks, narrowed.walk_end)
-    } else {
-        let found = store::list_tasks(
-            &client,
-            tenant.as_str(),
-            &listing.filter,
-            listing.status,
-            listing.after,
-            listing.limit,
-        )
-        .await?;
-        (found, None)
-    };
+    let store::ListedTasks { tasks: found, walk_end } =
+        store::list_tasks(&client, tenant.as_str(), &listing).await?;
     let full = found.len() == listing.limit;
     let (mut tasks, mut bytes) = (Vec::with_capacity(found.len()), PAGE_FRAME_BYTES);
     for task in found {
@@ -207,7 +199,7 @@ pub async fn list_tasks<P>(app: &App<P>, tenant: &AppId, query: ListQuery<'_>) -
         }
         tasks.push(task);
     }
-    // A full page goes on after its last task; a short narrowed page whose walk stopped at its
+    // A full page goes on after its last task; a short filtered page whose walk stopped at its
     // bound goes on after the last task it looked at.
     let next = if full { tasks.last().map(|last| last.task.id) } else { walk_end };
     Ok(TaskPage { tasks, next })
@@ -300,6 +292,7 @@ pub async fn unreleased_sources<P>(
         }
         (None, Some(_)) => return Err(ApiError::invalid("afterScope", "is required with afterSource")),
     };
+    app.reads.charge(&app.pool, tenant, ReadCost::Page).await?;
     let client = client(app).await?;
     Ok(store::unreleased_sources(&client, tenant.as_str(), step_key, after.as_ref()).await?)
 }

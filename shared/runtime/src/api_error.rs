@@ -36,6 +36,9 @@ pub enum ApiError {
     IdempotencyKeyReused,
     #[error("admission refused: {code}")]
     Admission { code: ErrorCode, retry_after: Option<Duration> },
+    /// The tenant's reads are over their rate (docs/api.md, "Read rate").
+    #[error("the tenant's reads are over their rate (AITASK_READ_RATE): retry after Retry-After")]
+    ReadRate { retry_after: Duration },
     /// The create's callback would pass a limit on callbacks (docs/api.md, "Callbacks").
     #[error("{}", callback_limit_message(*code, *limit))]
     CallbackLimit { code: ErrorCode, limit: i64 },
@@ -57,7 +60,7 @@ impl ApiError {
             ApiError::MethodNotAllowed { .. } => 405,
             ApiError::RunUnavailable => 409,
             ApiError::IdempotencyKeyReused => 422,
-            ApiError::Admission { .. } | ApiError::CallbackLimit { .. } => 429,
+            ApiError::Admission { .. } | ApiError::CallbackLimit { .. } | ApiError::ReadRate { .. } => 429,
             ApiError::Unavailable(_) => 503,
             ApiError::Internal(_) => 500,
         }
@@ -75,6 +78,7 @@ impl ApiError {
             ApiError::RunUnavailable => ErrorCode::RunUnavailable,
             ApiError::IdempotencyKeyReused => ErrorCode::IdempotencyKeyReused,
             ApiError::Admission { code, .. } | ApiError::CallbackLimit { code, .. } => *code,
+            ApiError::ReadRate { .. } => ErrorCode::ReadRate,
             ApiError::Unavailable(_) => ErrorCode::Unavailable,
             ApiError::Internal(_) => ErrorCode::Internal,
         }

@@ -9,6 +9,7 @@ use crate::bus::Bus;
 use crate::callbacks::{self, Callbacks};
 use crate::config::{ConfigError, Settings};
 use crate::queue::Queues;
+use crate::read_rate::ReadRate;
 
 /// The pool, the queues, the model profiles, the provider client, and the clients that answer
 /// callbacks and put events on a bus.
@@ -25,6 +26,8 @@ pub struct App<P = HttpProvider> {
     pub callbacks: Option<Callbacks>,
     /// The EventBridge bus completion events also go to (`AITASK_EVENT_BUS_NAME`).
     pub bus: Option<Bus>,
+    /// Each tenant's read rate (`AITASK_READ_RATE`): this instance's buckets.
+    pub reads: ReadRate,
 }
 
 /// One call to a provider's batch API (an upload, a status, a results file): the sweep has a
@@ -98,7 +101,8 @@ impl<P> App<P> {
         let pool = aitasks_store::connect(&pool_settings)?;
         let queues = Queues::new(sqs, settings.task_queue_url.clone(), settings.events_queue_url.clone());
         let batches = BatchClient::new(BATCH_CALL_TIMEOUT)?;
-        Ok(App { settings, pool, queues, profiles, provider, batches, callbacks: None, bus: None })
+        let reads = ReadRate::new(settings.read_rate);
+        Ok(App { settings, pool, queues, profiles, provider, batches, callbacks: None, bus: None, reads })
     }
 
     /// The callbacks' clients, the event bus (when the settings name one) and Bedrock batch

@@ -1,10 +1,11 @@
 //! The read API for history (docs/api.md, "History"): a tenant's runs with their task counts, a
 //! task's attempts, completion events, callbacks and provider batch, and the tenant's summary.
-//! Every answer is bounded; another tenant's run or task is a 404 exactly as a missing one.
+//! Every answer is bounded and charged to the tenant's read rate (`read_rate`); another tenant's
+//! run or task is a 404 exactly as a missing one.
 
 use aitasks_contracts::{
-    AppId, ListRuns, RunPage, RunsQuery, SummaryQuery, SummaryWindow, TaskAttempts, TaskBatch, TaskCallbacks,
-    TaskEvents, TaskId, TenantSummary, HISTORY_ITEMS_MAX,
+    AppId, ListRuns, ReadCost, RunPage, RunsQuery, SummaryQuery, SummaryWindow, TaskAttempts, TaskBatch,
+    TaskCallbacks, TaskEvents, TaskId, TenantSummary, HISTORY_ITEMS_MAX,
 };
 use aitasks_store as store;
 
@@ -25,6 +26,7 @@ fn task_id(text: &str) -> Result<uuid::Uuid, ApiError> {
 /// page's filters kept fewer than a page of the runs one answer looks at (store::list_runs).
 pub async fn list_runs<P>(app: &App<P>, tenant: &AppId, query: RunsQuery<'_>) -> Result<RunPage, ApiError> {
     let listing = ListRuns::parse(query).map_err(ApiError::Invalid)?;
+    app.reads.charge(&app.pool, tenant, ReadCost::Wide).await?;
     let client = client(app).await?;
     let page = store::list_runs(&client, tenant.as_str(), &listing).await?;
     Ok(RunPage { runs: page.runs, next: page.next })
@@ -34,6 +36,7 @@ pub async fn list_runs<P>(app: &App<P>, tenant: &AppId, query: RunsQuery<'_>) ->
 /// one running now (a running task's last attempt is never left out).
 pub async fn task_attempts<P>(app: &App<P>, tenant: &AppId, task: &str) -> Result<TaskAttempts, ApiError> {
     let task_id = task_id(task)?;
+    app.reads.charge(&app.pool, tenant, ReadCost::ByKey).await?;
     let client = client(app).await?;
     let found = store::task_attempts(&client, tenant.as_str(), task_id, HISTORY_ITEMS_MAX + 1)
         .await?
@@ -53,6 +56,7 @@ pub async fn summary<P>(
     query: SummaryQuery<'_>,
 ) -> Result<TenantSummary, ApiError> {
     let window = SummaryWindow::parse(query, chrono::Utc::now()).map_err(ApiError::Invalid)?;
+    app.reads.charge(&app.pool, tenant, ReadCost::Wide).await?;
     let client = client(app).await?;
     Ok(store::summary(&client, tenant.as_str(), &window).await?)
 }
@@ -60,6 +64,7 @@ pub async fn summary<P>(
 /// `GET /v1/tasks/{taskId}/events`: the oldest [`HISTORY_ITEMS_MAX`].
 pub async fn task_events<P>(app: &App<P>, tenant: &AppId, task: &str) -> Result<TaskEvents, ApiError> {
     let task_id = task_id(task)?;
+    app.reads.charge(&app.pool, tenant, ReadCost::ByKey).await?;
     let client = client(app).await?;
     let mut events = store::task_events(&client, tenant.as_str(), task_id, HISTORY_ITEMS_MAX + 1)
         .await?
@@ -72,6 +77,7 @@ pub async fn task_events<P>(app: &App<P>, tenant: &AppId, task: &str) -> Result<
 /// `GET /v1/tasks/{taskId}/callbacks`: the oldest [`HISTORY_ITEMS_MAX`], never a token.
 pub async fn task_callbacks<P>(app: &App<P>, tenant: &AppId, task: &str) -> Result<TaskCallbacks, ApiError> {
     let task_id = task_id(task)?;
+    app.reads.charge(&app.pool, tenant, ReadCost::ByKey).await?;
     let client = client(app).await?;
     let mut callbacks = store::task_callbacks(&client, tenant.as_str(), task_id, HISTORY_ITEMS_MAX + 1)
         .await?
@@ -84,6 +90,7 @@ pub async fn task_callbacks<P>(app: &App<P>, tenant: &AppId, task: &str) -> Resu
 /// `GET /v1/tasks/{taskId}/batch`: 404 `NOT_IN_BATCH` for a task of the tenant in no batch.
 pub async fn task_batch<P>(app: &App<P>, tenant: &AppId, task: &str) -> Result<TaskBatch, ApiError> {
     let task_id = task_id(task)?;
+    app.reads.charge(&app.pool, tenant, ReadCost::ByKey).await?;
     let client = client(app).await?;
     match store::task_batch(&client, tenant.as_str(), task_id).await? {
         store::BatchOfTask::Batch(batch) => Ok(batch),

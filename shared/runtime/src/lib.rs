@@ -18,6 +18,8 @@
 //! - [`App`]: the pool, queues, model profiles and provider, the callbacks' clients and the
 //!   event bus, built once per cold start; [`App::announce`] tells of the tasks that ended.
 //!
+//! - [`read_rate`]: each tenant's read rate, charged by every read of the API.
+//!
 //! The modules depend on each other in one direction: `intake` → `api` → `create` →
 //! `admission`, `callback_limits`; `sweeper` → `batcher`; `worker`, `batcher` → `settle` (which
 //! writes through the store alone: it announces nothing itself); `worker`, `sweeper`, `batcher`
@@ -41,6 +43,7 @@ pub mod history;
 pub mod intake;
 pub mod metrics;
 pub mod queue;
+pub mod read_rate;
 pub mod secrets;
 mod settle;
 pub mod sweeper;

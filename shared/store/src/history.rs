@@ -192,7 +192,8 @@ pub async fn task_batch(
         return Ok(BatchOfTask::NoBatch);
     };
     let corrupt = |what: &str| StoreError::Corrupt(format!("a batch without its {what}"));
-    let records: i32 = row.try_get::<_, Option<i32>>("records")?.ok_or_else(|| corrupt("records"))?;
+    // The batch's count of this tenant's tasks (migrations/V31); the task asked about is one.
+    let requests: i32 = row.try_get::<_, Option<i32>>("requests")?.unwrap_or(1);
     let pending: Option<i64> = row.try_get("pending")?;
     Ok(BatchOfTask::Batch(TaskBatch {
         id,
@@ -200,7 +201,7 @@ pub async fn task_batch(
         provider_batch_id: row.try_get("provider_batch_id")?,
         status: row.try_get::<_, Option<String>>("state")?.ok_or_else(|| corrupt("state"))?,
         outcome: row.try_get("outcome")?,
-        requests: records.max(0) as u32,
+        requests: requests.max(1) as u32,
         pending: pending.unwrap_or(0).max(0) as u64,
         created_at: row.try_get::<_, Option<DateTime<Utc>>>("created_at")?.ok_or_else(|| corrupt("time"))?,
         submitted_at: row.try_get("submitted_at")?,

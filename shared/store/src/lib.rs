@@ -58,6 +58,7 @@ mod pool;
 mod provider_limits;
 pub mod queries;
 mod read;
+mod read_rate;
 mod repair;
 mod rows;
 mod runs;
@@ -95,7 +96,7 @@ pub use error::{StoreError, StoreResult};
 pub use events::{mark_delivered, prune_delivered_events, take_undelivered_events};
 pub use history::{list_runs, task_batch, task_callbacks, task_events, BatchOfTask, RunsOfApp};
 pub use lease::{check, claim_by, give_back_claims, heartbeat, ClaimMark};
-pub use listing::{list_tasks, list_tasks_narrowed, NarrowedTasks};
+pub use listing::{list_tasks, ListedTasks};
 pub use migrations::{
     concurrent_statements, is_outside_a_transaction, migrate, migrate_with, migrate_with_more,
     ConcurrentStatement, NO_TRANSACTION,
@@ -114,6 +115,7 @@ pub use provider_limits::{
     take_slot, wait_in_line, CallStart, CallToCount, MinuteLimits, SlotToTake,
 };
 pub use read::{get_task, get_task_by_effect_key};
+pub use read_rate::{spend_reads, ReadBucket, ReadSpend};
 pub use repair::{give_back_for_repair, read_repair, take_repair};
 pub use runs::{create_run, get_run};
 pub use settle::{complete_attempt, complete_many, end_canceled, fail_attempt, give_back, requeue_attempt};

@@ -1,5 +1,5 @@
-//! Keyset pages of a run's or a scope's tasks (`sql/listing/`), plain or narrowed by kind, model
-//! or creation time (a bounded walk).
+//! Keyset pages of a run's or a scope's tasks (`sql/listing/`): unfiltered, a page read in order;
+//! filtered (status, kind, model or creation time), a bounded walk whose page may come short.
 
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
@@ -14,72 +14,52 @@ use crate::queries::{
 };
 use crate::statement::Param;
 
-/// Up to `limit` tasks of this application (their requests and outputs as stored text:
-/// [`ListedTask`]), run or scope, in id (creation) order after `after`,
-/// optionally of one status. One round trip.
-pub async fn list_tasks(
-    client: &impl GenericClient,
-    app_id: &str,
-    filter: &TaskFilter,
-    status: Option<TaskStatus>,
-    after: Option<Uuid>,
-    limit: usize,
-) -> StoreResult<Vec<ListedTask>> {
-    let after = after.unwrap_or(Uuid::nil());
-    let status = status.map(TaskStatus::as_str);
-    let limit = limit as i64;
-    let rows = match filter {
-        TaskFilter::Run(run_id) => {
-            let statement = client.prepare_cached(LIST_TASKS_OF_RUN.text()).await?;
-            let params = LIST_TASKS_OF_RUN.bind(&[
-                ("run_id", run_id),
-                ("app_id", &app_id),
-                ("after", &after),
-                ("status", &status),
-                ("limit", &limit),
-            ])?;
-            client.query(&statement, &params).await?
-        }
-        TaskFilter::Scope(scope_id) => {
-            let statement = client.prepare_cached(LIST_TASKS_OF_SCOPE.text()).await?;
-            let params = LIST_TASKS_OF_SCOPE.bind(&[
-                ("app_id", &app_id),
-                ("scope_id", scope_id),
-                ("after", &after),
-                ("status", &status),
-                ("limit", &limit),
-            ])?;
-            client.query(&statement, &params).await?
-        }
-    };
-    rows.iter().map(ListedTask::from_row).collect()
-}
-
-/// A page of a listing narrowed by kind, model or creation time, and where the walk that
-/// found it stopped.
+/// A page of a listing, and where the walk that found it stopped.
 #[derive(Debug)]
-pub struct NarrowedTasks {
+pub struct ListedTasks {
     pub tasks: Vec<ListedTask>,
-    /// The last task looked at, when the walk stopped at its bound ([`TASK_SCAN_MAX`] tasks)
-    /// rather than at the end of the run's or scope's tasks: the next page starts after it.
+    /// A filtered listing's last task looked at, when its walk stopped at its bound
+    /// ([`TASK_SCAN_MAX`] tasks) rather than at the end of the run's or scope's tasks: the next
+    /// page starts after it. Always `None` for an unfiltered listing.
     pub walk_end: Option<Uuid>,
 }
 
-/// Up to `listing.limit` tasks of this application, run or scope, after `listing.after`,
-/// narrowed by every filter of `listing` (status, kind, model, creation time). At most
-/// [`TASK_SCAN_MAX`] tasks are looked at: when the filters keep fewer than a page of them, the
-/// page is short and `walk_end` says where the next one starts. One round trip.
-pub async fn list_tasks_narrowed(
+/// Up to `listing.limit` tasks of this application (their requests and outputs as stored text:
+/// [`ListedTask`]), run or scope, in id (creation) order after `listing.after`. Unfiltered, every
+/// task read is answered. Filtered by status, kind, model or creation time
+/// ([`ListTasks::narrowed`]), at most [`TASK_SCAN_MAX`] tasks are looked at: when the filters keep
+/// fewer than a page of them, the page is short and `walk_end` says where the next one starts. A
+/// run that is not this application's lists nothing. One round trip.
+pub async fn list_tasks(
     client: &impl GenericClient,
     app_id: &str,
     listing: &ListTasks,
-) -> StoreResult<NarrowedTasks> {
+) -> StoreResult<ListedTasks> {
     let after = listing.after.unwrap_or(Uuid::nil());
+    let limit = listing.limit as i64;
+    if !listing.narrowed() {
+        let owner: [Param<'_>; 3] = [("app_id", &app_id), ("after", &after), ("limit", &limit)];
+        let rows = match &listing.filter {
+            TaskFilter::Run(run_id) => {
+                let statement = client.prepare_cached(LIST_TASKS_OF_RUN.text()).await?;
+                let mut named = owner.to_vec();
+                named.push(("run_id", run_id));
+                client.query(&statement, &LIST_TASKS_OF_RUN.bind(&named)?).await?
+            }
+            TaskFilter::Scope(scope_id) => {
+                let statement = client.prepare_cached(LIST_TASKS_OF_SCOPE.text()).await?;
+                let mut named = owner.to_vec();
+                named.push(("scope_id", scope_id));
+                client.query(&statement, &LIST_TASKS_OF_SCOPE.bind(&named)?).await?
+            }
+        };
+        let tasks = rows.iter().map(ListedTask::from_row).collect::<StoreResult<_>>()?;
+        return Ok(ListedTasks { tasks, walk_end: None });
+    }
     let status = listing.status.map(TaskStatus::as_str);
     let kind = listing.kind.map(|kind| kind.as_str());
-    let limit = listing.limit as i64;
     let examine_max = TASK_SCAN_MAX as i64;
-    let filters: [Param<'_>; 8] = [
+    let filters: [Param<'_>; 9] = [
         ("app_id", &app_id),
         ("after", &after),
         ("status", &status),
@@ -88,18 +68,19 @@ pub async fn list_tasks_narrowed(
         ("created_after", &listing.created_after),
         ("created_before", &listing.created_before),
         ("limit", &limit),
+        ("examine_max", &examine_max),
     ];
     let rows = match &listing.filter {
         TaskFilter::Run(run_id) => {
             let statement = client.prepare_cached(LIST_TASKS_NARROWED_OF_RUN.text()).await?;
             let mut named = filters.to_vec();
-            named.extend([("run_id", run_id as &(dyn ToSql + Sync)), ("examine_max", &examine_max as _)]);
+            named.push(("run_id", run_id as &(dyn ToSql + Sync)));
             client.query(&statement, &LIST_TASKS_NARROWED_OF_RUN.bind(&named)?).await?
         }
         TaskFilter::Scope(scope_id) => {
             let statement = client.prepare_cached(LIST_TASKS_NARROWED_OF_SCOPE.text()).await?;
             let mut named = filters.to_vec();
-            named.extend([("scope_id", scope_id as &(dyn ToSql + Sync)), ("examine_max", &examine_max as _)]);
+            named.push(("scope_id", scope_id as &(dyn ToSql + Sync)));
             client.query(&statement, &LIST_TASKS_NARROWED_OF_SCOPE.bind(&named)?).await?
         }
     };
@@ -114,5 +95,5 @@ pub async fn list_tasks_narrowed(
         None => (None, 0),
     };
     let walk_end = if examined >= examine_max { last_examined } else { None };
-    Ok(NarrowedTasks { tasks, walk_end })
+    Ok(ListedTasks { tasks, walk_end })
 }

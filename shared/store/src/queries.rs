@@ -195,6 +195,8 @@ statements! {
     TAKE_LOST = "sweep/take_lost";
     TAKE_UNSENT = "sweep/take_unsent";
 
+    SPEND_READS = "read_rate/spend_reads";
+
     PRUNE_QUOTA_DAYS = "tenant_quota/prune_quota_days";
     SPEND_TASK = "tenant_quota/spend_task";
 }

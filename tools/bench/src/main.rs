@@ -20,6 +20,7 @@ mod heartbeats;
 mod lifecycle;
 mod per_task;
 mod pgbench;
+mod reads;
 mod round_trips;
 mod simulate;
 mod size;
@@ -213,6 +214,9 @@ async fn main() -> Result<(), Failure> {
     if wanted("graphile") {
         let peer = graphile::section(&base, size, &report).await?;
         report.insert("graphileWorker".into(), peer);
+    }
+    if wanted("reads") {
+        report.insert("reads".into(), reads::section(size).await?);
     }
     if wanted("heartbeats") {
         report.insert("heartbeats".into(), heartbeats::section(size).await?);

@@ -62,7 +62,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One task by its effect key (`effectKey`), or a page of a run's (`runId`) or a scope's (`scopeId`) tasks in creation order. Exactly one of the three. A listing narrowed by `kind`, `modelId`, `createdAfter` or `createdBefore` looks at most at 1,000 tasks an answer: a page the filters left short (even empty) may carry `next`. */
+        /** One task by its effect key (`effectKey`), or a page of a run's (`runId`) or a scope's (`scopeId`) tasks in creation order. Exactly one of the three. A listing filtered by `status`, `kind`, `modelId`, `createdAfter` or `createdBefore` looks at most at 1,000 tasks an answer: a page the filters left short (even empty) may carry `next`. */
         get: operations["getTasks"];
         put?: never;
         /** Create a task, idempotently on (tenant, effectKey). */
@@ -486,7 +486,7 @@ export interface components {
             status: "submitting" | "submitted" | "ended";
             /** @enum {unknown} */
             outcome: "completed" | "failed" | "expired" | "canceled" | "given_up" | "unsubmitted" | null;
-            /** @description Requests in the batch (every tenant's tasks sent in it). */
+            /** @description The tenant's own tasks sent in the batch (another tenant's never counted). */
             requests: number;
             /** @description Its tasks still waiting for its result. */
             pending: number;
@@ -736,6 +736,17 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The tenant's reads would pass its read rate, AITASK_READ_RATE units a second (WORKFLOW_AI_READ_RATE; docs/api.md, "Read rate"). Nothing was read: try again after Retry-After. */
+        ReadRate: {
+            headers: {
+                /** @description Whole seconds until the tenant's read budget holds this read. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The database is unreachable (UNAVAILABLE). A write may still have been stored when the connection dropped at its commit: every create is safe to send again (a task on its effect key, a run on its Idempotency-Key). */
         Unavailable: {
             headers: {
@@ -789,6 +800,7 @@ export interface operations {
             };
             400: components["responses"]["Invalid"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["ReadRate"];
             503: components["responses"]["Unavailable"];
         };
     };
@@ -862,6 +874,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["ReadRate"];
             503: components["responses"]["Unavailable"];
         };
     };
@@ -928,6 +941,7 @@ export interface operations {
             400: components["responses"]["Invalid"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["ReadRate"];
             503: components["responses"]["Unavailable"];
         };
     };
@@ -1033,6 +1047,7 @@ export interface operations {
             400: components["responses"]["Invalid"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["ReadRate"];
             503: components["responses"]["Unavailable"];
         };
     };
@@ -1083,6 +1098,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["ReadRate"];
             503: components["responses"]["Unavailable"];
         };
     };
@@ -1111,6 +1127,7 @@ export interface operations {
             };
             400: components["responses"]["Invalid"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["ReadRate"];
             503: components["responses"]["Unavailable"];
         };
     };
@@ -1136,6 +1153,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["ReadRate"];
             503: components["responses"]["Unavailable"];
         };
     };
@@ -1161,6 +1179,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["ReadRate"];
             503: components["responses"]["Unavailable"];
         };
     };
@@ -1194,6 +1213,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["ReadRate"];
             503: components["responses"]["Unavailable"];
         };
     };
@@ -1289,6 +1309,7 @@ export interface operations {
             };
             400: components["responses"]["Invalid"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["ReadRate"];
             503: components["responses"]["Unavailable"];
         };
     };

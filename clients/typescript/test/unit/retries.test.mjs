@@ -42,6 +42,28 @@ test("a 429 with Retry-After waits at least that long before the next attempt", 
   assert.ok(gap >= 950, `the retry came ${gap} ms after the 429, before its Retry-After of 1 s`);
 });
 
+test("a read over the tenant's read rate (429 WORKFLOW_AI_READ_RATE) is sent again after its Retry-After", async () => {
+  const summary = {
+    createdAfter: "2026-01-01T00:00:00Z", createdBefore: "2026-01-08T00:00:00Z",
+    tasks: { queued: 0, running: 0, succeeded: 2, failed: 0, canceled: 0 }, costs: [], examined: 2, complete: true,
+  };
+  const s = await stub((_req, n) => (n === 1 ? error(429, "WORKFLOW_AI_READ_RATE", { "retry-after": "1" }) : { status: 200, body: summary }));
+  const delays = [];
+  const client = new AitasksClient({ baseUrl: s.url, token: "t", retry: fastRetry, onRetry: (e) => delays.push(e.delayMs) });
+  const answered = await client.getSummary();
+  assert.equal(answered.tasks.succeeded, 2);
+  assert.equal(s.requests.length, 2);
+  assert.deepEqual(delays, [1000]);
+  assert.ok(s.requests[1].at - s.requests[0].at >= 950, "waited for Retry-After");
+  // Past what the policy waits, the refusal is the answer, with its code and Retry-After.
+  const spent = await stub(() => error(429, "WORKFLOW_AI_READ_RATE", { "retry-after": "900" }));
+  const refused = await new AitasksClient({ baseUrl: spent.url, token: "t", retry: fastRetry }).getSummary().catch((e) => e);
+  assert.ok(refused instanceof AitasksError);
+  assert.equal(refused.code, "WORKFLOW_AI_READ_RATE");
+  assert.equal(refused.retryAfterSeconds, 900);
+  assert.equal(spent.requests.length, 1);
+});
+
 for (const [status, code] of [
   [400, "INVALID_REQUEST"],
   [401, "UNAUTHORIZED"],

@@ -29,6 +29,33 @@ async fn a_429_with_retry_after_then_a_503_then_success_answers_the_task() {
     assert!(hits[1].at - hits[0].at >= Duration::from_secs(1), "waited for Retry-After");
 }
 
+/// The tenant's read rate (docs/api.md, "Read rate") is a 429 like any other: its `Retry-After` is
+/// waited for, then the read is sent again.
+#[tokio::test]
+async fn a_read_over_the_tenants_read_rate_is_sent_again_after_retry_after() {
+    let summary = json!({"createdAfter": "2026-01-01T00:00:00Z", "createdBefore": "2026-01-08T00:00:00Z",
+        "tasks": {"queued": 0, "running": 0, "succeeded": 2, "failed": 0, "canceled": 0},
+        "costs": [], "examined": 2, "complete": true});
+    let stub = Stub::script(vec![
+        Answer::error(429, "WORKFLOW_AI_READ_RATE").header("retry-after", 1),
+        Answer::json(200, summary),
+    ])
+    .await;
+    let answered = stub.client(5).summary(None, None).await.unwrap();
+    assert_eq!((answered.tasks.succeeded, answered.examined), (2, 2));
+    let hits = stub.hits();
+    assert_eq!(hits.len(), 2);
+    assert!(hits.iter().all(|h| h.target == "/v1/summary"));
+    assert!(hits[1].at - hits[0].at >= Duration::from_secs(1), "waited for Retry-After");
+
+    // Past what the policy waits, the refusal is the answer, with its code.
+    let stub = Stub::script(vec![Answer::error(429, "WORKFLOW_AI_READ_RATE").header("retry-after", 900)]).await;
+    let error = stub.client(5).summary(None, None).await.unwrap_err();
+    assert_eq!(stub.hits().len(), 1);
+    let api = error.api().unwrap();
+    assert_eq!((api.retry_after, api.error_code()), (Some(900), Some(ErrorCode::ReadRate)));
+}
+
 #[tokio::test]
 async fn a_400_is_never_retried_and_carries_its_code_details_and_request_id() {
     let invalid = Answer::json(

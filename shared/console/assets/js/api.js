@@ -3,11 +3,13 @@
 import { token } from "./session.js";
 
 export class ApiError extends Error {
-  constructor(status, code, message, details) {
+  constructor(status, code, message, details, retryAfter) {
     super(message);
     this.status = status;
     this.code = code;
     this.details = details;
+    // A 429's Retry-After, in whole seconds (the tenant's read rate, a rate limit, a quota).
+    this.retryAfter = retryAfter;
   }
 }
 
@@ -44,7 +46,8 @@ export async function api(method, path, { query = {}, body, signal } = {}) {
   if (!response.ok) {
     const error = json?.error ?? {};
     if (response.status === 401) window.dispatchEvent(new CustomEvent("aitasks:unauthorized"));
-    throw new ApiError(response.status, error.code ?? `HTTP_${response.status}`, error.message ?? `HTTP ${response.status}`, error.details);
+    const retryAfter = /^\d+$/.test(response.headers.get("retry-after") ?? "") ? Number(response.headers.get("retry-after")) : undefined;
+    throw new ApiError(response.status, error.code ?? `HTTP_${response.status}`, error.message ?? `HTTP ${response.status}`, error.details, retryAfter);
   }
   return json;
 }

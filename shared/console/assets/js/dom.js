@@ -83,10 +83,20 @@ export function rowOf(columns, cells) {
 export function errorBox(error) {
   const box = h("div", { class: "error", role: "alert" });
   append(box, [h("strong", {}, error.code ?? "ERROR"), ": ", error.message ?? String(error)]);
+  if (error.status === 429 && error.retryAfter !== undefined) {
+    box.append(h("p", { class: "retry-after" }, `Too many requests for now: try again in ${waitText(error.retryAfter)}.`));
+  }
   if (Array.isArray(error.details) && error.details.length) {
     box.append(h("ul", {}, error.details.map((d) => h("li", {}, h("code", {}, d.path ?? ""), " ", d.message ?? ""))));
   }
   return box;
+}
+
+/** A wait of whole seconds as a person reads it: "12 s", "17 min", "2 h". */
+function waitText(seconds) {
+  if (seconds < 120) return `${seconds} s`;
+  if (seconds < 7200) return `${Math.ceil(seconds / 60)} min`;
+  return `${Math.ceil(seconds / 3600)} h`;
 }
 
 /** Say something to screen readers (the page's polite live region). */

@@ -18,8 +18,9 @@ export function taskRow(task) {
   ];
 }
 
-export function taskTable(tasks) {
-  if (!tasks.length) return h("p", { class: "notice" }, "No tasks match.");
+/** The page's tasks; an empty page that has a `next` looked at part of the tasks only. */
+export function taskTable(tasks, next) {
+  if (!tasks.length) return h("p", { class: "notice" }, next ? "No task on this stretch matches; look further with Next page." : "No tasks match.");
   return table("Tasks", TASK_COLUMNS, tasks.map(taskRow));
 }
 

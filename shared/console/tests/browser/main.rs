@@ -10,6 +10,7 @@
 
 mod flow;
 mod hostile;
+mod reads;
 mod tenancy;
 mod webdriver;
 

@@ -7,6 +7,7 @@ pub mod callbacks;
 pub mod intake;
 pub mod intake_senders;
 pub mod old_names;
+pub mod read_rate;
 pub mod tenant_quotas;
 
 /// A variable that is missing or cannot be read.
@@ -137,6 +138,8 @@ pub struct Settings {
     pub system_active_cap: Option<i64>,
     /// Server-side quotas per tenant (`AITASK_TENANT_QUOTAS`).
     pub tenant_quotas: tenant_quotas::TenantQuotas,
+    /// Each tenant's read rate (`AITASK_READ_RATE`, `AITASK_READ_BURST`).
+    pub read_rate: read_rate::ReadRateConfig,
     /// Completion events also go to this EventBridge bus (`AITASK_EVENT_BUS_NAME`), with this
     /// `source` (`AITASK_EVENT_SOURCE`, `aitasks`).
     pub event_bus: Option<EventBus>,
@@ -235,6 +238,7 @@ impl Settings {
                 Some(text) => tenant_quotas::TenantQuotas::parse(&text)?,
                 None => Default::default(),
             },
+            read_rate: read_rate::ReadRateConfig::read(number)?,
             event_bus: lookup("AITASK_EVENT_BUS_NAME").map(|name| EventBus {
                 name,
                 source: lookup("AITASK_EVENT_SOURCE").unwrap_or_else(|| "aitasks".to_owned()),

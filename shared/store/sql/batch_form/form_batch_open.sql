@@ -13,13 +13,21 @@ WITH batch AS (
         min(deferred_by) - :slack_ms::bigint * interval '1 millisecond'
     FROM tasks WHERE id = ANY(:task_ids::uuid[])
     RETURNING id
+),
+claimed AS (
+    UPDATE tasks
+    SET status = 'running', attempts = attempts + 1, started_at = COALESCE(started_at, now()),
+        heartbeat_at = GREATEST(now(), deferred_by - :slack_ms::bigint * interval '1 millisecond')
+            + :slack_ms::bigint / 2 * interval '1 millisecond',
+        updated_at = now(), awaiting_batch = false, claim_token = NULL,
+        batch_id = (SELECT id FROM batch)
+    WHERE id = ANY(:task_ids::uuid[]) AND status = 'queued' AND awaiting_batch
+      AND cancel_requested_at IS NULL AND attempts < max_attempts
+    RETURNING id, app_id
+),
+tenants AS (
+    -- The batch's requests by tenant (migrations/V31): each tenant reads its own count only.
+    INSERT INTO task_batch_tenants (batch_id, app_id, requests)
+    SELECT (SELECT id FROM batch), app_id, count(*) FROM claimed GROUP BY app_id
 )
-UPDATE tasks
-SET status = 'running', attempts = attempts + 1, started_at = COALESCE(started_at, now()),
-    heartbeat_at = GREATEST(now(), deferred_by - :slack_ms::bigint * interval '1 millisecond')
-        + :slack_ms::bigint / 2 * interval '1 millisecond',
-    updated_at = now(), awaiting_batch = false, claim_token = NULL,
-    batch_id = (SELECT id FROM batch)
-WHERE id = ANY(:task_ids::uuid[]) AND status = 'queued' AND awaiting_batch
-  AND cancel_requested_at IS NULL AND attempts < max_attempts
-RETURNING id
+SELECT id FROM claimed

@@ -1,6 +1,6 @@
 -- A page of a scope's tasks (its application-owned tasks and its runs' tasks) in id order (UUIDv7:
--- creation order), after the previous page's last id, narrowed by kind, model or creation time
--- (and optionally status): list_tasks_of_scope.sql with the bounded walk of history/list_runs.sql.
+-- creation order), after the previous page's last id, filtered by status, kind, model or creation
+-- time: list_tasks_of_scope.sql with the bounded walk of history/list_runs.sql.
 -- The walk (`examined`) is at most :examine_max tasks after :after, along tasks_scope_list_idx
 -- (migrations/V15); fragments/narrowed_page.sql filters it and says where the next page starts.
 WITH examined AS (

@@ -182,16 +182,16 @@ async fn a_narrowed_page_of_tasks_looks_at_a_bounded_number_of_tasks() {
         limit: 100,
     };
     let client = db.client().await;
-    let first = aitasks_store::list_tasks_narrowed(&client, "app-1", &listing).await.unwrap();
+    let first = aitasks_store::list_tasks(&client, "app-1", &listing).await.unwrap();
     assert!(first.tasks.is_empty(), "the first {TASK_SCAN_MAX} tasks hold none");
     listing.after = Some(first.walk_end.expect("a short page that stopped looking says where to go on"));
-    let second = aitasks_store::list_tasks_narrowed(&client, "app-1", &listing).await.unwrap();
+    let second = aitasks_store::list_tasks(&client, "app-1", &listing).await.unwrap();
     assert_eq!(second.tasks.len(), 1, "found on the next page");
     assert_eq!(second.tasks[0].task.kind, "extract_data");
     assert_eq!(second.walk_end, None, "nothing is left after it");
     // Another application sees nothing, and learns no id.
     listing.after = None;
-    let other = aitasks_store::list_tasks_narrowed(&client, "app-2", &listing).await.unwrap();
+    let other = aitasks_store::list_tasks(&client, "app-2", &listing).await.unwrap();
     assert!(other.tasks.is_empty() && other.walk_end.is_none());
 }
 
@@ -254,4 +254,108 @@ async fn the_summary_reads_a_bounded_number_of_the_applications_tasks() {
     let plan = plan.to_string();
     assert!(plan.contains("tasks_app_created_idx"), "{plan}");
     assert!(!plan.contains("Seq Scan"), "{plan}");
+}
+
+/// A listing by status (`?scopeId=S&status=failed`, `?runId=R&status=failed`, the console's status
+/// filter, which repeats it while a task is live) reads a bounded number of rows whatever the run
+/// or scope holds: one walk of at most `TASK_SCAN_MAX` tasks and their rows, never the owner's
+/// every task nor another tenant's, and a page the walk left short says where the next starts.
+/// Every listing statement is checked on its generic plan (what a long-lived connection runs),
+/// counting the rows each scan of `tasks` read, kept or dropped.
+#[tokio::test]
+async fn a_listing_by_status_reads_a_bounded_number_of_rows_whatever_the_owner_holds() {
+    use aitasks_contracts::{ListTasks, TaskFilter, TaskStatus, TASK_SCAN_MAX};
+    let db = TestDb::new().await;
+    let run = aitasks_testkit::run(&db, "app-1").await;
+    // Five walks' worth of succeeded tasks in one scope (and one run), beside another tenant's.
+    let owned = 5 * TASK_SCAN_MAX;
+    db.sql(&format!(
+        "INSERT INTO tasks (id, app_id, run_id, scope_id, step_key, effect_key, kind, request, input_hash, \
+             model_id, max_attempts, status, attempts, output, completed_at) \
+         SELECT gen_random_uuid(), 'app-1', '{run}', 'scope-1', 'step', 'k' || n, 'classify', '{{}}', \
+             repeat('0', 64), 'default', 3, 'succeeded', 1, '\"a\"', now() \
+         FROM generate_series(1, {owned}) n; \
+         INSERT INTO tasks (id, app_id, scope_id, step_key, effect_key, kind, request, input_hash, model_id, \
+             max_attempts) \
+         SELECT gen_random_uuid(), 'app-2', 'scope-2', 'step', 'k' || n, 'classify', '{{}}', repeat('0', 64), \
+             'default', 3 \
+         FROM generate_series(1, 20000) n; \
+         ANALYZE tasks;",
+        run = run.id,
+    ))
+    .await;
+    let client = db.client().await;
+
+    // As the API asks: an empty first page that says where to go on, of the run and of the scope.
+    for filter in [TaskFilter::Run(run.id), TaskFilter::Scope("scope-1".into())] {
+        let listing = ListTasks {
+            filter: filter.clone(),
+            status: Some(TaskStatus::Failed),
+            kind: None,
+            model_id: None,
+            created_after: None,
+            created_before: None,
+            after: None,
+            limit: 100,
+        };
+        let page = aitasks_store::list_tasks(&client, "app-1", &listing).await.unwrap();
+        assert!(page.tasks.is_empty(), "{filter:?}: no task failed");
+        assert!(page.walk_end.is_some(), "{filter:?}: the walk stopped at its bound and says so");
+        // Another tenant naming app-1's run sees nothing and learns no id.
+        let other = aitasks_store::list_tasks(&client, "app-2", &listing).await.unwrap();
+        assert!(other.tasks.is_empty() && other.walk_end.is_none(), "{filter:?}");
+    }
+
+    // Every listing statement, with the status no task has where it takes one.
+    let bound = 2 * TASK_SCAN_MAX as u64 + 200;
+    client.batch_execute("SET plan_cache_mode = force_generic_plan").await.unwrap();
+    let listings: Vec<_> =
+        aitasks_store::queries::statements().filter(|(name, _, _)| name.starts_with("listing/")).collect();
+    assert!(listings.len() >= 4, "the listings of a run and of a scope, plain and walked");
+    let mut over = Vec::new();
+    for (i, (name, text, names)) in listings.into_iter().enumerate() {
+        let value = |param: &str| match param {
+            "app_id" => "'app-1'".to_owned(),
+            "scope_id" => "'scope-1'".to_owned(),
+            "run_id" => format!("'{}'::uuid", run.id),
+            "after" => "'00000000-0000-0000-0000-000000000000'::uuid".to_owned(),
+            "status" => "'failed'".to_owned(),
+            "kind" | "model_id" | "created_after" | "created_before" => "NULL".to_owned(),
+            "limit" => "100".to_owned(),
+            "examine_max" => TASK_SCAN_MAX.to_string(),
+            other => panic!("{name}: a parameter this test does not know: {other}"),
+        };
+        let arguments: Vec<String> = names.iter().map(|param| value(param)).collect();
+        client.batch_execute(&format!("PREPARE listing_{i} AS {text}")).await.unwrap();
+        let row = client
+            .query_one(
+                &format!("EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE listing_{i}({})", arguments.join(", ")),
+                &[],
+            )
+            .await
+            .unwrap();
+        let plan: Value = row.get(0);
+        let read = table_rows_read(&plan[0]["Plan"]);
+        if read > bound {
+            over.push(format!("{name} read {read} rows of tasks"));
+        }
+    }
+    assert!(over.is_empty(), "an owner of {owned} tasks, none failed (at most {bound} rows): {over:#?}");
+}
+
+/// The rows the scans of `tasks` in an `EXPLAIN ANALYZE` plan read, kept or dropped, over all
+/// their loops.
+fn table_rows_read(node: &Value) -> u64 {
+    let scans_tasks = node["Relation Name"] == "tasks";
+    let own = if scans_tasks {
+        let per_loop: f64 = ["Actual Rows", "Rows Removed by Filter", "Rows Removed by Index Recheck"]
+            .iter()
+            .filter_map(|key| node[key].as_f64())
+            .sum();
+        (per_loop * node["Actual Loops"].as_f64().unwrap_or(1.0)).round() as u64
+    } else {
+        0
+    };
+    let below: u64 = node["Plans"].as_array().map_or(0, |plans| plans.iter().map(table_rows_read).sum());
+    own + below
 }

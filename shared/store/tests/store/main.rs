@@ -14,6 +14,7 @@ mod limits_hostile_usage;
 mod lock_order;
 mod migrations;
 mod privileges;
+mod read_rate;
 mod round_trips;
 mod statements;
 mod stored_size;

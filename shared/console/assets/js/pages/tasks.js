@@ -70,6 +70,13 @@ export async function renderTasks({ main, id, query, owner, signal }) {
       });
     } catch (error) {
       if (error.name === "AbortError") throw error;
+      // Over the tenant's read rate while following live: say so, and list again once it allows.
+      if (previous && error.status === 429 && error.retryAfter !== undefined && error.retryAfter <= 60) {
+        replace(live, errorBox(error));
+        await sleep(error.retryAfter * 1000, signal);
+        if (signal.aborted) return;
+        continue;
+      }
       replace(results, errorBox(error));
       replace(live, "");
       return;
@@ -77,7 +84,7 @@ export async function renderTasks({ main, id, query, owner, signal }) {
     const tally = {};
     for (const task of page.tasks) tally[task.status] = (tally[task.status] ?? 0) + 1;
     replace(counts, "On this page: ", statusCounts(tally, false));
-    replace(results, taskTable(page.tasks), pager({ query, next: page.next, segments }));
+    replace(results, taskTable(page.tasks, page.next), pager({ query, next: page.next, segments }));
     const summary = JSON.stringify(tally);
     if (previous && summary !== previous) announce(`Tasks changed: ${Object.entries(tally).map(([s, n]) => `${n} ${s}`).join(", ")}`);
     previous = summary;

@@ -1,0 +1,32 @@
+//! What a read costs of its tenant's read rate (docs/api.md, "Read rate"), in units: about the
+//! database work of its answer at its bound, so that a tenant's dashboards are held to a share of
+//! the database whatever mix of reads they send.
+
+/// The three sizes of read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadCost {
+    /// A few rows found by key: a task (`GET /v1/tasks/{taskId}`, a long poll included: its later
+    /// looks are one primary-key read a second at most), a task by effect key, a run, a task's
+    /// attempts, events, callbacks or provider batch.
+    ByKey,
+    /// A page of a run's or a scope's tasks (up to 100 rows, or a walk of 1,000 index entries and
+    /// their rows), or a page of unreleased sources.
+    Page,
+    /// A page of runs (up to 1,000 runs walked and 100 × 1,001 tasks counted) or the summary (up to
+    /// 100,000 tasks).
+    Wide,
+}
+
+impl ReadCost {
+    /// Its units.
+    pub const fn units(self) -> u32 {
+        match self {
+            ReadCost::ByKey => 1,
+            ReadCost::Page => 20,
+            ReadCost::Wide => 1_000,
+        }
+    }
+
+    /// The most any read costs: a tenant's burst holds at least this.
+    pub const MAX_UNITS: u32 = ReadCost::Wide.units();
+}
