@@ -112,7 +112,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 29] = [
+    pub const ALL: [ErrorCode; 30] = [
         ErrorCode::InvalidRequest,
         ErrorCode::ModelUnknown,
         ErrorCode::Unauthorized,
