@@ -1,9 +1,9 @@
 //! Heartbeats as a user meets them (issue 48; `make bench`'s `heartbeats` section, "served"):
 //! the dev server on its one-minute schedule, deferred tasks of one tenant created through the
 //! HTTP API, each awaited by its own Step Functions token, watched at real time against the
-//! Step Functions stand-in. The tasks await a batch that does not form within the run (their
-//! profile batches, with a day's wait), so every callback waits the whole time, as a
-//! workflow's would for a nightly batch. What a caller sees is measured: the longest gap of
+//! Step Functions stand-in. The tasks await a provider batch (their profile batches 2,000 at a
+//! time, with a day's wait) whose result the stand-in provider holds back, so every callback
+//! waits the whole time, as a workflow's would for a nightly batch. What a caller sees is measured: the longest gap of
 //! every token from its create through its heartbeats, and the figure the sweeps' log lines
 //! state (`heartbeatSecondsKept`).
 
@@ -49,7 +49,7 @@ pub async fn run_served_heartbeats(
     batches.hold();
     let models = json!({
         "nightly": {"provider": "openai", "model": "stub-batch-model", "baseUrl": batches.base_url,
-                    "apiKeyEnv": "BATCH_KEY", "batch": {"maxRecords": 50_000, "maxWaitSeconds": 86_400}}
+                    "apiKeyEnv": "BATCH_KEY", "batch": {"maxRecords": 2_000, "maxWaitSeconds": 86_400}}
     })
     .to_string();
     let mut env: Vec<(&str, &str)> = vec![
