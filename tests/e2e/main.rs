@@ -25,6 +25,7 @@ mod metrics;
 mod quotas;
 mod read_rate;
 mod run_keys;
+mod schedule;
 mod scoped;
 mod step_functions;
 mod traces;

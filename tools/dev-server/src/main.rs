@@ -129,11 +129,15 @@ async fn main() -> Result<(), Failure> {
                 tracing::warn!(error = %aitasks_runtime::error_chain(error.as_ref()), "sweep failed");
             }
         };
+        // The schedule starts a sweep every period from the first one's start, as EventBridge
+        // does, whatever a sweep's length (a 45 s sweep is followed 15 s later, not 60 s later).
+        let mut next = tokio::time::Instant::now() + sweep_every;
         if first_sweep < sweep_every {
             tokio::time::sleep(first_sweep).await;
+            next = tokio::time::Instant::now() + sweep_every;
             sweep().await;
         }
-        let mut every = tokio::time::interval_at(tokio::time::Instant::now() + sweep_every, sweep_every);
+        let mut every = tokio::time::interval_at(next, sweep_every);
         loop {
             every.tick().await;
             sweep().await;
