@@ -6,12 +6,4 @@
 --
 -- A nullable column without a default: a catalog change, no rewrite of the table.
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS idempotency_key text;
-
--- `runs` holds a row per run (a workflow's, not a task's): small beside `tasks`, so the index is
--- built here, in the migration's transaction, which holds up the runs' writes while it builds.
--- On a runs table large enough for that to matter, build it first without blocking writes,
---   CREATE UNIQUE INDEX CONCURRENTLY runs_app_idempotency_key_idx ON runs (app_id, idempotency_key)
---       WHERE idempotency_key IS NOT NULL;
--- (same name, same definition): this migration then finds it and builds nothing.
-CREATE UNIQUE INDEX IF NOT EXISTS runs_app_idempotency_key_idx ON runs (app_id, idempotency_key)
-    WHERE idempotency_key IS NOT NULL;
+-- Its unique index is built without blocking the runs' writes, by V30.

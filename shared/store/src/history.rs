@@ -192,7 +192,7 @@ pub async fn task_batch(
         return Ok(BatchOfTask::NoBatch);
     };
     let corrupt = |what: &str| StoreError::Corrupt(format!("a batch without its {what}"));
-    // The batch's count of this tenant's tasks (migrations/V31); the task asked about is one.
+    // The batch's count of this tenant's tasks (migrations/V32); the task asked about is one.
     let requests: i32 = row.try_get::<_, Option<i32>>("requests")?.unwrap_or(1);
     let pending: Option<i64> = row.try_get("pending")?;
     Ok(BatchOfTask::Batch(TaskBatch {

@@ -114,7 +114,7 @@ pub struct NewRun {
     pub scope_id: String,
     pub actor: Option<Value>,
     /// The client's key for this create (`Idempotency-Key`): the tenant's run of this key, if it
-    /// has one, is answered instead of a new run (migrations/V29).
+    /// has one, is answered instead of a new run (migrations/V29, its index V30).
     pub idempotency_key: Option<String>,
 }
 

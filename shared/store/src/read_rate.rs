@@ -1,5 +1,5 @@
 //! Each tenant's read budget, shared by every instance of the API (docs/api.md, "Read rate"): a
-//! token bucket in the tenant's row of `read_budgets` (migrations/V30), spent with one upsert.
+//! token bucket in the tenant's row of `read_budgets` (migrations/V31), spent with one upsert.
 
 use std::time::Duration;
 

@@ -26,7 +26,7 @@ claimed AS (
     RETURNING id, app_id
 ),
 tenants AS (
-    -- The batch's requests by tenant (migrations/V31): each tenant reads its own count only.
+    -- The batch's requests by tenant (migrations/V32): each tenant reads its own count only.
     INSERT INTO task_batch_tenants (batch_id, app_id, requests)
     SELECT (SELECT id FROM batch), app_id, count(*) FROM claimed GROUP BY app_id
 )

@@ -1,5 +1,5 @@
 -- The provider batch a task was sent in (tasks.batch_id), with this application's own share of it:
--- its requests in the batch (task_batch_tenants, migrations/V31) and its tasks still waiting in it
+-- its requests in the batch (task_batch_tenants, migrations/V32) and its tasks still waiting in it
 -- (tasks_in_batch_idx, migrations/V20), never another tenant's (a provider batch can hold several
 -- tenants' tasks). NULL batch columns for a task of this application in no batch (never deferred,
 -- still awaiting one, or its batch pruned a day after it ended); no row for a missing task or

@@ -1,5 +1,5 @@
 -- Spend :units of the tenant's read budget, a token bucket of :burst units refilled at :rate a
--- second (migrations/V30), in one upsert of its row: the bucket is refilled for the time since its
+-- second (migrations/V31), in one upsert of its row: the bucket is refilled for the time since its
 -- last read (a later `now()` only: a statement that started earlier adds nothing), then the units
 -- are taken if it holds them. `spent` says whether it did; `tokens` is what is left, or, refused,
 -- what it held. A tenant's first read finds a full bucket. Only this tenant's reads wait on the

@@ -1,4 +1,4 @@
-//! Each tenant's read budget in Postgres (`spend_reads`, migrations/V30): a token bucket shared by
+//! Each tenant's read budget in Postgres (`spend_reads`, migrations/V31): a token bucket shared by
 //! every instance of the API, exact under concurrent spends from many connections, one tenant's
 //! spends never touching another's.
 

@@ -19,7 +19,12 @@ DECLARE
     oldest timestamptz;
     floor_id uuid;
 BEGIN
-    SELECT min(created_at) - interval '1 day' INTO oldest FROM task_batches;
+    -- The oldest batch kept (open, or ended within the day), but never more than a week back: a
+    -- batch the prune keeps longer (a provider clean-up that keeps failing, a submit stuck for
+    -- weeks) would otherwise make this read months of tasks in the deploy's transaction. Such a
+    -- batch gets no row: it answers the one task asked about (store/src/history.rs).
+    SELECT GREATEST(min(created_at), now() - interval '7 days') - interval '1 day' INTO oldest
+    FROM task_batches WHERE ended_at IS NULL OR ended_at > now() - interval '1 day';
     IF oldest IS NULL THEN
         RETURN;
     END IF;
@@ -28,8 +33,9 @@ BEGIN
     EXECUTE format(
         'INSERT INTO task_batch_tenants (batch_id, app_id, requests)
          SELECT batch_id, app_id, count(*) FROM tasks
-         WHERE id >= %L::uuid AND batch_id IN (SELECT id FROM task_batches)
+         WHERE id >= %L::uuid
+           AND batch_id IN (SELECT id FROM task_batches WHERE created_at >= %L::timestamptz + interval ''1 day'')
          GROUP BY batch_id, app_id
-         ON CONFLICT DO NOTHING', floor_id);
+         ON CONFLICT DO NOTHING', floor_id, oldest);
 END
 $$;
