@@ -209,7 +209,7 @@ pub async fn take_heartbeats(
 }
 
 /// Give these taken heartbeats back their previous heartbeat, so each is due again at once in
-/// its place (`sql/callbacks/unmark_heartbeats.sql`): the call was throttled. How many changed
+/// its place (`sql/callbacks/unmark_heartbeats.sql`): the call was throttled or failed. How many changed
 /// (one a concurrent sweep heartbeated since is left as it is).
 pub async fn unmark_heartbeats(client: &impl GenericClient, taken: &[&DueHeartbeat]) -> StoreResult<u64> {
     if taken.is_empty() {

@@ -8,7 +8,8 @@
 //! `TaskTimedOut`, as Step Functions does for a caller that stopped waiting. With
 //! [`SfnStub::set_quota`] its `SendTaskHeartbeat` is throttled as the account's is: a token
 //! bucket, part of whose refill the workflows' own calls take, and `ThrottlingException` when
-//! it is empty.
+//! it is empty. [`SfnStub::fail_heartbeats`] fails the next heartbeats with a 503, as a moment's
+//! trouble on AWS's side does.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -43,6 +44,8 @@ struct Recorded {
     in_flight: usize,
     most_in_flight: usize,
     bucket: Option<Bucket>,
+    /// The heartbeats still to fail with a 5xx (`ServiceUnavailable`), whoever's.
+    failing: usize,
 }
 
 /// Step Functions' throttle of one API, per account and region: a bucket of `size` calls,
@@ -116,6 +119,11 @@ impl SfnStub {
     }
 
     /// The caller holding `token` stopped waiting: every call on it is `TaskTimedOut`.
+    /// The next `calls` heartbeats fail as AWS's do for a moment: 503 `ServiceUnavailable`.
+    pub fn fail_heartbeats(&self, calls: usize) {
+        self.lock().failing = calls;
+    }
+
     pub fn time_out(&self, token: &str) {
         self.lock().timed_out.insert(token.to_owned());
     }
@@ -181,7 +189,8 @@ pub fn longest_gaps(
 
 fn error(kind: &str) -> Response {
     let body = json!({"__type": kind, "message": format!("{kind} from the stand-in")}).to_string();
-    let mut response = (StatusCode::BAD_REQUEST, body).into_response();
+    let status = if kind == "ServiceUnavailable" { StatusCode::SERVICE_UNAVAILABLE } else { StatusCode::BAD_REQUEST };
+    let mut response = (status, body).into_response();
     let headers = response.headers_mut();
     headers.insert("x-amzn-errortype", kind.parse().expect("static header"));
     headers.insert("content-type", "application/x-amz-json-1.0".parse().expect("static header"));
@@ -220,6 +229,9 @@ async fn handle(State(state): State<Arc<Mutex<Recorded>>>, headers: HeaderMap, b
     } else if action == "SendTaskHeartbeat" && recorded.bucket.as_mut().is_some_and(|bucket| !bucket.take(at))
     {
         Some("ThrottlingException")
+    } else if action == "SendTaskHeartbeat" && recorded.failing > 0 {
+        recorded.failing -= 1;
+        Some("ServiceUnavailable")
     } else {
         None
     };

@@ -162,6 +162,33 @@ async fn throttled_heartbeats_are_sent_again_within_the_sweep_at_the_pace_aws_al
 }
 
 #[tokio::test]
+async fn a_heartbeat_that_fails_for_a_moment_is_sent_again_within_the_sweep() {
+    let db = TestDb::new().await;
+    let sfn = SfnStub::start().await;
+    let app = app_on(&db, &sfn, &[("AITASK_CALLBACK_HEARTBEAT_BUDGET_MS", "5000")]).await;
+    let tokens = waiting(&db, "app-flaky", 10).await;
+    db.sql("UPDATE task_callbacks SET heartbeat_at = now() - interval '1 minute'").await;
+    // AWS answers the first four 503: without a try again in the sweep, four callbacks wait for
+    // the next one (about 120 s since their last heartbeat at the one-minute schedule).
+    sfn.fail_heartbeats(4);
+
+    let summary = sweeper::sweep(&app).await;
+    let failed = sfn.calls().iter().filter(|c| c.refused.as_deref() == Some("ServiceUnavailable")).count();
+    assert_eq!(failed, 4, "the stand-in failed four calls");
+    assert_eq!(beaten(&sfn, &tokens), tokens.len(), "every callback heartbeated in this sweep: {summary:?}");
+    assert_eq!(summary.callback_heartbeats, 10, "{summary:?}");
+
+    // A callback whose calls keep failing is tried three times in a sweep, then left to the next.
+    db.sql("UPDATE task_callbacks SET heartbeat_at = now() - interval '1 minute'").await;
+    let before = sfn.calls().len();
+    sfn.fail_heartbeats(1_000);
+    let summary = sweeper::sweep(&app).await;
+    let tried = sfn.calls().len() - before;
+    assert_eq!(tried, 30, "ten callbacks, three tries each: {summary:?}");
+    assert_eq!(summary.callback_heartbeats, 0, "{summary:?}");
+}
+
+#[tokio::test]
 async fn a_tenant_with_a_few_callbacks_is_not_starved_by_one_with_thousands() {
     let db = TestDb::new().await;
     let sfn = SfnStub::start().await;

@@ -159,7 +159,15 @@ pub(crate) struct HeartbeatCalls<'a> {
     pub(crate) concurrency: usize,
     /// A queued task whose every caller is gone is canceled.
     pub(crate) cancel_when_gone: bool,
+    /// The calls that failed in this sweep, by callback: a failed call (a 5xx, a timeout, a
+    /// dropped connection) is sent again within the sweep up to [`TRIES_IN_A_SWEEP`] times, so a
+    /// moment's failure does not cost the callback a whole sweep's wait.
+    pub(crate) failures: &'a std::sync::Mutex<std::collections::HashMap<i64, u32>>,
 }
+
+/// How many times one sweep calls a callback whose heartbeat fails (not throttled: that is
+/// AWS's pace, and slows the sweep instead) before leaving it to the next sweep.
+pub(crate) const TRIES_IN_A_SWEEP: u32 = 3;
 
 /// Heartbeat the waiting callbacks among `due` (those their task's end made owed are the
 /// delivery's); a caller found gone is recorded, and its task canceled when it has not started
@@ -191,7 +199,8 @@ pub(crate) async fn heartbeat_due(
     let mut beats = Heartbeats::default();
     let mut ended = Vec::new();
     let mut abandoned = Vec::new();
-    let mut throttled = Vec::new();
+    // Due again at once: throttled calls, and failed ones with tries left.
+    let mut put_back = Vec::new();
     for (due, outcome) in &results {
         match outcome {
             Outcome::Accepted => beats.sent += 1,
@@ -209,20 +218,32 @@ pub(crate) async fn heartbeat_due(
                 ended.push((due.id, CallbackEnd::Refused(why.clone())));
             }
             Outcome::Retry(why) => {
-                tracing::warn!(task_id = %due.task_id, kind = %due.kind, error = %why, "a callback's heartbeat failed; the next sweep sends another");
                 beats.failed += 1;
+                let tries = {
+                    let mut failures = how.failures.lock().unwrap_or_else(|p| p.into_inner());
+                    let tries = failures.entry(due.id).or_insert(0);
+                    *tries += 1;
+                    *tries
+                };
+                if tries < TRIES_IN_A_SWEEP {
+                    tracing::warn!(task_id = %due.task_id, kind = %due.kind, error = %why, tries, "a callback's heartbeat failed; due again at once");
+                    put_back.push(due);
+                } else {
+                    tracing::warn!(task_id = %due.task_id, kind = %due.kind, error = %why, tries, "a callback's heartbeat failed again; the next sweep sends another");
+                }
             }
             // Not a failure of the callback: the account's bucket is empty for now. The pace has
             // slowed; the callback is due again at once, in its place.
             Outcome::Throttled(_) => {
                 beats.throttled += 1;
-                throttled.push(due);
+                put_back.push(due);
             }
         }
     }
     let recording = std::time::Instant::now();
+    // Put back first: a store error after it costs those callbacks nothing.
+    store::unmark_heartbeats(client, &put_back).await?;
     store::record_callbacks(client, &ended).await?;
-    store::unmark_heartbeats(client, &throttled).await?;
     if cancel_when_gone && !abandoned.is_empty() {
         beats.canceled = store::cancel_abandoned(client, &abandoned).await?;
         for event in &beats.canceled {

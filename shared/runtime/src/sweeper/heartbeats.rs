@@ -31,8 +31,10 @@ const HARD_STOP: Duration = Duration::from_secs(150);
 const LONGEST_WAIT: Duration = Duration::from_secs(5);
 /// The shortest wait after a page that came back empty.
 const NOT_AT_ONCE: Duration = Duration::from_millis(50);
-/// Waiting callbacks counted a tenant, in sweeps' worth of the rate: past that the figure is
-/// that of a tenant that many sweeps behind, and the count stays bounded.
+/// Waiting callbacks counted a tenant, in sweeps' worth of the rate, when that is more than a
+/// tenant may have waiting (`AITASK_TENANT_WAITING_CALLBACKS`, which bounds the count anyway):
+/// each tenant is counted whole up to its limit, so the stated figure is never lower than what
+/// its callbacks wait.
 const COUNTED_SWEEPS: u64 = 20;
 
 /// What one run of the duty did.
@@ -73,15 +75,18 @@ pub(super) async fn run<P>(
 
     let per_sweep = u64::from(capacity.calls_per_second) * window.as_secs().max(1);
     let counting = Instant::now();
-    let tenants = store::waiting_callbacks(&client, every, per_sweep * COUNTED_SWEEPS).await?;
+    let counted = (per_sweep * COUNTED_SWEEPS).max(u64::try_from(capacity.per_tenant).unwrap_or(0));
+    let tenants = store::waiting_callbacks(&client, every, counted).await?;
     run.db += counting.elapsed();
     let waiting: Vec<u64> = tenants.iter().map(|t| u64::try_from(t.waiting).unwrap_or(0)).collect();
     run.waiting = waiting.iter().sum();
     let pace = Pace::new(spread_rate(run.waiting, window, capacity.calls_per_second));
+    let failures = std::sync::Mutex::default();
     let how = HeartbeatCalls {
         pace: &pace,
         concurrency: capacity.concurrency,
         cancel_when_gone: config.cancel_when_gone,
+        failures: &failures,
     };
     let page = config.sweep_page;
     // A scaled-down window (the tests', a speeded-up run's) waits in proportion.

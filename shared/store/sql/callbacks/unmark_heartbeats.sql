@@ -1,4 +1,4 @@
--- Heartbeats AWS throttled: each callback gets back the heartbeat it had before take_heartbeats
+-- Heartbeats that did not go through (AWS throttled them, or the call failed with tries left in the sweep): each callback gets back the heartbeat it had before take_heartbeats
 -- marked it (item i of every array being callback i), so it is due again at once and keeps its
 -- place, oldest first. Only a callback still waiting and still as that take marked it changes:
 -- one a concurrent sweep has heartbeated since is left alone.
