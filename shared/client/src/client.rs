@@ -79,7 +79,13 @@ impl ClientBuilder {
         if self.retry.max_tries == 0 {
             return Err(Error::Config("the retry policy must allow at least one try".into()));
         }
-        let http = reqwest::Client::builder()
+        let mut http = reqwest::Client::builder();
+        if crate::is_loopback(&parsed) {
+            // A proxy (HTTP_PROXY, ALL_PROXY) would carry the token off this machine, over
+            // plain HTTP at that.
+            http = http.no_proxy();
+        }
+        let http = http
             .user_agent(concat!("aitasks-client/", env!("CARGO_PKG_VERSION")))
             .connect_timeout(Duration::from_secs(10))
             // The API never redirects: a 3xx is an error, and nothing (the token, the body) is

@@ -95,7 +95,7 @@ impl Settings {
                 "no token: give --token, set AITASKS_TOKEN, or put `token` in the config file".into(),
             ));
         }
-        if !global.allow_insecure_http && target.scheme() == "http" && !is_loopback(&target) {
+        if !global.allow_insecure_http && target.scheme() == "http" && !aitasks_client::is_loopback(&target) {
             return Err(Failure::Input(format!(
                 "refusing to send the token over plain HTTP to {url}: http:// is for this machine's \
                  loopback only (127.0.0.1, [::1], localhost). Use https://, or --allow-insecure-http \
@@ -108,48 +108,4 @@ impl Settings {
 
 fn parse_url(url: &str) -> Result<reqwest::Url, Failure> {
     reqwest::Url::parse(url).map_err(|e| Failure::Input(format!("the URL {url:?}: {e}")))
-}
-
-/// Whether the URL names this machine's loopback: 127.0.0.0/8, `[::1]` (or an IPv4-mapped
-/// loopback), `localhost`.
-fn is_loopback(url: &reqwest::Url) -> bool {
-    let Some(host) = url.host_str() else { return false };
-    // An IPv6 address is written in brackets in a URL.
-    match host.trim_start_matches('[').trim_end_matches(']').parse::<std::net::IpAddr>() {
-        Ok(std::net::IpAddr::V4(ip)) => ip.is_loopback(),
-        Ok(std::net::IpAddr::V6(ip)) => {
-            ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
-        }
-        Err(_) => host.trim_end_matches('.').eq_ignore_ascii_case("localhost"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn loopback_is_127_slash_8_ipv6_one_and_localhost_only() {
-        for url in [
-            "http://127.0.0.1:9000",
-            "http://127.8.9.10",
-            "http://[::1]:9000",
-            "http://[::ffff:127.0.0.1]/",
-            "http://localhost:9000",
-            "http://LOCALHOST.",
-        ] {
-            assert!(is_loopback(&reqwest::Url::parse(url).unwrap()), "{url}");
-        }
-        for url in [
-            "http://10.0.0.1",
-            "http://0.0.0.0:9000",
-            "http://[::]:9000",
-            "http://localhost.example.com",
-            "http://api.localhost",
-            "http://127.0.0.1.nip.io",
-            "http://example.com",
-        ] {
-            assert!(!is_loopback(&reqwest::Url::parse(url).unwrap()), "{url}");
-        }
-    }
 }
