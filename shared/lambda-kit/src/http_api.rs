@@ -183,7 +183,7 @@ pub(crate) fn error_body_listing(error: &ApiError, listed: usize) -> serde_json:
 pub fn retry_after_seconds(error: &ApiError) -> Option<u64> {
     match error {
         ApiError::Admission { retry_after: Some(wait), .. } | ApiError::ReadRate { retry_after: wait } => {
-            Some(wait.as_secs().max(1) + u64::from(wait.subsec_nanos() > 0))
+            Some((wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1))
         }
         _ => None,
     }
@@ -223,6 +223,11 @@ mod tests {
         let answer = error_response(&limited);
         assert_eq!(answer.status_code, 429);
         assert_eq!(answer.headers.get("retry-after").unwrap(), "3");
+        // Under a second is one second, not two; a whole number of seconds is itself.
+        for (wait_ms, header) in [(500, 1), (1, 1), (0, 1), (1000, 1), (1001, 2)] {
+            let read = ApiError::ReadRate { retry_after: Duration::from_millis(wait_ms) };
+            assert_eq!(retry_after_seconds(&read), Some(header), "a wait of {wait_ms} ms");
+        }
 
         let internal = error_response(&ApiError::Internal("password=hunter2 in a stack".into()));
         let Some(Body::Text(text)) = &internal.body else { panic!("text body") };
