@@ -73,7 +73,7 @@ async fn every_emf_document_is_well_formed_and_the_counts_match_the_run() {
     let wait = |id: String| {
         let db = &stack.db;
         async move {
-            let until = Instant::now() + Duration::from_secs(15);
+            let until = Instant::now() + aitasks_testkit::PATIENCE;
             while db
                 .count(&format!("SELECT count(*) FROM tasks WHERE id = '{id}' AND completed_at IS NOT NULL"))
                 .await
@@ -106,7 +106,7 @@ async fn every_emf_document_is_well_formed_and_the_counts_match_the_run() {
         .await;
     assert_eq!(refused.body["error"]["code"], "WORKFLOW_AI_RATE_LIMIT");
     // Every task settled (the scoped one fails too: the provider still answers 500).
-    let until = Instant::now() + Duration::from_secs(15);
+    let until = Instant::now() + aitasks_testkit::PATIENCE;
     while stack.db.count("SELECT count(*) FROM tasks WHERE completed_at IS NULL").await > 0 {
         assert!(Instant::now() < until, "tasks left unsettled");
         tokio::time::sleep(Duration::from_millis(100)).await;

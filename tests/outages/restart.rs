@@ -43,7 +43,7 @@ async fn killing_the_whole_local_stack_mid_run_loses_no_task_and_stalls_none() {
     }
     // Mid-run: some running, some waiting in the queue.
     let count = |status: &str| format!("SELECT count(*) FROM tasks WHERE status = '{status}'");
-    let until = Instant::now() + Duration::from_secs(20);
+    let until = Instant::now() + aitasks_testkit::PATIENCE;
     while db.count(&count("running")).await < 5 || db.count(&count("queued")).await < 5 {
         assert!(Instant::now() < until, "never mid-run");
         tokio::time::sleep(Duration::from_millis(50)).await;
