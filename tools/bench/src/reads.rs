@@ -34,6 +34,9 @@ struct Run {
     seconds: f64,
     summaries: u64,
     refused: u64,
+    /// Answers of 503 UNAVAILABLE: the summaries', and the workload's creates and reads.
+    unavailable: u64,
+    work_unavailable: u64,
     rows_read: f64,
     cpu_busy: f64,
 }
@@ -50,6 +53,8 @@ impl Run {
             "tasksPerSecond": self.per_second(self.done_ms.len() as f64),
             "summariesPerSecond": self.per_second(self.summaries as f64),
             "refusedPerSecond": self.per_second(self.refused as f64),
+            "unavailablePerSecond": self.per_second(self.unavailable as f64),
+            "workloadUnavailable": self.work_unavailable,
             "rowsReadPerSecond": self.per_second(self.rows_read),
             "cpuBusy": self.cpu_busy,
         })
@@ -80,6 +85,8 @@ pub(crate) async fn section(size: Size) -> Result<Value, Failure> {
     figure("workload: tasks done/s", &|r| r.per_second(r.done_ms.len() as f64), 1);
     figure("readers: summaries answered/s", &|r| r.per_second(r.summaries as f64), 1);
     figure("readers: refused (429)/s", &|r| r.per_second(r.refused as f64), 1);
+    figure("readers: unavailable (503)/s", &|r| r.per_second(r.unavailable as f64), 1);
+    figure("workload: answers 503 (all run)", &|r| r.work_unavailable as f64, 0);
     figure("database: rows read/s (thousands)", &|r| r.per_second(r.rows_read) / 1000.0, 0);
     figure("machine: busy CPUs (of all)", &|r| r.cpu_busy, 2);
     Ok(json!({
@@ -113,6 +120,7 @@ async fn run(length: Duration, readers: usize, creators: usize, rate: &str) -> R
         .await;
     let until = Instant::now() + length;
     let (summaries, refused) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let (unavailable, work_unavailable) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
     let (creates, dones) = (Arc::new(Mutex::new(Vec::new())), Arc::new(Mutex::new(Vec::new())));
     let rows_before = rows_read(&stack).await?;
     let meter = CpuMeter::start()?;
@@ -120,11 +128,13 @@ async fn run(length: Duration, readers: usize, creators: usize, rate: &str) -> R
     let mut workers = Vec::new();
     for _ in 0..readers {
         let (api, summaries, refused) = (stack.api(READER), summaries.clone(), refused.clone());
-        workers.push(tokio::spawn(async move { read_summaries(api, until, summaries, refused).await }));
+        let unavailable = unavailable.clone();
+        workers.push(tokio::spawn(async move { read_summaries(api, until, summaries, refused, unavailable).await }));
     }
     for creator in 0..creators {
         let (api, creates, dones) = (stack.api(WORKER), creates.clone(), dones.clone());
-        workers.push(tokio::spawn(async move { work(api, creator, until, creates, dones).await }));
+        let unavailable = work_unavailable.clone();
+        workers.push(tokio::spawn(async move { work(api, creator, until, creates, dones, unavailable).await }));
     }
     for worker in workers {
         worker.await??;
@@ -145,6 +155,8 @@ async fn run(length: Duration, readers: usize, creators: usize, rate: &str) -> R
         seconds,
         summaries: summaries.load(Ordering::Relaxed),
         refused: refused.load(Ordering::Relaxed),
+        unavailable: unavailable.load(Ordering::Relaxed),
+        work_unavailable: work_unavailable.load(Ordering::Relaxed),
         rows_read,
         cpu_busy,
     })
@@ -156,6 +168,7 @@ async fn read_summaries(
     until: Instant,
     summaries: Arc<AtomicU64>,
     refused: Arc<AtomicU64>,
+    unavailable: Arc<AtomicU64>,
 ) -> Result<(), Failure> {
     while Instant::now() < until {
         let answer = api.send(Method::GET, "/v1/summary", None).await;
@@ -168,6 +181,12 @@ async fn read_summaries(
                 let wait: u64 = answer.header("retry-after").and_then(|v| v.parse().ok()).unwrap_or(1);
                 let left = until.saturating_duration_since(Instant::now());
                 tokio::time::sleep(Duration::from_secs(wait).min(left)).await;
+            }
+            // The database's pool was not free in time: what a dashboard without a rate does to
+            // the others. Tried again after the clients' first backoff.
+            503 => {
+                unavailable.fetch_add(1, Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(500)).await;
             }
             status => return Err(format!("the summary answered {status}: {}", answer.body).into()),
         }
@@ -182,6 +201,7 @@ async fn work(
     until: Instant,
     creates: Arc<Mutex<Vec<f64>>>,
     dones: Arc<Mutex<Vec<f64>>>,
+    unavailable: Arc<AtomicU64>,
 ) -> Result<(), Failure> {
     let mut n = 0;
     while Instant::now() < until {
@@ -192,6 +212,10 @@ async fn work(
                         "choices": ["pos", "neg"]}});
         let started = Instant::now();
         let (status, task) = api.post("/v1/tasks", &body).await;
+        if status == 503 {
+            unavailable.fetch_add(1, Ordering::Relaxed);
+            continue;
+        }
         if status != 201 {
             return Err(format!("a create answered {status}: {task}").into());
         }
@@ -199,6 +223,14 @@ async fn work(
         let id = task["id"].as_str().ok_or("no task id")?.to_owned();
         loop {
             let (status, task) = api.get(&format!("/v1/tasks/{id}?wait=20")).await;
+            if status == 503 {
+                unavailable.fetch_add(1, Ordering::Relaxed);
+                if Instant::now() > until + Duration::from_secs(120) {
+                    return Err(format!("task {id}: its reads answered 503 for two minutes past the run").into());
+                }
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                continue;
+            }
             if status != 200 {
                 return Err(format!("a read of the task answered {status}: {task}").into());
             }
