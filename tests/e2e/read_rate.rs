@@ -48,7 +48,7 @@ async fn a_tenant_over_its_read_rate_is_refused_with_retry_after_and_another_rea
     );
     // Every read of the tenant is held, each for what it costs.
     for path in
-        ["/v1/runs".to_owned(), format!("/v1/tasks?scopeId=reads&status=failed"), format!("/v1/tasks/{id}")]
+        ["/v1/runs".to_owned(), "/v1/tasks?scopeId=reads&status=failed".to_owned(), format!("/v1/tasks/{id}")]
     {
         let refused = reader.send(Method::GET, &path, None).await;
         assert_eq!(

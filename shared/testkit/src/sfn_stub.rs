@@ -189,7 +189,8 @@ pub fn longest_gaps(
 
 fn error(kind: &str) -> Response {
     let body = json!({"__type": kind, "message": format!("{kind} from the stand-in")}).to_string();
-    let status = if kind == "ServiceUnavailable" { StatusCode::SERVICE_UNAVAILABLE } else { StatusCode::BAD_REQUEST };
+    let status =
+        if kind == "ServiceUnavailable" { StatusCode::SERVICE_UNAVAILABLE } else { StatusCode::BAD_REQUEST };
     let mut response = (status, body).into_response();
     let headers = response.headers_mut();
     headers.insert("x-amzn-errortype", kind.parse().expect("static header"));

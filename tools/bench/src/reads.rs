@@ -129,12 +129,15 @@ async fn run(length: Duration, readers: usize, creators: usize, rate: &str) -> R
     for _ in 0..readers {
         let (api, summaries, refused) = (stack.api(READER), summaries.clone(), refused.clone());
         let unavailable = unavailable.clone();
-        workers.push(tokio::spawn(async move { read_summaries(api, until, summaries, refused, unavailable).await }));
+        workers.push(tokio::spawn(async move {
+            read_summaries(api, until, summaries, refused, unavailable).await
+        }));
     }
     for creator in 0..creators {
         let (api, creates, dones) = (stack.api(WORKER), creates.clone(), dones.clone());
         let unavailable = work_unavailable.clone();
-        workers.push(tokio::spawn(async move { work(api, creator, until, creates, dones, unavailable).await }));
+        workers
+            .push(tokio::spawn(async move { work(api, creator, until, creates, dones, unavailable).await }));
     }
     for worker in workers {
         worker.await??;
@@ -226,7 +229,9 @@ async fn work(
             if status == 503 {
                 unavailable.fetch_add(1, Ordering::Relaxed);
                 if Instant::now() > until + Duration::from_secs(120) {
-                    return Err(format!("task {id}: its reads answered 503 for two minutes past the run").into());
+                    return Err(
+                        format!("task {id}: its reads answered 503 for two minutes past the run").into()
+                    );
                 }
                 tokio::time::sleep(Duration::from_millis(500)).await;
                 continue;

@@ -49,7 +49,8 @@ async fn a_read_over_the_tenants_read_rate_is_sent_again_after_retry_after() {
     assert!(hits[1].at - hits[0].at >= Duration::from_secs(1), "waited for Retry-After");
 
     // Past what the policy waits, the refusal is the answer, with its code.
-    let stub = Stub::script(vec![Answer::error(429, "WORKFLOW_AI_READ_RATE").header("retry-after", 900)]).await;
+    let stub =
+        Stub::script(vec![Answer::error(429, "WORKFLOW_AI_READ_RATE").header("retry-after", 900)]).await;
     let error = stub.client(5).summary(None, None).await.unwrap_err();
     assert_eq!(stub.hits().len(), 1);
     let api = error.api().unwrap();
