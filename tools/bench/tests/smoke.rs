@@ -148,7 +148,16 @@ fn every_section_of_the_benchmark_runs_at_its_smallest() {
     assert!(number(&e2e["claimMs"], "claim under saturation") >= 0.0);
 
     assert!(number(&report["graphileWorker"]["graphileJobsPerSecond"], "graphile-worker") > 0.0);
-    assert!(number(&report["heartbeats"]["sweeps"], "sweeps") >= 1.0);
+    for run in ["realTime", "heldByBatches", "pastTheQuota"] {
+        let heartbeats = &report["heartbeats"][run];
+        assert!(number(&heartbeats["sweeps"], run) >= 1.0, "{run}: {heartbeats}");
+        assert!(number(&heartbeats["longestGapSeconds"]["max"], run) > 0.0, "{run}: {heartbeats}");
+    }
+    let reads = &report["reads"];
+    for run in ["alone", "rateOff", "rateOn"] {
+        assert!(number(&reads[run]["tasksPerSecond"], run) > 0.0, "{run}: {reads}");
+    }
+    assert!(number(&reads["rateOn"]["summariesPerSecond"], "summaries") > 0.0, "{reads}");
     let footprint = report["footprint"].as_array().expect("footprint");
     assert_eq!(footprint.len(), 5);
     assert!(footprint.iter().all(|f| f["handled"] == true), "{footprint:?}");
