@@ -10,7 +10,7 @@ use aitasks_contracts::AiRequest;
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
-use super::leftovers::{gone, Cleanup, Sent, CLOCK_SKEW};
+use super::left_behind::{gone, Cleanup, Sent, CLOCK_SKEW};
 use super::{judge, line_body, path_id, unanswered, BatchLine, BatchPhase, LineOutcome};
 use crate::anthropic::ANTHROPIC_VERSION;
 use crate::error::{is_token, said, ProviderError};

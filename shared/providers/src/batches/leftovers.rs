@@ -8,52 +8,13 @@
 //! first submit went out (less [`CLOCK_SKEW`]) with as many requests. Another stack on the same
 //! key may have made one such batch too: the caller decides what it may adopt or cancel.
 
-use std::ops::RangeInclusive;
-
-use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use super::left_behind::{Cleanup, Found, Sent};
 use super::{anthropic, bedrock, openai, BatchClient};
 use crate::error::ProviderError;
 use crate::format::Format;
 use crate::profiles::ModelProfile;
-
-/// The most our clock and the provider's may disagree: a batch listed as made this much before
-/// the first submit went out may still be its.
-pub const CLOCK_SKEW: chrono::Duration = chrono::Duration::seconds(60);
-
-/// What was sent for a batch row: since when (and until when, if its sending is over), and how
-/// many requests a batch made for it holds (its tasks only leave it: between those running now
-/// and those it was formed with).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Sent {
-    pub since: DateTime<Utc>,
-    pub until: Option<DateTime<Utc>>,
-    pub requests: RangeInclusive<usize>,
-}
-
-/// What a lookup found at the provider.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Found {
-    /// No batch made for it.
-    Nothing,
-    /// The batch made for it, found by its key (OpenAI's metadata, Bedrock's job name).
-    Keyed(String),
-    /// Batches that match what was sent (Anthropic), oldest first: ours, unless another
-    /// stack on the same key made one alike at the same time.
-    Matching(Vec<String>),
-}
-
-/// Where the clean-up of one provider batch is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Cleanup {
-    /// Nothing of it is left there that can be deleted (OpenAI's batch object itself cannot be;
-    /// Bedrock's files expire with the bucket's lifecycle rule).
-    Done,
-    /// The provider is still finishing it (a cancel under way; canceled now if it was running):
-    /// try again later.
-    NotYet,
-}
 
 impl BatchClient {
     /// The provider's batch (or batches) made before for `batch_id`: a submit's answer may have
@@ -90,9 +51,4 @@ impl BatchClient {
             Format::Bedrock => Ok(Cleanup::Done),
         }
     }
-}
-
-/// An error that says the thing is not there (HTTP 404): already deleted, nothing to do.
-pub(super) fn gone(error: &ProviderError) -> bool {
-    matches!(error, ProviderError::ModelUnknown(_))
 }

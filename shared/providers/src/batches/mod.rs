@@ -15,6 +15,7 @@
 mod anthropic;
 mod aws;
 mod bedrock;
+mod left_behind;
 mod leftovers;
 mod lines;
 mod openai;
@@ -28,7 +29,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 pub use aws::BatchAws;
-pub use leftovers::{Cleanup, Found, Sent, CLOCK_SKEW};
+pub use left_behind::{Cleanup, Found, Sent, CLOCK_SKEW};
 pub use reader::{ResultReader, PAGE_BYTES, PAGE_LINES};
 
 use crate::client::{checked, reported_usage_bounded, storable, Completion, Resume, Usage};

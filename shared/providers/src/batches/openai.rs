@@ -9,7 +9,7 @@ use aitasks_contracts::AiRequest;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use super::leftovers::{gone, Cleanup};
+use super::left_behind::{gone, Cleanup};
 use super::{judge, line_body, path_id, unanswered, BatchLine, BatchPhase, LineOutcome};
 use crate::error::{said, ProviderError};
 use crate::wire::{error_code, malformed, open as open_stream, scrub_secret, send, status_error, Call};
