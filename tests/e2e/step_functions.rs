@@ -317,16 +317,12 @@ async fn every_unauthorized_intake_message_fails_its_token_with_the_same_cause()
         let body = json!({"appId": app_id, "task": classify(token), "taskToken": token});
         sqs.send_message().queue_url(&flow.intake).message_body(body.to_string()).send().await.unwrap();
     }
-    let until = Instant::now() + Duration::from_secs(30);
-    let failures = loop {
+    let failures = wait_for("every refused message's token failed", || {
         let failures: Vec<SfnCall> =
             sfn.calls().into_iter().filter(|call| call.action == "SendTaskFailure").collect();
-        if failures.len() >= messages.len() {
-            break failures;
-        }
-        assert!(Instant::now() < until, "{} of the tokens were failed: {failures:?}", failures.len());
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+        std::future::ready((failures.len() >= messages.len()).then_some(failures))
+    })
+    .await;
     let cause_of = |token: &str| {
         let call = failures.iter().find(|call| call.token == token).expect("the token was failed");
         assert_eq!(call.error.as_deref(), Some("UNAUTHORIZED"), "{call:?}");

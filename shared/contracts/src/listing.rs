@@ -129,6 +129,21 @@ impl ListTasks {
 }
 
 impl ListTasks {
+    /// The first page of `filter`'s tasks at the largest page, unfiltered, as `GET /v1/tasks`
+    /// asks for it without parameters; set the filters on it.
+    pub fn first_page(filter: TaskFilter) -> ListTasks {
+        ListTasks {
+            filter,
+            status: None,
+            kind: None,
+            model_id: None,
+            created_after: None,
+            created_before: None,
+            after: None,
+            limit: TASK_PAGE_MAX,
+        }
+    }
+
     /// Does the listing filter the owner's tasks (status, kind, model, time)? Such a listing
     /// looks at most at [`crate::limits::TASK_SCAN_MAX`] tasks an answer, so that a filter that
     /// matches few of a large run's or scope's tasks (`status=failed` among 500,000 succeeded

@@ -18,8 +18,8 @@ use aitasks_store::{self as store, NewCallback, OwedMessage};
 use serde_json::json;
 
 use crate::{
-    app_owner, longest_gaps, new_task, percentile, test_app, Quota, SfnStub, StubBatches, StubProvider,
-    TestDb, TestQueues, BATCH_STUB_KEY,
+    app_owner, gaps_between_heartbeats, longest_gaps, new_task, percentile, test_app, Quota, SfnStub,
+    StubBatches, StubProvider, TestDb, TestQueues, BATCH_STUB_KEY,
 };
 
 /// The scenario's size and pace.
@@ -176,14 +176,7 @@ pub async fn run_heartbeat_scale(scale: &HeartbeatScale) -> HeartbeatFigures {
     let mut gaps = longest_gaps(&tokens, &beats, started, ended);
     let heartbeat_seconds = Duration::from_secs(120) / speedup;
     let small_timed_out = gaps[scale.big_tenant..].iter().filter(|g| **g > heartbeat_seconds).count();
-    let mut between: Vec<Duration> = tokens
-        .iter()
-        .filter_map(|token| {
-            let first = *beats.get(token)?.first()?;
-            longest_gaps(std::slice::from_ref(token), &beats, first, ended).pop()
-        })
-        .collect();
-    between.sort_unstable();
+    let between = gaps_between_heartbeats(&tokens, &beats, ended);
     let stated: Vec<Duration> = sweeps
         .iter()
         .skip(1)

@@ -41,7 +41,7 @@ pub use private_sqs::PrivateSqs;
 pub use queues::{sqs_at, TestQueues};
 pub use random::Xorshift;
 pub use served_heartbeats::{run_served_heartbeats, ServedHeartbeats};
-pub use sfn_stub::{longest_gaps, Quota, SfnCall, SfnStub};
+pub use sfn_stub::{gaps_between_heartbeats, longest_gaps, Quota, SfnCall, SfnStub};
 pub use stats::percentile;
 pub use stub_batches::{
     BatchOutcome, BedrockBatchStub, LineScript, StubBatches, BATCH_AWS_ACCESS_KEY, BATCH_AWS_SECRET_KEY,

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::{longest_gaps, percentile, SfnStub, Stack, StubBatches, BATCH_STUB_KEY};
+use crate::{gaps_between_heartbeats, longest_gaps, percentile, SfnStub, Stack, StubBatches, BATCH_STUB_KEY};
 
 /// What the served run measured, in seconds of wall time.
 #[derive(Debug, Clone)]
@@ -95,14 +95,7 @@ pub async fn run_served_heartbeats(
         .filter_map(|(token, at)| longest_gaps(std::slice::from_ref(token), &beats, *at, ended).pop())
         .collect();
     gaps.sort_unstable();
-    let mut between: Vec<Duration> = tokens
-        .iter()
-        .filter_map(|token| {
-            let first = *beats.get(token)?.first()?;
-            longest_gaps(std::slice::from_ref(token), &beats, first, ended).pop()
-        })
-        .collect();
-    between.sort_unstable();
+    let between = gaps_between_heartbeats(&tokens, &beats, ended);
     let sweeps: Vec<Value> =
         stack.server.json_lines().into_iter().filter_map(|line| line.get("sweep").cloned()).collect();
     ServedHeartbeats {

@@ -187,6 +187,24 @@ pub fn longest_gaps(
         .collect()
 }
 
+/// Each token's longest gap from its first heartbeat to `until` (a token never heartbeated has
+/// none), sorted: what a state that had its first heartbeat would see between them.
+pub fn gaps_between_heartbeats(
+    tokens: &[String],
+    beats: &HashMap<String, Vec<Instant>>,
+    until: Instant,
+) -> Vec<Duration> {
+    let mut between: Vec<Duration> = tokens
+        .iter()
+        .filter_map(|token| {
+            let first = *beats.get(token)?.first()?;
+            longest_gaps(std::slice::from_ref(token), beats, first, until).pop()
+        })
+        .collect();
+    between.sort_unstable();
+    between
+}
+
 fn error(kind: &str) -> Response {
     let body = json!({"__type": kind, "message": format!("{kind} from the stand-in")}).to_string();
     let status =

@@ -172,14 +172,8 @@ async fn a_narrowed_page_of_tasks_looks_at_a_bounded_number_of_tasks() {
     ))
     .await;
     let mut listing = ListTasks {
-        filter: TaskFilter::Scope("scope-1".into()),
-        status: None,
         kind: Some(Kind::ExtractData),
-        model_id: None,
-        created_after: None,
-        created_before: None,
-        after: None,
-        limit: 100,
+        ..ListTasks::first_page(TaskFilter::Scope("scope-1".into()))
     };
     let client = db.client().await;
     let first = aitasks_store::list_tasks(&client, "app-1", &listing).await.unwrap();
@@ -288,16 +282,7 @@ async fn a_listing_by_status_reads_a_bounded_number_of_rows_whatever_the_owner_h
 
     // As the API asks: an empty first page that says where to go on, of the run and of the scope.
     for filter in [TaskFilter::Run(run.id), TaskFilter::Scope("scope-1".into())] {
-        let listing = ListTasks {
-            filter: filter.clone(),
-            status: Some(TaskStatus::Failed),
-            kind: None,
-            model_id: None,
-            created_after: None,
-            created_before: None,
-            after: None,
-            limit: 100,
-        };
+        let listing = ListTasks { status: Some(TaskStatus::Failed), ..ListTasks::first_page(filter.clone()) };
         let page = aitasks_store::list_tasks(&client, "app-1", &listing).await.unwrap();
         assert!(page.tasks.is_empty(), "{filter:?}: no task failed");
         assert!(page.walk_end.is_some(), "{filter:?}: the walk stopped at its bound and says so");

@@ -314,31 +314,21 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
         store::complete_many(&client, &attempts).await?;
     });
     operation!("read: a page of a run's tasks", |_i| {
-        store::list_tasks(&client, APP, &listing(aitasks_contracts::TaskFilter::Run(run_id), None)).await?;
+        store::list_tasks(
+            &client,
+            APP,
+            &aitasks_contracts::ListTasks::first_page(aitasks_contracts::TaskFilter::Run(run_id)),
+        )
+        .await?;
     });
     operation!("read: a page of a scope's succeeded tasks", |_i| {
-        let scope = aitasks_contracts::TaskFilter::Scope(SCOPE.into());
-        let succeeded = Some(aitasks_contracts::TaskStatus::Succeeded);
-        store::list_tasks(&client, APP, &listing(scope, succeeded)).await?;
+        let scope =
+            aitasks_contracts::ListTasks::first_page(aitasks_contracts::TaskFilter::Scope(SCOPE.into()));
+        let succeeded =
+            aitasks_contracts::ListTasks { status: Some(aitasks_contracts::TaskStatus::Succeeded), ..scope };
+        store::list_tasks(&client, APP, &succeeded).await?;
     });
     Ok(timings)
-}
-
-/// The first page of a listing of `filter`, of one status or all, as `GET /v1/tasks` asks for it.
-fn listing(
-    filter: aitasks_contracts::TaskFilter,
-    status: Option<aitasks_contracts::TaskStatus>,
-) -> aitasks_contracts::ListTasks {
-    aitasks_contracts::ListTasks {
-        filter,
-        status,
-        kind: None,
-        model_id: None,
-        created_after: None,
-        created_before: None,
-        after: None,
-        limit: 100,
-    }
 }
 
 /// What `DELETE /v1/scopes/{scopeId}/tasks` does: pages of the API's size until one comes short
