@@ -48,6 +48,11 @@ pub struct Task {
     pub deferred_by: Option<DateTime<Utc>>,
     /// Queued and waiting for a provider batch: no task message is owed for it.
     pub awaiting_batch: bool,
+    /// When a hold that parked it was released: its queue timeout counts from then
+    /// (migrations/V34). Read by a claim only (`None` elsewhere).
+    pub unheld_at: Option<DateTime<Utc>>,
+    /// The active holds that may touch it, as its claim read them (empty elsewhere).
+    pub holds: Vec<crate::holds::ActiveHold>,
 }
 
 impl Task {
