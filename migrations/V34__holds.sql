@@ -42,10 +42,10 @@ CREATE UNIQUE INDEX IF NOT EXISTS holds_active_automatic_idx ON holds (profile)
 -- A tenant's listing, in creation order (ids are UUIDv7); the automatic holds' listing.
 CREATE INDEX IF NOT EXISTS holds_app_idx ON holds (app_id, id);
 CREATE INDEX IF NOT EXISTS holds_automatic_idx ON holds (id) WHERE app_id IS NULL;
--- The sweeper's duty: active automatic holds (their probe) and released holds whose parked
--- tasks are not all sent again.
-CREATE INDEX IF NOT EXISTS holds_unfinished_idx ON holds (id)
-    WHERE (released_at IS NULL AND app_id IS NULL) OR (released_at IS NOT NULL AND NOT resent);
+-- The sweeper's duty (holds/unfinished_holds.sql): released holds whose parked tasks are not all
+-- sent again, and the holds released lately. (Active automatic holds: holds_active_automatic_idx.)
+CREATE INDEX IF NOT EXISTS holds_unsent_idx ON holds (id) WHERE released_at IS NOT NULL AND NOT resent;
+CREATE INDEX IF NOT EXISTS holds_released_idx ON holds (released_at) WHERE released_at IS NOT NULL;
 
 -- The tasks parked under each hold, in creation order (task ids are UUIDv7). A task held by
 -- several holds (its scope's and its profiles') is listed under each: the first released sends it

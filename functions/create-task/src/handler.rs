@@ -145,7 +145,9 @@ async fn route<P>(app: &App<P>, request: &HttpRequest<'_>) -> Result<ApiGatewayV
             };
             Ok(json_response(200, &holds::list_holds(app, &tenant, query).await?))
         }
-        ("GET", ["v1", "holds", hold_id]) => Ok(json_response(200, &holds::get_hold(app, &tenant, hold_id).await?)),
+        ("GET", ["v1", "holds", hold_id]) => {
+            Ok(json_response(200, &holds::get_hold(app, &tenant, hold_id).await?))
+        }
         ("POST", ["v1", "holds", hold_id, "release"]) => {
             Ok(json_response(200, &holds::release_hold(app, &tenant, hold_id).await?))
         }

@@ -39,7 +39,8 @@ impl PlaceHold {
             .has("profile")
             .then(|| fields.string("profile", 1, MODEL_ID_MAX_CHARS, &mut problems))
             .flatten();
-        let scope = fields.has("scopeId").then(|| fields.string("scopeId", 1, ID_MAX_CHARS, &mut problems)).flatten();
+        let scope =
+            fields.has("scopeId").then(|| fields.string("scopeId", 1, ID_MAX_CHARS, &mut problems)).flatten();
         let reason = fields
             .has("reason")
             .then(|| fields.string("reason", 1, HOLD_REASON_MAX_CHARS, &mut problems))
@@ -173,7 +174,8 @@ mod tests {
     fn a_listing_takes_a_state_a_cursor_and_a_limit() {
         let all = ListHolds::parse(HoldsQuery::default()).unwrap();
         assert_eq!((all.state, all.after, all.limit), (None, None, HOLD_PAGE_MAX));
-        let active = ListHolds::parse(HoldsQuery { state: Some("active"), limit: Some("5"), after: None }).unwrap();
+        let active =
+            ListHolds::parse(HoldsQuery { state: Some("active"), limit: Some("5"), after: None }).unwrap();
         assert_eq!((active.state, active.limit), (Some("active"), 5));
         assert!(ListHolds::parse(HoldsQuery { state: Some("held"), ..Default::default() }).is_err());
         assert!(ListHolds::parse(HoldsQuery { limit: Some("0"), ..Default::default() }).is_err());

@@ -2,7 +2,8 @@
 //! hold of a failing profile, the tasks parked under them, and their release.
 //!
 //! The claim reads the active holds that may touch each row it takes (`lease/claim_by.sql`,
-//! [`crate::Task::holds`]), so the healthy path runs no statement of this module; a worker runs
+//! [`crate::Task::holds`], [`crate::ActiveHold`]), so the healthy path runs no statement of this
+//! module; a worker runs
 //! [`park`] for a held task, [`note_failure`] for a call that failed on the provider's side and
 //! [`reset_failures`] after one the provider answered when it knows the count is not zero.
 
@@ -13,11 +14,11 @@ use crate::error::StoreResult;
 use crate::model::Lease;
 use crate::params::{limit, millis};
 use crate::pool::GenericClient;
-use crate::sweep::OwedMessage;
 use crate::queries::{
     GET_HOLD, LIST_HOLDS, NOTE_FAILURE, PARK, PLACE_HOLD, RELEASE_HOLD, RESEND_HELD, RESET_FAILURES,
     TAKE_PROBE, UNFINISHED_HOLDS,
 };
+use crate::sweep::OwedMessage;
 
 /// What a hold holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,19 +64,6 @@ impl Hold {
             released_by: row.try_get("released_by")?,
         })
     }
-}
-
-/// An active hold that may touch a claimed task, as its claim read it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ActiveHold {
-    pub id: Uuid,
-    pub profile: Option<String>,
-    pub scope_id: Option<String>,
-    /// Every tenant's (placed when the profile's provider kept failing).
-    pub automatic: bool,
-    /// This task is the automatic hold's probe: its attempt may call the held profile.
-    pub probe: bool,
 }
 
 /// What [`place_hold`] did.
@@ -145,7 +133,8 @@ pub async fn list_holds(
 /// One hold the tenant may see (its own, or an automatic one).
 pub async fn get_hold(client: &impl GenericClient, app_id: &str, hold_id: Uuid) -> StoreResult<Option<Hold>> {
     let statement = client.prepare_cached(GET_HOLD.text()).await?;
-    let row = client.query_opt(&statement, &GET_HOLD.bind(&[("hold_id", &hold_id), ("app_id", &app_id)])?).await?;
+    let row =
+        client.query_opt(&statement, &GET_HOLD.bind(&[("hold_id", &hold_id), ("app_id", &app_id)])?).await?;
     row.as_ref().map(Hold::from_row).transpose()
 }
 
@@ -179,7 +168,8 @@ pub struct Resent {
 pub async fn resend_held(client: &impl GenericClient, hold_id: Uuid, page: usize) -> StoreResult<Resent> {
     let statement = client.prepare_cached(RESEND_HELD.text()).await?;
     let page = limit(page);
-    let rows = client.query(&statement, &RESEND_HELD.bind(&[("hold_id", &hold_id), ("page", &page)])?).await?;
+    let rows =
+        client.query(&statement, &RESEND_HELD.bind(&[("hold_id", &hold_id), ("page", &page)])?).await?;
     let mut resent = Resent::default();
     for row in &rows {
         resent.taken = usize::try_from(row.try_get::<_, i64>("taken")?).unwrap_or(0);
@@ -216,8 +206,9 @@ pub async fn take_probe(
 ) -> StoreResult<Option<OwedMessage>> {
     let statement = client.prepare_cached(TAKE_PROBE.text()).await?;
     let probe_ms = millis(probe);
-    let row =
-        client.query_opt(&statement, &TAKE_PROBE.bind(&[("hold_id", &hold_id), ("probe_ms", &probe_ms)])?).await?;
+    let row = client
+        .query_opt(&statement, &TAKE_PROBE.bind(&[("hold_id", &hold_id), ("probe_ms", &probe_ms)])?)
+        .await?;
     Ok(match row {
         Some(row) => {
             let task: Option<Uuid> = row.try_get("probe_task")?;

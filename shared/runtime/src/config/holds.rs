@@ -24,15 +24,18 @@ impl Default for HoldConfig {
 }
 
 impl HoldConfig {
-    pub(super) fn read(number: impl Fn(&str, u64) -> Result<u64, ConfigError>) -> Result<HoldConfig, ConfigError> {
+    pub(super) fn read(
+        number: impl Fn(&str, u64) -> Result<u64, ConfigError>,
+    ) -> Result<HoldConfig, ConfigError> {
         let defaults = HoldConfig::default();
         Ok(HoldConfig {
-            after_failures: number("AITASK_HOLD_AFTER_FAILURES", defaults.after_failures as u64)?.clamp(1, 1_000)
-                as i32,
+            after_failures: number("AITASK_HOLD_AFTER_FAILURES", defaults.after_failures as u64)?
+                .clamp(1, 1_000) as i32,
             probe: Duration::from_millis(
                 number("AITASK_HOLD_PROBE_MS", defaults.probe.as_millis() as u64)?.clamp(1_000, 900_000),
             ),
-            per_tenant: number("AITASK_HOLDS_PER_TENANT", defaults.per_tenant as u64)?.clamp(1, 10_000) as usize,
+            per_tenant: number("AITASK_HOLDS_PER_TENANT", defaults.per_tenant as u64)?.clamp(1, 10_000)
+                as usize,
         })
     }
 }

@@ -4,7 +4,8 @@
 use std::time::Instant;
 
 use aitasks_contracts::{
-    parse_json, AppId, HoldAnswer, HoldOn, HoldPage, HoldTargetAnswer, HoldsQuery, ListHolds, PlaceHold, ReadCost,
+    parse_json, AppId, HoldAnswer, HoldOn, HoldPage, HoldTargetAnswer, HoldsQuery, ListHolds, PlaceHold,
+    ReadCost,
 };
 use aitasks_store::{self as store, Hold, HoldTarget, Placed};
 
@@ -33,7 +34,11 @@ fn hold_id(text: &str) -> Result<uuid::Uuid, ApiError> {
 
 /// `POST /v1/holds`: `(true, hold)` placed now (201), `(false, hold)` the tenant's active hold of
 /// the same target (200).
-pub async fn place_hold<P>(app: &App<P>, tenant: &AppId, body: &[u8]) -> Result<(bool, HoldAnswer), ApiError> {
+pub async fn place_hold<P>(
+    app: &App<P>,
+    tenant: &AppId,
+    body: &[u8],
+) -> Result<(bool, HoldAnswer), ApiError> {
     let parsed = parse_json(body).and_then(|v| PlaceHold::parse(&v)).map_err(ApiError::Invalid)?;
     let target = match parsed.on {
         HoldOn::Profile(profile) => {
@@ -58,7 +63,11 @@ pub async fn place_hold<P>(app: &App<P>, tenant: &AppId, body: &[u8]) -> Result<
 
 /// `GET /v1/holds?state=&after=&limit=`: the tenant's holds and the automatic ones, in creation
 /// order, keyset pages.
-pub async fn list_holds<P>(app: &App<P>, tenant: &AppId, query: HoldsQuery<'_>) -> Result<HoldPage, ApiError> {
+pub async fn list_holds<P>(
+    app: &App<P>,
+    tenant: &AppId,
+    query: HoldsQuery<'_>,
+) -> Result<HoldPage, ApiError> {
     let listing = ListHolds::parse(query).map_err(ApiError::Invalid)?;
     app.reads.charge(&app.pool, tenant, ReadCost::Page).await?;
     let client = store::client(&app.pool).await?;

@@ -4,7 +4,10 @@
 use super::{Document, Unit};
 
 fn count(metric: &'static str, model_id: &str) {
-    Document::new(&[&["ModelId"], &[]]).dimension("ModelId", model_id).metric(metric, Unit::Count, 1.0).emit();
+    Document::new(&[&["ModelId"], &[]])
+        .dimension("ModelId", model_id)
+        .metric(metric, Unit::Count, 1.0)
+        .emit();
 }
 
 /// The profile's provider kept failing: it is held for every tenant.

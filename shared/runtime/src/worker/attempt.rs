@@ -14,9 +14,9 @@ use tokio::time::{Instant, MissedTickBehavior};
 use tracing::Instrument;
 
 use super::calls::{self, Calls, CallsOf};
-use super::held::{holds_of, Holds};
 use super::deadline::{timed_out, within};
 use super::delivery::Outcome;
+use super::held::{holds_of, Holds};
 use super::parts::PartTimes;
 use super::settle_attempt::settle_attempt;
 use super::settler::Settler;

@@ -1,10 +1,14 @@
 -- Park a claimed task that is held (its scope, or every profile of its chain): given back with its
 -- attempt uncounted, and while one of :hold_ids is still active, `message_sent_at = 'infinity'`
 -- (no message sweep re-sends it, the queue timeout passes it by) and listed under each such hold
--- for its release. The holds are locked FOR SHARE, so a release (holds/release_hold.sql) waits
--- for this park and then finds the task listed; a hold released before the park is not active
--- here, and a task no hold holds any more is given back owed (`message_sent_at` now), as
--- settle/give_back.sql does. Fenced on the lease (fragments/attempt_fence.sql).
+-- for its release. A hold released before this statement's snapshot is not active here, and a
+-- task no hold holds any more is given back owed (`message_sent_at` now), as
+-- settle/give_back.sql does. A release that commits while this statement runs may send its list
+-- before this task is on it: the sweeper sends the lists of holds released in the last hour
+-- again (holds/unfinished_holds.sql), so such a task waits a sweep at most. (Locking the holds
+-- here instead, FOR SHARE, would make every park of a hold that takes its probe lease upgrade a
+-- shared lock many parks hold: they wait on each other.) Fenced on the lease
+-- (fragments/attempt_fence.sql).
 --
 -- Parked under an automatic hold, the task takes the hold's probe lease when it is free or
 -- already its own (`probe`: the caller sends its message after :probe_ms; the claim of that
@@ -13,7 +17,6 @@
 WITH holding AS (
     SELECT id, app_id FROM holds
     WHERE id = ANY(:hold_ids::uuid[]) AND released_at IS NULL
-    ORDER BY id FOR SHARE
 ),
 parked AS (
     UPDATE tasks
