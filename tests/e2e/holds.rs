@@ -227,21 +227,33 @@ pub(crate) async fn outage_scenario(outage: Duration, tasks: usize) {
         let db = &stack.db;
         async move { db.count(&format!("SELECT count(*) FROM tasks WHERE status = '{status}'")).await }
     };
-    let ended = wait_for("every task to end", || async {
+    // Every task ended; near the end of the patience, what is left is printed for the failure.
+    wait_until("every task to end", || async {
         let ended = count("succeeded").await + count("failed").await == tasks as i64;
         if !ended && back.elapsed() > PATIENCE - Duration::from_secs(5) {
-            // What was left, for the failure's message.
             let left = stack.db.client().await;
-            let text = "SELECT string_agg(line, ' | ') FROM (SELECT format('%s a%s parked=%s listed=%s n=%s', status, attempts, message_sent_at = 'infinity', (SELECT count(*) FROM held_tasks WHERE task_id = tasks.id), count(*) OVER ()) AS line FROM tasks WHERE status NOT IN ('succeeded', 'failed') LIMIT 5) l UNION ALL SELECT string_agg(format('%s released=%s by=%s probe=%s until=%s resent=%s', id, released_at, released_by, probe_task, probe_until, resent), ' | ') FROM holds UNION ALL SELECT string_agg(format('%s %s %s', pid, state, left(query, 80)), ' | ') FROM pg_stat_activity WHERE wait_event_type = 'Lock'";
+            let text = "\
+                SELECT string_agg(line, ' | ') FROM (
+                    SELECT format('%s a%s parked=%s listed=%s n=%s', status, attempts,
+                                  message_sent_at = 'infinity',
+                                  (SELECT count(*) FROM held_tasks WHERE task_id = tasks.id),
+                                  count(*) OVER ()) AS line
+                    FROM tasks WHERE status NOT IN ('succeeded', 'failed') LIMIT 5) l
+                UNION ALL
+                SELECT string_agg(format('%s released=%s by=%s probe=%s until=%s resent=%s', id,
+                                         released_at, released_by, probe_task, probe_until, resent), ' | ')
+                FROM holds
+                UNION ALL
+                SELECT string_agg(format('%s %s %s', pid, state, left(query, 80)), ' | ')
+                FROM pg_stat_activity WHERE wait_event_type = 'Lock'";
             for row in left.query(text, &[]).await.unwrap() {
                 println!("left: {:?}", row.get::<_, Option<String>>(0));
             }
             println!("{}", stack.server.logs().lines().rev().take(60).collect::<Vec<_>>().join("\n"));
         }
-        ended.then_some(())
+        ended
     })
     .await;
-    let _: () = ended;
     let all_done = back.elapsed();
     println!(
         "outage of {outage:?} with {tasks} tasks: {calls_during_outage} provider calls during it; \

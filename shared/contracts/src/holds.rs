@@ -35,8 +35,9 @@ impl PlaceHold {
         let root = Path::root();
         let fields = Fields::object(body, &root, &["profile", "scopeId", "reason"], &mut problems)
             .ok_or_else(|| problems.clone())?;
+        // A target given as null is a problem (it names nothing), not an absent one.
         let profile = fields
-            .has("profile")
+            .present("profile")
             .then(|| fields.string("profile", 1, MODEL_ID_MAX_CHARS, &mut problems))
             .flatten();
         let scope =
@@ -45,7 +46,7 @@ impl PlaceHold {
             .has("reason")
             .then(|| fields.string("reason", 1, HOLD_REASON_MAX_CHARS, &mut problems))
             .flatten();
-        let on = match (fields.has("profile"), fields.has("scopeId")) {
+        let on = match (fields.present("profile"), fields.present("scopeId")) {
             (true, true) | (false, false) => {
                 problems.add(&root, "must have exactly one of profile and scopeId");
                 None
@@ -156,6 +157,7 @@ mod tests {
         assert_eq!(parsed.on, HoldOn::Profile("default".into()));
         assert_eq!(parsed.reason.as_deref(), Some("provider incident"));
         assert_eq!(PlaceHold::parse(&json!({"scopeId": "ws"})).unwrap().on, HoldOn::Scope("ws".into()));
+        assert_eq!(PlaceHold::parse(&json!({"scopeId": "ws", "reason": null})).unwrap().reason, None);
         for bad in [
             json!({}),
             json!({"profile": "a", "scopeId": "b"}),
@@ -164,6 +166,8 @@ mod tests {
             json!({"profile": "a", "reason": "x".repeat(501)}),
             json!({"profile": "a", "extra": 1}),
             json!({"profile": 7}),
+            json!({"profile": null}),
+            json!({"profile": "a", "scopeId": null}),
             json!([]),
         ] {
             assert!(PlaceHold::parse(&bad).is_err(), "{bad}");
