@@ -24,6 +24,7 @@ mod logs;
 mod metrics;
 mod quotas;
 mod read_rate;
+mod replays;
 mod run_keys;
 mod schedule;
 mod scoped;

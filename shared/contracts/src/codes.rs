@@ -109,10 +109,14 @@ pub enum ErrorCode {
     MethodNotAllowed,
     NotInBatch,
     IdempotencyKeyReused,
+    // Replays and operations (docs/api.md, "Replaying a task" and "Operations").
+    TaskNotEnded,
+    TaskNotReplayable,
+    OperationsLimit,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 30] = [
+    pub const ALL: [ErrorCode; 33] = [
         ErrorCode::InvalidRequest,
         ErrorCode::ModelUnknown,
         ErrorCode::Unauthorized,
@@ -143,6 +147,10 @@ impl ErrorCode {
         ErrorCode::MethodNotAllowed,
         ErrorCode::NotInBatch,
         ErrorCode::IdempotencyKeyReused,
+        // Replays and operations.
+        ErrorCode::TaskNotEnded,
+        ErrorCode::TaskNotReplayable,
+        ErrorCode::OperationsLimit,
     ];
 
     /// The code as callers see it.
@@ -178,6 +186,10 @@ impl ErrorCode {
             ErrorCode::MethodNotAllowed => "METHOD_NOT_ALLOWED",
             ErrorCode::NotInBatch => "NOT_IN_BATCH",
             ErrorCode::IdempotencyKeyReused => "IDEMPOTENCY_KEY_REUSED",
+            // Replays and operations.
+            ErrorCode::TaskNotEnded => "TASK_NOT_ENDED",
+            ErrorCode::TaskNotReplayable => "TASK_NOT_REPLAYABLE",
+            ErrorCode::OperationsLimit => "WORKFLOW_AI_OPERATIONS_LIMIT",
         }
     }
 

@@ -48,6 +48,10 @@ pub struct Task {
     pub deferred_by: Option<DateTime<Utc>>,
     /// Queued and waiting for a provider batch: no task message is owed for it.
     pub awaiting_batch: bool,
+    /// The task this one replays (migrations/V33): a replay only.
+    pub replay_of: Option<Uuid>,
+    /// The operation that made this replay, when one did.
+    pub replay_operation: Option<Uuid>,
 }
 
 impl Task {
@@ -171,6 +175,12 @@ pub struct NewTask {
     /// The create names no callback: its caller reads the task (GET, a long poll) and waits for
     /// it as long as it lives, so it is never canceled for want of callers (migrations/V23).
     pub has_poller: bool,
+    /// A scoped create's terms (`scope` less `recompute`, as its create gave them), kept so that
+    /// the task can be replayed on them (migrations/V33); `None` for an unscoped task.
+    pub scope_terms: Option<Value>,
+    /// A replay: the task it replays, and the operation that made it if one did.
+    pub replay_of: Option<Uuid>,
+    pub replay_operation: Option<Uuid>,
 }
 
 /// The outcome of a create.

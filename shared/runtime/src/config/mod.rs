@@ -73,6 +73,9 @@ pub struct RuntimeConfig {
     pub deferred_slack: Duration,
     /// How often an open batch's status is asked for (`AITASK_BATCH_POLL_MS`, 60000).
     pub batch_poll: Duration,
+    /// Operations a tenant may have running at once (`AITASK_OPERATIONS_PER_TENANT`, 2;
+    /// docs/api.md, "Operations").
+    pub operations_per_tenant: i64,
 }
 
 impl RuntimeConfig {
@@ -119,6 +122,7 @@ impl Default for RuntimeConfig {
             callbacks: callbacks::CallbackConfig::default(),
             deferred_slack: Duration::from_millis(1_800_000),
             batch_poll: Duration::from_millis(60_000),
+            operations_per_tenant: 2,
         }
     }
 }
@@ -227,6 +231,7 @@ impl Settings {
                 .clamp(Duration::from_secs(300), Duration::from_secs(1_800)),
             batch_poll: millis("AITASK_BATCH_POLL_MS", 60_000)?
                 .clamp(Duration::from_millis(100), Duration::from_secs(300)),
+            operations_per_tenant: number("AITASK_OPERATIONS_PER_TENANT", 2)?.clamp(1, 1_000) as i64,
         };
         Ok(Settings {
             database_url: required("DATABASE_URL")?,

@@ -76,6 +76,9 @@ pub struct SweepSummary {
     /// Tasks a run's cancel reached here because the cancel request ran out of time.
     pub run_tasks_canceled: u64,
     pub run_cancels_finished: u64,
+    /// Pages of running operations worked, and the operations they ended.
+    pub operation_pages: u64,
+    pub operations_ended: u64,
     /// Ended batches deleted after a day.
     pub batches_pruned: u64,
     /// Deferred tasks and their batches ([`crate::batcher`]).
