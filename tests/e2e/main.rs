@@ -22,6 +22,7 @@ mod load;
 mod local_model;
 mod logs;
 mod metrics;
+mod operations;
 mod quotas;
 mod read_rate;
 mod replays;
