@@ -99,7 +99,7 @@ pub async fn replay_task<P>(
     };
     let key = asked.effect_key.unwrap_or_else(|| derived_replay_key(task_id));
     let body = replay_body(&source, key.as_str(), asked.recompute)?;
-    crate::create::create_replay(app, tenant, &body, task_id, None, false).await
+    Box::pin(crate::create::create_replay(app, tenant, &body, task_id, None, false)).await
 }
 
 /// `GET /v1/tasks/{taskId}/replays`: the oldest [`HISTORY_ITEMS_MAX`], with `more`.

@@ -75,7 +75,9 @@ pub async fn create_operation<P>(
         }
         CreatedOperation::New(operation) => {
             let until = started + app.settings.runtime.request_work;
-            let worked = runner::work_until(app, operation.id, until).await?;
+            // Boxed: the pages' futures (a replay's create inside) nest deep, and the route
+            // table's future would otherwise hold them all inline.
+            let worked = Box::pin(runner::work_until(app, operation.id, until)).await?;
             Ok(CreatedOp::New(worked.unwrap_or(operation)))
         }
     }

@@ -149,16 +149,13 @@ pub(crate) async fn continue_operations<P>(
                 break;
             }
             pages += 1;
-            match work_page(app, id).await.map_err(into_store_error)? {
-                Some(operation) => {
-                    progressed = true;
-                    worked.pages += 1;
-                    if operation.state != aitasks_contracts::OperationState::Running {
-                        worked.ended += 1;
-                    }
+            // None: held by another runner, or ended meanwhile.
+            if let Some(operation) = work_page(app, id).await.map_err(into_store_error)? {
+                progressed = true;
+                worked.pages += 1;
+                if operation.state != aitasks_contracts::OperationState::Running {
+                    worked.ended += 1;
                 }
-                // Held by another runner, or ended meanwhile.
-                None => {}
             }
         }
         if !progressed {
