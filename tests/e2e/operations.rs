@@ -141,6 +141,12 @@ async fn an_operation_is_one_per_key_within_its_tenants_limit_and_can_be_stopped
     assert_eq!(page["operations"].as_array().unwrap().len(), 1, "{page}");
     assert_eq!(page["operations"][0]["id"], json!(big_id));
     assert_eq!(stack.db.count("SELECT count(*) FROM operations").await, 3);
+
+    // Every task of the tenant, in creation order: the first page holds the five canceled first.
+    let everything = json!({"action": "cancel", "filter": {"status": ["canceled"]}});
+    let (status, all) = api.post_keyed("/v1/operations", None, &everything).await;
+    assert_eq!((status, all["state"].as_str()), (202, Some("running")), "{all}");
+    assert_eq!((counts(&all), &all["skippedBecause"]), ([5, 0, 5, 0], &json!({"ALREADY_ENDED": 5})), "{all}");
 }
 
 #[tokio::test]

@@ -249,7 +249,8 @@ impl OperationLease<'_> {
         let filter = &operation.filter;
         let statuses: Vec<&str> = filter.status.iter().map(|status| TaskStatus::as_str(*status)).collect();
         let kind = filter.kind.map(|kind| kind.as_str());
-        let cursor_at = self.cursor_at.unwrap_or(DateTime::<Utc>::MIN_UTC);
+        // Before any task (a task's creation is a Postgres timestamp, never before 1970).
+        let cursor_at = self.cursor_at.unwrap_or(DateTime::<Utc>::UNIX_EPOCH);
         let cursor_id = self.cursor_id.unwrap_or(Uuid::nil());
         let page = limit(page);
         let mut values: Vec<crate::statement::Param<'_>> = vec![
