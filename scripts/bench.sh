@@ -6,7 +6,9 @@
 #                        runs (`make test` does this on the debug build: the bench_smoke test)
 #   BENCH_ONLY=a,b       only these sections: lifecycle, batches, round_trips, admission, e2e, reads (a tenant's
 #                        100 summary readers beside another's workload), heartbeats, footprint,
-#                        batch_results (a 100 MiB batch result file settled by the sweeper), graphile
+#                        batch_results (a 100 MiB batch result file settled by the sweeper), graphile,
+#                        operations (100,000 tasks replayed and canceled by filter), outage (a
+#                        10-minute provider outage with 1,000 queued tasks)
 #                        (make simulate: simulate; its fairness half alone: fairness)
 source "$(dirname "$0")/lib.sh"
 export AITASK_PG_DURABLE=1 AITASK_PG_TLS=0 AITASK_PG_DIR="/tmp/aitasks-pg-bench-$(printf '%s' "$ROOT" | md5sum | cut -c1-10)"

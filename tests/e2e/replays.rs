@@ -35,7 +35,12 @@ async fn a_replay_is_a_new_task_and_the_original_is_untouched() {
     assert_eq!(status, 201, "{original}");
     let id = original["id"].as_str().unwrap().to_owned();
     assert_eq!(api.wait_terminal(&id).await["status"], "succeeded");
-    let before = looks(&api, &id).await;
+    // Its completion event delivered first: `deliveredAt` is the one thing that changes by itself.
+    let before = aitasks_testkit::wait_for("the original's event delivered", || async {
+        let looked = looks(&api, &id).await;
+        (!looked.1["events"][0]["deliveredAt"].is_null()).then_some(looked)
+    })
+    .await;
     assert_eq!(before.1["events"].as_array().unwrap().len(), 1, "{}", before.1);
     assert!(before.0.get("replayOf").is_none(), "only a replay names an original");
 

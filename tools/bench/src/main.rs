@@ -18,6 +18,8 @@ mod graphile;
 mod growth;
 mod heartbeats;
 mod lifecycle;
+mod operations;
+mod outage;
 mod per_task;
 mod pgbench;
 mod reads;
@@ -217,6 +219,12 @@ async fn main() -> Result<(), Failure> {
     }
     if wanted("reads") {
         report.insert("reads".into(), reads::section(size).await?);
+    }
+    if wanted("operations") {
+        report.insert("operations".into(), operations::section(size).await?);
+    }
+    if wanted("outage") {
+        report.insert("outage".into(), outage::section(size).await?);
     }
     if wanted("heartbeats") {
         report.insert("heartbeats".into(), heartbeats::section(size).await?);

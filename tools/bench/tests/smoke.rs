@@ -158,6 +158,18 @@ fn every_section_of_the_benchmark_runs_at_its_smallest() {
         assert!(number(&reads[run]["tasksPerSecond"], run) > 0.0, "{run}: {reads}");
     }
     assert!(number(&reads["rateOn"]["summariesPerSecond"], "summaries") > 0.0, "{reads}");
+    // Operations: each run's operation ended done with every task it matched acted on.
+    for action in ["replay", "cancel"] {
+        for run in ["quiet", "besideWork"] {
+            let operation = &report["operations"]["runs"][action][run]["operation"];
+            assert_eq!(operation["state"], "done", "{action} {run}: {operation}");
+            assert_eq!(operation["done"], operation["matched"], "{action} {run}: {operation}");
+        }
+    }
+    // The outage: no task failed, every one succeeded once the provider answered again.
+    let outage = &report["outage"];
+    assert_eq!(outage["failed"], 0, "{outage}");
+    assert_eq!(outage["succeeded"], outage["tasks"], "{outage}");
     let footprint = report["footprint"].as_array().expect("footprint");
     assert_eq!(footprint.len(), 5);
     assert!(footprint.iter().all(|f| f["handled"] == true), "{footprint:?}");
