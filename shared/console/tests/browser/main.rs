@@ -11,6 +11,7 @@
 mod flow;
 mod hostile;
 mod reads;
+mod selection;
 mod tenancy;
 mod webdriver;
 
