@@ -1,0 +1,116 @@
+//! "All that match this filter": a cancel over a run's classify tasks becomes an operation,
+//! confirmed with its count and followed on its page to its end; an ended task's page replays
+//! it (the replay names its original, the original lists its replay), and a replay of every
+//! canceled task of the filter reports the one replayed already as skipped, with its reason.
+
+use std::time::Duration;
+
+use aitasks_testkit::Stack;
+use serde_json::json;
+
+use crate::selection::classify;
+use crate::{open, sign_in, MODELS};
+
+const APP: &str = "console-operations";
+
+#[tokio::test]
+async fn all_that_match_becomes_an_operation_followed_to_its_end() {
+    // No worker: the tasks stay queued until canceled.
+    let stack = Stack::start_with(&[("AITASK_LOCAL_POLLERS", "0"), ("AITASK_MODELS", MODELS)]).await;
+    let api = stack.api(APP);
+    let (status, run) = api.post("/v1/runs", &json!({"scopeId": "reviews"})).await;
+    assert_eq!(status, 201, "{run}");
+    let run_id = run["id"].as_str().unwrap().to_owned();
+    let mut ids = Vec::new();
+    for n in 1..=5 {
+        let (status, task) =
+            api.post("/v1/tasks", &classify(json!({"runId": run_id}), &format!("review-{n}"))).await;
+        assert_eq!(status, 201, "{task}");
+        ids.push(task["id"].as_str().unwrap().to_owned());
+    }
+    let (status, other) = api
+        .post(
+            "/v1/tasks",
+            &json!({"runId": run_id, "stepKey": "summary", "effectKey": "summary-1", "modelId": "default",
+                    "request": {"kind": "generate_text", "prompt": "Summarize the reviews."}}),
+        )
+        .await;
+    assert_eq!(status, 201, "{other}");
+
+    let browser = sign_in(&stack, APP).await;
+    open(&browser, &stack, &format!("#/runs/{run_id}?kind=classify")).await;
+    browser.wait_text("#page-counts", "queued 5").await;
+    browser.click("#select-matching").await;
+    browser.wait_text("#selection-count", "Every task that matches this filter (5 now) is selected.").await;
+    browser.click("#bulk-cancel").await;
+    let dialog = browser.wait_text("dialog[open]", "Cancel 5 tasks?").await;
+    assert!(
+        dialog.contains("every task that matches this filter and was created before now: 5 tasks")
+            && dialog.contains("kind classify"),
+        "{dialog}"
+    );
+    browser.click("#dialog-confirm").await;
+
+    // The operation's page, followed until it is done.
+    browser.wait_text_for("#operation-state", "done", Duration::from_secs(60)).await;
+    let counts: Vec<String> = {
+        let mut counts = Vec::new();
+        for id in ["#operation-matched", "#operation-done", "#operation-skipped", "#operation-failed"] {
+            counts.push(browser.text(id).await.unwrap());
+        }
+        counts
+    };
+    assert_eq!(counts, ["5", "5", "0", "0"]);
+    let progress = browser
+        .eval("const p = document.getElementById('operation-progress'); return [p.value, p.max]", json!([]))
+        .await;
+    assert_eq!(progress, json!([5.0, 5.0]));
+    browser.screenshot("operation").await;
+    for id in &ids {
+        let (_, task) = api.get(&format!("/v1/tasks/{id}")).await;
+        assert_eq!(task["status"], "canceled", "{task}");
+    }
+    let (_, untouched) = api.get(&format!("/v1/tasks/{}", other["id"].as_str().unwrap())).await;
+    assert_eq!(untouched["status"], "queued", "outside the filter: {untouched}");
+    let hash = browser.eval("return location.hash", json!([])).await;
+    let operation_id = hash.as_str().unwrap().strip_prefix("#/operations/").unwrap().to_owned();
+    open(&browser, &stack, "#/operations").await;
+    browser.element(&format!("#operations-results a[href='#/operations/{operation_id}']")).await;
+    let listed = browser.text("#operations-results").await.unwrap();
+    assert!(listed.contains("cancel") && listed.contains("done") && listed.contains("5 done"), "{listed}");
+
+    // An ended task's page offers Replay, not Cancel; the replay names its original.
+    open(&browser, &stack, &format!("#/tasks/{}", ids[0])).await;
+    browser.wait_text("#task-status", "canceled").await;
+    let cancel = browser.eval("return document.getElementById('cancel-task') === null", json!([])).await;
+    assert_eq!(cancel, json!(true), "no Cancel on an ended task");
+    browser.click("#replay-task").await;
+    browser.wait_text("dialog[open]", "Replay this task?").await;
+    browser.click("#dialog-confirm").await;
+    browser.wait_text("#task-replay-of", &ids[0]).await;
+    let hash = browser.eval("return location.hash", json!([])).await;
+    let replay_id = hash.as_str().unwrap().strip_prefix("#/tasks/").unwrap().to_owned();
+    let (_, replay) = api.get(&format!("/v1/tasks/{replay_id}")).await;
+    assert_eq!(
+        (replay["replayOf"].as_str(), replay["status"].as_str()),
+        (Some(ids[0].as_str()), Some("queued")),
+        "{replay}"
+    );
+    assert!(browser.text("#cancel-task").await.is_some(), "an open replay can be canceled");
+    open(&browser, &stack, &format!("#/tasks/{}", ids[0])).await;
+    browser.element(&format!("#task-replays a[href='#/tasks/{replay_id}']")).await;
+
+    // Replay every canceled classify task of the run: the one replayed already is skipped.
+    open(&browser, &stack, &format!("#/runs/{run_id}?kind=classify&status=canceled")).await;
+    browser.wait_text("#page-counts", "canceled 5").await;
+    browser.click("#select-matching").await;
+    browser.click("#bulk-replay").await;
+    browser.wait_text("dialog[open]", "Replay 5 tasks?").await;
+    browser.click("#dialog-confirm").await;
+    browser.wait_text_for("#operation-state", "done", Duration::from_secs(60)).await;
+    assert_eq!(browser.text("#operation-done").await.as_deref(), Some("4"));
+    assert_eq!(browser.text("#operation-skipped").await.as_deref(), Some("1"));
+    let skipped = browser.text("#operation-skipped-because").await.unwrap();
+    assert!(skipped.contains("ALREADY_REPLAYED"), "{skipped}");
+    browser.quit().await;
+}
