@@ -110,7 +110,7 @@ async function byFilter(action, list, shown, outcome, signal) {
   if (recompute?.querySelector("input").checked) body.recompute = true;
   const operation = await api("POST", "/v1/operations", { body, signal, headers: { "idempotency-key": idempotencyKey() } });
   announce(`The ${action} operation started.`);
-  window.location.hash = route("operations", operation.id);
+  window.location.hash = route("operations", operation.id, known === null ? {} : { expected: known });
 }
 
 /** Act on each selected task it applies to; true when something was done. */

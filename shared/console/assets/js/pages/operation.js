@@ -1,5 +1,8 @@
 // One operation (GET /v1/operations/{id}): its filter, its progress (matched, done, skipped,
 // failed and why) with a progress bar, read again every REFRESH_MS while it runs; Stop.
+// `matched` grows as the operation walks its pages: while it runs, the bar measures against the
+// count the list showed when it was confirmed (`?expected=N`) when there was one, and is
+// indeterminate otherwise.
 
 import { api, sleep } from "../api.js";
 import { announce, badge, errorBox, facts, h, replace, table } from "../dom.js";
@@ -8,7 +11,8 @@ import { describeFilter } from "../task-filter.js";
 
 const REFRESH_MS = 1500;
 
-export async function renderOperation({ main, id, signal }) {
+export async function renderOperation({ main, id, query, signal }) {
+  const expected = /^\d+$/.test(query.expected ?? "") ? Number(query.expected) : null;
   const path = `/v1/operations/${encodeURIComponent(id)}`;
   let operation;
   try {
@@ -45,7 +49,7 @@ export async function renderOperation({ main, id, signal }) {
       }
     });
     replace(toolbar, op.state === "running" ? stop : null, h("a", { href: "#/operations" }, "All operations"));
-    replace(body, ...sections(op));
+    replace(body, ...sections(op, expected));
   };
   draw(operation);
 
@@ -67,16 +71,21 @@ export async function renderOperation({ main, id, signal }) {
   if (!signal.aborted) replace(live, operation.state === "done" ? "This operation has acted on every task it matched." : `This operation is ${operation.state}.`);
 }
 
-function sections(op) {
+function sections(op, expected) {
   const processed = (op.done ?? 0) + (op.skipped ?? 0) + (op.failed ?? 0);
-  const bar = op.matched > 0 || op.state !== "running"
-    ? h("progress", { id: "operation-progress", max: String(Math.max(op.matched, 1)), value: String(op.matched > 0 ? processed : 1), "aria-label": "Tasks acted on" })
-    : h("progress", { id: "operation-progress", "aria-label": "Tasks acted on" });
+  const running = op.state === "running";
+  const total = running ? (expected === null ? null : Math.max(expected, op.matched)) : op.matched;
+  const bar = total === null
+    ? h("progress", { id: "operation-progress", "aria-label": "Tasks acted on" })
+    : h("progress", { id: "operation-progress", max: String(Math.max(total, 1)), value: String(total > 0 ? processed : running ? 0 : 1), "aria-label": "Tasks acted on" });
+  const said = running
+    ? `${count(processed)} processed of ${count(op.matched)} matched so far${expected === null ? "" : ` (about ${count(expected)} expected)`}; still walking the tasks`
+    : `${count(processed)} of ${count(op.matched)} matched tasks processed`;
   const numbers = (label) => ({ label, num: true });
   return [
     h("section", { "aria-labelledby": "h-progress" },
       h("h2", { id: "h-progress" }, "Progress"),
-      h("div", { class: "progress" }, bar, h("span", { id: "operation-processed" }, `${count(processed)} of ${count(op.matched)} matched tasks processed`)),
+      h("div", { class: "progress" }, bar, h("span", { id: "operation-processed" }, said)),
       table("Counts", [numbers("Matched"), numbers("Done"), numbers("Skipped"), numbers("Failed")], [[
         h("span", { id: "operation-matched" }, count(op.matched)),
         h("span", { id: "operation-done" }, count(op.done)),
