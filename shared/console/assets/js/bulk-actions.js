@@ -58,7 +58,10 @@ export function bulkActions({ selection, list, current, onActed, signal }) {
   selection.onChange(draw);
   draw();
 
-  matching.addEventListener("click", () => selection.selectAllMatching());
+  matching.addEventListener("click", () => {
+    selection.selectAllMatching();
+    clear.focus();
+  });
   clear.addEventListener("click", () => selection.clear());
   for (const [button, action] of [[replay, "replay"], [cancel, "cancel"]]) {
     button.addEventListener("click", async () => {
