@@ -38,11 +38,12 @@ async fn a_held_scope_is_shown_with_its_reason_and_released() {
     let (status, profile_hold) =
         api.post("/v1/holds", &json!({"profile": "default", "reason": "Provider incident"})).await;
     assert_eq!(status, 201, "{profile_hold}");
-    open(&browser, &stack, "#/holds").await;
+    browser.click("#refresh-holds").await;
     let active = browser.wait_text("#holds-active", "profile default").await;
     for expected in ["scope reviews", "Supplier outage: wait for their fix", "Provider incident", "manual"] {
         assert!(active.contains(expected), "{expected} in {active}");
     }
+    browser.wait_text("#holds-released", "None yet.").await;
     browser.screenshot("hold").await;
 
     let (_, holds) = api.get("/v1/holds?state=active").await;
@@ -112,6 +113,7 @@ async fn an_automatic_hold_is_released_by_its_probe_not_by_a_button() {
         .eval("return document.querySelectorAll('#holds-active .release-hold').length", json!([]))
         .await;
     assert_eq!(buttons, json!(0), "no Release for an automatic hold");
+    browser.wait_text("#holds-released", "None yet.").await;
     browser.screenshot("hold-automatic").await;
 
     // The provider answers again: the probe releases the hold.
@@ -120,7 +122,7 @@ async fn an_automatic_hold_is_released_by_its_probe_not_by_a_button() {
         automatic(&api.get("/v1/holds?state=active").await.1).is_none()
     })
     .await;
-    open(&browser, &stack, "#/holds").await;
+    browser.click("#refresh-holds").await;
     let released = browser.wait_text_for("#holds-released", "profile default", Duration::from_secs(30)).await;
     assert!(released.contains("probe"), "{released}");
     browser.wait_text("#holds-active", "Nothing is held.").await;

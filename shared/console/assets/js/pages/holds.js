@@ -22,7 +22,7 @@ export async function renderHolds({ main, query, signal }) {
     h("p", { class: "muted" }, "A held profile's or scope's tasks stay queued: they spend no attempt and do not expire. Releasing sends them again, oldest first. The system holds a profile by itself while its provider fails (5xx, timeouts) and releases it when a probe call succeeds."),
     holdForm(outcome, signal, refresh),
     outcome,
-    h("section", { "aria-labelledby": "h-active" }, h("h2", { id: "h-active" }, "Active holds"), active),
+    h("section", { "aria-labelledby": "h-active" }, h("h2", { id: "h-active" }, "Active holds"), h("div", { class: "toolbar" }, h("button", { type: "button", class: "secondary", id: "refresh-holds", onclick: () => refresh() }, "Refresh")), active),
     h("section", { "aria-labelledby": "h-released" }, h("h2", { id: "h-released" }, "Released holds"), released),
   );
 
@@ -34,7 +34,7 @@ export async function renderHolds({ main, query, signal }) {
       h("span", { class: "hold-target" }, target(hold)),
       hold.kind,
       hold.reason ?? "",
-      h("span", { title: when(hold.createdAt) }, duration(hold.createdAt, now) || "just now"),
+      h("span", { title: when(hold.createdAt) }, new Date(now) - new Date(hold.createdAt) < 1000 ? "just now" : duration(hold.createdAt, now)),
       hold.kind === "manual" ? releaseButton(hold) : h("span", { class: "muted" }, "released by its probe when the provider answers"),
     ]);
     replace(
