@@ -51,7 +51,7 @@ export async function renderHolds({ main, query, signal }) {
     replace(
       released,
       rows.length ? table("Released holds", ["Target", "Kind", "Reason", "Held from", "Released", "By", "Held for"], rows) : h("p", { class: "muted" }, "None yet."),
-      pager({ query, next: page.next, segments: ["holds"] }),
+      page.next || query.after ? pager({ query, next: page.next, segments: ["holds"] }) : null,
     );
   }
 
