@@ -125,7 +125,7 @@ fn operation_of(hash: &Value) -> String {
 async fn an_operation_is_followed_live_and_another_stopped() {
     // Two tasks a page, the POST working one page at most, the sweeper every second: an
     // operation over 20 tasks runs for a while.
-    let stack = Stack::start_with(&[
+    let mut stack = Stack::start_with(&[
         ("AITASK_LOCAL_POLLERS", "0"),
         ("AITASK_MODELS", MODELS),
         ("AITASK_REQUEST_PAGE", "2"),
@@ -160,7 +160,10 @@ async fn an_operation_is_followed_live_and_another_stopped() {
     let (_, listed) = api.get("/v1/tasks?scopeId=inbox&status=canceled").await;
     assert_eq!(listed["tasks"].as_array().map(Vec::len), Some(20), "{listed}");
 
-    // Replay them all, and stop it while it runs: it stays stopped, short of the 20.
+    // Replay them all, and stop it while it runs: it stays stopped, short of the 20. The sweeper
+    // now waits (its first sweep comes 31 s after the start), so only the POST's page is done.
+    stack.server.set_env("AITASK_SWEEP_INTERVAL_MS", "600000");
+    stack.server.restart().await;
     open(&browser, &stack, "#/scopes/inbox?status=canceled").await;
     browser.wait_text("#page-counts", "canceled 20").await;
     browser.click("#select-matching").await;
