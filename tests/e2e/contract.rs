@@ -53,7 +53,7 @@ fn template_routes() -> BTreeSet<(String, String, String)> {
 #[tokio::test]
 async fn every_documented_operation_is_served_and_routed() {
     let operations = openapi_operations();
-    assert_eq!(operations.len(), 17, "the seventeen routes of docs/api.md");
+    assert_eq!(operations.len(), 21, "the twenty-one routes of docs/api.md");
     let routed: BTreeSet<(String, String)> =
         template_routes().into_iter().filter(|(m, _, _)| m != "ANY").map(|(m, p, _)| (m, p)).collect();
     assert_eq!(routed, operations, "template.yaml routes exactly the documented operations");
@@ -78,6 +78,7 @@ async fn every_documented_operation_is_served_and_routed() {
         let concrete = path
             .replace("{runId}", &uuid::Uuid::new_v4().to_string())
             .replace("{taskId}", &uuid::Uuid::new_v4().to_string())
+            .replace("{holdId}", &uuid::Uuid::new_v4().to_string())
             .replace("{scopeId}", "scope-1");
         let body = (method == "POST").then(|| json!({}).to_string().into_bytes());
         let answer = api.send(method.parse().expect("method"), &concrete, body).await;

@@ -17,6 +17,7 @@ mod functions;
 mod fuzz;
 mod graceful;
 mod history;
+mod holds;
 mod hostile;
 mod load;
 mod local_model;

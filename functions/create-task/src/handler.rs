@@ -1,12 +1,12 @@
 //! `create-task`, behind API Gateway: runs and tasks. Parses the event, calls the runtime,
 //! maps the result; nothing else.
 
-use aitasks_contracts::{ListQuery, RunsQuery, SummaryQuery};
+use aitasks_contracts::{HoldsQuery, ListQuery, RunsQuery, SummaryQuery};
 use aitasks_lambda_kit::{
     check_method, json_response, many_response, serve_http, ApiError, HttpRequest, Route,
 };
 use aitasks_runtime::answers::{RunAnswer, TaskAnswer, TaskListAnswer};
-use aitasks_runtime::{api, history, App};
+use aitasks_runtime::{api, history, holds, App};
 use aitasks_store::{Run, Task};
 use aws_lambda_events::apigw::{ApiGatewayV2httpRequest, ApiGatewayV2httpResponse};
 use lambda_runtime::{Error, LambdaEvent};
@@ -25,6 +25,10 @@ const ROUTES: &[Route] = &[
     Route { path: &["v1", "tasks", "{}", "callbacks"], allow: &["GET"] },
     Route { path: &["v1", "tasks", "{}", "batch"], allow: &["GET"] },
     Route { path: &["v1", "summary"], allow: &["GET"] },
+    // Holds (docs/api.md, "Holds").
+    Route { path: &["v1", "holds"], allow: &["GET", "POST"] },
+    Route { path: &["v1", "holds", "{}"], allow: &["GET"] },
+    Route { path: &["v1", "holds", "{}", "release"], allow: &["POST"] },
 ];
 
 /// The parameters that page or narrow a listing (`runId` or `scopeId`), which `effectKey` takes
@@ -127,6 +131,25 @@ async fn route<P>(app: &App<P>, request: &HttpRequest<'_>) -> Result<ApiGatewayV
         }
         ("POST", ["v1", "tasks", task_id, "cancel"]) => {
             Ok(task_answer(200, &api::cancel_task(app, &tenant, task_id).await?))
+        }
+        // Holds.
+        ("POST", ["v1", "holds"]) => {
+            let (created, hold) = holds::place_hold(app, &tenant, &request.body()?).await?;
+            Ok(json_response(if created { 201 } else { 200 }, &hold))
+        }
+        ("GET", ["v1", "holds"]) => {
+            let query = HoldsQuery {
+                state: request.query("state"),
+                after: request.query("after"),
+                limit: request.query("limit"),
+            };
+            Ok(json_response(200, &holds::list_holds(app, &tenant, query).await?))
+        }
+        ("GET", ["v1", "holds", hold_id]) => {
+            Ok(json_response(200, &holds::get_hold(app, &tenant, hold_id).await?))
+        }
+        ("POST", ["v1", "holds", hold_id, "release"]) => {
+            Ok(json_response(200, &holds::release_hold(app, &tenant, hold_id).await?))
         }
         _ => Err(ApiError::NoRoute),
     }

@@ -109,10 +109,13 @@ pub enum ErrorCode {
     MethodNotAllowed,
     NotInBatch,
     IdempotencyKeyReused,
+    // Holds (docs/api.md, "Holds").
+    HoldsLimit,
+    HoldIsAutomatic,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 30] = [
+    pub const ALL: [ErrorCode; 32] = [
         ErrorCode::InvalidRequest,
         ErrorCode::ModelUnknown,
         ErrorCode::Unauthorized,
@@ -143,6 +146,9 @@ impl ErrorCode {
         ErrorCode::MethodNotAllowed,
         ErrorCode::NotInBatch,
         ErrorCode::IdempotencyKeyReused,
+        // Holds.
+        ErrorCode::HoldsLimit,
+        ErrorCode::HoldIsAutomatic,
     ];
 
     /// The code as callers see it.
@@ -178,6 +184,9 @@ impl ErrorCode {
             ErrorCode::MethodNotAllowed => "METHOD_NOT_ALLOWED",
             ErrorCode::NotInBatch => "NOT_IN_BATCH",
             ErrorCode::IdempotencyKeyReused => "IDEMPOTENCY_KEY_REUSED",
+            // Holds.
+            ErrorCode::HoldsLimit => "WORKFLOW_AI_HOLDS_LIMIT",
+            ErrorCode::HoldIsAutomatic => "HOLD_IS_AUTOMATIC",
         }
     }
 

@@ -24,6 +24,7 @@ mod delivery;
 mod fields;
 mod hash;
 mod history;
+mod holds;
 mod ids;
 pub mod limits;
 mod listing;
@@ -47,6 +48,10 @@ pub use hash::{canonical_hash, canonical_json};
 pub use history::{
     ListRuns, ListedRun, RunPage, RunsQuery, TaskBatch, TaskCallback, TaskCallbacks, TaskCounts, TaskEvent,
     TaskEvents,
+};
+pub use holds::{
+    HoldAnswer, HoldOn, HoldPage, HoldTargetAnswer, HoldsQuery, ListHolds, PlaceHold, HOLD_PAGE_MAX,
+    HOLD_REASON_MAX_CHARS,
 };
 pub use ids::{AppId, EffectKey, IdempotencyKey, RunId, TaskId, APP_ID_MAX_CHARS, IDEMPOTENCY_KEY_MAX_CHARS};
 pub use limits::*;

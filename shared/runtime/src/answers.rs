@@ -265,6 +265,8 @@ mod tests {
             trace_header: None,
             deferred_by: None,
             awaiting_batch: false,
+            unheld_at: None,
+            holds: Vec::new(),
         }
     }
 

@@ -42,6 +42,13 @@ pub enum ApiError {
     /// The create's callback would pass a limit on callbacks (docs/api.md, "Callbacks").
     #[error("{}", callback_limit_message(*code, *limit))]
     CallbackLimit { code: ErrorCode, limit: i64 },
+    // Holds (docs/api.md, "Holds").
+    /// `POST /v1/holds` past `AITASK_HOLDS_PER_TENANT` active holds.
+    #[error("the tenant has {0} active holds already (AITASK_HOLDS_PER_TENANT): release one first")]
+    HoldsLimit(usize),
+    /// `POST /v1/holds/{holdId}/release` of an automatic hold: its probe releases it.
+    #[error("the hold is automatic: it is released by its probe once the provider answers again")]
+    HoldIsAutomatic,
     #[error("the database is unavailable")]
     Unavailable(#[source] StoreError),
     /// Anything unexpected: the cause (its whole chain) goes to the log, the caller sees an
@@ -58,9 +65,12 @@ impl ApiError {
             ApiError::TooLarge => 413,
             ApiError::NotFound | ApiError::NoRoute | ApiError::NotInBatch => 404,
             ApiError::MethodNotAllowed { .. } => 405,
-            ApiError::RunUnavailable => 409,
+            ApiError::RunUnavailable | ApiError::HoldIsAutomatic => 409,
             ApiError::IdempotencyKeyReused => 422,
-            ApiError::Admission { .. } | ApiError::CallbackLimit { .. } | ApiError::ReadRate { .. } => 429,
+            ApiError::Admission { .. }
+            | ApiError::CallbackLimit { .. }
+            | ApiError::ReadRate { .. }
+            | ApiError::HoldsLimit(_) => 429,
             ApiError::Unavailable(_) => 503,
             ApiError::Internal(_) => 500,
         }
@@ -79,6 +89,8 @@ impl ApiError {
             ApiError::IdempotencyKeyReused => ErrorCode::IdempotencyKeyReused,
             ApiError::Admission { code, .. } | ApiError::CallbackLimit { code, .. } => *code,
             ApiError::ReadRate { .. } => ErrorCode::ReadRate,
+            ApiError::HoldsLimit(_) => ErrorCode::HoldsLimit,
+            ApiError::HoldIsAutomatic => ErrorCode::HoldIsAutomatic,
             ApiError::Unavailable(_) => ErrorCode::Unavailable,
             ApiError::Internal(_) => ErrorCode::Internal,
         }

@@ -48,6 +48,7 @@ mod create;
 mod error;
 mod events;
 mod history;
+mod holds;
 mod lease;
 mod listing;
 mod migrations;
@@ -95,6 +96,10 @@ pub use create::{create_task, create_tasks, mark_pollers, mark_sent, mark_sent_m
 pub use error::{StoreError, StoreResult};
 pub use events::{mark_delivered, prune_delivered_events, take_undelivered_events};
 pub use history::{list_runs, task_batch, task_callbacks, task_events, BatchOfTask, RunsOfApp};
+pub use holds::{
+    get_hold, list_holds, note_failure, park, place_hold, release_hold, resend_held, reset_failures,
+    take_probe, unfinished_holds, FailureNoted, Hold, HoldTarget, Parked, Placed, Resent, UnfinishedHold,
+};
 pub use lease::{check, claim_by, give_back_claims, heartbeat, ClaimMark};
 pub use listing::{list_tasks, ListedTasks};
 pub use migrations::{
@@ -102,9 +107,9 @@ pub use migrations::{
     ConcurrentStatement, NO_TRANSACTION,
 };
 pub use model::{
-    AdmissionBudget, AdmissionRefusal, Claim, Created, CreatedRun, Fenced, Lease, LeaseCheck, ListedTask,
-    NewRun, NewTask, PendingEvent, Run, RunState, ScopedAdmission, ScopedCreated, ServerLimits, Settled,
-    Task, TaskOwner, TaskStatus,
+    ActiveHold, AdmissionBudget, AdmissionRefusal, Claim, Created, CreatedRun, Fenced, Lease, LeaseCheck,
+    ListedTask, NewRun, NewTask, PendingEvent, Run, RunState, ScopedAdmission, ScopedCreated, ServerLimits,
+    Settled, Task, TaskOwner, TaskStatus,
 };
 pub use owned::{
     delete_owned_page, delete_retained, release, unreleased_sources, SourceRef, UNRELEASED_PAGE,

@@ -48,6 +48,11 @@ pub struct Task {
     pub deferred_by: Option<DateTime<Utc>>,
     /// Queued and waiting for a provider batch: no task message is owed for it.
     pub awaiting_batch: bool,
+    /// When a hold that parked it was released: its queue timeout counts from then
+    /// (migrations/V34). Read by a claim only (`None` elsewhere).
+    pub unheld_at: Option<DateTime<Utc>>,
+    /// The active holds that may touch it, as its claim read them (empty elsewhere).
+    pub holds: Vec<ActiveHold>,
 }
 
 impl Task {
@@ -342,4 +347,17 @@ impl AdmissionRefusal {
 pub struct ScopedCreated {
     pub created: Created,
     pub event: Option<PendingEvent>,
+}
+
+/// An active hold that may touch a claimed task, as its claim read it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActiveHold {
+    pub id: Uuid,
+    pub profile: Option<String>,
+    pub scope_id: Option<String>,
+    /// Every tenant's (placed when the profile's provider kept failing).
+    pub automatic: bool,
+    /// This task is the automatic hold's probe: its attempt may call the held profile.
+    pub probe: bool,
 }

@@ -130,6 +130,17 @@ statements! {
     PRUNE_DELIVERED_EVENTS = "events/prune_delivered_events";
     TAKE_UNDELIVERED_EVENTS = "events/take_undelivered_events";
 
+    GET_HOLD = "holds/get_hold";
+    LIST_HOLDS = "holds/list_holds";
+    NOTE_FAILURE = "holds/note_failure";
+    PARK = "holds/park";
+    PLACE_HOLD = "holds/place_hold";
+    RELEASE_HOLD = "holds/release_hold";
+    RESEND_HELD = "holds/resend_held";
+    RESET_FAILURES = "holds/reset_failures";
+    TAKE_PROBE = "holds/take_probe";
+    UNFINISHED_HOLDS = "holds/unfinished_holds";
+
     LIST_RUNS = "history/list_runs";
     TASK_BATCH = "history/task_batch";
     TASK_CALLBACKS = "history/task_callbacks";

@@ -55,6 +55,8 @@ impl Task {
             trace_header: new.trace_header.clone(),
             deferred_by: row.try_get("deferred_by")?,
             awaiting_batch: row.try_get("awaiting_batch")?,
+            unheld_at: None,
+            holds: Vec::new(),
         })
     }
 
@@ -101,6 +103,8 @@ impl Task {
             trace_header: row.try_get("trace_header")?,
             deferred_by: row.try_get("deferred_by")?,
             awaiting_batch: row.try_get("awaiting_batch")?,
+            unheld_at: None,
+            holds: Vec::new(),
         })
     }
 }

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 pub mod callbacks;
+pub mod holds;
 pub mod intake;
 pub mod intake_senders;
 pub mod old_names;
@@ -73,6 +74,8 @@ pub struct RuntimeConfig {
     pub deferred_slack: Duration,
     /// How often an open batch's status is asked for (`AITASK_BATCH_POLL_MS`, 60000).
     pub batch_poll: Duration,
+    /// Holds: the automatic hold's count and probe, a tenant's active holds.
+    pub holds: holds::HoldConfig,
 }
 
 impl RuntimeConfig {
@@ -119,6 +122,7 @@ impl Default for RuntimeConfig {
             callbacks: callbacks::CallbackConfig::default(),
             deferred_slack: Duration::from_millis(1_800_000),
             batch_poll: Duration::from_millis(60_000),
+            holds: holds::HoldConfig::default(),
         }
     }
 }
@@ -227,6 +231,7 @@ impl Settings {
                 .clamp(Duration::from_secs(300), Duration::from_secs(1_800)),
             batch_poll: millis("AITASK_BATCH_POLL_MS", 60_000)?
                 .clamp(Duration::from_millis(100), Duration::from_secs(300)),
+            holds: holds::HoldConfig::read(number)?,
         };
         Ok(Settings {
             database_url: required("DATABASE_URL")?,

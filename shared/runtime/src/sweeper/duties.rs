@@ -20,6 +20,10 @@ const EVENT_LEASE: Duration = Duration::from_secs(60);
 /// bounded in time), and the sweep has a minute for everything.
 const CALLBACK_WORK: Duration = Duration::from_secs(20);
 
+/// The holds duty starts no page after this long (a release's backlog of parked tasks waits
+/// for the next sweep).
+const HOLDS_WORK: Duration = Duration::from_secs(10);
+
 /// One duty of the sweep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Duty {
@@ -40,6 +44,9 @@ pub enum Duty {
     CleanUpBatches,
     /// Messages never sent, or sent long ago without a claim, are (re)sent.
     SendOwed,
+    /// Holds (docs/api.md, "Holds"): a released hold's parked tasks the release did not send
+    /// again are sent; an automatic hold whose probe did not run for two intervals sends one.
+    Holds,
     /// Completion events not marked delivered are delivered.
     DeliverEvents,
     /// Owed callbacks not answered yet (an announcer that died, a call to retry) are answered.
@@ -57,12 +64,13 @@ pub enum Duty {
 
 /// Every duty, in the order a sweep runs them. The heartbeat of waiting callbacks is not among
 /// them: it runs beside them, from the sweep's start (`super::heartbeats`).
-pub const DUTIES: [Duty; 16] = [
+pub const DUTIES: [Duty; 17] = [
     Duty::ExpireQueued,
     Duty::ExpireRunning,
     Duty::RestoreLost,
     Duty::FinishRunCancels,
     Duty::SendOwed,
+    Duty::Holds,
     Duty::DeliverEvents,
     Duty::DeliverCallbacks,
     Duty::PruneAdmissions,
@@ -89,6 +97,7 @@ impl Duty {
             Duty::LookAtBatches => "lookAtBatches",
             Duty::CleanUpBatches => "cleanUpBatches",
             Duty::SendOwed => "sendOwed",
+            Duty::Holds => "holds",
             Duty::DeliverEvents => "deliverEvents",
             Duty::DeliverCallbacks => "deliverCallbacks",
             Duty::PruneAdmissions => "pruneAdmissions",
@@ -181,6 +190,12 @@ impl Duty {
                     summary.messages_sent += (owed.len() - failed.len()) as u64;
                     summary.messages_failed += failed.len() as u64;
                 }
+            }
+            Duty::Holds => {
+                let until = Instant::now() + HOLDS_WORK;
+                let (resent, probes) = crate::holds::probe_lapsed_holds(app, client, page, until).await?;
+                summary.holds_resent += resent;
+                summary.hold_probes += probes;
             }
             Duty::DeliverEvents => {
                 while pages.next() {
