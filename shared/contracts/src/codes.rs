@@ -112,10 +112,14 @@ pub enum ErrorCode {
     // Holds (docs/api.md, "Holds").
     HoldsLimit,
     HoldIsAutomatic,
+    // Replays and operations (docs/api.md, "Replaying a task" and "Operations").
+    TaskNotEnded,
+    TaskNotReplayable,
+    OperationsLimit,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 32] = [
+    pub const ALL: [ErrorCode; 35] = [
         ErrorCode::InvalidRequest,
         ErrorCode::ModelUnknown,
         ErrorCode::Unauthorized,
@@ -149,6 +153,10 @@ impl ErrorCode {
         // Holds.
         ErrorCode::HoldsLimit,
         ErrorCode::HoldIsAutomatic,
+        // Replays and operations.
+        ErrorCode::TaskNotEnded,
+        ErrorCode::TaskNotReplayable,
+        ErrorCode::OperationsLimit,
     ];
 
     /// The code as callers see it.
@@ -187,6 +195,10 @@ impl ErrorCode {
             // Holds.
             ErrorCode::HoldsLimit => "WORKFLOW_AI_HOLDS_LIMIT",
             ErrorCode::HoldIsAutomatic => "HOLD_IS_AUTOMATIC",
+            // Replays and operations.
+            ErrorCode::TaskNotEnded => "TASK_NOT_ENDED",
+            ErrorCode::TaskNotReplayable => "TASK_NOT_REPLAYABLE",
+            ErrorCode::OperationsLimit => "WORKFLOW_AI_OPERATIONS_LIMIT",
         }
     }
 

@@ -29,6 +29,7 @@ mod ids;
 pub mod limits;
 mod listing;
 mod many;
+mod operations;
 mod problems;
 mod prompt;
 mod read_cost;
@@ -57,6 +58,10 @@ pub use ids::{AppId, EffectKey, IdempotencyKey, RunId, TaskId, APP_ID_MAX_CHARS,
 pub use limits::*;
 pub use listing::{ListQuery, ListTasks, TaskFilter};
 pub use many::{item_value, CreateMany};
+pub use operations::{
+    derived_replay_key, skip, CreateOperation, ListOperations, Operation, OperationAction, OperationFilter,
+    OperationPage, OperationState, OperationsQuery, ReplayTask, TaskReplay, TaskReplays, OPERATION_PAGE_MAX,
+};
 pub use problems::{Path, Problem, Problems};
 pub use prompt::{max_output_tokens, system_prompt, user_message};
 pub use read_cost::ReadCost;

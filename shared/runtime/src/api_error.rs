@@ -49,6 +49,16 @@ pub enum ApiError {
     /// `POST /v1/holds/{holdId}/release` of an automatic hold: its probe releases it.
     #[error("the hold is automatic: it is released by its probe once the provider answers again")]
     HoldIsAutomatic,
+    // Replays and operations (docs/api.md, "Replaying a task" and "Operations").
+    /// A replay of a task that is queued or running.
+    #[error("the task has not ended: only a succeeded, failed or canceled task is replayed")]
+    TaskNotEnded,
+    /// A replay of a scoped task stored before replays were: its scope terms are unknown.
+    #[error("the task was created before replays were, with a scope whose terms were not kept: create it again instead")]
+    TaskNotReplayable,
+    /// The tenant has its limit of running operations (`AITASK_OPERATIONS_PER_TENANT`).
+    #[error("the tenant has {limit} operations running already (AITASK_OPERATIONS_PER_TENANT): stop one or wait for one to end")]
+    OperationsLimit { limit: i64 },
     #[error("the database is unavailable")]
     Unavailable(#[source] StoreError),
     /// Anything unexpected: the cause (its whole chain) goes to the log, the caller sees an
@@ -66,6 +76,8 @@ impl ApiError {
             ApiError::NotFound | ApiError::NoRoute | ApiError::NotInBatch => 404,
             ApiError::MethodNotAllowed { .. } => 405,
             ApiError::RunUnavailable | ApiError::HoldIsAutomatic => 409,
+            ApiError::TaskNotEnded | ApiError::TaskNotReplayable => 409,
+            ApiError::OperationsLimit { .. } => 429,
             ApiError::IdempotencyKeyReused => 422,
             ApiError::Admission { .. }
             | ApiError::CallbackLimit { .. }
@@ -91,6 +103,9 @@ impl ApiError {
             ApiError::ReadRate { .. } => ErrorCode::ReadRate,
             ApiError::HoldsLimit(_) => ErrorCode::HoldsLimit,
             ApiError::HoldIsAutomatic => ErrorCode::HoldIsAutomatic,
+            ApiError::TaskNotEnded => ErrorCode::TaskNotEnded,
+            ApiError::TaskNotReplayable => ErrorCode::TaskNotReplayable,
+            ApiError::OperationsLimit { .. } => ErrorCode::OperationsLimit,
             ApiError::Unavailable(_) => ErrorCode::Unavailable,
             ApiError::Internal(_) => ErrorCode::Internal,
         }

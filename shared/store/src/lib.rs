@@ -53,6 +53,7 @@ mod lease;
 mod listing;
 mod migrations;
 mod model;
+mod operations;
 mod owned;
 mod params;
 mod pool;
@@ -61,6 +62,7 @@ pub mod queries;
 mod read;
 mod read_rate;
 mod repair;
+mod replays;
 mod rows;
 mod runs;
 mod settle;
@@ -111,6 +113,10 @@ pub use model::{
     ListedTask, NewRun, NewTask, PendingEvent, Run, RunState, ScopedAdmission, ScopedCreated, ServerLimits,
     Settled, Task, TaskOwner, TaskStatus,
 };
+pub use operations::{
+    create_operation, get_operation, list_operations, next_operations, stop_operation, take_operation,
+    CreatedOperation, NewOperation, OperationLease, PageCounts, Walk,
+};
 pub use owned::{
     delete_owned_page, delete_retained, release, unreleased_sources, SourceRef, UNRELEASED_PAGE,
 };
@@ -122,6 +128,7 @@ pub use provider_limits::{
 pub use read::{get_task, get_task_by_effect_key};
 pub use read_rate::{spend_reads, ReadBucket, ReadSpend};
 pub use repair::{give_back_for_repair, read_repair, take_repair};
+pub use replays::{replay_sources, task_replays, ReplaySource};
 pub use runs::{create_run, get_run};
 pub use settle::{complete_attempt, complete_many, end_canceled, fail_attempt, give_back, requeue_attempt};
 pub use stats::{backlog, overview, Backlog, Overview};

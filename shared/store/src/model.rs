@@ -53,6 +53,10 @@ pub struct Task {
     pub unheld_at: Option<DateTime<Utc>>,
     /// The active holds that may touch it, as its claim read them (empty elsewhere).
     pub holds: Vec<ActiveHold>,
+    /// The task this one replays (migrations/V33): a replay only.
+    pub replay_of: Option<Uuid>,
+    /// The operation that made this replay, when one did.
+    pub replay_operation: Option<Uuid>,
 }
 
 impl Task {
@@ -176,6 +180,12 @@ pub struct NewTask {
     /// The create names no callback: its caller reads the task (GET, a long poll) and waits for
     /// it as long as it lives, so it is never canceled for want of callers (migrations/V23).
     pub has_poller: bool,
+    /// A scoped create's terms (`scope` less `recompute`, as its create gave them), kept so that
+    /// the task can be replayed on them (migrations/V33); `None` for an unscoped task.
+    pub scope_terms: Option<Value>,
+    /// A replay: the task it replays, and the operation that made it if one did.
+    pub replay_of: Option<Uuid>,
+    pub replay_operation: Option<Uuid>,
 }
 
 /// The outcome of a create.

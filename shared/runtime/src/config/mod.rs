@@ -76,6 +76,9 @@ pub struct RuntimeConfig {
     pub batch_poll: Duration,
     /// Holds: the automatic hold's count and probe, a tenant's active holds.
     pub holds: holds::HoldConfig,
+    /// Operations a tenant may have running at once (`AITASK_OPERATIONS_PER_TENANT`, 2;
+    /// docs/api.md, "Operations").
+    pub operations_per_tenant: i64,
 }
 
 impl RuntimeConfig {
@@ -123,6 +126,7 @@ impl Default for RuntimeConfig {
             deferred_slack: Duration::from_millis(1_800_000),
             batch_poll: Duration::from_millis(60_000),
             holds: holds::HoldConfig::default(),
+            operations_per_tenant: 2,
         }
     }
 }
@@ -232,6 +236,7 @@ impl Settings {
             batch_poll: millis("AITASK_BATCH_POLL_MS", 60_000)?
                 .clamp(Duration::from_millis(100), Duration::from_secs(300)),
             holds: holds::HoldConfig::read(number)?,
+            operations_per_tenant: number("AITASK_OPERATIONS_PER_TENANT", 2)?.clamp(1, 1_000) as i64,
         };
         Ok(Settings {
             database_url: required("DATABASE_URL")?,

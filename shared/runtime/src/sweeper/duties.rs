@@ -23,6 +23,9 @@ const CALLBACK_WORK: Duration = Duration::from_secs(20);
 /// The holds duty starts no page after this long (a release's backlog of parked tasks waits
 /// for the next sweep).
 const HOLDS_WORK: Duration = Duration::from_secs(10);
+/// The operations duty starts no page after this long: a replay page is up to
+/// `AITASK_REQUEST_PAGE` creates, and the sweep has a minute for everything.
+const OPERATIONS_WORK: Duration = Duration::from_secs(20);
 
 /// One duty of the sweep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,6 +39,9 @@ pub enum Duty {
     /// Runs whose cancel request ran out of time: the cancel reaches their remaining tasks.
     /// Before the owed messages are sent: a task canceled here needs none.
     FinishRunCancels,
+    /// Running operations (cancel or replay by filter) continue, a page each a turn, round
+    /// robin ([`crate::operations`]).
+    Operations,
     /// Deferred tasks: batches formed (or their tasks sent on-demand), open batches submitted
     /// and polled, their results settled ([`crate::batcher`]).
     FormBatches,
@@ -64,11 +70,14 @@ pub enum Duty {
 
 /// Every duty, in the order a sweep runs them. The heartbeat of waiting callbacks is not among
 /// them: it runs beside them, from the sweep's start (`super::heartbeats`).
-pub const DUTIES: [Duty; 17] = [
+pub const DUTIES: [Duty; 18] = [
     Duty::ExpireQueued,
     Duty::ExpireRunning,
     Duty::RestoreLost,
     Duty::FinishRunCancels,
+    // Operations: after the run cancels, before the owed messages (a replay whose send was lost
+    // is sent by SendOwed).
+    Duty::Operations,
     Duty::SendOwed,
     Duty::Holds,
     Duty::DeliverEvents,
@@ -93,6 +102,7 @@ impl Duty {
             Duty::ExpireRunning => "expireRunning",
             Duty::RestoreLost => "restoreLost",
             Duty::FinishRunCancels => "finishRunCancels",
+            Duty::Operations => "operations",
             Duty::FormBatches => "formBatches",
             Duty::LookAtBatches => "lookAtBatches",
             Duty::CleanUpBatches => "cleanUpBatches",
@@ -171,6 +181,14 @@ impl Duty {
                         summary.run_cancels_finished += 1;
                     }
                 }
+            }
+            Duty::Operations => {
+                let until = Instant::now() + OPERATIONS_WORK;
+                let worked =
+                    crate::operations::runner::continue_operations(app, config.sweep_max_pages, until)
+                        .await?;
+                summary.operation_pages += worked.pages;
+                summary.operations_ended += worked.ended;
             }
             Duty::FormBatches => {
                 batcher::form_batches(app, page, config.sweep_max_pages, &mut summary.batches).await?;
