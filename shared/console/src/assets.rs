@@ -59,6 +59,9 @@ assets! {
     "js/dialog.js" => JS,
     "js/filters.js" => JS,
     "js/task-table.js" => JS,
+    "js/task-filter.js" => JS,
+    "js/selection.js" => JS,
+    "js/bulk-actions.js" => JS,
     "js/pages/signin.js" => JS,
     "js/pages/runs.js" => JS,
     "js/pages/tasks.js" => JS,
@@ -67,6 +70,9 @@ assets! {
     "js/pages/try.js" => JS,
     "js/pages/examples.js" => JS,
     "js/pages/summary.js" => JS,
+    "js/pages/operations.js" => JS,
+    "js/pages/operation.js" => JS,
+    "js/pages/holds.js" => JS,
 }
 
 /// The file at `path` (under `/console/`).

@@ -13,13 +13,18 @@ export class ApiError extends Error {
   }
 }
 
-/** `api("GET", "/v1/runs", {query, body, signal})`: the answer's JSON, or an ApiError. */
-export async function api(method, path, { query = {}, body, signal } = {}) {
+/** `api("GET", "/v1/runs", {query, body, headers, signal})`: the answer's JSON, or an ApiError. */
+export async function api(method, path, options = {}) {
+  return (await apiAnswer(method, path, options)).json;
+}
+
+/** As `api`, with the answer's status too: `{status, json}` (a 201 created, a 200 found). */
+export async function apiAnswer(method, path, { query = {}, body, headers: extra = {}, signal } = {}) {
   const url = new URL(path, window.location.origin);
   for (const [key, value] of Object.entries(query)) {
     if (value !== undefined && value !== null && value !== "") url.searchParams.set(key, value);
   }
-  const headers = { authorization: `Bearer ${token() ?? ""}` };
+  const headers = { ...extra, authorization: `Bearer ${token() ?? ""}` };
   if (body !== undefined) headers["content-type"] = "application/json";
   let response;
   try {
@@ -49,7 +54,13 @@ export async function api(method, path, { query = {}, body, signal } = {}) {
     const retryAfter = /^\d+$/.test(response.headers.get("retry-after") ?? "") ? Number(response.headers.get("retry-after")) : undefined;
     throw new ApiError(response.status, error.code ?? `HTTP_${response.status}`, error.message ?? `HTTP ${response.status}`, error.details, retryAfter);
   }
-  return json;
+  return { status: response.status, json };
+}
+
+/** A fresh key for one create (an operation's `Idempotency-Key`), sent again on a retry of it. */
+export function idempotencyKey() {
+  if (typeof crypto.randomUUID === "function") return crypto.randomUUID();
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /** Whether a task status is final. */

@@ -2,19 +2,22 @@
 
 import { h } from "./dom.js";
 
-/** Ask; resolves true when the user confirms. */
-export function confirmDialog({ title, message, confirm }) {
+/**
+ * Ask; resolves true when the user confirms. `message` is text or Nodes (each text a paragraph); `keep` names the
+ * button that answers no; `danger: false` shows the confirm button as an ordinary one.
+ */
+export function confirmDialog({ title, message, confirm, keep = "Keep it", danger = true }) {
   return new Promise((resolve) => {
-    const keep = h("button", { type: "button", class: "secondary", id: "dialog-keep" }, "Keep it");
-    const yes = h("button", { type: "button", class: "danger", id: "dialog-confirm" }, confirm);
+    const no = h("button", { type: "button", class: "secondary", id: "dialog-keep" }, keep);
+    const yes = h("button", { type: "button", class: danger ? "danger" : null, id: "dialog-confirm" }, confirm);
     const heading = h("h2", { id: "dialog-title" }, title);
-    const dialog = h("dialog", { "aria-labelledby": "dialog-title", "aria-describedby": "dialog-message" }, heading, h("p", { id: "dialog-message" }, message), h("div", { class: "toolbar" }, keep, yes));
+    const dialog = h("dialog", { "aria-labelledby": "dialog-title", "aria-describedby": "dialog-message" }, heading, h("div", { id: "dialog-message" }, [message].flat().map((m) => (typeof m === "string" ? h("p", {}, m) : m))), h("div", { class: "toolbar" }, no, yes));
     const done = (answer) => {
       dialog.close();
       dialog.remove();
       resolve(answer);
     };
-    keep.addEventListener("click", () => done(false));
+    no.addEventListener("click", () => done(false));
     yes.addEventListener("click", () => done(true));
     dialog.addEventListener("cancel", (event) => {
       event.preventDefault();
@@ -22,6 +25,6 @@ export function confirmDialog({ title, message, confirm }) {
     });
     document.body.append(dialog);
     dialog.showModal();
-    keep.focus();
+    no.focus();
   });
 }

@@ -10,6 +10,9 @@ import { renderTasks } from "./pages/tasks.js";
 import { renderTask } from "./pages/task.js";
 import { renderTry } from "./pages/try.js";
 import { renderSummary } from "./pages/summary.js";
+import { renderOperations } from "./pages/operations.js";
+import { renderOperation } from "./pages/operation.js";
+import { renderHolds } from "./pages/holds.js";
 
 const main = document.getElementById("main");
 let current = null;
@@ -21,6 +24,9 @@ const pages = {
   task: (ctx) => renderTask(ctx),
   try: (ctx) => renderTry(ctx),
   summary: (ctx) => renderSummary(ctx),
+  operations: (ctx) => renderOperations(ctx),
+  operation: (ctx) => renderOperation(ctx),
+  holds: (ctx) => renderHolds(ctx),
   missing: (ctx) => replace(ctx.main, h("h1", { tabindex: "-1" }, "No such page"), h("p", {}, h("a", { href: "#/" }, "Back to the runs"))),
 };
 
@@ -43,7 +49,7 @@ async function show(reason) {
   showChrome(true);
   const route = currentRoute();
   for (const link of document.querySelectorAll("#nav a")) {
-    const active = link.dataset.nav === route.page || (link.dataset.nav === "runs" && ["run", "scope", "task"].includes(route.page));
+    const active = link.dataset.nav === route.page || (link.dataset.nav === "runs" && ["run", "scope", "task"].includes(route.page)) || (link.dataset.nav === "operations" && route.page === "operation");
     if (active) link.setAttribute("aria-current", "page");
     else link.removeAttribute("aria-current");
   }

@@ -1,5 +1,6 @@
-// Hash routes: `#/`, `#/runs/<id>`, `#/scopes/<id>`, `#/tasks/<id>`, `#/try`, `#/summary`, each
-// with an optional `?query` (filters, the page's `after`). The token is never part of one.
+// Hash routes: `#/`, `#/runs/<id>`, `#/scopes/<id>`, `#/tasks/<id>`, `#/operations`,
+// `#/operations/<id>`, `#/holds`, `#/try`, `#/summary`, each with an optional `?query` (filters,
+// the page's `after`). The token is never part of one.
 
 /** The current route: `{page, id, query}`. */
 export function currentRoute() {
@@ -14,8 +15,9 @@ export function currentRoute() {
   });
   const query = Object.fromEntries(new URLSearchParams(search));
   const [first, id] = segments;
-  const pages = { runs: "run", scopes: "scope", tasks: "task", try: "try", summary: "summary" };
+  const pages = { runs: "run", scopes: "scope", tasks: "task", try: "try", summary: "summary", holds: "holds" };
   if (!first) return { page: "runs", id: null, query };
+  if (first === "operations") return { page: id ? "operation" : "operations", id: id ?? null, query };
   const page = pages[first];
   if (!page) return { page: "missing", id: null, query };
   if ((page === "run" || page === "scope" || page === "task") && !id) return { page: "missing", id: null, query };

@@ -3,14 +3,19 @@
 //! server, an HTTP server speaking the provider's wire format). What a user sees and does:
 //! sign in, runs, a run's tasks, a task going from queued to succeeded without a reload, a failed
 //! attempt's error and the cost, cancel with a confirmation, "try a task" of every kind, the
-//! summary; another tenant's task is not found; hostile text stays text. Screenshots of each
+//! summary; tasks selected and canceled after a confirmation that counts them, "all that match"
+//! as an operation followed to its end, replay from a task's page, holds held and released;
+//! another tenant's task is not found; hostile text stays text. Screenshots of each
 //! page go to target/console-screenshots (and docs/console with `CONSOLE_SCREENSHOTS=docs`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod flow;
+mod holds;
 mod hostile;
+mod operations;
 mod reads;
+mod selection;
 mod tenancy;
 mod webdriver;
 

@@ -1,19 +1,31 @@
-// A task's history, each from its own route: attempts (GET .../attempts), completion events,
-// callbacks (never a token) and the provider batch of a deferred task.
+// A task's history, each from its own route: its replays (GET .../replays), attempts
+// (GET .../attempts), completion events, callbacks (never a token) and the provider batch of a
+// deferred task.
 
 import { api } from "../api.js";
-import { badge, errorBox, facts, h, table } from "../dom.js";
-import { count, duration, usd, when } from "../format.js";
+import { badge, errorBox, facts, h, link, table } from "../dom.js";
+import { count, duration, shortId, usd, when } from "../format.js";
 
 export async function historySections(task, signal) {
   const base = `/v1/tasks/${encodeURIComponent(task.id)}`;
-  const [attempts, events, callbacks, batch] = await Promise.all([
+  const [attempts, events, callbacks, batch, replays] = await Promise.all([
     read(`${base}/attempts`, signal),
     read(`${base}/events`, signal),
     read(`${base}/callbacks`, signal),
     read(`${base}/batch`, signal),
+    read(`${base}/replays`, signal),
   ]);
   return [
+    section("replays", "Replays", replays, (answer) =>
+      answer.replays.length
+        ? [table("Replays", ["Replay", "Status", "Effect key", "Created", "By operation"], answer.replays.map((r) => [
+          link(shortId(r.id), "tasks", r.id),
+          badge(r.status),
+          r.effectKey,
+          when(r.createdAt),
+          r.operationId ? link(shortId(r.operationId), "operations", r.operationId) : "",
+        ])), more(answer)]
+        : h("p", { class: "muted" }, "Not replayed.")),
     section("attempts", "Attempts", attempts, (answer) =>
       answer.attempts.length
         ? [table("Attempts", ["#", "Started", "Ended", "Took", "Outcome", "Profile", "Model", "Error", "Tokens in / out", { label: "Cost", num: true }], answer.attempts.map((a) => [

@@ -1,9 +1,9 @@
 // One task: what it was asked, what it answered, what it cost, its attempts, events, callbacks,
-// provider batch and timings. While it is queued or running the page long-polls
+// provider batch, replays and timings. An open task can be canceled, an ended one replayed. While it is queued or running the page long-polls
 // (GET /v1/tasks/{id}?wait=20) and redraws when it changes, without a reload.
 
-import { api, isTerminal, sleep } from "../api.js";
-import { announce, badge, errorBox, facts, h, link, replace } from "../dom.js";
+import { api, apiAnswer, isTerminal, sleep } from "../api.js";
+import { announce, badge, errorBox, facts, h, link, replace, route } from "../dom.js";
 import { confirmDialog } from "../dialog.js";
 import { count, duration, usd, when } from "../format.js";
 import { jsonView } from "../json-view.js";
@@ -35,7 +35,7 @@ export async function renderTask({ main, id, signal }) {
   const draw = async (current) => {
     replace(heading, `Task ${current.stepKey} `, badge(current.status));
     heading.querySelector(".status").id = "task-status";
-    replace(toolbar, cancelButton(current, signal, (updated) => draw(updated)), h("button", { type: "button", class: "secondary", id: "refresh", onclick: () => window.dispatchEvent(new HashChangeEvent("hashchange")) }, "Refresh"));
+    replace(toolbar, isTerminal(current.status) ? replayButton(current, signal) : cancelButton(current, signal, (updated) => draw(updated)), h("button", { type: "button", class: "secondary", id: "refresh", onclick: () => window.dispatchEvent(new HashChangeEvent("hashchange")) }, "Refresh"));
     replace(body, ...taskSections(current));
     replace(request, h("section", { "aria-labelledby": "h-request" }, h("h2", { id: "h-request" }, "Request"), h("div", { id: "task-request" }, jsonView(current.request, "Request"))));
     replace(history, ...(await historySections(current, signal)));
@@ -64,7 +64,7 @@ export async function renderTask({ main, id, signal }) {
 }
 
 function cancelButton(task, signal, redraw) {
-  const button = h("button", { type: "button", class: "danger", id: "cancel-task", disabled: isTerminal(task.status) }, "Cancel task");
+  const button = h("button", { type: "button", class: "danger", id: "cancel-task" }, "Cancel task");
   button.addEventListener("click", async () => {
     const yes = await confirmDialog({
       title: "Cancel this task?",
@@ -85,6 +85,36 @@ function cancelButton(task, signal, redraw) {
   return button;
 }
 
+/** Replay an ended task: a new task with its request, model, owner and scope; then its page. */
+function replayButton(task, signal) {
+  const button = h("button", { type: "button", id: "replay-task" }, "Replay");
+  button.addEventListener("click", async () => {
+    const recompute = h("input", { type: "checkbox", id: "dialog-recompute" });
+    const yes = await confirmDialog({
+      title: "Replay this task?",
+      message: [
+        "A new task is made with the same request, model, owner and scope, and runs now. This task stays as it is.",
+        h("label", { class: "check" }, recompute, "Recompute: skip the result cache (call the model again even for a request it has answered)"),
+      ],
+      confirm: "Replay",
+      keep: "Do nothing",
+      danger: false,
+    });
+    if (!yes) return;
+    button.disabled = true;
+    try {
+      const { status, json: replay } = await apiAnswer("POST", `/v1/tasks/${encodeURIComponent(task.id)}/replay`, { signal, body: recompute.checked ? { recompute: true } : undefined });
+      announce(status === 201 ? "Replayed: the new task is shown." : "This replay was asked before: its task is shown.");
+      window.location.hash = route("tasks", replay.id);
+    } catch (error) {
+      if (error.name === "AbortError") return;
+      button.after(errorBox(error));
+      button.disabled = false;
+    }
+  });
+  return button;
+}
+
 function taskSections(task) {
   const usage = task.usage ?? null;
   return [
@@ -94,6 +124,7 @@ function taskSections(task) {
         ["Kind", task.kind],
         ["Model", task.modelId + (task.modelRef ? ` (${task.modelRef.provider} ${task.modelRef.model})` : "")],
         ["Run", task.runId ? link(task.runId, "runs", task.runId) : "none (owned by a scope)"],
+        ["Replay of", task.replayOf ? h("span", { id: "task-replay-of" }, link(task.replayOf, "tasks", task.replayOf)) : null],
         ["Step key", task.stepKey],
         ["Effect key", task.effectKey],
         ["Attempts", String(task.attempts ?? 0)],

@@ -1,12 +1,15 @@
 // A run's tasks (or a scope's): the run, filters (status, kind, model, time), keyset pages, and
 // live progress: while a listed task is queued or running the page is listed again every
-// REFRESH_MS, without a reload. A run can be canceled (after a confirmation).
+// REFRESH_MS, without a reload. Tasks are selected (some, or all that match the filter) and
+// replayed or canceled after a confirmation. A run can be canceled (after a confirmation).
 
 import { api, sleep } from "../api.js";
+import { bulkActions } from "../bulk-actions.js";
 import { announce, badge, errorBox, facts, h, link, replace } from "../dom.js";
 import { confirmDialog } from "../dialog.js";
 import { filterForm, pager } from "../filters.js";
 import { when } from "../format.js";
+import { Selection } from "../selection.js";
 import { statusCounts, taskTable } from "../task-table.js";
 
 const PAGE = 50;
@@ -35,7 +38,16 @@ export async function renderTasks({ main, id, query, owner, signal }) {
   const counts = h("p", { id: "page-counts" });
   const live = h("p", { class: "live", id: "live" });
   const results = h("div", { id: "tasks-results" }, h("p", { class: "muted" }, "Loading…"));
-  replace(main, heading, header, h("h2", {}, "Tasks"), form, counts, live, results);
+  const selection = new Selection();
+  const follower = listFollower({ owner, id, query, segments, selection, counts, live, results, signal });
+  const actions = bulkActions({
+    selection,
+    signal,
+    list: { ownerKey: owner === "run" ? "runId" : "scopeId", ownerId: id, query },
+    current: () => ({ tasks: follower.shown.tasks, complete: !follower.shown.next && !query.after }),
+    onActed: () => follower.wake(),
+  });
+  replace(main, heading, header, h("h2", {}, "Tasks"), form, actions, counts, live, results);
 
   if (owner === "run") {
     try {
@@ -50,53 +62,112 @@ export async function renderTasks({ main, id, query, owner, signal }) {
       replace(header, errorBox(error));
     }
   }
+  await follower.follow();
+}
 
+/**
+ * Lists the page, again every REFRESH_MS while a listed task is open; `wake()` lists again at
+ * once (after an action), following again if it had stopped.
+ */
+function listFollower({ owner, id, query, segments, selection, counts, live, results, signal }) {
+  const state = { shown: { tasks: [], next: undefined }, listed: "", following: false, kicked: false, early: null };
   let previous = "";
-  for (;;) {
-    let page;
-    try {
-      page = await api("GET", "/v1/tasks", {
-        signal,
-        query: {
-          [owner === "run" ? "runId" : "scopeId"]: id,
-          status: query.status,
-          kind: query.kind,
-          modelId: query.modelId,
-          createdAfter: query.createdAfter,
-          createdBefore: query.createdBefore,
-          after: query.after,
-          limit: PAGE,
-        },
-      });
-    } catch (error) {
-      if (error.name === "AbortError") throw error;
-      // Over the tenant's read rate while following live: say so, and list again once it allows.
-      if (previous && error.status === 429 && error.retryAfter !== undefined && error.retryAfter <= 60) {
-        replace(live, errorBox(error));
-        await sleep(error.retryAfter * 1000, signal);
-        if (signal.aborted) return;
-        continue;
-      }
-      replace(results, errorBox(error));
-      replace(live, "");
-      return;
+  selection.onChange(() => {
+    for (const box of results.querySelectorAll("input[type=checkbox]")) {
+      box.checked = box.id === "select-page" ? selection.allMatching || state.shown.tasks.every((t) => selection.has(t.id)) : selection.has(box.dataset.task);
+      box.disabled = selection.allMatching;
     }
+  });
+
+  const listOnce = async () => {
+    const page = await api("GET", "/v1/tasks", {
+      signal,
+      query: {
+        [owner === "run" ? "runId" : "scopeId"]: id,
+        status: query.status,
+        kind: query.kind,
+        modelId: query.modelId,
+        createdAfter: query.createdAfter,
+        createdBefore: query.createdBefore,
+        after: query.after,
+        limit: PAGE,
+      },
+    });
     const tally = {};
     for (const task of page.tasks) tally[task.status] = (tally[task.status] ?? 0) + 1;
     replace(counts, "On this page: ", statusCounts(tally, false));
-    replace(results, taskTable(page.tasks, page.next), pager({ query, next: page.next, segments }));
+    // Drawn again only when it changed: a checkbox in focus stays in focus.
+    const listed = JSON.stringify(page);
+    if (listed !== state.listed) {
+      state.listed = listed;
+      state.shown = page;
+      replace(results, taskTable(page.tasks, page.next, selection), pager({ query, next: page.next, segments }));
+      selection.refresh(page.tasks);
+    }
     const summary = JSON.stringify(tally);
     if (previous && summary !== previous) announce(`Tasks changed: ${Object.entries(tally).map(([s, n]) => `${n} ${s}`).join(", ")}`);
     previous = summary;
-    const open = page.tasks.some((t) => t.status === "queued" || t.status === "running");
-    if (!open) {
-      replace(live, "Every task on this page has ended.");
-      return;
+    return page.tasks.some((t) => t.status === "queued" || t.status === "running");
+  };
+
+  const loop = async () => {
+    for (;;) {
+      state.kicked = false;
+      let open;
+      try {
+        open = await listOnce();
+      } catch (error) {
+        if (error.name === "AbortError") throw error;
+        // Over the tenant's read rate while following live: say so, and list again once it allows.
+        if (previous && error.status === 429 && error.retryAfter !== undefined && error.retryAfter <= 60) {
+          replace(live, errorBox(error));
+          await sleep(error.retryAfter * 1000, signal);
+          if (signal.aborted) return;
+          continue;
+        }
+        replace(results, errorBox(error));
+        replace(live, "");
+        return;
+      }
+      if (!open && !state.kicked) {
+        replace(live, "Every task on this page has ended.");
+        return;
+      }
+      replace(live, `Live: listed again every ${REFRESH_MS / 1000} s while a task is queued or running.`);
+      if (!state.kicked) {
+        state.early = new AbortController();
+        const stop = () => state.early.abort();
+        signal.addEventListener("abort", stop, { once: true });
+        await sleep(REFRESH_MS, state.early.signal);
+        signal.removeEventListener("abort", stop);
+      }
+      if (signal.aborted) return;
     }
-    replace(live, `Live: listed again every ${REFRESH_MS / 1000} s while a task is queued or running.`);
-    await sleep(REFRESH_MS, signal);
-    if (signal.aborted) return;
-  }
+  };
+
+  const follow = async () => {
+    state.following = true;
+    try {
+      await loop();
+    } finally {
+      state.following = false;
+    }
+  };
+
+  return {
+    get shown() {
+      return state.shown;
+    },
+    follow,
+    wake() {
+      if (!state.following) {
+        follow().catch(() => {});
+        return;
+      }
+      state.kicked = true;
+      state.early?.abort();
+    },
+  };
 }
 
 function renderRun(header, heading, run, signal) {
