@@ -5,6 +5,7 @@ use std::fmt;
 
 use aitasks_contracts::{ErrorCode, Problem, Problems};
 
+use crate::answers::operations::Operation;
 use crate::answers::Task;
 
 /// An error answer of the API (docs/api.md, "Errors"): its HTTP status and its stable `code`.
@@ -88,6 +89,10 @@ pub enum Error {
     /// [`crate::Client::wait`] reached its deadline before the task ended: the task as last read.
     #[error("task {} is still {} at the wait's deadline", .0.id, .0.status)]
     WaitDeadline(Box<Task>),
+    /// [`crate::Client::wait_operation`] reached its deadline while the operation was still
+    /// running: the operation as last read.
+    #[error("operation {} is still {} at the wait's deadline", .0.id, .0.state)]
+    OperationDeadline(Box<Operation>),
 }
 
 impl Error {
