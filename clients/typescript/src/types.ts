@@ -137,6 +137,8 @@ export type Task<R extends TaskRequest = TaskRequest> = Omit<GeneratedTask, "kin
   kind: R["kind"];
   request: R;
   output: OutputOf<R> | null;
+  /** The task this one replays (only on a replay). */
+  replayOf?: string;
 } & Typed<R>;
 
 export type Run = Schemas["Run"];
@@ -224,4 +226,132 @@ export interface DeleteScopeResult {
   more: boolean;
   /** Requests sent (each deletes a bounded batch for at most 5 s). */
   requests: number;
+}
+
+// ---- acting on many tasks (docs/api.md): replays, operations, holds ----
+// Written against the decided contract; aliases of the generated schemas once openapi.yaml has them.
+
+/** What a replay asks: the new task's effect key (default `replay:{taskId}`), and whether to skip the result cache. */
+export interface ReplayInput {
+  effectKey?: string;
+  recompute?: boolean;
+}
+
+/** One replay of a task. `operationId` names the operation that made it (null: asked on its own). */
+export interface TaskReplay {
+  id: string;
+  status: TaskStatus;
+  effectKey: string;
+  createdAt: string;
+  operationId: string | null;
+}
+
+/** A task's replays, oldest first (at most 100; `more` when it has more). */
+export interface TaskReplays {
+  replays: TaskReplay[];
+  more: boolean;
+}
+
+export type OperationAction = "cancel" | "replay";
+/** `running` until every matched task is gone through (`done`) or it is stopped (`stopped`). */
+export type OperationState = "running" | "stopped" | "done";
+
+/**
+ * Which of the tenant's tasks an operation acts on. At most one of `runId` and `scopeId`
+ * (neither: every task of the tenant); `status` defaults to the action's (cancel: queued,
+ * running; replay: failed, canceled).
+ */
+export interface OperationFilter {
+  runId?: string;
+  scopeId?: string;
+  status?: TaskStatus[];
+  kind?: RequestKind;
+  modelId?: string;
+  errorCode?: string;
+  /** Tasks created at or after this instant (RFC 3339). */
+  createdAfter?: string;
+  /** Tasks created before this instant (RFC 3339). */
+  createdBefore?: string;
+}
+
+/** The body of `POST /v1/operations`; `recompute` only with `replay`. */
+export interface CreateOperationInput {
+  action: OperationAction;
+  filter: OperationFilter;
+  recompute?: boolean;
+}
+
+/** An operation and its progress; `skippedBecause`/`failedBecause` count tasks by code. */
+export interface Operation {
+  id: string;
+  action: OperationAction;
+  filter: OperationFilter;
+  recompute: boolean;
+  state: OperationState;
+  matched: number;
+  done: number;
+  skipped: number;
+  failed: number;
+  skippedBecause: Record<string, number>;
+  failedBecause: Record<string, number>;
+  createdAt: string;
+  updatedAt: string;
+  endedAt: string | null;
+}
+
+export interface OperationPage {
+  operations: Operation[];
+  next?: string;
+}
+
+/** `GET /v1/operations`'s query. */
+export interface ListOperationsQuery {
+  state?: OperationState;
+  /** Start after this operation id (the previous page's `next`). */
+  after?: string;
+  /** Operations per page, 1..100 (default 100). */
+  limit?: number;
+}
+
+/** An operation's create: the operation, and whether this call made it (202) or its Idempotency-Key found it (200). */
+export interface CreateOperationResult {
+  operation: Operation;
+  created: boolean;
+}
+
+/** What a hold holds: a model profile, or a scope. */
+export type HoldTarget = { profile: string } | { scopeId: string };
+
+/** The body of `POST /v1/holds`: exactly one of `profile` and `scopeId`, and a reason (1..500 characters). */
+export type CreateHoldInput = ({ profile: string; scopeId?: never } | { scopeId: string; profile?: never }) & {
+  reason?: string;
+};
+
+/** A hold; `released*` are null while it holds. */
+export interface Hold {
+  id: string;
+  target: HoldTarget;
+  kind: "manual" | "automatic";
+  reason: string | null;
+  createdAt: string;
+  releasedAt: string | null;
+  releasedBy: "person" | "probe" | null;
+}
+
+export interface HoldPage {
+  holds: Hold[];
+  next?: string;
+}
+
+/** `GET /v1/holds`'s query. */
+export interface ListHoldsQuery {
+  state?: "active" | "released";
+  after?: string;
+  limit?: number;
+}
+
+/** A hold's create: the hold, and whether this call made it (201) or found the active hold on the same target (200). */
+export interface CreateHoldResult {
+  hold: Hold;
+  created: boolean;
 }
