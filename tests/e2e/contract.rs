@@ -53,7 +53,8 @@ fn template_routes() -> BTreeSet<(String, String, String)> {
 #[tokio::test]
 async fn every_documented_operation_is_served_and_routed() {
     let operations = openapi_operations();
-    assert_eq!(operations.len(), 17, "the seventeen routes of docs/api.md");
+    // Seventeen, four of holds and six of replays and operations.
+    assert_eq!(operations.len(), 17 + 4 + 6, "the twenty-seven routes of docs/api.md");
     let routed: BTreeSet<(String, String)> =
         template_routes().into_iter().filter(|(m, _, _)| m != "ANY").map(|(m, p, _)| (m, p)).collect();
     assert_eq!(routed, operations, "template.yaml routes exactly the documented operations");
@@ -78,6 +79,8 @@ async fn every_documented_operation_is_served_and_routed() {
         let concrete = path
             .replace("{runId}", &uuid::Uuid::new_v4().to_string())
             .replace("{taskId}", &uuid::Uuid::new_v4().to_string())
+            .replace("{holdId}", &uuid::Uuid::new_v4().to_string())
+            .replace("{operationId}", &uuid::Uuid::new_v4().to_string())
             .replace("{scopeId}", "scope-1");
         let body = (method == "POST").then(|| json!({}).to_string().into_bytes());
         let answer = api.send(method.parse().expect("method"), &concrete, body).await;

@@ -1,12 +1,12 @@
 //! `create-task`, behind API Gateway: runs and tasks. Parses the event, calls the runtime,
 //! maps the result; nothing else.
 
-use aitasks_contracts::{ListQuery, RunsQuery, SummaryQuery};
+use aitasks_contracts::{HoldsQuery, ListQuery, OperationsQuery, RunsQuery, SummaryQuery};
 use aitasks_lambda_kit::{
     check_method, json_response, many_response, serve_http, ApiError, HttpRequest, Route,
 };
 use aitasks_runtime::answers::{RunAnswer, TaskAnswer, TaskListAnswer};
-use aitasks_runtime::{api, history, App};
+use aitasks_runtime::{api, history, holds, operations, replays, App};
 use aitasks_store::{Run, Task};
 use aws_lambda_events::apigw::{ApiGatewayV2httpRequest, ApiGatewayV2httpResponse};
 use lambda_runtime::{Error, LambdaEvent};
@@ -25,6 +25,16 @@ const ROUTES: &[Route] = &[
     Route { path: &["v1", "tasks", "{}", "callbacks"], allow: &["GET"] },
     Route { path: &["v1", "tasks", "{}", "batch"], allow: &["GET"] },
     Route { path: &["v1", "summary"], allow: &["GET"] },
+    // Holds (docs/api.md, "Holds").
+    Route { path: &["v1", "holds"], allow: &["GET", "POST"] },
+    Route { path: &["v1", "holds", "{}"], allow: &["GET"] },
+    Route { path: &["v1", "holds", "{}", "release"], allow: &["POST"] },
+    // Replays and operations (docs/api.md, "Replaying a task" and "Operations").
+    Route { path: &["v1", "tasks", "{}", "replay"], allow: &["POST"] },
+    Route { path: &["v1", "tasks", "{}", "replays"], allow: &["GET"] },
+    Route { path: &["v1", "operations"], allow: &["GET", "POST"] },
+    Route { path: &["v1", "operations", "{}"], allow: &["GET"] },
+    Route { path: &["v1", "operations", "{}", "stop"], allow: &["POST"] },
 ];
 
 /// The parameters that page or narrow a listing (`runId` or `scopeId`), which `effectKey` takes
@@ -82,6 +92,35 @@ async fn route<P>(app: &App<P>, request: &HttpRequest<'_>) -> Result<ApiGatewayV
         ("GET", ["v1", "tasks", task_id, "batch"]) => {
             Ok(json_response(200, &history::task_batch(app, &tenant, task_id).await?))
         }
+        // Replays and operations.
+        ("POST", ["v1", "tasks", task_id, "replay"]) => {
+            let created = replays::replay_task(app, &tenant, task_id, &request.body()?).await?;
+            Ok(task_answer(if created.is_new() { 201 } else { 200 }, created.task()))
+        }
+        ("GET", ["v1", "tasks", task_id, "replays"]) => {
+            Ok(json_response(200, &replays::task_replays(app, &tenant, task_id).await?))
+        }
+        ("POST", ["v1", "operations"]) => {
+            let key = request.header("idempotency-key");
+            match operations::create_operation(app, &tenant, &request.body()?, key).await? {
+                operations::CreatedOp::New(operation) => Ok(json_response(202, &operation)),
+                operations::CreatedOp::Existing(operation) => Ok(json_response(200, &operation)),
+            }
+        }
+        ("GET", ["v1", "operations"]) => {
+            let query = OperationsQuery {
+                state: request.query("state"),
+                after: request.query("after"),
+                limit: request.query("limit"),
+            };
+            Ok(json_response(200, &operations::list_operations(app, &tenant, query).await?))
+        }
+        ("GET", ["v1", "operations", id]) => {
+            Ok(json_response(200, &operations::get_operation(app, &tenant, id).await?))
+        }
+        ("POST", ["v1", "operations", id, "stop"]) => {
+            Ok(json_response(200, &operations::stop_operation(app, &tenant, id).await?))
+        }
         ("GET", ["v1", "runs", run_id]) => Ok(run_answer(200, &api::get_run(app, &tenant, run_id).await?)),
         ("POST", ["v1", "runs", run_id, "cancel"]) => {
             Ok(run_answer(200, &api::cancel_run(app, &tenant, run_id).await?))
@@ -127,6 +166,25 @@ async fn route<P>(app: &App<P>, request: &HttpRequest<'_>) -> Result<ApiGatewayV
         }
         ("POST", ["v1", "tasks", task_id, "cancel"]) => {
             Ok(task_answer(200, &api::cancel_task(app, &tenant, task_id).await?))
+        }
+        // Holds.
+        ("POST", ["v1", "holds"]) => {
+            let (created, hold) = holds::place_hold(app, &tenant, &request.body()?).await?;
+            Ok(json_response(if created { 201 } else { 200 }, &hold))
+        }
+        ("GET", ["v1", "holds"]) => {
+            let query = HoldsQuery {
+                state: request.query("state"),
+                after: request.query("after"),
+                limit: request.query("limit"),
+            };
+            Ok(json_response(200, &holds::list_holds(app, &tenant, query).await?))
+        }
+        ("GET", ["v1", "holds", hold_id]) => {
+            Ok(json_response(200, &holds::get_hold(app, &tenant, hold_id).await?))
+        }
+        ("POST", ["v1", "holds", hold_id, "release"]) => {
+            Ok(json_response(200, &holds::release_hold(app, &tenant, hold_id).await?))
         }
         _ => Err(ApiError::NoRoute),
     }

@@ -57,6 +57,18 @@ pub struct Scope {
     pub budget: Budget,
 }
 
+impl Scope {
+    /// The terms a scoped create stores on its task (migrations/V33), in the create body's form
+    /// less `recompute`: a replay of the task is admitted on them.
+    pub fn terms(&self) -> Value {
+        serde_json::json!({
+            "sourceId": self.source_id,
+            "sourceRevision": self.source_revision,
+            "budget": self.budget,
+        })
+    }
+}
+
 /// `POST /v1/tasks`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CreateTask {

@@ -109,10 +109,17 @@ pub enum ErrorCode {
     MethodNotAllowed,
     NotInBatch,
     IdempotencyKeyReused,
+    // Holds (docs/api.md, "Holds").
+    HoldsLimit,
+    HoldIsAutomatic,
+    // Replays and operations (docs/api.md, "Replaying a task" and "Operations").
+    TaskNotEnded,
+    TaskNotReplayable,
+    OperationsLimit,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 30] = [
+    pub const ALL: [ErrorCode; 35] = [
         ErrorCode::InvalidRequest,
         ErrorCode::ModelUnknown,
         ErrorCode::Unauthorized,
@@ -143,6 +150,13 @@ impl ErrorCode {
         ErrorCode::MethodNotAllowed,
         ErrorCode::NotInBatch,
         ErrorCode::IdempotencyKeyReused,
+        // Holds.
+        ErrorCode::HoldsLimit,
+        ErrorCode::HoldIsAutomatic,
+        // Replays and operations.
+        ErrorCode::TaskNotEnded,
+        ErrorCode::TaskNotReplayable,
+        ErrorCode::OperationsLimit,
     ];
 
     /// The code as callers see it.
@@ -178,6 +192,13 @@ impl ErrorCode {
             ErrorCode::MethodNotAllowed => "METHOD_NOT_ALLOWED",
             ErrorCode::NotInBatch => "NOT_IN_BATCH",
             ErrorCode::IdempotencyKeyReused => "IDEMPOTENCY_KEY_REUSED",
+            // Holds.
+            ErrorCode::HoldsLimit => "WORKFLOW_AI_HOLDS_LIMIT",
+            ErrorCode::HoldIsAutomatic => "HOLD_IS_AUTOMATIC",
+            // Replays and operations.
+            ErrorCode::TaskNotEnded => "TASK_NOT_ENDED",
+            ErrorCode::TaskNotReplayable => "TASK_NOT_REPLAYABLE",
+            ErrorCode::OperationsLimit => "WORKFLOW_AI_OPERATIONS_LIMIT",
         }
     }
 

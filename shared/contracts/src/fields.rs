@@ -39,6 +39,11 @@ impl<'a> Fields<'a> {
         self.map.get(key).is_some_and(|v| !v.is_null())
     }
 
+    /// Whether the key is in the object at all (`null` counts as present).
+    pub(crate) fn present(&self, key: &str) -> bool {
+        self.map.contains_key(key)
+    }
+
     /// The raw value of an optional field (`null` counts as absent).
     pub(crate) fn value(&self, key: &str) -> Option<&'a Value> {
         self.map.get(key).filter(|v| !v.is_null())

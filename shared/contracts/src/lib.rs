@@ -24,10 +24,12 @@ mod delivery;
 mod fields;
 mod hash;
 mod history;
+mod holds;
 mod ids;
 pub mod limits;
 mod listing;
 mod many;
+mod operations;
 mod problems;
 mod prompt;
 mod read_cost;
@@ -48,10 +50,18 @@ pub use history::{
     ListRuns, ListedRun, RunPage, RunsQuery, TaskBatch, TaskCallback, TaskCallbacks, TaskCounts, TaskEvent,
     TaskEvents,
 };
+pub use holds::{
+    HoldAnswer, HoldOn, HoldPage, HoldTargetAnswer, HoldsQuery, ListHolds, PlaceHold, HOLD_PAGE_MAX,
+    HOLD_REASON_MAX_CHARS,
+};
 pub use ids::{AppId, EffectKey, IdempotencyKey, RunId, TaskId, APP_ID_MAX_CHARS, IDEMPOTENCY_KEY_MAX_CHARS};
 pub use limits::*;
 pub use listing::{ListQuery, ListTasks, TaskFilter};
 pub use many::{item_value, CreateMany};
+pub use operations::{
+    derived_replay_key, skip, CreateOperation, ListOperations, Operation, OperationAction, OperationFilter,
+    OperationPage, OperationState, OperationsQuery, ReplayTask, TaskReplay, TaskReplays, OPERATION_PAGE_MAX,
+};
 pub use problems::{Path, Problem, Problems};
 pub use prompt::{max_output_tokens, system_prompt, user_message};
 pub use read_cost::ReadCost;

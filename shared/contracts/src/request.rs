@@ -4,7 +4,7 @@ use crate::limits::{
     CHOICES, CHOICE_CHARS, DEFAULT_MAX_OUTPUT_CHARS, FIELDS, FIELD_DESCRIPTION_MAX_CHARS,
     FIELD_NAME_MAX_CHARS, INPUT_MAX_DEPTH, MAX_OUTPUT_CHARS, PROMPT_MAX_CHARS, TEXT_FIELD_MAX_LENGTH,
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::fields::{check_document, distinct_strings, type_name, Fields};
@@ -86,7 +86,7 @@ pub struct FieldSpec {
 }
 
 /// The kind of a request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     GenerateText,

@@ -104,6 +104,17 @@ impl ProviderError {
         )
     }
 
+    /// A failure on the provider's side, not the task's (what the automatic hold counts): a 5xx
+    /// or 408, no answer in time, no connection, or a 429 without a usable `Retry-After` (one that
+    /// says when to come back is the provider pacing its callers: the retry waits for it).
+    pub fn is_provider_side(&self) -> bool {
+        match self {
+            ProviderError::RateLimited { retry_after, .. } => retry_after.is_none_or(|after| after.is_zero()),
+            ProviderError::Timeout(_) | ProviderError::Connection(_) | ProviderError::Server { .. } => true,
+            _ => false,
+        }
+    }
+
     /// What the task stores and its tenant sees: stable words without the provider's URL, code
     /// or the size of what it wrote, which the worker's log line has (`Display`).
     pub fn public_message(&self) -> String {

@@ -46,6 +46,9 @@ pub struct TaskAnswer<'a> {
     /// A deferred task's window end (`delivery.deferred.within` after its creation).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deferred_by: Option<DateTime<Utc>>,
+    /// The task this one replays (docs/api.md, "Replaying a task"): a replay only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay_of: Option<uuid::Uuid>,
 }
 
 impl<'a> From<&'a Task> for TaskAnswer<'a> {
@@ -76,6 +79,7 @@ impl<'a> From<&'a Task> for TaskAnswer<'a> {
             completed_at: task.completed_at,
             updated_at: task.updated_at,
             deferred_by: task.deferred_by,
+            replay_of: task.replay_of,
         }
     }
 }
@@ -265,6 +269,10 @@ mod tests {
             trace_header: None,
             deferred_by: None,
             awaiting_batch: false,
+            unheld_at: None,
+            holds: Vec::new(),
+            replay_of: None,
+            replay_operation: None,
         }
     }
 

@@ -42,6 +42,23 @@ pub enum ApiError {
     /// The create's callback would pass a limit on callbacks (docs/api.md, "Callbacks").
     #[error("{}", callback_limit_message(*code, *limit))]
     CallbackLimit { code: ErrorCode, limit: i64 },
+    // Holds (docs/api.md, "Holds").
+    /// `POST /v1/holds` past `AITASK_HOLDS_PER_TENANT` active holds.
+    #[error("the tenant has {0} active holds already (AITASK_HOLDS_PER_TENANT): release one first")]
+    HoldsLimit(usize),
+    /// `POST /v1/holds/{holdId}/release` of an automatic hold: its probe releases it.
+    #[error("the hold is automatic: it is released by its probe once the provider answers again")]
+    HoldIsAutomatic,
+    // Replays and operations (docs/api.md, "Replaying a task" and "Operations").
+    /// A replay of a task that is queued or running.
+    #[error("the task has not ended: only a succeeded, failed or canceled task is replayed")]
+    TaskNotEnded,
+    /// A replay of a scoped task stored before replays were: its scope terms are unknown.
+    #[error("the task was created before replays were, with a scope whose terms were not kept: create it again instead")]
+    TaskNotReplayable,
+    /// The tenant has its limit of running operations (`AITASK_OPERATIONS_PER_TENANT`).
+    #[error("the tenant has {limit} operations running already (AITASK_OPERATIONS_PER_TENANT): stop one or wait for one to end")]
+    OperationsLimit { limit: i64 },
     #[error("the database is unavailable")]
     Unavailable(#[source] StoreError),
     /// Anything unexpected: the cause (its whole chain) goes to the log, the caller sees an
@@ -58,9 +75,14 @@ impl ApiError {
             ApiError::TooLarge => 413,
             ApiError::NotFound | ApiError::NoRoute | ApiError::NotInBatch => 404,
             ApiError::MethodNotAllowed { .. } => 405,
-            ApiError::RunUnavailable => 409,
+            ApiError::RunUnavailable | ApiError::HoldIsAutomatic => 409,
+            ApiError::TaskNotEnded | ApiError::TaskNotReplayable => 409,
+            ApiError::OperationsLimit { .. } => 429,
             ApiError::IdempotencyKeyReused => 422,
-            ApiError::Admission { .. } | ApiError::CallbackLimit { .. } | ApiError::ReadRate { .. } => 429,
+            ApiError::Admission { .. }
+            | ApiError::CallbackLimit { .. }
+            | ApiError::ReadRate { .. }
+            | ApiError::HoldsLimit(_) => 429,
             ApiError::Unavailable(_) => 503,
             ApiError::Internal(_) => 500,
         }
@@ -79,6 +101,11 @@ impl ApiError {
             ApiError::IdempotencyKeyReused => ErrorCode::IdempotencyKeyReused,
             ApiError::Admission { code, .. } | ApiError::CallbackLimit { code, .. } => *code,
             ApiError::ReadRate { .. } => ErrorCode::ReadRate,
+            ApiError::HoldsLimit(_) => ErrorCode::HoldsLimit,
+            ApiError::HoldIsAutomatic => ErrorCode::HoldIsAutomatic,
+            ApiError::TaskNotEnded => ErrorCode::TaskNotEnded,
+            ApiError::TaskNotReplayable => ErrorCode::TaskNotReplayable,
+            ApiError::OperationsLimit { .. } => ErrorCode::OperationsLimit,
             ApiError::Unavailable(_) => ErrorCode::Unavailable,
             ApiError::Internal(_) => ErrorCode::Internal,
         }

@@ -8,6 +8,7 @@ use aitasks_store::{PoolSettings, StorePool};
 use crate::bus::Bus;
 use crate::callbacks::{self, Callbacks};
 use crate::config::{ConfigError, Settings};
+use crate::failing_profiles::FailingProfiles;
 use crate::queue::Queues;
 use crate::read_rate::ReadRate;
 
@@ -28,6 +29,8 @@ pub struct App<P = HttpProvider> {
     pub bus: Option<Bus>,
     /// Each tenant's read rate (`AITASK_READ_RATE`): this instance's buckets.
     pub reads: ReadRate,
+    /// The profiles whose automatic-hold count this instance saw above zero (`crate::holds`).
+    pub(crate) failing: FailingProfiles,
 }
 
 /// One call to a provider's batch API (an upload, a status, a results file): the sweep has a
@@ -102,7 +105,18 @@ impl<P> App<P> {
         let queues = Queues::new(sqs, settings.task_queue_url.clone(), settings.events_queue_url.clone());
         let batches = BatchClient::new(BATCH_CALL_TIMEOUT)?;
         let reads = ReadRate::new(settings.read_rate);
-        Ok(App { settings, pool, queues, profiles, provider, batches, callbacks: None, bus: None, reads })
+        Ok(App {
+            settings,
+            pool,
+            queues,
+            profiles,
+            provider,
+            batches,
+            callbacks: None,
+            bus: None,
+            reads,
+            failing: FailingProfiles::default(),
+        })
     }
 
     /// The callbacks' clients, the event bus (when the settings name one) and Bedrock batch

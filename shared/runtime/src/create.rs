@@ -100,6 +100,9 @@ fn check<P>(app: &App<P>, tenant: &AppId, body: &Value) -> Result<Checked, ApiEr
         // A profile without a batch API runs a deferred task now: it keeps its window only.
         awaiting_batch: window.is_some() && profile.batching().is_some(),
         has_poller: parsed.callback.is_none(),
+        scope_terms: parsed.scope.as_ref().map(Scope::terms),
+        replay_of: None,
+        replay_operation: None,
     };
     Ok(Checked { task, scope: parsed.scope, callback: parsed.callback })
 }
@@ -173,6 +176,53 @@ pub async fn create_task<P>(app: &App<P>, tenant: &AppId, body: &[u8]) -> Result
         return Err(ApiError::TooLarge);
     }
     let item = check(app, tenant, &parse_json(body).map_err(ApiError::Invalid)?)?;
+    let (created, client) = store_checked(app, tenant, &item).await?;
+    if let Created::New(task) = &created {
+        send_one(app, &client, task).await;
+    }
+    Ok(created)
+}
+
+/// A replay (docs/api.md, "Replaying a task"): `body` is the create the original's columns
+/// make, checked and stored exactly as `POST /v1/tasks` would check and store it (model, run,
+/// effect key, quotas, scoped admission, result cache); the new task names the original and the
+/// operation that made it, if one did. Its message is sent here unless `defer_send` (an
+/// operation's page sends its replays' messages together, [`send_replays`]).
+pub(crate) async fn create_replay<P>(
+    app: &App<P>,
+    tenant: &AppId,
+    body: &Value,
+    replay_of: uuid::Uuid,
+    operation: Option<uuid::Uuid>,
+    defer_send: bool,
+) -> Result<Created, ApiError> {
+    let mut item = check(app, tenant, body)?;
+    item.task.replay_of = Some(replay_of);
+    item.task.replay_operation = operation;
+    let (created, client) = store_checked(app, tenant, &item).await?;
+    if let (Created::New(task), false) = (&created, defer_send) {
+        send_one(app, &client, task).await;
+    }
+    Ok(created)
+}
+
+/// Send the messages of an operation page's new replays, ten to a call, as a bulk create does.
+pub(crate) async fn send_replays<P>(
+    app: &App<P>,
+    created: &[Result<Created, ApiError>],
+) -> Result<(), ApiError> {
+    let client = store::client(&app.pool).await?;
+    send_new(app, &client, created).await;
+    Ok(())
+}
+
+/// A checked create through the store: its callback's limits, the store's create (admission
+/// for a scoped one), its callback attached or its poller marked, the metrics.
+async fn store_checked<P>(
+    app: &App<P>,
+    tenant: &AppId,
+    item: &Checked,
+) -> Result<(Created, store::Client), ApiError> {
     let store_span = tracing::info_span!("store create");
     let mut client = store::client(&app.pool).instrument(store_span.clone()).await?;
     if let Some(callback) = &item.callback {
@@ -183,30 +233,32 @@ pub async fn create_task<P>(app: &App<P>, tenant: &AppId, body: &[u8]) -> Result
             return Err(refusal);
         }
     }
-    let created = store_one(app, &mut client, &item).instrument(store_span).await?;
+    let created = store_one(app, &mut client, item).instrument(store_span).await?;
     match &item.callback {
         Some(callback) => attach(app, &client, &[(created.task().id, callback)]).await?,
         None => mark_pollers(&client, std::iter::once(&created)).await?,
     }
     count_created([(Some(&created), item.scope.is_some())]);
-    if let Created::New(task) = &created {
-        if task.status == store::TaskStatus::Queued && !task.awaiting_batch {
-            // After the commit: if this send is lost, the task stays unsent and the sweeper
-            // sends it. Consumers tolerate the duplicate that a late mark can cause.
-            let send = app.queues.send_task(task.id, &task.app_id);
-            match send.instrument(tracing::info_span!("send task message")).await {
-                Ok(()) => {
-                    if let Err(error) = store::mark_sent(&client, task.id).await {
-                        tracing::warn!(task_id = %task.id, error = %crate::error_chain(&error), "sent, but could not record it");
-                    }
-                }
-                Err(error) => {
-                    tracing::warn!(task_id = %task.id, error = %crate::error_chain(&error), "send failed; the sweeper will send it")
-                }
+    Ok((created, client))
+}
+
+/// A new task's message, after the commit: if this send is lost, the task stays unsent and the
+/// sweeper sends it. Consumers tolerate the duplicate that a late mark can cause.
+async fn send_one<P>(app: &App<P>, client: &store::Client, task: &store::Task) {
+    if task.status != store::TaskStatus::Queued || task.awaiting_batch {
+        return;
+    }
+    let send = app.queues.send_task(task.id, &task.app_id);
+    match send.instrument(tracing::info_span!("send task message")).await {
+        Ok(()) => {
+            if let Err(error) = store::mark_sent(client, task.id).await {
+                tracing::warn!(task_id = %task.id, error = %crate::error_chain(&error), "sent, but could not record it");
             }
         }
+        Err(error) => {
+            tracing::warn!(task_id = %task.id, error = %crate::error_chain(&error), "send failed; the sweeper will send it")
+        }
     }
-    Ok(created)
 }
 
 /// `POST /v1/tasks/batch`: every item answered in order, each as its own create would be. A

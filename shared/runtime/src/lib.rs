@@ -20,7 +20,11 @@
 //!
 //! - [`read_rate`]: each tenant's read rate, charged by every read of the API.
 //!
-//! The modules depend on each other in one direction: `intake` → `api` → `create` →
+//! - [`replays`] and [`operations`]: a replay made through `create`, and cancel or replay by
+//!   filter, worked in pages under a lease (by the request, then the sweeper's `operations` duty).
+//!
+//! The modules depend on each other in one direction: `operations` → `replays` → `create`;
+//! `sweeper` → `operations`; `intake` → `api` → `create` →
 //! `admission`, `callback_limits`; `sweeper` → `batcher`; `worker`, `batcher` → `settle` (which
 //! writes through the store alone: it announces nothing itself); `worker`, `sweeper`, `batcher`
 //! → `app` → `callbacks`, `bus`, `config`, `queue`, `secrets`, `aws`; and `metrics` below
@@ -39,11 +43,15 @@ mod callback_limits;
 pub mod callbacks;
 pub mod config;
 mod create;
+mod failing_profiles;
 pub mod history;
+pub mod holds;
 pub mod intake;
 pub mod metrics;
+pub mod operations;
 pub mod queue;
 pub mod read_rate;
+pub mod replays;
 pub mod secrets;
 mod settle;
 pub mod sweeper;

@@ -44,7 +44,13 @@ pub async fn claim_by(
     let rows = client.query(&statement, &params).await?;
     let mut first: HashMap<Uuid, Claim> = HashMap::with_capacity(distinct.len());
     for row in &rows {
-        let task = Task::from_row(row)?;
+        let mut task = Task::from_row(row)?;
+        task.unheld_at = row.try_get("unheld_at")?;
+        let holds: Option<serde_json::Value> = row.try_get("active_holds")?;
+        if let Some(holds) = holds {
+            task.holds = serde_json::from_value(holds)
+                .map_err(|error| crate::StoreError::Corrupt(format!("a claim's holds: {error}")))?;
+        }
         first.insert(task.id, Claim::Claimed(task));
     }
     let missed: Vec<Uuid> = distinct.iter().filter(|id| !first.contains_key(id)).copied().collect();

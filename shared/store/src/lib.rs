@@ -48,10 +48,12 @@ mod create;
 mod error;
 mod events;
 mod history;
+mod holds;
 mod lease;
 mod listing;
 mod migrations;
 mod model;
+mod operations;
 mod owned;
 mod params;
 mod pool;
@@ -60,6 +62,7 @@ pub mod queries;
 mod read;
 mod read_rate;
 mod repair;
+mod replays;
 mod rows;
 mod runs;
 mod settle;
@@ -95,6 +98,10 @@ pub use create::{create_task, create_tasks, mark_pollers, mark_sent, mark_sent_m
 pub use error::{StoreError, StoreResult};
 pub use events::{mark_delivered, prune_delivered_events, take_undelivered_events};
 pub use history::{list_runs, task_batch, task_callbacks, task_events, BatchOfTask, RunsOfApp};
+pub use holds::{
+    get_hold, list_holds, note_failure, park, place_hold, release_hold, resend_held, reset_failures,
+    take_probe, unfinished_holds, FailureNoted, Hold, HoldTarget, Parked, Placed, Resent, UnfinishedHold,
+};
 pub use lease::{check, claim_by, give_back_claims, heartbeat, ClaimMark};
 pub use listing::{list_tasks, ListedTasks};
 pub use migrations::{
@@ -102,9 +109,13 @@ pub use migrations::{
     ConcurrentStatement, NO_TRANSACTION,
 };
 pub use model::{
-    AdmissionBudget, AdmissionRefusal, Claim, Created, CreatedRun, Fenced, Lease, LeaseCheck, ListedTask,
-    NewRun, NewTask, PendingEvent, Run, RunState, ScopedAdmission, ScopedCreated, ServerLimits, Settled,
-    Task, TaskOwner, TaskStatus,
+    ActiveHold, AdmissionBudget, AdmissionRefusal, Claim, Created, CreatedRun, Fenced, Lease, LeaseCheck,
+    ListedTask, NewRun, NewTask, PendingEvent, Run, RunState, ScopedAdmission, ScopedCreated, ServerLimits,
+    Settled, Task, TaskOwner, TaskStatus,
+};
+pub use operations::{
+    create_operation, get_operation, list_operations, next_operations, stop_operation, take_operation,
+    CreatedOperation, NewOperation, OperationLease, PageCounts, Walk,
 };
 pub use owned::{
     delete_owned_page, delete_retained, release, unreleased_sources, SourceRef, UNRELEASED_PAGE,
@@ -117,6 +128,7 @@ pub use provider_limits::{
 pub use read::{get_task, get_task_by_effect_key};
 pub use read_rate::{spend_reads, ReadBucket, ReadSpend};
 pub use repair::{give_back_for_repair, read_repair, take_repair};
+pub use replays::{replay_sources, task_replays, ReplaySource};
 pub use runs::{create_run, get_run};
 pub use settle::{complete_attempt, complete_many, end_canceled, fail_attempt, give_back, requeue_attempt};
 pub use stats::{backlog, overview, Backlog, Overview};

@@ -48,6 +48,15 @@ pub struct Task {
     pub deferred_by: Option<DateTime<Utc>>,
     /// Queued and waiting for a provider batch: no task message is owed for it.
     pub awaiting_batch: bool,
+    /// When a hold that parked it was released: its queue timeout counts from then
+    /// (migrations/V34). Read by a claim only (`None` elsewhere).
+    pub unheld_at: Option<DateTime<Utc>>,
+    /// The active holds that may touch it, as its claim read them (empty elsewhere).
+    pub holds: Vec<ActiveHold>,
+    /// The task this one replays (migrations/V33): a replay only.
+    pub replay_of: Option<Uuid>,
+    /// The operation that made this replay, when one did.
+    pub replay_operation: Option<Uuid>,
 }
 
 impl Task {
@@ -171,6 +180,12 @@ pub struct NewTask {
     /// The create names no callback: its caller reads the task (GET, a long poll) and waits for
     /// it as long as it lives, so it is never canceled for want of callers (migrations/V23).
     pub has_poller: bool,
+    /// A scoped create's terms (`scope` less `recompute`, as its create gave them), kept so that
+    /// the task can be replayed on them (migrations/V33); `None` for an unscoped task.
+    pub scope_terms: Option<Value>,
+    /// A replay: the task it replays, and the operation that made it if one did.
+    pub replay_of: Option<Uuid>,
+    pub replay_operation: Option<Uuid>,
 }
 
 /// The outcome of a create.
@@ -342,4 +357,17 @@ impl AdmissionRefusal {
 pub struct ScopedCreated {
     pub created: Created,
     pub event: Option<PendingEvent>,
+}
+
+/// An active hold that may touch a claimed task, as its claim read it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActiveHold {
+    pub id: Uuid,
+    pub profile: Option<String>,
+    pub scope_id: Option<String>,
+    /// Every tenant's (placed when the profile's provider kept failing).
+    pub automatic: bool,
+    /// This task is the automatic hold's probe: its attempt may call the held profile.
+    pub probe: bool,
 }

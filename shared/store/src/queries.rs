@@ -63,6 +63,8 @@ fragments! {
     "fragments/task_columns",
     // The tenants with waiting callbacks (a loose scan), for the heartbeat duty's statements.
     "fragments/waiting_tenants",
+    // An operation's columns, as `operation_from_row` reads them.
+    "fragments/operation_columns",
 }
 
 statements! {
@@ -129,6 +131,17 @@ statements! {
     MARK_DELIVERED = "events/mark_delivered";
     PRUNE_DELIVERED_EVENTS = "events/prune_delivered_events";
     TAKE_UNDELIVERED_EVENTS = "events/take_undelivered_events";
+
+    GET_HOLD = "holds/get_hold";
+    LIST_HOLDS = "holds/list_holds";
+    NOTE_FAILURE = "holds/note_failure";
+    PARK = "holds/park";
+    PLACE_HOLD = "holds/place_hold";
+    RELEASE_HOLD = "holds/release_hold";
+    RESEND_HELD = "holds/resend_held";
+    RESET_FAILURES = "holds/reset_failures";
+    TAKE_PROBE = "holds/take_probe";
+    UNFINISHED_HOLDS = "holds/unfinished_holds";
 
     LIST_RUNS = "history/list_runs";
     TASK_BATCH = "history/task_batch";
@@ -197,6 +210,22 @@ statements! {
 
     SPEND_READS = "read_rate/spend_reads";
 
+    // Replays and operations (migrations/V33).
+    REPLAY_SOURCES = "replays/replay_sources";
+    TASK_REPLAYS = "replays/task_replays";
+    ADVANCE_OPERATION = "operations/advance_operation";
+    CANCEL_OPERATION_PAGE = "operations/cancel_operation_page";
+    CREATE_OPERATION = "operations/create_operation";
+    CREATE_OPERATION_LOCK = "operations/create_operation_lock";
+    GET_OPERATION = "operations/get_operation";
+    LIST_OPERATIONS = "operations/list_operations";
+    NEXT_OPERATIONS = "operations/next_operations";
+    STOP_OPERATION = "operations/stop_operation";
+    TAKE_OPERATION = "operations/take_operation";
+    WALK_OPERATION_OF_RUN = "operations/walk_operation_of_run";
+    WALK_OPERATION_OF_SCOPE = "operations/walk_operation_of_scope";
+    WALK_OPERATION_OF_TENANT = "operations/walk_operation_of_tenant";
+
     PRUNE_QUOTA_DAYS = "tenant_quota/prune_quota_days";
     SPEND_TASK = "tenant_quota/spend_task";
 }
@@ -253,6 +282,7 @@ mod tests {
                 "kind, request, input_hash, model_id, model_ref, model_config_hash, status",
             ),
             ("fragments/waiting_tenants", "WHERE next.state = 'waiting' AND next.app_id > tenants.app_id"),
+            ("fragments/operation_columns", "recompute, state, idempotency_key, cursor_at"),
         ];
         for (name, phrase) in phrases {
             let fragment = FRAGMENTS.iter().find(|f| f.name == name).unwrap();

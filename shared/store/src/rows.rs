@@ -55,6 +55,10 @@ impl Task {
             trace_header: new.trace_header.clone(),
             deferred_by: row.try_get("deferred_by")?,
             awaiting_batch: row.try_get("awaiting_batch")?,
+            unheld_at: None,
+            holds: Vec::new(),
+            replay_of: new.replay_of,
+            replay_operation: new.replay_operation,
         })
     }
 
@@ -101,6 +105,10 @@ impl Task {
             trace_header: row.try_get("trace_header")?,
             deferred_by: row.try_get("deferred_by")?,
             awaiting_batch: row.try_get("awaiting_batch")?,
+            unheld_at: None,
+            holds: Vec::new(),
+            replay_of: row.try_get("replay_of")?,
+            replay_operation: row.try_get("replay_operation")?,
         })
     }
 }
@@ -125,7 +133,7 @@ impl Run {
 
 impl NewTask {
     /// The columns every task insert binds the same way, by their parameter names.
-    pub(crate) fn request_values(&self) -> [Param<'_>; 13] {
+    pub(crate) fn request_values(&self) -> [Param<'_>; 16] {
         [
             ("step_key", &self.step_key),
             ("effect_key", &self.effect_key),
@@ -140,6 +148,9 @@ impl NewTask {
             ("deferred_window_ms", &self.deferred_window_ms),
             ("awaiting_batch", &self.awaiting_batch),
             ("has_poller", &self.has_poller),
+            ("scope_terms", &self.scope_terms),
+            ("replay_of", &self.replay_of),
+            ("replay_operation", &self.replay_operation),
         ]
     }
 }

@@ -246,6 +246,9 @@ pub fn new_task(app_id: &str, owner: TaskOwner, effect_key: &str) -> NewTask {
         deferred_window_ms: None,
         awaiting_batch: false,
         has_poller: false,
+        scope_terms: None,
+        replay_of: None,
+        replay_operation: None,
     }
 }
 

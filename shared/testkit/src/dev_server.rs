@@ -363,6 +363,20 @@ impl Api {
         (answer.status, answer.body)
     }
 
+    /// [`Api::post`] with an `Idempotency-Key` header when `key` is given.
+    pub async fn post_keyed(&self, path: &str, key: Option<&str>, body: &Value) -> (u16, Value) {
+        let mut request = self.http.post(format!("{}{path}", self.base)).json(body);
+        if let Some(token) = &self.token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(key) = key {
+            request = request.header("Idempotency-Key", key);
+        }
+        let response = request.send().await.expect("the dev server answers");
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
     pub async fn get(&self, path: &str) -> (u16, Value) {
         let answer = self.send(Method::GET, path, None).await;
         (answer.status, answer.body)

@@ -49,6 +49,9 @@ fn task(app: &str, scope: &str, effect_key: String) -> NewTask {
         deferred_window_ms: None,
         awaiting_batch: false,
         has_poller: false,
+        scope_terms: None,
+        replay_of: None,
+        replay_operation: None,
     }
 }
 

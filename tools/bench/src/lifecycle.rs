@@ -54,6 +54,9 @@ pub(crate) fn new_task(app: &str, effect_key: String) -> NewTask {
         deferred_window_ms: None,
         awaiting_batch: false,
         has_poller: false,
+        scope_terms: None,
+        replay_of: None,
+        replay_operation: None,
     }
 }
 

@@ -190,7 +190,7 @@ async fn line_failed<P>(
         }
         // A failed fence: the task left the batch, or its cancel was requested (the sweeper
         // ends that). An error line decides nothing else.
-        Carried::Lost | Carried::GivenBack { .. } | Carried::Abandoned => {}
+        Carried::Lost | Carried::GivenBack { .. } | Carried::Parked { .. } | Carried::Abandoned => {}
     }
     Ok(())
 }

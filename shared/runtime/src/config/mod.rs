@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 pub mod callbacks;
+pub mod holds;
 pub mod intake;
 pub mod intake_senders;
 pub mod old_names;
@@ -73,6 +74,11 @@ pub struct RuntimeConfig {
     pub deferred_slack: Duration,
     /// How often an open batch's status is asked for (`AITASK_BATCH_POLL_MS`, 60000).
     pub batch_poll: Duration,
+    /// Holds: the automatic hold's count and probe, a tenant's active holds.
+    pub holds: holds::HoldConfig,
+    /// Operations a tenant may have running at once (`AITASK_OPERATIONS_PER_TENANT`, 2;
+    /// docs/api.md, "Operations").
+    pub operations_per_tenant: i64,
 }
 
 impl RuntimeConfig {
@@ -119,6 +125,8 @@ impl Default for RuntimeConfig {
             callbacks: callbacks::CallbackConfig::default(),
             deferred_slack: Duration::from_millis(1_800_000),
             batch_poll: Duration::from_millis(60_000),
+            holds: holds::HoldConfig::default(),
+            operations_per_tenant: 2,
         }
     }
 }
@@ -227,6 +235,8 @@ impl Settings {
                 .clamp(Duration::from_secs(300), Duration::from_secs(1_800)),
             batch_poll: millis("AITASK_BATCH_POLL_MS", 60_000)?
                 .clamp(Duration::from_millis(100), Duration::from_secs(300)),
+            holds: holds::HoldConfig::read(number)?,
+            operations_per_tenant: number("AITASK_OPERATIONS_PER_TENANT", 2)?.clamp(1, 1_000) as i64,
         };
         Ok(Settings {
             database_url: required("DATABASE_URL")?,

@@ -11,9 +11,11 @@
 //! <https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html>.
 
 mod creates;
+mod holds;
 mod worker;
 
 pub(crate) use creates::count_created;
+pub(crate) use holds::{hold_probe, profile_held, profile_released};
 pub(crate) use worker::{announced, gave_back, retried, settled, Parts, Settlement};
 
 use std::io::Write;

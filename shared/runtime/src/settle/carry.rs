@@ -18,6 +18,9 @@ pub(crate) enum Carried {
     Requeued { delay: Duration },
     /// Given back with its attempt uncounted, for another try after `delay`.
     GivenBack { delay: Duration },
+    /// Parked under its holds, its attempt uncounted (its message is not sent again); `probe`:
+    /// it holds an automatic hold's probe lease, and is sent again after `after`.
+    Parked { probe: Option<Duration> },
     /// The fence failed: the lease is gone, or a cancel was requested (the holder may end that).
     /// Also what a requested cancel's decision writes here: nothing for the attempt itself.
     Lost,
@@ -75,6 +78,20 @@ pub(crate) async fn carry_out(
             }
             Carried::GivenBack { delay }
         }
+        Decision::Park { holds, probe } => match store::park(client, lease, holds, probe).await? {
+            store::Parked::Parked { probe: probing } => {
+                tracing::info!(
+                    model_id = %attempt.model_id,
+                    holds = holds.len(),
+                    probe = probing,
+                    "parked: the task is held; the attempt is not counted"
+                );
+                Carried::Parked { probe: probing.then_some(probe) }
+            }
+            // Released meanwhile: back in the queue at once.
+            store::Parked::GivenBack => Carried::GivenBack { delay: Duration::ZERO },
+            store::Parked::Lost => Carried::Lost,
+        },
         // Nothing to write for the attempt itself: its requested cancel is ended by the holder.
         Decision::EndCanceled | Decision::Complete(_) => Carried::Lost,
         Decision::Abandon => {

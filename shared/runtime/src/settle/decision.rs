@@ -29,6 +29,10 @@ pub(crate) enum Ending {
     /// Every profile the attempt could use was at its provider-side limit: no call was made.
     /// The task goes back unworked, its attempt uncounted, for another try after the delay.
     Throttled(Duration),
+    /// The task is held (docs/api.md, "Holds"): its scope, or every profile of its chain, by these
+    /// holds, found at its claim or placed by its own call's failure. It is parked, its attempt
+    /// uncounted, until one of them is released.
+    Held(Vec<uuid::Uuid>),
 }
 
 impl Ending {
@@ -62,6 +66,9 @@ pub(crate) enum Decision<'a> {
     Abandon,
     /// Give the task back unworked (attempt uncounted); it comes back after `delay`.
     GiveBack { delay: Duration },
+    /// Park the held task under `holds` (attempt uncounted, no message, no queue timeout while
+    /// held); a task that takes an automatic hold's probe lease comes back after `probe`.
+    Park { holds: &'a [uuid::Uuid], probe: Duration },
 }
 
 /// The message stored when a task given back at provider limits reaches the queue timeout.
@@ -141,6 +148,8 @@ pub(crate) fn decide<'a>(
             Decision::Fail { code: ErrorCode::QueueTimeout, message: UNWORKED_MESSAGE.to_owned() }
         }
         Ending::NoTime => Decision::GiveBack { delay: Duration::ZERO },
+        // Whatever its age: a held task does not expire (its timeout counts from its release).
+        Ending::Held(holds) => Decision::Park { holds, probe: config.holds.probe },
     }
 }
 

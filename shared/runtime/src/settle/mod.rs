@@ -57,7 +57,8 @@ impl<'a> Attempt<'a> {
             kind: &task.kind,
             model_id: &task.model_id,
             max_attempts: task.max_attempts,
-            created_at: task.created_at,
+            // A task a hold parked counts its queue timeout from its release.
+            created_at: task.unheld_at.unwrap_or(task.created_at),
             deferred_by: task.deferred_by,
         }
     }

@@ -20,6 +20,13 @@ const EVENT_LEASE: Duration = Duration::from_secs(60);
 /// bounded in time), and the sweep has a minute for everything.
 const CALLBACK_WORK: Duration = Duration::from_secs(20);
 
+/// The holds duty starts no page after this long (a release's backlog of parked tasks waits
+/// for the next sweep).
+const HOLDS_WORK: Duration = Duration::from_secs(10);
+/// The operations duty starts no page after this long: a replay page is up to
+/// `AITASK_REQUEST_PAGE` creates, and the sweep has a minute for everything.
+const OPERATIONS_WORK: Duration = Duration::from_secs(20);
+
 /// One duty of the sweep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Duty {
@@ -32,6 +39,9 @@ pub enum Duty {
     /// Runs whose cancel request ran out of time: the cancel reaches their remaining tasks.
     /// Before the owed messages are sent: a task canceled here needs none.
     FinishRunCancels,
+    /// Running operations (cancel or replay by filter) continue, a page each a turn, round
+    /// robin ([`crate::operations`]).
+    Operations,
     /// Deferred tasks: batches formed (or their tasks sent on-demand), open batches submitted
     /// and polled, their results settled ([`crate::batcher`]).
     FormBatches,
@@ -40,6 +50,9 @@ pub enum Duty {
     CleanUpBatches,
     /// Messages never sent, or sent long ago without a claim, are (re)sent.
     SendOwed,
+    /// Holds (docs/api.md, "Holds"): a released hold's parked tasks the release did not send
+    /// again are sent; an automatic hold whose probe did not run for two intervals sends one.
+    Holds,
     /// Completion events not marked delivered are delivered.
     DeliverEvents,
     /// Owed callbacks not answered yet (an announcer that died, a call to retry) are answered.
@@ -57,12 +70,16 @@ pub enum Duty {
 
 /// Every duty, in the order a sweep runs them. The heartbeat of waiting callbacks is not among
 /// them: it runs beside them, from the sweep's start (`super::heartbeats`).
-pub const DUTIES: [Duty; 16] = [
+pub const DUTIES: [Duty; 18] = [
     Duty::ExpireQueued,
     Duty::ExpireRunning,
     Duty::RestoreLost,
     Duty::FinishRunCancels,
+    // Operations: after the run cancels, before the owed messages (a replay whose send was lost
+    // is sent by SendOwed).
+    Duty::Operations,
     Duty::SendOwed,
+    Duty::Holds,
     Duty::DeliverEvents,
     Duty::DeliverCallbacks,
     Duty::PruneAdmissions,
@@ -85,10 +102,12 @@ impl Duty {
             Duty::ExpireRunning => "expireRunning",
             Duty::RestoreLost => "restoreLost",
             Duty::FinishRunCancels => "finishRunCancels",
+            Duty::Operations => "operations",
             Duty::FormBatches => "formBatches",
             Duty::LookAtBatches => "lookAtBatches",
             Duty::CleanUpBatches => "cleanUpBatches",
             Duty::SendOwed => "sendOwed",
+            Duty::Holds => "holds",
             Duty::DeliverEvents => "deliverEvents",
             Duty::DeliverCallbacks => "deliverCallbacks",
             Duty::PruneAdmissions => "pruneAdmissions",
@@ -163,6 +182,14 @@ impl Duty {
                     }
                 }
             }
+            Duty::Operations => {
+                let until = Instant::now() + OPERATIONS_WORK;
+                let worked =
+                    crate::operations::runner::continue_operations(app, config.sweep_max_pages, until)
+                        .await?;
+                summary.operation_pages += worked.pages;
+                summary.operations_ended += worked.ended;
+            }
             Duty::FormBatches => {
                 batcher::form_batches(app, page, config.sweep_max_pages, &mut summary.batches).await?;
             }
@@ -181,6 +208,12 @@ impl Duty {
                     summary.messages_sent += (owed.len() - failed.len()) as u64;
                     summary.messages_failed += failed.len() as u64;
                 }
+            }
+            Duty::Holds => {
+                let until = Instant::now() + HOLDS_WORK;
+                let (resent, probes) = crate::holds::probe_lapsed_holds(app, client, page, until).await?;
+                summary.holds_resent += resent;
+                summary.hold_probes += probes;
             }
             Duty::DeliverEvents => {
                 while pages.next() {

@@ -76,6 +76,13 @@ pub struct SweepSummary {
     /// Tasks a run's cancel reached here because the cancel request ran out of time.
     pub run_tasks_canceled: u64,
     pub run_cancels_finished: u64,
+    /// Parked tasks of released holds sent again here, and probes of automatic holds sent here
+    /// because none ran for two intervals (docs/api.md, "Holds").
+    pub holds_resent: u64,
+    pub hold_probes: u64,
+    /// Pages of running operations worked, and the operations they ended.
+    pub operation_pages: u64,
+    pub operations_ended: u64,
     /// Ended batches deleted after a day.
     pub batches_pruned: u64,
     /// Deferred tasks and their batches ([`crate::batcher`]).

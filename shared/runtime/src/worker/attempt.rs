@@ -13,9 +13,10 @@ use futures::FutureExt;
 use tokio::time::{Instant, MissedTickBehavior};
 use tracing::Instrument;
 
-use super::calls::{self, Calls};
+use super::calls::{self, Calls, CallsOf};
 use super::deadline::{timed_out, within};
 use super::delivery::Outcome;
+use super::held::{holds_of, Holds};
 use super::parts::PartTimes;
 use super::settle_attempt::settle_attempt;
 use super::settler::Settler;
@@ -63,6 +64,11 @@ async fn execute<P: Provider>(
         Err(error) => return Ending::Finished(Err(error)),
     };
     let profile = chain[0];
+    // Held (its scope, or every profile of its chain): parked, uncounted, before any call.
+    let holds = holds_of(task, &chain);
+    if let Holds::Held(holds) = holds {
+        return Ending::Held(holds);
+    }
     // The configuration the task was created with is the one its answer is cached under: if
     // `AITASK_MODELS` changed since, running this profile would store another model's answer
     // under that key.
@@ -75,7 +81,8 @@ async fn execute<P: Provider>(
         None => None,
     };
     let cancel = CancellationToken::new();
-    let call = calls::run(app, &chain, &request, resume.as_ref(), &task.app_id, &cancel, parts).instrument(
+    let of = CallsOf { task_id: task.id, app_id: &task.app_id, holds: &holds };
+    let call = calls::run(app, &chain, &request, resume.as_ref(), of, &cancel, parts).instrument(
         tracing::info_span!(
             "provider call",
             kind = %task.kind,
@@ -93,6 +100,7 @@ async fn execute<P: Provider>(
         calls = call => match calls {
             Calls::Done(result) => Ending::Finished(result),
             Calls::Throttled(wait) => Ending::Throttled(wait),
+            Calls::Held(holds) => Ending::Held(holds),
         },
         // Stopped before any call went out (held at a limit, or waiting on the store to check
         // it): nothing was spent, and the task is given back uncounted.
@@ -106,7 +114,7 @@ async fn execute<P: Provider>(
     cancel.cancel();
     // A repair is taken only by an attempt that worked: one given back unworked leaves it to the
     // next claim, which has the same attempt number.
-    if resume.is_some() && !matches!(ending, Ending::NoTime | Ending::Throttled(_)) {
+    if resume.is_some() && !matches!(ending, Ending::NoTime | Ending::Throttled(_) | Ending::Held(_)) {
         spend_repair(app, task).await;
     }
     ending

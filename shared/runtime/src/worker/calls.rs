@@ -3,6 +3,12 @@
 //! `AITASK_MODELS`, counted in Postgres so every worker instance respects one limit). A profile
 //! at its limit is passed over for the next; when every one is and none was called, the attempt
 //! is throttled and the task goes back unworked. An attempt that made a call is counted.
+//!
+//! Holds (docs/api.md, "Holds"): a held profile is passed over like one at its limit, so the
+//! fallbacks apply first; a call that fails on the provider's side is counted for the automatic
+//! hold (`crate::holds`), and when every profile the attempt called failed so and is held now,
+//! the attempt is given back uncounted and the task parked. A call the provider answers resets
+//! the profile's count; when it is this task's probe of a held profile, it releases the hold.
 
 use std::time::{Duration, Instant};
 
@@ -12,6 +18,7 @@ use aitasks_providers::{
     Provider, ProviderError, Resume,
 };
 
+use super::held::Holds;
 use super::parts::PartTimes;
 use super::permit::{MinuteGate, Permit, SLOT_WAIT};
 use crate::app::App;
@@ -21,6 +28,17 @@ pub(super) enum Calls {
     Done(Result<Completion, ProviderError>),
     /// Every profile was at a limit; try again after this long.
     Throttled(Duration),
+    /// Every profile the attempt called failed on the provider's side and is held now (the
+    /// others were held already): park the task under these holds, its attempt uncounted.
+    Held(Vec<uuid::Uuid>),
+}
+
+/// The attempt's task, as the calls need it.
+pub(super) struct CallsOf<'a> {
+    pub(super) task_id: uuid::Uuid,
+    pub(super) app_id: &'a str,
+    /// The held profiles to pass over, with their holds, and the ones this task probes.
+    pub(super) holds: &'a Holds,
 }
 
 pub(super) async fn run<P: Provider>(
@@ -28,7 +46,7 @@ pub(super) async fn run<P: Provider>(
     chain: &[&ModelProfile],
     request: &AiRequest,
     resume: Option<&Resume>,
-    app_id: &str,
+    task: CallsOf<'_>,
     cancel: &CancellationToken,
     parts: &PartTimes,
 ) -> Calls {
@@ -37,8 +55,23 @@ pub(super) async fn run<P: Provider>(
     // whatever the rest of the chain does (a later profile at its limit must not give the task
     // back uncounted, or a failing profile would be called forever).
     let mut failed: Option<ProviderError> = None;
+    let app_id = task.app_id;
+    let no_holds = Default::default();
+    let (passed_over, probes) = match task.holds {
+        Holds::Free { passed_over, probes } => (passed_over, probes),
+        Holds::Held(_) => (&no_holds, &Default::default()),
+    };
+    // The holds of the profiles passed over or held by this attempt's own failures, and whether
+    // every profile called failed on the provider's side and is held now.
+    let mut held: Vec<uuid::Uuid> = Vec::new();
+    let mut every_call_held = true;
     let mut profiles = chain.iter().peekable();
     while let Some(profile) = profiles.next() {
+        if let Some(holds) = passed_over.get(&profile.id) {
+            tracing::info!(profile = %profile.id, "the profile is held; passed over");
+            held.extend(holds);
+            continue;
+        }
         let mut at_limit = |wait: Duration| {
             tracing::info!(profile = %profile.id, wait_ms = wait.as_millis() as u64, "the profile is at its provider limit");
             throttled = Some(throttled.map_or(wait, |w| w.min(wait)));
@@ -64,6 +97,30 @@ pub(super) async fn run<P: Provider>(
         let leaving = Instant::now();
         permit.leave().await;
         parts.add_gate(leaving.elapsed());
+        let probe = probes.get(&profile.id).copied();
+        match &result {
+            Err(ProviderError::AtLimit { .. } | ProviderError::Canceled) => {}
+            Err(error) if error.is_provider_side() => {
+                if probe.is_some() {
+                    crate::metrics::hold_probe(&profile.id);
+                }
+                match crate::holds::failed_at(app, &profile.id, task.task_id).await {
+                    Some(hold) => held.push(hold),
+                    None => every_call_held = false,
+                }
+            }
+            // The provider answered (an output, or the task's own error).
+            _ => {
+                every_call_held = false;
+                match probe {
+                    Some(hold) => {
+                        crate::metrics::hold_probe(&profile.id);
+                        crate::holds::release_by_probe(app, &profile.id, hold).await;
+                    }
+                    None => crate::holds::answered(app, &profile.id).await,
+                }
+            }
+        }
         match result {
             Err(ProviderError::AtLimit { wait }) => at_limit(wait),
             Err(error) if error.is_retryable() && profiles.peek().is_some() => {
@@ -71,13 +128,21 @@ pub(super) async fn run<P: Provider>(
                 tracing::warn!(profile = %profile.id, fallback = next, error = %error, "the profile failed; trying its fallback");
                 failed = Some(error);
             }
+            Err(error) if error.is_provider_side() && every_call_held => return parked(held),
             result => return Calls::Done(result),
         }
     }
     match failed {
+        Some(error) if error.is_provider_side() && every_call_held => parked(held),
         Some(error) => Calls::Done(Err(error)),
         None => Calls::Throttled(throttled.unwrap_or(SLOT_WAIT)),
     }
+}
+
+fn parked(mut held: Vec<uuid::Uuid>) -> Calls {
+    held.sort_unstable();
+    held.dedup();
+    Calls::Held(held)
 }
 
 /// A gate that notes whether it let any call through: an attempt stopped before one was made

@@ -9,7 +9,9 @@
 //!   becomes of its message;
 //! - `settler`: the invocation's group commit of the successes that finish together.
 //!
-//! Below them: `calls` (the profile chain, each behind its provider limits in `permit`),
+//! Below them: `held` (whether the claimed task is held, and which profiles its chain passes
+//! over: docs/api.md, "Holds"), `calls` (the profile chain, each behind its provider limits in
+//! `permit`),
 //! `delivery` (the SQS side of a record), `deadline` (time limits), `parts` (the worker's own
 //! time on an attempt, by part, for the settlement's metrics).
 
@@ -17,6 +19,7 @@ mod attempt;
 mod calls;
 mod deadline;
 mod delivery;
+mod held;
 mod parts;
 mod permit;
 mod process;

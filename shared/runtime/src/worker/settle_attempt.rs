@@ -69,6 +69,10 @@ async fn carry_out<P>(
         Carried::Requeued { delay } => return Ok(Outcome::Retry { delay }),
         Carried::GivenBack { delay } => return Ok(resend_later(app, attempt, delay).await),
         Carried::Abandoned => return Ok(Outcome::Ack),
+        // Parked: its message is deleted (the release sends it again), unless it is the probe of an
+        // automatic hold, sent again after the probe's interval.
+        Carried::Parked { probe: None } => return Ok(Outcome::Ack),
+        Carried::Parked { probe: Some(after) } => return Ok(resend_later(app, attempt, after).await),
         // The fence failed: if a cancel was requested meanwhile, end it; otherwise the task moved
         // on without us (another attempt owns it, or it is gone).
         Carried::Lost => match store::end_canceled(&client, attempt.lease.task_id).await? {

@@ -38,10 +38,12 @@ bucket AS (
 inserted AS (
     INSERT INTO tasks (id, app_id, run_id, scope_id, usage_subject, usage_user_id, source_id,
         cache_key, step_key, effect_key, kind, request, input_hash, model_id, model_ref,
-        model_config_hash, max_attempts, trace_header, deferred_by, awaiting_batch, has_poller)
+        model_config_hash, max_attempts, trace_header, deferred_by, awaiting_batch, has_poller,
+        scope_terms, replay_of, replay_operation)
     SELECT :id, :app_id, :run_id, :scope_id, :usage_subject, :usage_user_id, :source_id,
         :cache_key, :step_key, :effect_key, :kind, :request, :input_hash, :model_id, :model_ref,
-        :model_config_hash, :max_attempts, :trace_header, now() + :deferred_window_ms::bigint * interval '1 millisecond', :awaiting_batch, :has_poller
+        :model_config_hash, :max_attempts, :trace_header, now() + :deferred_window_ms::bigint * interval '1 millisecond', :awaiting_batch, :has_poller,
+        :scope_terms, :replay_of, :replay_operation
     FROM admitted
     ON CONFLICT (app_id, effect_key) DO NOTHING
     -- Only what the database fills in: the rest of the task is what was inserted.

@@ -11,10 +11,11 @@ WITH run AS (
 inserted AS (
     INSERT INTO tasks (id, app_id, run_id, scope_id, usage_user_id, step_key, effect_key, kind,
         request, input_hash, model_id, model_ref, model_config_hash, max_attempts, trace_header,
-        deferred_by, awaiting_batch, has_poller)
+        deferred_by, awaiting_batch, has_poller, scope_terms, replay_of, replay_operation)
     SELECT :id, :app_id, owner_run_id, run_scope_id, run_user_id, :step_key, :effect_key, :kind,
         :request, :input_hash, :model_id, :model_ref, :model_config_hash, :max_attempts, :trace_header,
-        now() + :deferred_window_ms::bigint * interval '1 millisecond', :awaiting_batch, :has_poller
+        now() + :deferred_window_ms::bigint * interval '1 millisecond', :awaiting_batch, :has_poller,
+        :scope_terms, :replay_of, :replay_operation
     FROM run WHERE run_state = 'running'
     ON CONFLICT (app_id, effect_key) DO NOTHING
     RETURNING id, scope_id, source_id, cache_key, usage_user_id, status, attempts, created_at, updated_at,

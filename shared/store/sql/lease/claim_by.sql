@@ -22,6 +22,13 @@
 -- before, uncounted (give_back_claims.sql).
 -- A claim clears `batch_id` and `awaiting_batch`: an on-demand attempt belongs to no provider
 -- batch (a deferred task given back by one, or named by a stray message; migrations/V20).
+--
+-- Each row comes with the active holds that may touch it (`active_holds`, migrations/V34): its
+-- tenant's holds of a profile and of its scope, and the automatic holds, read from the small
+-- `holds` table through its partial indexes of active holds. So a worker knows the holds as of
+-- its claim, fresh, with no statement of its own (the worker decides with the task's profile
+-- chain, which only it knows: shared/runtime/src/worker/held.rs). With no hold anywhere, three
+-- index probes that find nothing.
 UPDATE tasks
 SET status = 'running', attempts = attempts + 1, started_at = COALESCE(started_at, now()),
     heartbeat_at = now(), updated_at = now(), claim_token = :claim_token, batch_id = NULL,
@@ -33,5 +40,16 @@ WHERE id IN (
       AND clock_timestamp() < :claim_by
     ORDER BY id
     FOR UPDATE SKIP LOCKED)
-RETURNING {{fragments/task_columns}},
+RETURNING {{fragments/task_columns}}, unheld_at,
+    (SELECT jsonb_agg(jsonb_build_object('id', hold.id, 'profile', hold.profile,
+                                         'scopeId', hold.scope_id, 'automatic', hold.app_id IS NULL,
+                                         'probe', hold.probe_task IS NOT DISTINCT FROM tasks.id))
+     FROM (SELECT id, app_id, profile, scope_id, probe_task FROM holds
+           WHERE released_at IS NULL AND app_id = tasks.app_id AND profile IS NOT NULL
+           UNION ALL
+           SELECT id, app_id, profile, scope_id, probe_task FROM holds
+           WHERE released_at IS NULL AND app_id = tasks.app_id AND scope_id = tasks.scope_id
+           UNION ALL
+           SELECT id, app_id, profile, scope_id, probe_task FROM holds
+           WHERE released_at IS NULL AND app_id IS NULL) hold) AS active_holds,
     set_config('synchronous_commit', 'off', true) AS commit_without_flush_wait

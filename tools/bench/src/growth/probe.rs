@@ -35,6 +35,9 @@ fn new_task(owner: TaskOwner, effect_key: String) -> NewTask {
         deferred_window_ms: None,
         awaiting_batch: false,
         has_poller: false,
+        scope_terms: None,
+        replay_of: None,
+        replay_operation: None,
     }
 }
 

@@ -1,0 +1,30 @@
+-- The cancel of an operation's page: the matched tasks (at most a page, all of the tenant),
+-- locked in id order as every statement that writes several tasks locks them (waiting for a
+-- worker's claim rather than skipping it: the walk does not come back), get the cancel as
+-- cancel/request_cancel.sql gives it: a queued task ends at once (and one in a provider batch),
+-- a running one is flagged and its worker settles it within a cancel poll. An ended task is
+-- left as it is. Only ids and the events come back; the caller writes the page's counts in the
+-- same transaction (advance_operation.sql).
+WITH candidates AS (
+    SELECT id AS candidate_id FROM tasks
+    WHERE id = ANY(:task_ids::uuid[]) AND app_id = :app_id
+    ORDER BY id
+    FOR UPDATE
+),
+settled AS (
+    UPDATE tasks
+    SET cancel_requested_at = COALESCE(cancel_requested_at, now()),
+        status = CASE WHEN status = 'queued' OR batch_id IS NOT NULL THEN 'canceled' ELSE status END,
+        completed_at = CASE WHEN status = 'queued' OR batch_id IS NOT NULL THEN now() ELSE completed_at END,
+        error_code = CASE WHEN status = 'queued' OR batch_id IS NOT NULL THEN :canceled_code ELSE error_code END,
+        error_message = CASE WHEN status = 'queued' OR batch_id IS NOT NULL THEN 'The task was canceled.' ELSE error_message END,
+        updated_at = now()
+    FROM candidates WHERE id = candidate_id AND status IN ('queued', 'running')
+    RETURNING id, app_id, run_id, scope_id, cache_key, step_key, effect_key, status, error_code, completed_at
+),
+{{fragments/ended_events}},
+{{fragments/free_steps}},
+{{fragments/lower_active}}
+-- Each task the cancel reached, with its event when it ended (NULL when only flagged).
+SELECT settled.id, events.id AS event_id, events.payload AS event_payload
+FROM settled LEFT JOIN events ON events.task_id = settled.id
