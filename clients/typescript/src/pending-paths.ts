@@ -1,17 +1,8 @@
-// The routes of issue 49 (replays, operations, holds) in the shape openapi-typescript gives
+// The holds routes (issue 49) in the shape openapi-typescript gives
 // `paths`, written by hand against the decided contract until openapi.yaml describes them; then
 // `npm run generate` brings them into src/generated/openapi.ts and this file goes.
 import type { components } from "./generated/openapi.js";
-import type {
-  CreateHoldInput,
-  CreateOperationInput,
-  Hold,
-  HoldPage,
-  Operation,
-  OperationPage,
-  ReplayInput,
-  TaskReplays,
-} from "./types.js";
+import type { CreateHoldInput, Hold, HoldPage } from "./types.js";
 
 type Json<T> = { headers: { [name: string]: unknown }; content: { "application/json": T } };
 type Refusal = Json<components["schemas"]["Error"]>;
@@ -20,9 +11,9 @@ type Params<Q = never, P = never, H = never> = { query?: Q; header?: H; path: P;
 type Body<B> = { content: { "application/json": B } };
 /** A call without a body. */
 type Call<P, R> = { parameters: P; requestBody?: never; responses: R & Refusals };
-/** A call with a body (`Optional`: one it may leave out). */
+/** A call with a body. */
 type Send<P, B, R> = { parameters: P; requestBody: Body<B>; responses: R & Refusals };
-type Optional<P, B, R> = { parameters: P; requestBody?: Body<B>; responses: R & Refusals };
+
 interface NoMethods {
   parameters: { query?: never; header?: never; path?: never; cookie?: never };
   get?: never;
@@ -35,26 +26,10 @@ interface NoMethods {
   trace?: never;
 }
 type Route<M> = Omit<NoMethods, keyof M> & M;
-type TaskId = { taskId: string };
-type OperationId = { operationId: string };
 type HoldId = { holdId: string };
 type Listing<S> = { state?: S; after?: string; limit?: number };
 
 export interface pendingPaths {
-  "/v1/tasks/{taskId}/replay": Route<{
-    post: Optional<Params<never, TaskId>, ReplayInput, { 200: Json<components["schemas"]["Task"]>; 201: Json<components["schemas"]["Task"]> }>;
-  }>;
-  "/v1/tasks/{taskId}/replays": Route<{ get: Call<Params<never, TaskId>, { 200: Json<TaskReplays> }> }>;
-  "/v1/operations": Route<{
-    get: Call<{ query?: Listing<Operation["state"]>; header?: never; path?: never; cookie?: never }, { 200: Json<OperationPage> }>;
-    post: Send<
-      { query?: never; header?: { "Idempotency-Key"?: string }; path?: never; cookie?: never },
-      CreateOperationInput,
-      { 200: Json<Operation>; 202: Json<Operation> }
-    >;
-  }>;
-  "/v1/operations/{operationId}": Route<{ get: Call<Params<never, OperationId>, { 200: Json<Operation> }> }>;
-  "/v1/operations/{operationId}/stop": Route<{ post: Call<Params<never, OperationId>, { 200: Json<Operation> }> }>;
   "/v1/holds": Route<{
     get: Call<{ query?: Listing<"active" | "released">; header?: never; path?: never; cookie?: never }, { 200: Json<HoldPage> }>;
     post: Send<{ query?: never; header?: never; path?: never; cookie?: never }, CreateHoldInput, { 200: Json<Hold>; 201: Json<Hold> }>;

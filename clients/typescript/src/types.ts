@@ -137,8 +137,6 @@ export type Task<R extends TaskRequest = TaskRequest> = Omit<GeneratedTask, "kin
   kind: R["kind"];
   request: R;
   output: OutputOf<R> | null;
-  /** The task this one replays (only on a replay). */
-  replayOf?: string;
 } & Typed<R>;
 
 export type Run = Schemas["Run"];
@@ -229,80 +227,28 @@ export interface DeleteScopeResult {
 }
 
 // ---- acting on many tasks (docs/api.md): replays, operations, holds ----
-// Written against the decided contract; aliases of the generated schemas once openapi.yaml has them.
 
 /** What a replay asks: the new task's effect key (default `replay:{taskId}`), and whether to skip the result cache. */
-export interface ReplayInput {
-  effectKey?: string;
-  recompute?: boolean;
-}
-
-/** One replay of a task. `operationId` names the operation that made it (null: asked on its own). */
-export interface TaskReplay {
-  id: string;
-  status: TaskStatus;
-  effectKey: string;
-  createdAt: string;
-  operationId: string | null;
-}
-
+export type ReplayInput = Schemas["ReplayTask"];
 /** A task's replays, oldest first (at most 100; `more` when it has more). */
-export interface TaskReplays {
-  replays: TaskReplay[];
-  more: boolean;
-}
-
-export type OperationAction = "cancel" | "replay";
-/** `running` until every matched task is gone through (`done`) or it is stopped (`stopped`). */
-export type OperationState = "running" | "stopped" | "done";
+export type TaskReplays = Schemas["TaskReplays"];
+/** One replay of a task. `operationId` names the operation that made it (null: asked on its own). */
+export type TaskReplay = TaskReplays["replays"][number];
 
 /**
  * Which of the tenant's tasks an operation acts on. At most one of `runId` and `scopeId`
  * (neither: every task of the tenant); `status` defaults to the action's (cancel: queued,
  * running; replay: failed, canceled).
  */
-export interface OperationFilter {
-  runId?: string;
-  scopeId?: string;
-  status?: TaskStatus[];
-  kind?: RequestKind;
-  modelId?: string;
-  errorCode?: string;
-  /** Tasks created at or after this instant (RFC 3339). */
-  createdAfter?: string;
-  /** Tasks created before this instant (RFC 3339). */
-  createdBefore?: string;
-}
-
+export type OperationFilter = Schemas["OperationFilter"];
 /** The body of `POST /v1/operations`; `recompute` only with `replay`. */
-export interface CreateOperationInput {
-  action: OperationAction;
-  filter: OperationFilter;
-  recompute?: boolean;
-}
-
+export type CreateOperationInput = Schemas["CreateOperation"];
 /** An operation and its progress; `skippedBecause`/`failedBecause` count tasks by code. */
-export interface Operation {
-  id: string;
-  action: OperationAction;
-  filter: OperationFilter;
-  recompute: boolean;
-  state: OperationState;
-  matched: number;
-  done: number;
-  skipped: number;
-  failed: number;
-  skippedBecause: Record<string, number>;
-  failedBecause: Record<string, number>;
-  createdAt: string;
-  updatedAt: string;
-  endedAt: string | null;
-}
-
-export interface OperationPage {
-  operations: Operation[];
-  next?: string;
-}
+export type Operation = Schemas["Operation"];
+export type OperationAction = Operation["action"];
+/** `running` until every matched task is gone through (`done`) or it is stopped (`stopped`). */
+export type OperationState = Operation["state"];
+export type OperationPage = Schemas["OperationPage"];
 
 /** `GET /v1/operations`'s query. */
 export interface ListOperationsQuery {

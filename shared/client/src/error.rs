@@ -3,9 +3,8 @@
 
 use std::fmt;
 
-use aitasks_contracts::{ErrorCode, Problem, Problems};
+use aitasks_contracts::{ErrorCode, Operation, Problem, Problems};
 
-use crate::answers::operations::Operation;
 use crate::answers::Task;
 
 /// An error answer of the API (docs/api.md, "Errors"): its HTTP status and its stable `code`.
@@ -91,7 +90,7 @@ pub enum Error {
     WaitDeadline(Box<Task>),
     /// [`crate::Client::wait_operation`] reached its deadline while the operation was still
     /// running: the operation as last read.
-    #[error("operation {} is still {} at the wait's deadline", .0.id, .0.state)]
+    #[error("operation {} is still {} at the wait's deadline", .0.id, .0.state.as_str())]
     OperationDeadline(Box<Operation>),
 }
 

@@ -73,18 +73,17 @@ mod scopes;
 mod tasks;
 
 pub use aitasks_contracts::{
-    AttemptOutcome, AttemptUsage, DailyCost, ErrorCode, Kind, ListRuns, ListTasks, ListedRun, Problem,
-    Problems, RunPage, RunState, StatusCounts, TaskAttempt, TaskAttempts, TaskBatch, TaskCallback,
-    TaskCallbacks, TaskCounts, TaskEvent, TaskEvents, TaskFilter, TaskStatus, TenantSummary,
+    AttemptOutcome, AttemptUsage, DailyCost, ErrorCode, Kind, ListOperations, ListRuns, ListTasks, ListedRun,
+    Operation, OperationAction, OperationFilter, OperationPage, OperationState, Problem, Problems, RunPage,
+    RunState, StatusCounts, TaskAttempt, TaskAttempts, TaskBatch, TaskCallback, TaskCallbacks, TaskCounts,
+    TaskEvent, TaskEvents, TaskFilter, TaskReplay, TaskReplays, TaskStatus, TenantSummary,
+    OPERATION_PAGE_MAX,
 };
 pub use answers::holds::{
-    Hold, HoldCreated, HoldKind, HoldPage, HoldState, HoldTarget, ListHolds, ReleasedBy,
+    Hold, HoldCreated, HoldKind, HoldPage, HoldState, HoldTarget, ListHolds, ReleasedBy, HOLD_PAGE_MAX,
 };
-pub use answers::operations::{
-    Action, ListOperations, NewOperation, Operation, OperationCreated, OperationFilter, OperationPage,
-    OperationState, LIST_PAGE_MAX,
-};
-pub use answers::replays::{Replay, TaskReplay, TaskReplays};
+pub use answers::operations::{is_ended, NewOperation, NewOperationFilter, OperationCreated};
+pub use answers::replays::Replay;
 pub use answers::{
     Created, Deleted, Outcome, Released, Run, SourceRef, Task, TaskPage, TaskSummary, UnreleasedPage,
 };
@@ -95,6 +94,6 @@ pub use error::{ApiError, Error};
 pub use history::all_runs;
 pub use loopback::is_loopback;
 pub use many::{plan_chunks, CreateManyCounts, CreateManyReport, ItemResult};
-pub use operations::OPERATION_POLL;
+pub use operations::{all_operations, OPERATION_POLL};
 pub use retry::RetryPolicy;
 pub use tasks::tasks_of;

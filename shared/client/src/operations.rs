@@ -7,13 +7,20 @@ use reqwest::Method;
 use tokio::time::Instant;
 use uuid::Uuid;
 
-use crate::answers::operations::{ListOperations, NewOperation, Operation, OperationCreated, OperationPage};
+use aitasks_contracts::{ListOperations, Operation, OperationPage, OPERATION_PAGE_MAX};
+
+use crate::answers::operations::{is_ended, NewOperation, OperationCreated};
 use crate::answers::Outcome;
 use crate::client::{query, Call, Client};
 use crate::error::Error;
 
 /// How often [`Client::wait_operation`] reads the operation.
 pub const OPERATION_POLL: Duration = Duration::from_secs(1);
+
+/// A listing of every operation of the tenant (or of one state), from the first, full pages.
+pub fn all_operations() -> ListOperations {
+    ListOperations { state: None, after: None, limit: OPERATION_PAGE_MAX }
+}
 
 impl Client {
     /// `POST /v1/operations`: a new operation (202, [`Outcome::Created`]), worked on at once and
@@ -98,7 +105,7 @@ impl Client {
         loop {
             let operation = self.get_operation(id).await?;
             seen(&operation);
-            if operation.state.is_ended() {
+            if is_ended(&operation) {
                 return Ok(operation);
             }
             if Instant::now() + interval > deadline {

@@ -3,7 +3,9 @@
 use reqwest::Method;
 use uuid::Uuid;
 
-use crate::answers::replays::{Replay, TaskReplays};
+use aitasks_contracts::TaskReplays;
+
+use crate::answers::replays::Replay;
 use crate::answers::Created;
 use crate::client::{Call, Client};
 use crate::error::Error;

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use aitasks_client::{
-    Action, Client, Kind, ListOperations, NewOperation, Operation, OperationFilter, OperationState, Outcome,
-    TaskStatus, LIST_PAGE_MAX,
+    all_operations, is_ended, Client, Kind, ListOperations, NewOperation, NewOperationFilter, Operation,
+    OperationAction, OperationState, Outcome, TaskStatus,
 };
 use futures::{pin_mut, TryStreamExt};
 use serde_json::json;
@@ -20,7 +20,7 @@ use crate::times::instant;
 const FOLLOW_EVERY: Duration = Duration::from_secs(1);
 
 /// The API's filter of the flags.
-fn filter_of(args: &FilterArgs) -> Result<OperationFilter, Failure> {
+fn filter_of(args: &FilterArgs) -> Result<NewOperationFilter, Failure> {
     let status = args
         .status
         .iter()
@@ -40,7 +40,7 @@ fn filter_of(args: &FilterArgs) -> Result<OperationFilter, Failure> {
         })?),
         None => None,
     };
-    Ok(OperationFilter {
+    Ok(NewOperationFilter {
         run_id: args.run,
         scope_id: args.scope.clone(),
         status: (!status.is_empty()).then_some(status),
@@ -49,14 +49,13 @@ fn filter_of(args: &FilterArgs) -> Result<OperationFilter, Failure> {
         error_code: args.error_code.clone(),
         created_after: instant("--created-after", args.created_after.as_deref())?,
         created_before: instant("--created-before", args.created_before.as_deref())?,
-        ..OperationFilter::default()
     })
 }
 
 /// `cancel`/`replay` with filter flags: create the operation, then (`--wait`) follow it.
 pub(crate) async fn create(
     client: &Client,
-    action: Action,
+    action: OperationAction,
     args: &FilterArgs,
     recompute: bool,
     json: bool,
@@ -81,7 +80,7 @@ pub(crate) async fn create(
     if json {
         output::json_line(&created);
     } else {
-        eprintln!("{word} operation {} ({})", created.operation.id, created.operation.action);
+        eprintln!("{word} operation {} ({})", created.operation.id, created.operation.action.as_str());
     }
     follow(client, created.operation, args.timeout, json).await
 }
@@ -90,9 +89,9 @@ pub(crate) async fn create(
 /// the timeout (the operation goes on).
 async fn follow(client: &Client, first: Operation, seconds: u64, json: bool) -> Result<(), Failure> {
     let id = first.id;
-    let mut last: Option<(OperationState, [u64; 4])> = None;
+    let mut last: Option<(OperationState, [i64; 4])> = None;
     let mut show = |operation: &Operation| {
-        let now = (operation.state, operation.progress());
+        let now = (operation.state, output::progress(operation));
         if last == Some(now) {
             return;
         }
@@ -104,7 +103,7 @@ async fn follow(client: &Client, first: Operation, seconds: u64, json: bool) -> 
         }
     };
     show(&first);
-    let ended = if first.state.is_ended() {
+    let ended = if is_ended(&first) {
         first
     } else {
         client.wait_operation_with(id, Duration::from_secs(seconds), FOLLOW_EVERY, &mut show).await?
@@ -144,7 +143,7 @@ async fn list(client: &Client, args: &OperationsListArgs, json: bool) -> Result<
         ),
         None => None,
     };
-    let listing = ListOperations { state, after: args.after, limit: LIST_PAGE_MAX };
+    let listing = ListOperations { state, after: args.after, ..all_operations() };
     let limit = args.limit.unwrap_or(usize::MAX);
     let stream = client.operations(listing);
     pin_mut!(stream);

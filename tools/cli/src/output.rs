@@ -198,9 +198,14 @@ pub(crate) fn history(events: &TaskEvents, callbacks: &TaskCallbacks, batch: Opt
     }
 }
 
+/// The counts a person follows: matched, done, skipped, failed.
+pub(crate) fn progress(operation: &Operation) -> [i64; 4] {
+    [operation.matched, operation.done, operation.skipped, operation.failed]
+}
+
 /// An operation's counts: `matched 10  done 4  skipped 1  failed 0`.
 fn counts(operation: &Operation) -> String {
-    let [matched, done, skipped, failed] = operation.progress();
+    let [matched, done, skipped, failed] = progress(operation);
     format!("matched {matched}  done {done}  skipped {skipped}  failed {failed}")
 }
 
@@ -209,8 +214,8 @@ pub(crate) fn operation_line(operation: &Operation) -> String {
     format!(
         "{}  {:<6}  {:<7}  {}  {}",
         operation.id,
-        operation.action,
-        operation.state,
+        operation.action.as_str(),
+        operation.state.as_str(),
         counts(operation),
         operation.created_at.to_rfc3339()
     )
@@ -218,7 +223,7 @@ pub(crate) fn operation_line(operation: &Operation) -> String {
 
 /// A followed operation's line: when it changed, its state and counts.
 pub(crate) fn operation_progress(operation: &Operation) -> String {
-    format!("{}  {:<7}  {}", operation.updated_at.to_rfc3339(), operation.state, counts(operation))
+    format!("{}  {:<7}  {}", operation.updated_at.to_rfc3339(), operation.state.as_str(), counts(operation))
 }
 
 /// Why tasks were skipped or failed, a line each (nothing when none were).
@@ -234,8 +239,12 @@ pub(crate) fn operation_reasons(operation: &Operation) {
 /// An operation, field by field.
 pub(crate) fn operation(operation: &Operation) {
     println!("id:          {}", operation.id);
-    println!("action:      {}{}", operation.action, if operation.recompute { " (recompute)" } else { "" });
-    println!("state:       {}", operation.state);
+    println!(
+        "action:      {}{}",
+        operation.action.as_str(),
+        if operation.recompute { " (recompute)" } else { "" }
+    );
+    println!("state:       {}", operation.state.as_str());
     println!("filter:      {}", serde_json::to_string(&operation.filter).unwrap_or_default());
     println!("counts:      {}", counts(operation));
     operation_reasons(operation);

@@ -3,7 +3,7 @@
 use std::io::Read;
 use std::time::Duration;
 
-use aitasks_client::{Action, Client, Created, Outcome, Task, TaskBody, TaskStatus};
+use aitasks_client::{Client, Created, OperationAction, Outcome, Task, TaskBody, TaskStatus};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Map, Value};
 use uuid::Uuid;
@@ -164,7 +164,7 @@ fn succeeded(task: &Task) -> Result<(), Failure> {
 
 pub(crate) async fn cancel(client: &Client, args: &CancelArgs, json: bool) -> Result<(), Failure> {
     if args.filter.is_operation() {
-        return crate::operations::create(client, Action::Cancel, &args.filter, false, json).await;
+        return crate::operations::create(client, OperationAction::Cancel, &args.filter, false, json).await;
     }
     match (&args.id, &args.filter.run) {
         (_, Some(run)) => {

@@ -259,6 +259,91 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tasks/{taskId}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Replay an ended task (succeeded, failed or canceled): a new task with its request, model, step, owner and scope, admitted as a create (run, effect key, quotas, scoped budgets, the result cache unless recompute). Its effect key is the body's effectKey or replay:{taskId}, so the same replay asked twice is one task. The original is untouched. */
+        post: operations["replayTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks/{taskId}/replays": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The task's replays, oldest first, at most 100. */
+        get: operations["getTaskReplays"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A page of the tenant's operations in creation order, optionally of one state. */
+        get: operations["listOperations"];
+        put?: never;
+        /** Cancel or replay every task of the tenant that matches a filter, created before the operation, in bounded pages: the request works for up to AITASK_REQUEST_WORK_MS and answers with the progress so far; the sweeper continues it (docs/api.md, "Operations"). */
+        post: operations["createOperation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operations/{operationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["getOperation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operations/{operationId}/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Stop a running operation (no page starts after it); an ended one is answered as it is. */
+        post: operations["stopOperation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -673,6 +758,95 @@ export interface components {
              * @description A deferred task's window end: its creation plus delivery.deferred.within.
              */
             deferredBy?: string;
+            /**
+             * Format: uuid
+             * @description A replay only: the task it replays.
+             */
+            replayOf?: string;
+        };
+        ReplayTask: {
+            effectKey?: components["schemas"]["EffectKey"];
+            /** @description A scoped task's replay skips the result cache (as scope.recompute). */
+            recompute?: boolean;
+        };
+        TaskReplays: {
+            replays: {
+                /** Format: uuid */
+                id: string;
+                status: components["schemas"]["TaskStatus"];
+                effectKey: string;
+                /** Format: date-time */
+                createdAt: string;
+                /**
+                 * Format: uuid
+                 * @description The operation that made the replay, if one did.
+                 */
+                operationId: string | null;
+            }[];
+            /** @description The task has replays beyond these 100. */
+            more: boolean;
+        };
+        /** @description At most one of runId and scopeId; neither is every task of the tenant. */
+        OperationFilter: {
+            /** Format: uuid */
+            runId?: string;
+            scopeId?: components["schemas"]["Key"];
+            /** @description Default: [queued, running] for cancel, [failed, canceled] for replay. */
+            status?: components["schemas"]["TaskStatus"][];
+            /** @enum {unknown} */
+            kind?: "generate_text" | "classify" | "classify_many" | "extract_data";
+            modelId?: components["schemas"]["ModelId"];
+            errorCode?: string;
+            /**
+             * Format: date-time
+             * @description Tasks created at or after this instant.
+             */
+            createdAfter?: string;
+            /**
+             * Format: date-time
+             * @description Tasks created before this instant.
+             */
+            createdBefore?: string;
+        };
+        CreateOperation: {
+            /** @enum {unknown} */
+            action: "cancel" | "replay";
+            filter: components["schemas"]["OperationFilter"];
+            /** @description Replay only: the replays skip the result cache. */
+            recompute?: boolean;
+        };
+        Operation: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {unknown} */
+            action: "cancel" | "replay";
+            filter: components["schemas"]["OperationFilter"];
+            recompute: boolean;
+            /** @enum {unknown} */
+            state: "running" | "stopped" | "done";
+            matched: number;
+            done: number;
+            skipped: number;
+            failed: number;
+            /** @description ALREADY_ENDED, NOT_ENDED, ALREADY_REPLAYED, TASK_NOT_REPLAYABLE. */
+            skippedBecause: {
+                [key: string]: number;
+            };
+            /** @description The create's refusal codes. */
+            failedBecause: {
+                [key: string]: number;
+            };
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** Format: date-time */
+            endedAt: string | null;
+        };
+        OperationPage: {
+            operations: components["schemas"]["Operation"][];
+            /** Format: uuid */
+            next?: string;
         };
         SourceRef: {
             scopeId: string;
@@ -760,6 +934,7 @@ export interface components {
     parameters: {
         runId: string;
         taskId: string;
+        operationId: string;
     };
     requestBodies: never;
     headers: never;
@@ -1310,6 +1485,221 @@ export interface operations {
             400: components["responses"]["Invalid"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["ReadRate"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    replayTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                taskId: components["parameters"]["taskId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ReplayTask"];
+            };
+        };
+        responses: {
+            /** @description The task the replay's effect key names already (the same replay asked again). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            /** @description The replay (created). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            400: components["responses"]["Invalid"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            /** @description TASK_NOT_ENDED (the task is queued or running), TASK_NOT_REPLAYABLE (a scoped task stored before replays were), WORKFLOW_AI_RUN_UNAVAILABLE (its run is canceled). Nothing was stored. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            429: components["responses"]["Refused"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getTaskReplays: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                taskId: components["parameters"]["taskId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The replays; `more` when the task has others beyond these. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskReplays"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["ReadRate"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listOperations: {
+        parameters: {
+            query?: {
+                /** @description The operation's state. */
+                state?: "running" | "stopped" | "done";
+                /** @description The previous page's `next`. */
+                after?: string;
+                /** @description Operations per page. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of operations; `next` only when another page may follow. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationPage"];
+                };
+            };
+            400: components["responses"]["Invalid"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["ReadRate"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createOperation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The client's key for this create: the tenant's operation of this key, when it has one, is answered (200) instead of a new operation. The same key with another body is refused (422 IDEMPOTENCY_KEY_REUSED). 1 to 255 visible ASCII characters. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateOperation"];
+            };
+        };
+        responses: {
+            /** @description The operation the Idempotency-Key names, as it is now (created earlier with the same body). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
+            };
+            /** @description The operation (created), with its progress so far. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
+            };
+            400: components["responses"]["Invalid"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The Idempotency-Key names an operation the tenant created with another body (IDEMPOTENCY_KEY_REUSED); nothing was stored. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The tenant has AITASK_OPERATIONS_PER_TENANT operations running (WORKFLOW_AI_OPERATIONS_LIMIT); nothing was stored. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getOperation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                operationId: components["parameters"]["operationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The operation. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["ReadRate"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    stopOperation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                operationId: components["parameters"]["operationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The operation. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             503: components["responses"]["Unavailable"];
         };
     };

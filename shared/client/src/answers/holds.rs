@@ -5,7 +5,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
-use crate::answers::operations::LIST_PAGE_MAX;
 use crate::answers::Outcome;
 
 /// What a hold holds: a model profile's tasks (every profile of a task's chain held), or a
@@ -110,6 +109,9 @@ pub struct HoldPage {
     pub next: Option<Uuid>,
 }
 
+/// The most holds a page holds.
+pub const HOLD_PAGE_MAX: usize = 100;
+
 /// A listing of the tenant's holds and the automatic ones, in creation order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListHolds {
@@ -122,7 +124,7 @@ pub struct ListHolds {
 impl Default for ListHolds {
     /// Every hold, from the first, full pages.
     fn default() -> ListHolds {
-        ListHolds { state: None, after: None, limit: LIST_PAGE_MAX }
+        ListHolds { state: None, after: None, limit: HOLD_PAGE_MAX }
     }
 }
 

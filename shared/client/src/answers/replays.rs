@@ -1,36 +1,10 @@
-//! A task's replays (`POST /v1/tasks/{id}/replay`, `GET /v1/tasks/{id}/replays`).
+//! What a replay of one task asks (`POST /v1/tasks/{id}/replay`); its answer is a [`crate::Task`],
+//! and a task's replays are the contract's [`aitasks_contracts::TaskReplays`].
 
-use aitasks_contracts::TaskStatus;
-use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
-use uuid::Uuid;
+use serde::Serialize;
 
-/// One replay of a task, as `GET /v1/tasks/{id}/replays` lists it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TaskReplay {
-    pub id: Uuid,
-    pub status: TaskStatus,
-    pub effect_key: String,
-    pub created_at: DateTime<Utc>,
-    /// The operation that made it; `None` for a replay asked one task at a time.
-    pub operation_id: Option<Uuid>,
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-/// `GET /v1/tasks/{id}/replays`: the task's replays, oldest first, at most 100.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TaskReplays {
-    pub replays: Vec<TaskReplay>,
-    /// More replays than listed.
-    #[serde(default)]
-    pub more: bool,
-}
-
-/// What a replay of one task asks (`POST /v1/tasks/{id}/replay`); the default asks nothing:
-/// the derived effect key `replay:{taskId}`, the result cache as a create uses it.
+/// What a replay of one task asks; the default asks nothing: the derived effect key
+/// `replay:{taskId}`, the result cache as a create uses it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Replay {

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use aitasks_client::{
-    Action, Error, HoldKind, HoldTarget, ListHolds, ListOperations, NewOperation, OperationFilter,
-    OperationState, Outcome, Replay,
+    all_operations, Error, HoldKind, HoldTarget, ListHolds, ListOperations, NewOperation, NewOperationFilter,
+    OperationAction, OperationState, Outcome, Replay,
 };
 use futures::TryStreamExt;
 use serde_json::{json, Value};
@@ -89,15 +89,15 @@ async fn an_operations_create_sends_one_idempotency_key_per_call_the_same_on_eve
     ])
     .await;
     let client = stub.client(3);
-    let filter = OperationFilter {
+    let filter = NewOperationFilter {
         scope_id: Some("inbox".into()),
         kind: Some(aitasks_client::Kind::ExtractData),
-        ..OperationFilter::default()
+        ..NewOperationFilter::default()
     };
     let cancel = NewOperation::cancel(filter);
     let made = client.create_operation(&cancel).await.unwrap();
     assert_eq!((made.outcome, made.operation.state), (Outcome::Created, OperationState::Running));
-    assert_eq!(made.operation.progress(), [10, 4, 0, 0]);
+    assert_eq!((made.operation.matched, made.operation.done), (10, 4));
     let again = client.create_operation_with_key(&cancel, "nightly-cleanup").await.unwrap();
     assert_eq!((again.outcome, again.operation.id), (Outcome::Existing, made.operation.id));
     let other = client.create_operation(&cancel).await.unwrap();
@@ -133,8 +133,7 @@ async fn operations_are_listed_page_by_page_read_stopped_and_waited_for() {
     })
     .await;
     let client = stub.client(1);
-    let listing =
-        ListOperations { state: Some(OperationState::Running), limit: 1, ..ListOperations::default() };
+    let listing = ListOperations { state: Some(OperationState::Running), limit: 1, ..all_operations() };
     let listed: Vec<_> = client.operations(listing).try_collect().await.unwrap();
     let ids: Vec<String> = listed.iter().map(|o| o.id.to_string()).collect();
     assert_eq!(ids, [OPERATION_ID, second]);
@@ -153,7 +152,7 @@ async fn operations_are_listed_page_by_page_read_stopped_and_waited_for() {
         )
         .await
         .unwrap();
-    assert_eq!((ended.state, ended.action), (OperationState::Done, Action::Cancel));
+    assert_eq!((ended.state, ended.action), (OperationState::Done, OperationAction::Cancel));
     assert_eq!(seen, [1, 2, 2], "every read, until the operation was no longer running");
 
     let targets: Vec<String> =
