@@ -4,8 +4,7 @@ import createClient, { type Client } from "openapi-fetch";
 
 import { createInChunks, type BatchOptions } from "./batch.js";
 import { AitasksError, AitasksWaitTimeoutError, errorBodyOf, requestIdOf } from "./errors.js";
-import type { components, paths as generatedPaths } from "./generated/openapi.js";
-import type { pendingPaths } from "./pending-paths.js";
+import type { components, paths } from "./generated/openapi.js";
 import { backoffDelay, resolveRetry, type RetryOptions } from "./retry.js";
 import { SignalFanout, anySignal, runWorkers, sleep, throwIfAborted } from "./signals.js";
 import { transport, type RetryEvent, type TokenProvider, type TransportSettings } from "./transport.js";
@@ -48,7 +47,6 @@ import {
 } from "./types.js";
 
 type Schemas = components["schemas"];
-type paths = generatedPaths & pendingPaths;
 
 export interface ClientOptions {
   /** The API's base URL, e.g. `https://abc123.execute-api.eu-west-1.amazonaws.com` or `http://127.0.0.1:9000`. */

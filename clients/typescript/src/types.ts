@@ -265,29 +265,18 @@ export interface CreateOperationResult {
   created: boolean;
 }
 
-/** What a hold holds: a model profile, or a scope. */
-export type HoldTarget = { profile: string } | { scopeId: string };
-
-/** The body of `POST /v1/holds`: exactly one of `profile` and `scopeId`, and a reason (1..500 characters). */
-export type CreateHoldInput = ({ profile: string; scopeId?: never } | { scopeId: string; profile?: never }) & {
-  reason?: string;
-};
-
 /** A hold; `released*` are null while it holds. */
-export interface Hold {
-  id: string;
-  target: HoldTarget;
-  kind: "manual" | "automatic";
-  reason: string | null;
-  createdAt: string;
-  releasedAt: string | null;
-  releasedBy: "person" | "probe" | null;
-}
+export type Hold = Schemas["Hold"];
+/** What a hold holds: a model profile, or a scope. */
+export type HoldTarget = Hold["target"];
+export type HoldPage = Schemas["HoldPage"];
 
-export interface HoldPage {
-  holds: Hold[];
-  next?: string;
-}
+/**
+ * The body of `POST /v1/holds` (`PlaceHold`): exactly one of `profile` and `scopeId` (the schema
+ * says so in a `oneOf` TypeScript cannot read, so it is said here), and a reason (1..500 characters).
+ */
+export type CreateHoldInput = Schemas["PlaceHold"] &
+  ({ profile: string; scopeId?: never } | { scopeId: string; profile?: never });
 
 /** `GET /v1/holds`'s query. */
 export interface ListHoldsQuery {

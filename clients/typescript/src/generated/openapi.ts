@@ -208,6 +208,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/holds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's holds and the automatic ones, in creation order (keyset pages of up to 100). */
+        get: operations["listHolds"];
+        put?: never;
+        /** Hold a model profile or a scope of this tenant (docs/api.md, "Holds"): its tasks stay queued, spend no attempt and do not expire until the hold is released. */
+        post: operations["placeHold"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/holds/{holdId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["getHold"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/holds/{holdId}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Release the tenant's hold: its parked tasks are sent again in creation order. One released already answers as it is; an automatic hold is released by its probe (409). */
+        post: operations["releaseHold"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tasks/release": {
         parameters: {
             query?: never;
@@ -348,6 +399,35 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description Exactly one of profile and scopeId. */
+        PlaceHold: {
+            profile?: components["schemas"]["ModelId"];
+            scopeId?: components["schemas"]["Key"];
+            reason?: string | null;
+        } & (unknown | unknown);
+        Hold: {
+            /** Format: uuid */
+            id: string;
+            target: {
+                profile: string;
+            } | {
+                scopeId: string;
+            };
+            /** @enum {unknown} */
+            kind: "manual" | "automatic";
+            reason: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            releasedAt: string | null;
+            /** @enum {unknown} */
+            releasedBy: "person" | "probe" | null;
+        };
+        HoldPage: {
+            holds: components["schemas"]["Hold"][];
+            /** Format: uuid */
+            next?: string;
+        };
         /** @description An id or key given by the caller (scopeId, sourceId, ...). Postgres text holds no NUL. */
         Key: string;
         EffectKey: components["schemas"]["Key"];
@@ -764,10 +844,11 @@ export interface components {
              */
             replayOf?: string;
         };
+        /** @description Every field is optional (null is the same as absent). */
         ReplayTask: {
-            effectKey?: components["schemas"]["EffectKey"];
+            effectKey?: components["schemas"]["EffectKey"] | null;
             /** @description A scoped task's replay skips the result cache (as scope.recompute). */
-            recompute?: boolean;
+            recompute?: boolean | null;
         };
         TaskReplays: {
             replays: {
@@ -786,34 +867,35 @@ export interface components {
             /** @description The task has replays beyond these 100. */
             more: boolean;
         };
-        /** @description At most one of runId and scopeId; neither is every task of the tenant. */
+        /** @description At most one of runId and scopeId; neither is every task of the tenant. Null is the same as absent. */
         OperationFilter: {
             /** Format: uuid */
-            runId?: string;
-            scopeId?: components["schemas"]["Key"];
+            runId?: string | null;
+            scopeId?: components["schemas"]["Key"] | null;
             /** @description Default: [queued, running] for cancel, [failed, canceled] for replay. */
-            status?: components["schemas"]["TaskStatus"][];
+            status?: components["schemas"]["TaskStatus"][] | null;
             /** @enum {unknown} */
-            kind?: "generate_text" | "classify" | "classify_many" | "extract_data";
-            modelId?: components["schemas"]["ModelId"];
-            errorCode?: string;
+            kind?: "generate_text" | "classify" | "classify_many" | "extract_data" | null;
+            /** @description Any model id (a profile since removed too), not only a configured one. */
+            modelId?: string | null;
+            errorCode?: string | null;
             /**
              * Format: date-time
              * @description Tasks created at or after this instant.
              */
-            createdAfter?: string;
+            createdAfter?: string | null;
             /**
              * Format: date-time
              * @description Tasks created before this instant.
              */
-            createdBefore?: string;
+            createdBefore?: string | null;
         };
         CreateOperation: {
             /** @enum {unknown} */
             action: "cancel" | "replay";
             filter: components["schemas"]["OperationFilter"];
-            /** @description Replay only: the replays skip the result cache. */
-            recompute?: boolean;
+            /** @description Replay only (with cancel: 400): the replays skip the result cache. */
+            recompute?: boolean | null;
         };
         Operation: {
             /** Format: uuid */
@@ -921,6 +1003,24 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The tenant has AITASK_HOLDS_PER_TENANT active holds already (WORKFLOW_AI_HOLDS_LIMIT). Nothing was stored. */
+        HoldsLimit: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The hold is automatic (HOLD_IS_AUTOMATIC); its probe releases it once the provider answers. */
+        HoldIsAutomatic: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The database is unreachable (UNAVAILABLE). A write may still have been stored when the connection dropped at its commit: every create is safe to send again (a task on its effect key, a run on its Idempotency-Key). */
         Unavailable: {
             headers: {
@@ -934,6 +1034,7 @@ export interface components {
     parameters: {
         runId: string;
         taskId: string;
+        holdId: string;
         operationId: string;
     };
     requestBodies: never;
@@ -1389,6 +1490,124 @@ export interface operations {
                 };
             };
             429: components["responses"]["ReadRate"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listHolds: {
+        parameters: {
+            query?: {
+                state?: "active" | "released";
+                /** @description The previous page's next. */
+                after?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of holds. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HoldPage"];
+                };
+            };
+            400: components["responses"]["Invalid"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["ReadRate"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    placeHold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlaceHold"];
+            };
+        };
+        responses: {
+            /** @description The tenant's active hold of the same target. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Hold"];
+                };
+            };
+            /** @description The hold placed. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Hold"];
+                };
+            };
+            400: components["responses"]["Invalid"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["HoldsLimit"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getHold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                holdId: components["parameters"]["holdId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The hold. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Hold"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["ReadRate"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    releaseHold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                holdId: components["parameters"]["holdId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The hold (released). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Hold"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["HoldIsAutomatic"];
             503: components["responses"]["Unavailable"];
         };
     };
