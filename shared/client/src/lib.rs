@@ -76,11 +76,11 @@ pub use aitasks_contracts::{
     AttemptOutcome, AttemptUsage, DailyCost, ErrorCode, Kind, ListOperations, ListRuns, ListTasks, ListedRun,
     Operation, OperationAction, OperationFilter, OperationPage, OperationState, Problem, Problems, RunPage,
     RunState, StatusCounts, TaskAttempt, TaskAttempts, TaskBatch, TaskCallback, TaskCallbacks, TaskCounts,
-    TaskEvent, TaskEvents, TaskFilter, TaskReplay, TaskReplays, TaskStatus, TenantSummary,
+    TaskEvent, TaskEvents, TaskFilter, TaskReplay, TaskReplays, TaskStatus, TenantSummary, HOLD_PAGE_MAX,
     OPERATION_PAGE_MAX,
 };
 pub use answers::holds::{
-    Hold, HoldCreated, HoldKind, HoldPage, HoldState, HoldTarget, ListHolds, ReleasedBy, HOLD_PAGE_MAX,
+    Hold, HoldCreated, HoldKind, HoldPage, HoldState, HoldTarget, ListHolds, ReleasedBy,
 };
 pub use answers::operations::{is_ended, NewOperation, NewOperationFilter, OperationCreated};
 pub use answers::replays::Replay;

@@ -1,5 +1,6 @@
 //! Holds of a model profile or a scope (`/v1/holds`).
 
+use aitasks_contracts::HOLD_PAGE_MAX;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -108,9 +109,6 @@ pub struct HoldPage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next: Option<Uuid>,
 }
-
-/// The most holds a page holds.
-pub const HOLD_PAGE_MAX: usize = 100;
 
 /// A listing of the tenant's holds and the automatic ones, in creation order.
 #[derive(Debug, Clone, PartialEq, Eq)]
