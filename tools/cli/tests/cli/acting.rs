@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use aitasks_client::{Client, OperationState};
-use aitasks_testkit::{dev_token, Reply, Stack};
+use aitasks_testkit::{dev_token, wait_until, Reply, Stack};
 use serde_json::{json, Value};
 
 use crate::{aitasks, classify_body, scratch};
@@ -216,9 +216,19 @@ async fn a_held_scope_keeps_its_tasks_queued_until_released() {
     let waiting = create(&stack, &token, "paused", "p-1").await;
     let free = create(&stack, &token, "free", "f-1").await;
     aitasks(&stack, &token, &["wait", &free, "--timeout", "60"]).await.ok();
-    // A task of another scope, created after it, ran to its end; the held one spent nothing.
+    // A worker has claimed the held task and parked it; the sweeper has had its chances since.
+    let parked = format!(
+        "SELECT count(*) FROM tasks WHERE id = '{waiting}' AND status = 'queued' \
+         AND message_sent_at = 'infinity'"
+    );
+    wait_until("the held task to be parked", || async { stack.db.count(&parked).await == 1 }).await;
+    stack.server.wait_for_sweeps(2).await;
+    // A task of another scope ran to its end; the held one is queued and spent nothing.
     let still = aitasks(&stack, &token, &["get", &waiting, "--json"]).await.ok().json();
     assert_eq!((still["status"].as_str(), still["attempts"].as_u64()), (Some("queued"), Some(0)), "{still}");
+    let history = aitasks(&stack, &token, &["history", &waiting, "--json"]).await.ok().json();
+    assert_eq!(history["attempts"]["attempts"], json!([]), "no attempt recorded while held: {history}");
+    assert_eq!(stack.stub.calls(), 1, "the provider was called for the free task only");
 
     let active = aitasks(&stack, &token, &["holds", "--json"]).await.ok().json();
     assert_eq!(ids(&active, "holds"), [hold_id.as_str()]);
@@ -228,7 +238,12 @@ async fn a_held_scope_keeps_its_tasks_queued_until_released() {
     let released = aitasks(&stack, &token, &["release-hold", &hold_id, "--json"]).await.ok().json();
     assert_eq!((released["releasedBy"].as_str(), released["releasedAt"].is_string()), (Some("person"), true));
     let ended = aitasks(&stack, &token, &["wait", &waiting, "--timeout", "60", "--json"]).await.ok().json();
-    assert_eq!(ended["status"], "succeeded", "released, it ran");
+    assert_eq!(
+        (ended["status"].as_str(), ended["attempts"].as_u64()),
+        (Some("succeeded"), Some(1)),
+        "released, it ran once: {ended}"
+    );
+    assert_eq!(stack.stub.calls(), 2);
     let gone = aitasks(&stack, &token, &["holds", "--json"]).await.ok().json();
     assert_eq!(gone["count"], 0);
     let past = aitasks(&stack, &token, &["holds", "--released", "--json"]).await.ok().json();
