@@ -7,8 +7,9 @@ use std::time::Duration;
 use aitasks_client::{Client, OperationState};
 use aitasks_testkit::{dev_token, wait_until, Reply, Stack};
 use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, BufReader};
 
-use crate::{aitasks, classify_body, scratch};
+use crate::{aitasks, aitasks_started, classify_body, scratch};
 
 const APP: &str = "app-cli-acting";
 
@@ -177,23 +178,69 @@ async fn cancel_then_replay_by_filter_followed_to_the_end_with_exact_counts() {
 
 #[tokio::test]
 async fn a_running_operation_is_stopped_and_its_follower_exits_1() {
-    let stack = Stack::start_with(&[("AITASK_REQUEST_PAGE", "2"), ("AITASK_REQUEST_WORK_MS", "1")]).await;
+    // No workers, one page of two tasks per request, and no sweep while the test runs (the
+    // dev server's first sweep comes a stale-running period after its start): an operation over
+    // eight tasks stays running after its request's page until it is stopped.
+    let stack = Stack::start_with(&[
+        ("AITASK_LOCAL_POLLERS", "0"),
+        ("AITASK_REQUEST_PAGE", "2"),
+        ("AITASK_REQUEST_WORK_MS", "0"),
+        ("AITASK_SWEEP_INTERVAL_MS", "600000"),
+        ("AITASK_STALE_RUNNING_MS", "600000"),
+    ])
+    .await;
     let token = dev_token(APP);
-    stack.stub.set_default(Reply::slow(Duration::from_secs(30)));
     for i in 0..8 {
         create(&stack, &token, "stoppable", &format!("s-{i}")).await;
     }
-    let made = aitasks(&stack, &token, &["cancel", "--scope", "stoppable", "--json"]).await.ok().json();
-    let id = made["operation"]["id"].as_str().unwrap().to_owned();
+    // The follower: `cancel --wait`; its first line is the request's answer, running.
+    let args = ["cancel", "--scope", "stoppable", "--wait", "--timeout", "60", "--json"];
+    let mut follower = aitasks_started(&stack, &token, &args);
+    let mut lines = BufReader::new(follower.stdout.take().unwrap()).lines();
+    let first: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!(
+        (first["outcome"].as_str(), first["operation"]["state"].as_str()),
+        (Some("created"), Some("running")),
+        "{first}"
+    );
+    assert_eq!((&first["operation"]["matched"], &first["operation"]["done"]), (&json!(2), &json!(2)));
+    let id = first["operation"]["id"].as_str().unwrap().to_owned();
+
     let stopped = aitasks(&stack, &token, &["operations", "stop", &id, "--json"]).await.ok().json();
-    if stopped["state"] == "stopped" {
-        let follow = aitasks(&stack, &token, &["operations", "wait", &id]).await;
-        assert_eq!(follow.code, 1, "a followed operation that ended stopped\n{}", follow.stdout);
-        assert!(follow.stdout.contains("stopped"), "{}", follow.stdout);
-    } else {
-        // The operation finished before the stop reached it: it is answered as it is.
-        assert_eq!(stopped["state"], "done", "{stopped}");
+    assert_eq!(
+        (stopped["state"].as_str(), stopped["endedAt"].is_string()),
+        (Some("stopped"), true),
+        "{stopped}"
+    );
+    assert_eq!(
+        [&stopped["matched"], &stopped["done"], &stopped["skipped"], &stopped["failed"]],
+        [&json!(2), &json!(2), &json!(0), &json!(0)],
+        "the request's one page, nothing after the stop: {stopped}"
+    );
+    let mut rest = Vec::new();
+    while let Some(line) = lines.next_line().await.unwrap() {
+        rest.push(serde_json::from_str::<Value>(&line).unwrap());
     }
+    let ended = follower.wait_with_output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&ended.stderr);
+    assert_eq!(ended.status.code(), Some(1), "a followed operation that ended stopped: {rest:?}\n{stderr}");
+    assert_eq!(
+        rest.last().map(|l| &l["operation"]),
+        Some(&stopped),
+        "its last line is the stopped operation"
+    );
+    let listed = aitasks(&stack, &token, &["list", "--scope", "stoppable", "--json"]).await.ok().json();
+    let mut statuses: Vec<&str> =
+        listed["tasks"].as_array().unwrap().iter().map(|t| t["status"].as_str().unwrap()).collect();
+    statuses.sort_unstable();
+    assert_eq!(statuses, [["canceled"; 2].as_slice(), &["queued"; 6]].concat(), "{listed}");
+
+    let again = aitasks(&stack, &token, &["operations", "wait", &id]).await;
+    assert_eq!(again.code, 1, "{}", again.stdout);
+    assert!(again.stdout.contains("stopped"), "{}", again.stdout);
+    let ended =
+        aitasks(&stack, &token, &["operations", "list", "--state", "stopped", "--json"]).await.ok().json();
+    assert_eq!(ids(&ended, "operations"), [id.as_str()]);
 }
 
 #[tokio::test]
