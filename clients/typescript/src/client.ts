@@ -11,6 +11,18 @@ import { transport, type RetryEvent, type TokenProvider, type TransportSettings 
 import {
   TERMINAL_STATUSES,
   type BatchItemResult,
+  type CreateHoldInput,
+  type CreateHoldResult,
+  type CreateOperationInput,
+  type CreateOperationResult,
+  type Hold,
+  type HoldPage,
+  type ListHoldsQuery,
+  type ListOperationsQuery,
+  type Operation,
+  type OperationPage,
+  type ReplayInput,
+  type TaskReplays,
   type CreateResult,
   type CreateRunInput,
   type CreateTaskInput,
@@ -64,6 +76,26 @@ export interface CreateRunOptions extends CallOptions {
    * IDEMPOTENCY_KEY_REUSED). Default: a new random key for each call.
    */
   idempotencyKey?: string;
+}
+
+export interface CreateOperationOptions extends CallOptions {
+  /**
+   * The Idempotency-Key to send (1 to 255 visible ASCII characters): one operation per key while
+   * the body is the same (another body with it is refused, 422 IDEMPOTENCY_KEY_REUSED).
+   * Default: a new random key for each call, the same on every attempt.
+   */
+  idempotencyKey?: string;
+}
+
+export interface WaitOperationOptions extends CallOptions {
+  /** Give up at this time (a Date or epoch milliseconds): AitasksWaitTimeoutError holding the operation as last read. */
+  deadline?: Date | number;
+  /** Give up after this many milliseconds (the earlier of this and `deadline` counts). */
+  timeoutMs?: number;
+  /** Milliseconds between two reads (default 1,000). */
+  intervalMs?: number;
+  /** Called with the operation after every read (a live progress line). */
+  onProgress?: (operation: Operation) => void;
 }
 
 export interface WaitOptions extends CallOptions {
@@ -391,6 +423,127 @@ export class AitasksClient {
   async getSummary(query: SummaryQuery = {}, options: CallOptions = {}): Promise<Summary> {
     const answer = await this.api.GET("/v1/summary", { params: { query }, ...signalOf(options) });
     return expect(answer, "GET /v1/summary");
+  }
+
+  // ---- acting on many tasks (docs/api.md): replays, operations, holds ----
+
+  /**
+   * `POST /v1/tasks/{taskId}/replay`: a new task with the ended task's request, model, owner and
+   * scope (`replayOf` names the original, which is never touched). Idempotent on its effect key
+   * (`replay:{taskId}` unless `input.effectKey`): asked again, it answers the same task (`created: false`).
+   */
+  async replayTask<R extends TaskRequest = TaskRequest>(task: Ref, input: ReplayInput = {}, options: CallOptions = {}): Promise<CreateResult<R>> {
+    const answer = await this.api.POST("/v1/tasks/{taskId}/replay", {
+      params: { path: { taskId: idOf(task) } },
+      body: input,
+      ...signalOf(options),
+    });
+    const replay = expect(answer, "POST /v1/tasks/{taskId}/replay") as unknown as Task<R>;
+    return { task: replay, created: answer.response.status === 201 };
+  }
+
+  /** `GET /v1/tasks/{taskId}/replays`: the task's replays, oldest first (at most 100). */
+  async listTaskReplays(task: Ref, options: CallOptions = {}): Promise<TaskReplays> {
+    const answer = await this.api.GET("/v1/tasks/{taskId}/replays", { params: { path: { taskId: idOf(task) } }, ...signalOf(options) });
+    return expect(answer, "GET /v1/tasks/{taskId}/replays");
+  }
+
+  /**
+   * `POST /v1/operations`: cancel or replay every task the filter matches, asynchronously.
+   * Sent with an Idempotency-Key made for this call (or `options.idempotencyKey`), the same on
+   * every attempt: a retry after a lost answer finds the operation the first made (`created: false`).
+   */
+  async createOperation(input: CreateOperationInput, options: CreateOperationOptions = {}): Promise<CreateOperationResult> {
+    const answer = await this.api.POST("/v1/operations", {
+      body: input,
+      params: { header: { "Idempotency-Key": options.idempotencyKey ?? newIdempotencyKey() } },
+      ...signalOf(options),
+    });
+    return { operation: expect(answer, "POST /v1/operations"), created: answer.response.status === 202 };
+  }
+
+  /** `GET /v1/operations`: one page of the tenant's operations, in creation order. */
+  async listOperations(query: ListOperationsQuery = {}, options: CallOptions = {}): Promise<OperationPage> {
+    const answer = await this.api.GET("/v1/operations", { params: { query }, ...signalOf(options) });
+    return expect(answer, "GET /v1/operations");
+  }
+
+  /** Every operation of a listing, page after page. */
+  async *operations(query: ListOperationsQuery = {}, options: CallOptions = {}): AsyncGenerator<Operation> {
+    let after = query.after;
+    for (;;) {
+      const page = await this.listOperations({ ...query, ...(after === undefined ? {} : { after }) }, options);
+      yield* page.operations;
+      if (page.next === undefined) return;
+      after = page.next;
+    }
+  }
+
+  /** `GET /v1/operations/{operationId}`. */
+  async getOperation(operation: Ref, options: CallOptions = {}): Promise<Operation> {
+    const answer = await this.api.GET("/v1/operations/{operationId}", { params: { path: { operationId: idOf(operation) } }, ...signalOf(options) });
+    return expect(answer, "GET /v1/operations/{operationId}");
+  }
+
+  /** `POST /v1/operations/{operationId}/stop`: the operation, `stopped` (an ended one as it is). */
+  async stopOperation(operation: Ref, options: CallOptions = {}): Promise<Operation> {
+    const answer = await this.api.POST("/v1/operations/{operationId}/stop", { params: { path: { operationId: idOf(operation) } }, ...signalOf(options) });
+    return expect(answer, "POST /v1/operations/{operationId}/stop");
+  }
+
+  /**
+   * Read the operation every `intervalMs` until it is no longer `running`, and return it.
+   * Rejects with AitasksWaitTimeoutError (holding the operation as last read) at the deadline.
+   */
+  async waitForOperation(operation: Ref, options: WaitOperationOptions = {}): Promise<Operation> {
+    const id = idOf(operation);
+    const deadline = deadlineOf(options);
+    const interval = Math.max(0, options.intervalMs ?? 1000);
+    for (;;) {
+      throwIfAborted(options.signal);
+      const last = await this.getOperation(id, options);
+      options.onProgress?.(last);
+      if (last.state !== "running") return last;
+      if (deadline !== undefined && Date.now() + interval > deadline) {
+        throw new AitasksWaitTimeoutError(`operation ${id} is still running at its deadline (done ${last.done} of ${last.matched})`, last);
+      }
+      await sleep(interval, options.signal);
+    }
+  }
+
+  /** `POST /v1/holds`: hold a profile or a scope (`created: false`: the tenant's active hold on the same target). */
+  async createHold(input: CreateHoldInput, options: CallOptions = {}): Promise<CreateHoldResult> {
+    const answer = await this.api.POST("/v1/holds", { body: input, ...signalOf(options) });
+    return { hold: expect(answer, "POST /v1/holds"), created: answer.response.status === 201 };
+  }
+
+  /** `GET /v1/holds`: one page of the tenant's holds and the automatic ones, in creation order. */
+  async listHolds(query: ListHoldsQuery = {}, options: CallOptions = {}): Promise<HoldPage> {
+    const answer = await this.api.GET("/v1/holds", { params: { query }, ...signalOf(options) });
+    return expect(answer, "GET /v1/holds");
+  }
+
+  /** Every hold of a listing, page after page. */
+  async *holds(query: ListHoldsQuery = {}, options: CallOptions = {}): AsyncGenerator<Hold> {
+    let after = query.after;
+    for (;;) {
+      const page = await this.listHolds({ ...query, ...(after === undefined ? {} : { after }) }, options);
+      yield* page.holds;
+      if (page.next === undefined) return;
+      after = page.next;
+    }
+  }
+
+  /** `GET /v1/holds/{holdId}`. */
+  async getHold(hold: Ref, options: CallOptions = {}): Promise<Hold> {
+    const answer = await this.api.GET("/v1/holds/{holdId}", { params: { path: { holdId: idOf(hold) } }, ...signalOf(options) });
+    return expect(answer, "GET /v1/holds/{holdId}");
+  }
+
+  /** `POST /v1/holds/{holdId}/release`: the hold, released; its tasks are sent again in creation order. An automatic hold: 409 HOLD_IS_AUTOMATIC. */
+  async releaseHold(hold: Ref, options: CallOptions = {}): Promise<Hold> {
+    const answer = await this.api.POST("/v1/holds/{holdId}/release", { params: { path: { holdId: idOf(hold) } }, ...signalOf(options) });
+    return expect(answer, "POST /v1/holds/{holdId}/release");
   }
 
   // ---- application-owned tasks ----

@@ -2,10 +2,12 @@ export { AitasksClient, isTerminal } from "./client.js";
 export type {
   CallOptions,
   ClientOptions,
+  CreateOperationOptions,
   CreateRunOptions,
   DeleteScopeOptions,
   UnreleasedSourcesQuery,
   WaitManyOptions,
+  WaitOperationOptions,
   WaitOptions,
 } from "./client.js";
 export { AitasksError, AitasksWaitTimeoutError } from "./errors.js";

@@ -225,3 +225,68 @@ export interface DeleteScopeResult {
   /** Requests sent (each deletes a bounded batch for at most 5 s). */
   requests: number;
 }
+
+// ---- acting on many tasks (docs/api.md): replays, operations, holds ----
+
+/** What a replay asks: the new task's effect key (default `replay:{taskId}`), and whether to skip the result cache. */
+export type ReplayInput = Schemas["ReplayTask"];
+/** A task's replays, oldest first (at most 100; `more` when it has more). */
+export type TaskReplays = Schemas["TaskReplays"];
+/** One replay of a task. `operationId` names the operation that made it (null: asked on its own). */
+export type TaskReplay = TaskReplays["replays"][number];
+
+/**
+ * Which of the tenant's tasks an operation acts on. At most one of `runId` and `scopeId`
+ * (neither: every task of the tenant); `status` defaults to the action's (cancel: queued,
+ * running; replay: failed, canceled).
+ */
+export type OperationFilter = Schemas["OperationFilter"];
+/** The body of `POST /v1/operations`; `recompute` only with `replay`. */
+export type CreateOperationInput = Schemas["CreateOperation"];
+/** An operation and its progress; `skippedBecause`/`failedBecause` count tasks by code. */
+export type Operation = Schemas["Operation"];
+export type OperationAction = Operation["action"];
+/** `running` until every matched task is gone through (`done`) or it is stopped (`stopped`). */
+export type OperationState = Operation["state"];
+export type OperationPage = Schemas["OperationPage"];
+
+/** `GET /v1/operations`'s query. */
+export interface ListOperationsQuery {
+  state?: OperationState;
+  /** Start after this operation id (the previous page's `next`). */
+  after?: string;
+  /** Operations per page, 1..100 (default 100). */
+  limit?: number;
+}
+
+/** An operation's create: the operation, and whether this call made it (202) or its Idempotency-Key found it (200). */
+export interface CreateOperationResult {
+  operation: Operation;
+  created: boolean;
+}
+
+/** A hold; `released*` are null while it holds. */
+export type Hold = Schemas["Hold"];
+/** What a hold holds: a model profile, or a scope. */
+export type HoldTarget = Hold["target"];
+export type HoldPage = Schemas["HoldPage"];
+
+/**
+ * The body of `POST /v1/holds` (`PlaceHold`): exactly one of `profile` and `scopeId` (the schema
+ * says so in a `oneOf` TypeScript cannot read, so it is said here), and a reason (1..500 characters).
+ */
+export type CreateHoldInput = Schemas["PlaceHold"] &
+  ({ profile: string; scopeId?: never } | { scopeId: string; profile?: never });
+
+/** `GET /v1/holds`'s query. */
+export interface ListHoldsQuery {
+  state?: "active" | "released";
+  after?: string;
+  limit?: number;
+}
+
+/** A hold's create: the hold, and whether this call made it (201) or found the active hold on the same target (200). */
+export interface CreateHoldResult {
+  hold: Hold;
+  created: boolean;
+}

@@ -1,6 +1,11 @@
 //! The API's answer bodies (docs/api.md, "Bodies"), owned and deserialized. Fields the contract
 //! may add later are kept in `extra`, so a newer server's answer still reads, and prints back
-//! whole.
+//! whole. The routes that act on many tasks at once have theirs in submodules: a task's replays,
+//! operations (cancel or replay by filter), holds.
+
+pub(crate) mod holds;
+pub(crate) mod operations;
+pub(crate) mod replays;
 
 use aitasks_contracts::{RunState, TaskStatus};
 use chrono::{DateTime, Utc};
@@ -43,6 +48,9 @@ pub struct Task {
     pub updated_at: DateTime<Utc>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deferred_by: Option<DateTime<Utc>>,
+    /// The task this one replays (present only on a replay).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay_of: Option<Uuid>,
     /// Fields this client does not know yet.
     #[serde(flatten)]
     pub extra: Map<String, Value>,

@@ -10,6 +10,7 @@ use serde::Deserialize;
 
 use aitasks_contracts::Problem;
 
+use crate::answers::{Created, Outcome};
 use crate::auth::{Auth, TokenProvider};
 use crate::error::{ApiError, Error};
 use crate::retry::{parse_retry_after, retryable_status, retryable_transport, RetryPolicy};
@@ -136,6 +137,22 @@ impl Reply {
             reason: e.to_string(),
             request_id: self.request_id.clone(),
         })
+    }
+
+    /// A create's answer (201 a new task, 200 its effect key's task) as [`Created`].
+    pub(crate) fn created(&self) -> Result<Created, Error> {
+        let outcome =
+            Outcome::of_status(self.status).ok_or_else(|| self.unexpected("a create answers 200 or 201"))?;
+        Ok(Created { outcome, task: self.decode()? })
+    }
+
+    /// An answer of a status the route does not answer.
+    pub(crate) fn unexpected(&self, reason: &str) -> Error {
+        Error::UnexpectedAnswer {
+            status: self.status,
+            reason: reason.to_owned(),
+            request_id: self.request_id.clone(),
+        }
     }
 }
 

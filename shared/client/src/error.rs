@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use aitasks_contracts::{ErrorCode, Problem, Problems};
+use aitasks_contracts::{ErrorCode, Operation, Problem, Problems};
 
 use crate::answers::Task;
 
@@ -88,6 +88,10 @@ pub enum Error {
     /// [`crate::Client::wait`] reached its deadline before the task ended: the task as last read.
     #[error("task {} is still {} at the wait's deadline", .0.id, .0.status)]
     WaitDeadline(Box<Task>),
+    /// [`crate::Client::wait_operation`] reached its deadline while the operation was still
+    /// running: the operation as last read.
+    #[error("operation {} is still {} at the wait's deadline", .0.id, .0.state.as_str())]
+    OperationDeadline(Box<Operation>),
 }
 
 impl Error {

@@ -23,6 +23,16 @@
 //! [`Client::task_attempts`], [`Client::task_events`], [`Client::task_callbacks`],
 //! [`Client::task_batch`], [`Client::summary`].
 //!
+//! Acting on many tasks at once (docs/api.md): [`Client::replay`] makes a new task of an ended
+//! one (idempotent on its derived effect key) and [`Client::replays`] lists a task's replays;
+//! [`Client::create_operation`] cancels or replays every task a filter matches as an
+//! asynchronous operation (an `Idempotency-Key` per call, or the caller's with
+//! [`Client::create_operation_with_key`]), read with [`Client::get_operation`] and
+//! [`Client::operations`], followed with [`Client::wait_operation`], stopped with
+//! [`Client::stop_operation`]; [`Client::create_hold`] holds a model profile or a scope (its
+//! tasks stay queued and spend no attempt), [`Client::holds`] lists them and
+//! [`Client::release_hold`] releases one.
+//!
 //! ```no_run
 //! use std::time::Duration;
 //! use aitasks_client::{Client, Outcome, TaskBody};
@@ -52,18 +62,28 @@ mod body;
 mod client;
 mod error;
 mod history;
+mod holds;
 mod loopback;
 mod many;
+mod operations;
+mod replays;
 mod retry;
 mod runs;
 mod scopes;
 mod tasks;
 
 pub use aitasks_contracts::{
-    AttemptOutcome, AttemptUsage, DailyCost, ErrorCode, Kind, ListRuns, ListTasks, ListedRun, Problem,
-    Problems, RunPage, RunState, StatusCounts, TaskAttempt, TaskAttempts, TaskBatch, TaskCallback,
-    TaskCallbacks, TaskCounts, TaskEvent, TaskEvents, TaskFilter, TaskStatus, TenantSummary,
+    AttemptOutcome, AttemptUsage, DailyCost, ErrorCode, Kind, ListOperations, ListRuns, ListTasks, ListedRun,
+    Operation, OperationAction, OperationFilter, OperationPage, OperationState, Problem, Problems, RunPage,
+    RunState, StatusCounts, TaskAttempt, TaskAttempts, TaskBatch, TaskCallback, TaskCallbacks, TaskCounts,
+    TaskEvent, TaskEvents, TaskFilter, TaskReplay, TaskReplays, TaskStatus, TenantSummary, HOLD_PAGE_MAX,
+    OPERATION_PAGE_MAX,
 };
+pub use answers::holds::{
+    Hold, HoldCreated, HoldKind, HoldPage, HoldState, HoldTarget, ListHolds, ReleasedBy,
+};
+pub use answers::operations::{is_ended, NewOperation, NewOperationFilter, OperationCreated};
+pub use answers::replays::Replay;
 pub use answers::{
     Created, Deleted, Outcome, Released, Run, SourceRef, Task, TaskPage, TaskSummary, UnreleasedPage,
 };
@@ -74,5 +94,6 @@ pub use error::{ApiError, Error};
 pub use history::all_runs;
 pub use loopback::is_loopback;
 pub use many::{plan_chunks, CreateManyCounts, CreateManyReport, ItemResult};
+pub use operations::{all_operations, OPERATION_POLL};
 pub use retry::RetryPolicy;
 pub use tasks::tasks_of;

@@ -8,7 +8,7 @@ use reqwest::Method;
 use tokio::time::Instant;
 use uuid::Uuid;
 
-use crate::answers::{Created, Outcome, Task, TaskPage};
+use crate::answers::{Created, Task, TaskPage};
 use crate::body::TaskBody;
 use crate::client::{query, Call, Client};
 use crate::error::Error;
@@ -28,18 +28,12 @@ pub fn tasks_of(filter: TaskFilter) -> ListTasks {
 }
 
 impl Client {
-    /// `POST /v1/tasks`: a new task (201, [`Outcome::Created`]) or, for an effect key already
-    /// taken, its task as it is (200, [`Outcome::Existing`]). Safe to retry: the effect key makes
+    /// `POST /v1/tasks`: a new task (201, [`crate::Outcome::Created`]) or, for an effect key already
+    /// taken, its task as it is (200, [`crate::Outcome::Existing`]). Safe to retry: the effect key makes
     /// it idempotent.
     pub async fn create(&self, body: &TaskBody) -> Result<Created, Error> {
         let reply = self.send(&Call::new(Method::POST, "/v1/tasks".into()).json(body)?).await?;
-        let task: Task = reply.decode()?;
-        let outcome = Outcome::of_status(reply.status).ok_or_else(|| Error::UnexpectedAnswer {
-            status: reply.status,
-            reason: "a create answers 200 or 201".into(),
-            request_id: reply.request_id.clone(),
-        })?;
-        Ok(Created { outcome, task })
+        reply.created()
     }
 
     /// `GET /v1/tasks/{id}`.

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgGroup, Args, Parser, Subcommand};
 use uuid::Uuid;
 
 /// `aitasks`: create, follow and steer aitasks tasks and runs through the public HTTP API.
@@ -15,9 +15,10 @@ use uuid::Uuid;
 /// Plain http:// is for loopback only (127.0.0.0/8, [::1], localhost) unless
 /// `--allow-insecure-http`.
 ///
-/// Exit status: 0 done; 1 the API refused (its code is printed), a batch item was refused, or
-/// `wait` saw the task end failed or canceled; 2 bad usage or input (nothing was sent);
-/// 3 no usable answer (unreachable, or not the API); 4 `wait`/`tail` reached `--timeout` first.
+/// Exit status: 0 done; 1 the API refused (its code is printed), a batch item was refused,
+/// `wait` saw the task end failed or canceled, or a followed operation ended stopped; 2 bad usage
+/// or input (nothing was sent); 3 no usable answer (unreachable, or not the API);
+/// 4 `wait`/`tail`/`--wait` reached `--timeout` first.
 #[derive(Debug, Parser)]
 #[command(name = "aitasks", version, about, long_about)]
 pub(crate) struct Cli {
@@ -59,8 +60,24 @@ pub(crate) enum Command {
     Get(GetArgs),
     /// Wait for a task to end, with a live status line
     Wait(WaitArgs),
-    /// Cancel a task, or with --run a run (its queued tasks end canceled)
+    /// Cancel a task; with --run alone a run (it takes no new tasks, its open tasks end
+    /// canceled); with filter flags (--run R | --scope S | --all, and --status, --kind, ...)
+    /// every task they match, as an operation (--wait follows its progress)
     Cancel(CancelArgs),
+    /// Replay an ended task: a new task with its request, model, owner and scope (the original
+    /// is untouched); with filter flags (--run R | --scope S | --all, and --status, --kind, ...)
+    /// every task they match, as an operation (--wait follows its progress)
+    Replay(ReplayArgs),
+    /// Operations (cancel or replay by filter): list, get, wait for, stop
+    #[command(subcommand)]
+    Operations(OperationsCommand),
+    /// Hold a model profile or a scope: its tasks stay queued, spend no attempt and do not expire
+    /// until the hold is released
+    Hold(HoldArgs),
+    /// List the holds: yours and the automatic ones (a profile whose provider keeps failing)
+    Holds(HoldsArgs),
+    /// Release a hold: its tasks are sent again, in creation order
+    ReleaseHold(ReleaseHoldArgs),
     /// Runs: create, read, cancel, list
     #[command(subcommand)]
     Runs(RunsCommand),
@@ -147,11 +164,159 @@ pub(crate) struct WaitArgs {
 #[derive(Debug, Args)]
 pub(crate) struct CancelArgs {
     /// The task's id
-    #[arg(required_unless_present = "run")]
+    #[arg(required_unless_present_any = ["run", "scope", "all"], conflicts_with_all = FILTER_FLAGS)]
     pub(crate) id: Option<Uuid>,
-    /// Cancel this run instead (and its queued and running tasks)
-    #[arg(long, value_name = "RUN_ID", conflicts_with = "id")]
+    #[command(flatten)]
+    pub(crate) filter: FilterArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ReplayArgs {
+    /// The ended task's id (succeeded, failed or canceled)
+    #[arg(required_unless_present_any = ["run", "scope", "all"], conflicts_with_all = FILTER_FLAGS)]
+    pub(crate) id: Option<Uuid>,
+    /// The new task's effect key [default: replay:<taskId>, so the same replay asked twice is one
+    /// task]
+    #[arg(long, value_name = "KEY", conflicts_with = "target")]
+    pub(crate) effect_key: Option<String>,
+    /// Ask the provider again even when the result cache holds the answer
+    #[arg(long)]
+    pub(crate) recompute: bool,
+    #[command(flatten)]
+    pub(crate) filter: FilterArgs,
+}
+
+/// The flags that make `cancel`/`replay` an operation over the tasks they match.
+pub(crate) const FILTER_FLAGS: [&str; 12] = [
+    "run",
+    "scope",
+    "all",
+    "status",
+    "kind",
+    "model",
+    "error_code",
+    "created_after",
+    "created_before",
+    "idempotency_key",
+    "wait",
+    "timeout",
+];
+
+/// Which tasks an operation acts on: one of --run, --scope, --all, then what narrows.
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("target").args(["run", "scope", "all"]).multiple(false)))]
+pub(crate) struct FilterArgs {
+    /// A run's tasks (`cancel --run R` alone cancels the run itself)
+    #[arg(long, value_name = "RUN_ID")]
     pub(crate) run: Option<Uuid>,
+    /// A scope's tasks
+    #[arg(long, value_name = "SCOPE_ID")]
+    pub(crate) scope: Option<String>,
+    /// Every task of yours
+    #[arg(long)]
+    pub(crate) all: bool,
+    /// Only tasks in these statuses (repeat it, or separate with commas) [default: cancel
+    /// queued,running; replay failed,canceled]
+    #[arg(long, value_delimiter = ',', requires = "target")]
+    pub(crate) status: Vec<String>,
+    /// Only tasks of this kind (generate_text, classify, classify_many, extract_data)
+    #[arg(long, requires = "target")]
+    pub(crate) kind: Option<String>,
+    /// Only tasks of this model id
+    #[arg(long, value_name = "MODEL_ID", requires = "target")]
+    pub(crate) model: Option<String>,
+    /// Only tasks that ended with this error code
+    #[arg(long, value_name = "CODE", requires = "target")]
+    pub(crate) error_code: Option<String>,
+    /// Only tasks created at or after this instant (RFC 3339, such as 2026-01-31T12:00:00Z)
+    #[arg(long, value_name = "TIME", requires = "target")]
+    pub(crate) created_after: Option<String>,
+    /// Only tasks created before this instant (RFC 3339)
+    #[arg(long, value_name = "TIME", requires = "target")]
+    pub(crate) created_before: Option<String>,
+    /// The Idempotency-Key to send (1 to 255 visible ASCII characters): running the command
+    /// again with it answers the same operation [default: a new one for each command]
+    #[arg(long, value_name = "KEY", requires = "target")]
+    pub(crate) idempotency_key: Option<String>,
+    /// Then follow the operation until it ends, a line per change of its counts
+    #[arg(long, requires = "target")]
+    pub(crate) wait: bool,
+    /// With --wait: give up after this many seconds (exit 4; the operation goes on)
+    #[arg(long, default_value_t = 3600, value_name = "SECONDS", requires = "wait")]
+    pub(crate) timeout: u64,
+}
+
+impl FilterArgs {
+    /// Whether the flags ask for an operation (`cancel --run R` alone is a run's cancel).
+    pub(crate) fn is_operation(&self) -> bool {
+        self.scope.is_some()
+            || self.all
+            || !self.status.is_empty()
+            || self.kind.is_some()
+            || self.model.is_some()
+            || self.error_code.is_some()
+            || self.created_after.is_some()
+            || self.created_before.is_some()
+            || self.idempotency_key.is_some()
+            || self.wait
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum OperationsCommand {
+    /// List your operations in creation order
+    List(OperationsListArgs),
+    /// Read an operation: its filter, state and counts (and why tasks were skipped or failed)
+    Get { id: Uuid },
+    /// Follow an operation until it ends, a line per change of its counts
+    Wait {
+        id: Uuid,
+        /// Give up after this many seconds (exit 4; the operation goes on)
+        #[arg(long, default_value_t = 3600, value_name = "SECONDS")]
+        timeout: u64,
+    },
+    /// Stop an operation: it acts on no more tasks (those it acted on stay as they are)
+    Stop { id: Uuid },
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct OperationsListArgs {
+    /// Only operations in this state (running, stopped, done)
+    #[arg(long)]
+    pub(crate) state: Option<String>,
+    /// Start after this operation id (a page's `next`)
+    #[arg(long, value_name = "OPERATION_ID")]
+    pub(crate) after: Option<Uuid>,
+    /// Stop after this many operations
+    #[arg(long, value_name = "N")]
+    pub(crate) limit: Option<usize>,
+}
+
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("held").args(["profile", "scope"]).required(true)))]
+pub(crate) struct HoldArgs {
+    /// Hold a model profile: a task waits while every profile of its chain is held
+    #[arg(long, value_name = "PROFILE")]
+    pub(crate) profile: Option<String>,
+    /// Hold a scope's tasks
+    #[arg(long, value_name = "SCOPE_ID")]
+    pub(crate) scope: Option<String>,
+    /// Why (1 to 500 characters), shown with the hold
+    #[arg(long)]
+    pub(crate) reason: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct HoldsArgs {
+    /// The released holds instead of the active ones
+    #[arg(long)]
+    pub(crate) released: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ReleaseHoldArgs {
+    /// The hold's id
+    pub(crate) id: Uuid,
 }
 
 #[derive(Debug, Subcommand)]
@@ -300,6 +465,31 @@ mod tests {
         assert!(parsed.is_err(), "a body from a file takes no body flags");
         let parsed = <Cli as clap::Parser>::try_parse_from(["aitasks", "cancel"]);
         assert!(parsed.is_err(), "a task id or --run");
+        let parse = |args: &[&str]| <Cli as clap::Parser>::try_parse_from(args).map(|cli| cli.command);
+        let id = "01936f3e-4b2a-7c3d-8e4f-5a6b7c8d9e0f";
+        assert!(parse(&["aitasks", "replay"]).is_err(), "a task id, or which tasks");
+        assert!(parse(&["aitasks", "replay", id, "--scope", "s"]).is_err(), "one task or a filter");
+        assert!(parse(&["aitasks", "cancel", "--status", "queued"]).is_err(), "a filter names its tasks");
+        assert!(
+            parse(&["aitasks", "cancel", "--run", id, "--scope", "s"]).is_err(),
+            "one of run, scope, all"
+        );
+        assert!(parse(&["aitasks", "replay", "--all", "--effect-key", "k"]).is_err(), "a key is one task's");
+        assert!(parse(&["aitasks", "hold", "--reason", "down"]).is_err(), "a profile or a scope");
+        let Ok(super::Command::Cancel(run)) = parse(&["aitasks", "cancel", "--run", id]) else { panic!() };
+        assert!(!run.filter.is_operation(), "a run's own cancel");
+        let Ok(super::Command::Cancel(tasks)) =
+            parse(&["aitasks", "cancel", "--run", id, "--status", "queued"])
+        else {
+            panic!()
+        };
+        assert!(tasks.filter.is_operation(), "the run's queued tasks, by an operation");
+        let Ok(super::Command::Replay(all)) =
+            parse(&["aitasks", "replay", "--all", "--status", "failed,canceled", "--wait"])
+        else {
+            panic!()
+        };
+        assert_eq!((all.filter.status.len(), all.filter.wait), (2, true));
         let parsed = <Cli as clap::Parser>::try_parse_from(["aitasks", "list", "--run", "x"]);
         assert!(parsed.is_err(), "a run id is a UUID");
     }

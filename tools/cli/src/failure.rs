@@ -20,8 +20,9 @@ pub(crate) enum Failure {
     /// Items a batch's API answered with a refusal (already reported).
     #[error("{0} items were refused")]
     Refused(usize),
-    /// The task ended, but not `succeeded` (already printed).
-    #[error("the task ended {0}")]
+    /// The task ended, but not `succeeded`, or a followed operation ended `stopped` (already
+    /// printed).
+    #[error("{0}")]
     Ended(String),
     /// `--timeout` passed first.
     #[error("{0}")]
@@ -35,7 +36,7 @@ impl Failure {
             Failure::Client(Error::InvalidBody(_) | Error::Config(_) | Error::Token(_))
             | Failure::Input(_)
             | Failure::Lines(_) => 2,
-            Failure::Client(Error::WaitDeadline(_)) | Failure::Timeout(_) => 4,
+            Failure::Client(Error::WaitDeadline(_) | Error::OperationDeadline(_)) | Failure::Timeout(_) => 4,
             Failure::Client(_) => 3,
         })
     }
@@ -46,6 +47,9 @@ impl Failure {
             Failure::Client(Error::Api(api)) => json!({"error": api}),
             Failure::Client(Error::WaitDeadline(task)) => {
                 json!({"error": {"code": "TIMEOUT", "message": self.to_string()}, "task": task})
+            }
+            Failure::Client(Error::OperationDeadline(operation)) => {
+                json!({"error": {"code": "TIMEOUT", "message": self.to_string()}, "operation": operation})
             }
             Failure::Client(error) => json!({"error": {
                 "status": error.status(),
@@ -62,7 +66,9 @@ impl Failure {
         match self {
             Failure::Input(_) => "INVALID_INPUT",
             Failure::Lines(_) => "INVALID_REQUEST",
-            Failure::Timeout(_) | Failure::Client(Error::WaitDeadline(_)) => "TIMEOUT",
+            Failure::Timeout(_) | Failure::Client(Error::WaitDeadline(_) | Error::OperationDeadline(_)) => {
+                "TIMEOUT"
+            }
             Failure::Refused(_) => "REFUSED",
             Failure::Ended(_) => "TASK_NOT_SUCCEEDED",
             Failure::Client(Error::Transport { .. }) => "UNREACHABLE",

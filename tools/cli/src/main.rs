@@ -5,8 +5,11 @@ mod bulk;
 mod config;
 mod failure;
 mod history;
+mod holds;
 mod listing;
+mod operations;
 mod output;
+mod replay;
 mod runs;
 mod summary;
 mod tail;
@@ -60,6 +63,11 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
         Command::Get(args) => tasks::get(&client, args, json).await,
         Command::Wait(args) => tasks::wait(&client, args.id, args.timeout, json).await,
         Command::Cancel(args) => tasks::cancel(&client, args, json).await,
+        Command::Replay(args) => replay::replay(&client, args, json).await,
+        Command::Operations(command) => operations::run(&client, command, json).await,
+        Command::Hold(args) => holds::hold(&client, args, json).await,
+        Command::Holds(args) => holds::holds(&client, args, json).await,
+        Command::ReleaseHold(args) => holds::release(&client, args.id, json).await,
         Command::Runs(command) => runs::run(&client, command, json).await,
         Command::History(args) => history::history(&client, args.id, json).await,
         Command::Summary(args) => summary::summary(&client, args, json).await,

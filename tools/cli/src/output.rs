@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use aitasks_client::{
-    ListedRun, Run, Task, TaskAttempts, TaskBatch, TaskCallbacks, TaskEvents, TenantSummary,
+    Hold, ListedRun, Operation, Run, Task, TaskAttempts, TaskBatch, TaskCallbacks, TaskEvents, TenantSummary,
 };
 use serde::Serialize;
 
@@ -43,6 +43,9 @@ pub(crate) fn task(task: &Task) {
     println!("effect key:  {}", task.effect_key);
     if let Some(run) = task.run_id {
         println!("run:         {run}");
+    }
+    if let Some(original) = task.replay_of {
+        println!("replay of:   {original}");
     }
     println!("model:       {}", task.model_id);
     println!("attempts:    {}", task.attempts);
@@ -193,4 +196,79 @@ pub(crate) fn history(events: &TaskEvents, callbacks: &TaskCallbacks, batch: Opt
             at(batch.ended_at)
         ),
     }
+}
+
+/// The counts a person follows: matched, done, skipped, failed.
+pub(crate) fn progress(operation: &Operation) -> [i64; 4] {
+    [operation.matched, operation.done, operation.skipped, operation.failed]
+}
+
+/// An operation's counts: `matched 10  done 4  skipped 1  failed 0`.
+fn counts(operation: &Operation) -> String {
+    let [matched, done, skipped, failed] = progress(operation);
+    format!("matched {matched}  done {done}  skipped {skipped}  failed {failed}")
+}
+
+/// An operation in one line: id, action, state, counts, creation time.
+pub(crate) fn operation_line(operation: &Operation) -> String {
+    format!(
+        "{}  {:<6}  {:<7}  {}  {}",
+        operation.id,
+        operation.action.as_str(),
+        operation.state.as_str(),
+        counts(operation),
+        operation.created_at.to_rfc3339()
+    )
+}
+
+/// A followed operation's line: when it changed, its state and counts.
+pub(crate) fn operation_progress(operation: &Operation) -> String {
+    format!("{}  {:<7}  {}", operation.updated_at.to_rfc3339(), operation.state.as_str(), counts(operation))
+}
+
+/// Why tasks were skipped or failed, a line each (nothing when none were).
+pub(crate) fn operation_reasons(operation: &Operation) {
+    for (word, reasons) in [("skipped", &operation.skipped_because), ("failed", &operation.failed_because)] {
+        if !reasons.is_empty() {
+            let text: Vec<String> = reasons.iter().map(|(code, n)| format!("{code} {n}")).collect();
+            println!("{word}:{}{}", " ".repeat(13 - word.len()), text.join(", "));
+        }
+    }
+}
+
+/// An operation, field by field.
+pub(crate) fn operation(operation: &Operation) {
+    println!("id:          {}", operation.id);
+    println!(
+        "action:      {}{}",
+        operation.action.as_str(),
+        if operation.recompute { " (recompute)" } else { "" }
+    );
+    println!("state:       {}", operation.state.as_str());
+    println!("filter:      {}", serde_json::to_string(&operation.filter).unwrap_or_default());
+    println!("counts:      {}", counts(operation));
+    operation_reasons(operation);
+    println!("created:     {}", operation.created_at.to_rfc3339());
+    println!("ended:       {}", at(operation.ended_at));
+}
+
+/// A hold in one line: id, kind, target, reason, since when, and its release.
+pub(crate) fn hold_line(hold: &Hold) -> String {
+    let released = match (hold.released_at, hold.released_by) {
+        (Some(at), Some(by)) => format!(
+            "  released {} by {}",
+            at.to_rfc3339(),
+            serde_json::to_value(by).unwrap_or_default().as_str().unwrap_or_default()
+        ),
+        (Some(at), None) => format!("  released {}", at.to_rfc3339()),
+        _ => String::new(),
+    };
+    format!(
+        "{}  {:<9}  {}  {}  since {}{released}",
+        hold.id,
+        hold.kind.as_str(),
+        hold.target,
+        hold.reason.as_deref().map(|r| format!("({r})")).unwrap_or_else(|| "-".into()),
+        hold.created_at.to_rfc3339()
+    )
 }

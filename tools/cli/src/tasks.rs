@@ -3,7 +3,7 @@
 use std::io::Read;
 use std::time::Duration;
 
-use aitasks_client::{Client, Created, Outcome, Task, TaskBody, TaskStatus};
+use aitasks_client::{Client, Created, OperationAction, Outcome, Task, TaskBody, TaskStatus};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Map, Value};
 use uuid::Uuid;
@@ -156,14 +156,17 @@ fn succeeded(task: &Task) -> Result<(), Failure> {
             if task.status == TaskStatus::Failed {
                 eprintln!("task {} failed: {code}", task.id);
             }
-            Err(Failure::Ended(format!("{status} ({code})")))
+            Err(Failure::Ended(format!("the task ended {status} ({code})")))
         }
         _ => Ok(()),
     }
 }
 
 pub(crate) async fn cancel(client: &Client, args: &CancelArgs, json: bool) -> Result<(), Failure> {
-    match (&args.id, &args.run) {
+    if args.filter.is_operation() {
+        return crate::operations::create(client, OperationAction::Cancel, &args.filter, false, json).await;
+    }
+    match (&args.id, &args.filter.run) {
         (_, Some(run)) => {
             let run = client.cancel_run(*run).await?;
             if json {
@@ -180,7 +183,7 @@ pub(crate) async fn cancel(client: &Client, args: &CancelArgs, json: bool) -> Re
                 println!("{}", output::task_line(&task));
             }
         }
-        (None, None) => return Err(Failure::Input("give a task id or --run".into())),
+        (None, None) => return Err(Failure::Input("give a task id, --run, --scope or --all".into())),
     }
     Ok(())
 }

@@ -208,6 +208,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/holds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's holds and the automatic ones, in creation order (keyset pages of up to 100). */
+        get: operations["listHolds"];
+        put?: never;
+        /** Hold a model profile or a scope of this tenant (docs/api.md, "Holds"): its tasks stay queued, spend no attempt and do not expire until the hold is released. */
+        post: operations["placeHold"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/holds/{holdId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["getHold"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/holds/{holdId}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Release the tenant's hold: its parked tasks are sent again in creation order. One released already answers as it is; an automatic hold is released by its probe (409). */
+        post: operations["releaseHold"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tasks/release": {
         parameters: {
             query?: never;
@@ -259,10 +310,124 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tasks/{taskId}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Replay an ended task (succeeded, failed or canceled): a new task with its request, model, step, owner and scope, admitted as a create (run, effect key, quotas, scoped budgets, the result cache unless recompute). Its effect key is the body's effectKey or replay:{taskId}, so the same replay asked twice is one task. The original is untouched. */
+        post: operations["replayTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks/{taskId}/replays": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The task's replays, oldest first, at most 100. */
+        get: operations["getTaskReplays"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A page of the tenant's operations in creation order, optionally of one state. */
+        get: operations["listOperations"];
+        put?: never;
+        /** Cancel or replay every task of the tenant that matches a filter, created before the operation, in bounded pages: the request works for up to AITASK_REQUEST_WORK_MS and answers with the progress so far; the sweeper continues it (docs/api.md, "Operations"). */
+        post: operations["createOperation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operations/{operationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["getOperation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operations/{operationId}/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Stop a running operation (no page starts after it); an ended one is answered as it is. */
+        post: operations["stopOperation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description Exactly one of profile and scopeId. */
+        PlaceHold: {
+            profile?: components["schemas"]["ModelId"];
+            scopeId?: components["schemas"]["Key"];
+            reason?: string | null;
+        } & (unknown | unknown);
+        Hold: {
+            /** Format: uuid */
+            id: string;
+            target: {
+                profile: string;
+            } | {
+                scopeId: string;
+            };
+            /** @enum {unknown} */
+            kind: "manual" | "automatic";
+            reason: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            releasedAt: string | null;
+            /** @enum {unknown} */
+            releasedBy: "person" | "probe" | null;
+        };
+        HoldPage: {
+            holds: components["schemas"]["Hold"][];
+            /** Format: uuid */
+            next?: string;
+        };
         /** @description An id or key given by the caller (scopeId, sourceId, ...). Postgres text holds no NUL. */
         Key: string;
         EffectKey: components["schemas"]["Key"];
@@ -673,6 +838,97 @@ export interface components {
              * @description A deferred task's window end: its creation plus delivery.deferred.within.
              */
             deferredBy?: string;
+            /**
+             * Format: uuid
+             * @description A replay only: the task it replays.
+             */
+            replayOf?: string;
+        };
+        /** @description Every field is optional (null is the same as absent). */
+        ReplayTask: {
+            effectKey?: components["schemas"]["EffectKey"] | null;
+            /** @description A scoped task's replay skips the result cache (as scope.recompute). */
+            recompute?: boolean | null;
+        };
+        TaskReplays: {
+            replays: {
+                /** Format: uuid */
+                id: string;
+                status: components["schemas"]["TaskStatus"];
+                effectKey: string;
+                /** Format: date-time */
+                createdAt: string;
+                /**
+                 * Format: uuid
+                 * @description The operation that made the replay, if one did.
+                 */
+                operationId: string | null;
+            }[];
+            /** @description The task has replays beyond these 100. */
+            more: boolean;
+        };
+        /** @description At most one of runId and scopeId; neither is every task of the tenant. Null is the same as absent. */
+        OperationFilter: {
+            /** Format: uuid */
+            runId?: string | null;
+            scopeId?: components["schemas"]["Key"] | null;
+            /** @description Default: [queued, running] for cancel, [failed, canceled] for replay. */
+            status?: components["schemas"]["TaskStatus"][] | null;
+            /** @enum {unknown} */
+            kind?: "generate_text" | "classify" | "classify_many" | "extract_data" | null;
+            /** @description Any model id (a profile since removed too), not only a configured one. */
+            modelId?: string | null;
+            errorCode?: string | null;
+            /**
+             * Format: date-time
+             * @description Tasks created at or after this instant.
+             */
+            createdAfter?: string | null;
+            /**
+             * Format: date-time
+             * @description Tasks created before this instant.
+             */
+            createdBefore?: string | null;
+        };
+        CreateOperation: {
+            /** @enum {unknown} */
+            action: "cancel" | "replay";
+            filter: components["schemas"]["OperationFilter"];
+            /** @description Replay only (with cancel: 400): the replays skip the result cache. */
+            recompute?: boolean | null;
+        };
+        Operation: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {unknown} */
+            action: "cancel" | "replay";
+            filter: components["schemas"]["OperationFilter"];
+            recompute: boolean;
+            /** @enum {unknown} */
+            state: "running" | "stopped" | "done";
+            matched: number;
+            done: number;
+            skipped: number;
+            failed: number;
+            /** @description ALREADY_ENDED, NOT_ENDED, ALREADY_REPLAYED, TASK_NOT_REPLAYABLE. */
+            skippedBecause: {
+                [key: string]: number;
+            };
+            /** @description The create's refusal codes. */
+            failedBecause: {
+                [key: string]: number;
+            };
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** Format: date-time */
+            endedAt: string | null;
+        };
+        OperationPage: {
+            operations: components["schemas"]["Operation"][];
+            /** Format: uuid */
+            next?: string;
         };
         SourceRef: {
             scopeId: string;
@@ -747,6 +1003,24 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The tenant has AITASK_HOLDS_PER_TENANT active holds already (WORKFLOW_AI_HOLDS_LIMIT). Nothing was stored. */
+        HoldsLimit: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The hold is automatic (HOLD_IS_AUTOMATIC); its probe releases it once the provider answers. */
+        HoldIsAutomatic: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The database is unreachable (UNAVAILABLE). A write may still have been stored when the connection dropped at its commit: every create is safe to send again (a task on its effect key, a run on its Idempotency-Key). */
         Unavailable: {
             headers: {
@@ -760,6 +1034,8 @@ export interface components {
     parameters: {
         runId: string;
         taskId: string;
+        holdId: string;
+        operationId: string;
     };
     requestBodies: never;
     headers: never;
@@ -1217,6 +1493,124 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    listHolds: {
+        parameters: {
+            query?: {
+                state?: "active" | "released";
+                /** @description The previous page's next. */
+                after?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of holds. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HoldPage"];
+                };
+            };
+            400: components["responses"]["Invalid"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["ReadRate"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    placeHold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlaceHold"];
+            };
+        };
+        responses: {
+            /** @description The tenant's active hold of the same target. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Hold"];
+                };
+            };
+            /** @description The hold placed. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Hold"];
+                };
+            };
+            400: components["responses"]["Invalid"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["HoldsLimit"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getHold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                holdId: components["parameters"]["holdId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The hold. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Hold"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["ReadRate"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    releaseHold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                holdId: components["parameters"]["holdId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The hold (released). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Hold"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["HoldIsAutomatic"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     releaseTask: {
         parameters: {
             query?: never;
@@ -1310,6 +1704,221 @@ export interface operations {
             400: components["responses"]["Invalid"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["ReadRate"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    replayTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                taskId: components["parameters"]["taskId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ReplayTask"];
+            };
+        };
+        responses: {
+            /** @description The task the replay's effect key names already (the same replay asked again). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            /** @description The replay (created). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            400: components["responses"]["Invalid"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            /** @description TASK_NOT_ENDED (the task is queued or running), TASK_NOT_REPLAYABLE (a scoped task stored before replays were), WORKFLOW_AI_RUN_UNAVAILABLE (its run is canceled). Nothing was stored. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            429: components["responses"]["Refused"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getTaskReplays: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                taskId: components["parameters"]["taskId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The replays; `more` when the task has others beyond these. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskReplays"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["ReadRate"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listOperations: {
+        parameters: {
+            query?: {
+                /** @description The operation's state. */
+                state?: "running" | "stopped" | "done";
+                /** @description The previous page's `next`. */
+                after?: string;
+                /** @description Operations per page. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of operations; `next` only when another page may follow. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationPage"];
+                };
+            };
+            400: components["responses"]["Invalid"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["ReadRate"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createOperation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The client's key for this create: the tenant's operation of this key, when it has one, is answered (200) instead of a new operation. The same key with another body is refused (422 IDEMPOTENCY_KEY_REUSED). 1 to 255 visible ASCII characters. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateOperation"];
+            };
+        };
+        responses: {
+            /** @description The operation the Idempotency-Key names, as it is now (created earlier with the same body). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
+            };
+            /** @description The operation (created), with its progress so far. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
+            };
+            400: components["responses"]["Invalid"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The Idempotency-Key names an operation the tenant created with another body (IDEMPOTENCY_KEY_REUSED); nothing was stored. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The tenant has AITASK_OPERATIONS_PER_TENANT operations running (WORKFLOW_AI_OPERATIONS_LIMIT); nothing was stored. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getOperation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                operationId: components["parameters"]["operationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The operation. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["ReadRate"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    stopOperation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                operationId: components["parameters"]["operationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The operation. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             503: components["responses"]["Unavailable"];
         };
     };

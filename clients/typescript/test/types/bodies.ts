@@ -149,3 +149,16 @@ type Mutable<T> = T extends readonly (infer U)[] ? Mutable<U>[] : T extends obje
 type Contract = components["schemas"]["AiRequest"];
 assertType<Mutable<ClassifyRequest<"a" | "b">> extends Contract ? true : false>();
 assertType<Task["status"] extends components["schemas"]["TaskStatus"] ? true : false>();
+
+export async function wrongActs(): Promise<void> {
+  // @ts-expect-error: a hold names a profile or a scope, not both
+  await client.createHold({ profile: "fast", scopeId: "inbox" });
+  // @ts-expect-error: "archive" is not an operation's action
+  await client.createOperation({ action: "archive", filter: {} });
+  // @ts-expect-error: an operation's filter takes statuses, a list
+  await client.createOperation({ action: "cancel", filter: { status: "queued" } });
+  const { operation } = await client.createOperation({ action: "replay", filter: { scopeId: "inbox", kind: "classify" }, recompute: true });
+  assertType<Equal<typeof operation.state, "running" | "stopped" | "done">>();
+  const replay = await client.replayTask(operation.id, { recompute: true });
+  assertType<Equal<typeof replay.task.replayOf, string | undefined>>();
+}

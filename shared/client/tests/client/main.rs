@@ -5,6 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod acting;
 mod answers;
 mod create_many;
 mod redirects;

@@ -1,10 +1,11 @@
 //! `aitasks`, the built binary, run as a process against the dev server (Postgres, the
 //! SQS-compatible server and the stub provider behind it): every subcommand, its `--json`
 //! output parsed, a 5,000-line batch, and bad input refused with the API's code and a non-zero
-//! exit, with nothing created. Each test starts a stack of its own.
+//! exit, with nothing created; replays, operations and holds. Each test starts a stack of its own.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod acting;
 mod bad_input;
 mod bulk_load;
 mod dropped_commit;
@@ -53,9 +54,9 @@ pub fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// Run `aitasks` with these variables (`AITASKS_URL`, `AITASKS_TOKEN`, ...) and arguments; HOME
-/// is an empty folder, so no config file of the machine's user is read.
-pub async fn aitasks_with(env: &[(&str, &str)], args: &[&str]) -> Run {
+/// `aitasks` with these variables (`AITASKS_URL`, `AITASKS_TOKEN`, ...) and arguments; HOME is
+/// an empty folder, so no config file of the machine's user is read.
+fn command(env: &[(&str, &str)], args: &[&str]) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_aitasks"));
     command.env_clear();
     if let Ok(path) = std::env::var("PATH") {
@@ -63,7 +64,12 @@ pub async fn aitasks_with(env: &[(&str, &str)], args: &[&str]) -> Run {
     }
     command.env("HOME", scratch("home"));
     command.envs(env.iter().copied()).args(args);
-    let output = command.output().await.expect("run aitasks");
+    command
+}
+
+/// Run `aitasks` with these variables and arguments (see [`command`]) to its end.
+pub async fn aitasks_with(env: &[(&str, &str)], args: &[&str]) -> Run {
+    let output = command(env, args).output().await.expect("run aitasks");
     Run {
         code: output.status.code().expect("exited, not killed"),
         stdout: String::from_utf8(output.stdout).unwrap(),
@@ -75,6 +81,18 @@ pub async fn aitasks_with(env: &[(&str, &str)], args: &[&str]) -> Run {
 pub async fn aitasks(stack: &Stack, token: &str, args: &[&str]) -> Run {
     let url = format!("http://{}", stack.server.address);
     aitasks_with(&[("AITASKS_URL", &url), ("AITASKS_TOKEN", token)], args).await
+}
+
+/// Start `aitasks` against the stack with this token, its output piped, to read it while it
+/// runs (a command that follows something until it ends).
+pub fn aitasks_started(stack: &Stack, token: &str, args: &[&str]) -> tokio::process::Child {
+    let url = format!("http://{}", stack.server.address);
+    command(&[("AITASKS_URL", &url), ("AITASKS_TOKEN", token)], args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start aitasks")
 }
 
 /// A classify create body owned by a scope.
