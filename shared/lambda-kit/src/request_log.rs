@@ -9,18 +9,36 @@
 use aws_lambda_events::apigw::ApiGatewayV2httpRequest;
 
 /// The routes of the HTTP API, as API Gateway names them (`template.yaml`), for events whose
-/// route key is `$default` (the dev server).
-const ROUTES: [(&str, &[&str]); 10] = [
+/// route key is `$default` (the dev server). Every route of docs/api.md; a literal segment is listed before a pattern in the same place
+/// (`/v1/tasks/batch` before `/v1/tasks/{taskId}`), as API Gateway prefers it.
+const ROUTES: [(&str, &[&str]); 27] = [
     ("POST", &["v1", "runs"]),
+    ("GET", &["v1", "runs"]),
     ("GET", &["v1", "runs", "{runId}"]),
     ("POST", &["v1", "runs", "{runId}", "cancel"]),
     ("POST", &["v1", "tasks", "release"]),
+    ("POST", &["v1", "tasks", "batch"]),
     ("POST", &["v1", "tasks"]),
     ("GET", &["v1", "tasks"]),
     ("GET", &["v1", "tasks", "{taskId}"]),
     ("POST", &["v1", "tasks", "{taskId}", "cancel"]),
+    ("GET", &["v1", "tasks", "{taskId}", "attempts"]),
+    ("GET", &["v1", "tasks", "{taskId}", "events"]),
+    ("GET", &["v1", "tasks", "{taskId}", "callbacks"]),
+    ("GET", &["v1", "tasks", "{taskId}", "batch"]),
+    ("POST", &["v1", "tasks", "{taskId}", "replay"]),
+    ("GET", &["v1", "tasks", "{taskId}", "replays"]),
+    ("GET", &["v1", "summary"]),
     ("DELETE", &["v1", "scopes", "{scopeId}", "tasks"]),
     ("GET", &["v1", "unreleased-sources"]),
+    ("POST", &["v1", "operations"]),
+    ("GET", &["v1", "operations"]),
+    ("GET", &["v1", "operations", "{operationId}"]),
+    ("POST", &["v1", "operations", "{operationId}", "stop"]),
+    ("POST", &["v1", "holds"]),
+    ("GET", &["v1", "holds"]),
+    ("GET", &["v1", "holds", "{holdId}"]),
+    ("POST", &["v1", "holds", "{holdId}", "release"]),
 ];
 
 /// The route key of a request: API Gateway's own when it has one, else the matching route of
@@ -79,6 +97,17 @@ mod tests {
             "DELETE /v1/scopes/{scopeId}/tasks"
         );
         assert_eq!(route_of(&event("PUT", "/v1/tasks", None)), "PUT (no route)");
+        // A literal segment before a pattern, and the routes of replays, operations and holds.
+        assert_eq!(route_of(&event("POST", "/v1/tasks/batch", None)), "POST /v1/tasks/batch");
+        assert_eq!(
+            route_of(&event("POST", &format!("/v1/tasks/{id}/replay"), None)),
+            "POST /v1/tasks/{taskId}/replay"
+        );
+        assert_eq!(
+            route_of(&event("POST", &format!("/v1/operations/{id}/stop"), None)),
+            "POST /v1/operations/{operationId}/stop"
+        );
+        assert_eq!(route_of(&event("GET", &format!("/v1/holds/{id}"), None)), "GET /v1/holds/{holdId}");
         assert_eq!(
             route_of(&event("POST", "/v1/tasks", Some("POST /v1/tasks"))),
             "POST /v1/tasks",
