@@ -8,11 +8,11 @@ pub enum ReadCost {
     /// A few rows found by key: a task (`GET /v1/tasks/{taskId}`, a long poll included: its later
     /// looks are one primary-key read a second at most), a task by effect key, a run, a task's
     /// attempts, events, callbacks or provider batch, a task's replays (up to 101 rows of
-    /// `task_replays` by its key, each joined to its task), an operation.
+    /// `task_replays` by its key, each joined to its task), an operation, a hold.
     ByKey,
     /// A page of a run's or a scope's tasks (up to 100 rows, or a walk of 1,000 index entries and
-    /// their rows), a page of unreleased sources, or a page of operations (up to 100 rows by the
-    /// tenant's key).
+    /// their rows), a page of unreleased sources, a page of operations (up to 100 rows by the
+    /// tenant's key), or a page of holds.
     Page,
     /// A page of runs (up to 1,000 runs walked and 100 × 1,001 tasks counted) or the summary (up to
     /// 100,000 tasks).
