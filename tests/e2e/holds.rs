@@ -215,6 +215,15 @@ pub(crate) async fn outage_scenario(outage: Duration, tasks: usize) {
     })
     .await;
     println!("held after {:?} and {} provider calls", started.elapsed(), stack.stub.calls());
+    // The sweeper's gauge, which ProfileHeldAlarm watches, says a profile is held.
+    let profiles_held = |held: u64| {
+        let server = &stack.server;
+        move || {
+            let lines = server.json_lines();
+            ready(lines.iter().rev().find_map(|line| line["sweep"]["profilesHeld"].as_u64()) == Some(held))
+        }
+    };
+    wait_until("a sweep to say one profile is held", profiles_held(1)).await;
     // The outage lasts its length (in waits within the testkit's patience).
     while started.elapsed() < outage {
         let until = (started.elapsed() + Duration::from_secs(60)).min(outage);
@@ -267,6 +276,7 @@ pub(crate) async fn outage_scenario(outage: Duration, tasks: usize) {
         (Some("automatic"), Some("probe")),
         "{hold}"
     );
+    wait_until("a sweep to say no profile is held", profiles_held(0)).await;
     assert!(
         calls_during_outage < tasks / 2,
         "{calls_during_outage} calls during the outage for {tasks} tasks: the hold should have stopped them"

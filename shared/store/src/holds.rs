@@ -15,8 +15,8 @@ use crate::model::Lease;
 use crate::params::{limit, millis};
 use crate::pool::GenericClient;
 use crate::queries::{
-    GET_HOLD, LIST_HOLDS, NOTE_FAILURE, PARK, PLACE_HOLD, RELEASE_HOLD, RESEND_HELD, RESET_FAILURES,
-    TAKE_PROBE, UNFINISHED_HOLDS,
+    AUTOMATIC_HOLDS_ACTIVE, GET_HOLD, LIST_HOLDS, NOTE_FAILURE, PARK, PLACE_HOLD, RELEASE_HOLD, RESEND_HELD,
+    RESET_FAILURES, TAKE_PROBE, UNFINISHED_HOLDS,
 };
 use crate::sweep::OwedMessage;
 
@@ -195,6 +195,14 @@ pub async fn unfinished_holds(client: &impl GenericClient, page: usize) -> Store
     rows.iter()
         .map(|row| Ok(UnfinishedHold { id: row.try_get("id")?, released: row.try_get("released")? }))
         .collect()
+}
+
+/// How many profiles are held automatically now.
+pub async fn automatic_holds_active(client: &impl GenericClient) -> StoreResult<u64> {
+    let statement = client.prepare_cached(AUTOMATIC_HOLDS_ACTIVE.text()).await?;
+    let held: i64 =
+        client.query_one(&statement, &AUTOMATIC_HOLDS_ACTIVE.bind(&[])?).await?.try_get("held")?;
+    Ok(u64::try_from(held).unwrap_or(0))
 }
 
 /// Take an automatic hold's lapsed probe lease for `probe` (two of it): its first parked task

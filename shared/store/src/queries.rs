@@ -132,6 +132,7 @@ statements! {
     PRUNE_DELIVERED_EVENTS = "events/prune_delivered_events";
     TAKE_UNDELIVERED_EVENTS = "events/take_undelivered_events";
 
+    AUTOMATIC_HOLDS_ACTIVE = "holds/automatic_holds_active";
     GET_HOLD = "holds/get_hold";
     LIST_HOLDS = "holds/list_holds";
     NOTE_FAILURE = "holds/note_failure";

@@ -214,6 +214,7 @@ impl Duty {
                 let (resent, probes) = crate::holds::probe_lapsed_holds(app, client, page, until).await?;
                 summary.holds_resent += resent;
                 summary.hold_probes += probes;
+                summary.profiles_held = store::automatic_holds_active(client).await?;
             }
             Duty::DeliverEvents => {
                 while pages.next() {
