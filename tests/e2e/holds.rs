@@ -287,3 +287,82 @@ pub(crate) async fn outage_scenario(outage: Duration, tasks: usize) {
 async fn a_provider_outage_fails_no_task_and_the_probe_releases_the_hold() {
     outage_scenario(Duration::from_secs(8), 200).await;
 }
+
+/// The active automatic hold of a profile, as a tenant lists it.
+async fn automatic_hold(api: &Api) -> Option<Value> {
+    let (_, listed) = api.get("/v1/holds").await;
+    listed["holds"].as_array().unwrap().iter().find(|hold| hold["kind"] == "automatic").cloned()
+}
+
+/// An automatic hold ends once its provider answers again (docs/api.md, "Holds": "one probe runs
+/// at a time ... the first probe the provider answers releases the hold"), also when every task
+/// of the profile has a free fallback: none of them is parked, so there must be a probe all the
+/// same, or the profile is passed over for good and its tasks run on the fallback forever.
+#[tokio::test]
+#[ignore = "finding: an automatic hold of a profile whose tasks all have a free fallback is never \
+            released: its tasks pass the held profile over and run on the fallback, none is parked, and \
+            the probe is only ever a parked task (holds/park.sql, holds/take_probe.sql), so no probe \
+            ever calls the profile again. Needs a probe taken by a task that passes the profile over \
+            (its call at the held profile first); left for the lead"]
+async fn an_automatic_hold_of_a_profile_with_a_fallback_is_released_once_its_provider_answers() {
+    let models = json!({"default": {"model": "stub-model", "fallbacks": ["backup"]},
+                        "backup": {"model": "stub-backup"}})
+    .to_string();
+    let stack = Stack::start_with(&[
+        ("AITASK_MODELS", &models),
+        ("AITASK_HOLD_AFTER_FAILURES", "1"),
+        ("AITASK_HOLD_PROBE_MS", "200"),
+    ])
+    .await;
+    let api = stack.api(APP);
+    // One provider-side failure at `default` holds it; the fallback answers that task.
+    stack.stub.script([Reply::status(503)]);
+    let first = create(&api, &task("s1", "fb-0", "default")).await;
+    let done = api.wait_terminal(&first).await;
+    assert_eq!((done["status"].as_str(), &done["usage"]["profile"]), (Some("succeeded"), &json!("backup")));
+    let held = automatic_hold(&api).await.expect("the automatic hold of default");
+    assert_eq!(held["target"], json!({"profile": "default"}));
+    // The provider answers again; work goes on (on the fallback while default is held).
+    for n in 1..=10 {
+        let id = create(&api, &task("s1", &format!("fb-{n}"), "default")).await;
+        assert_eq!(api.wait_terminal(&id).await["status"], "succeeded");
+    }
+    let hold_path = format!("/v1/holds/{}", held["id"].as_str().unwrap());
+    wait_until("a probe to release the automatic hold", || async {
+        api.get(&hold_path).await.1["releasedBy"] == "probe"
+    })
+    .await;
+}
+
+/// One tenant's hold affects its own tasks only (docs/api.md, "Holds": "A manual hold of the same
+/// profile wins over the probe: while the tenant holds it, its tasks do not probe"). When the
+/// parked task holding the automatic hold's probe lease is of a tenant that then holds the profile
+/// by hand, another tenant's parked task must still be sent once the provider answers.
+#[tokio::test]
+#[ignore = "finding: a tenant's manual hold of a profile keeps the automatic hold of that profile for \
+            every tenant: its parked task that holds the probe lease is claimed, found held by the \
+            manual hold, parked again without a call, and renews the lease (holds/park.sql takes it \
+            when probe_task is itself); the sweeper's take_probe.sql would pick the same first parked \
+            task anyway. No probe ever calls the provider, so another tenant's parked tasks wait until \
+            the first tenant releases its own hold. Needs the probe lease given up and never taken by a \
+            task its tenant's own holds park; left for the lead"]
+async fn a_tenants_manual_hold_does_not_keep_the_automatic_hold_for_another_tenant() {
+    let stack =
+        Stack::start_with(&[("AITASK_HOLD_AFTER_FAILURES", "1"), ("AITASK_HOLD_PROBE_MS", "1000")]).await;
+    let (first, second) = (stack.api("app-holds-first"), stack.api("app-holds-second"));
+    stack.stub.set_default(Reply::status(503));
+    // The first tenant's task trips the automatic hold and is parked: it is the probe.
+    create(&first, &task("s1", "first-0", "default")).await;
+    wait_until("the first tenant's task parked", || async { parked(&stack).await == 1 }).await;
+    let held = automatic_hold(&first).await.expect("the automatic hold");
+    let theirs = create(&second, &task("s1", "second-0", "default")).await;
+    wait_until("the second tenant's task parked", || async { parked(&stack).await == 2 }).await;
+    // The first tenant holds the profile by hand; then the provider answers again.
+    let (status, manual) = first.post("/v1/holds", &json!({"profile": "default"})).await;
+    assert_eq!(status, 201, "{manual}");
+    stack.stub.set_default(Reply::Auto);
+    let done = second.wait_terminal(&theirs).await;
+    assert_eq!((done["status"].as_str(), done["attempts"].as_i64()), (Some("succeeded"), Some(1)), "{done}");
+    let (_, hold) = second.get(&format!("/v1/holds/{}", held["id"].as_str().unwrap())).await;
+    assert_eq!(hold["releasedBy"], "probe", "{hold}");
+}

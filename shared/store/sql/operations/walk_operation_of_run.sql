@@ -1,5 +1,8 @@
 -- walk_operation_of_tenant.sql over a run's tasks: in id order (UUIDv7, creation order) along
--- tasks_run_list_idx (migrations/V15), after the cursor and below the operation's own id.
+-- tasks_run_list_idx (migrations/V15), after the cursor and below the operation's own id. The run
+-- is checked to be the operation's tenant's (runs_pkey), as list_tasks_of_run.sql does: a filter
+-- may name any run id, and another tenant's run is then walked not at all (a condition on the
+-- task's app_id would read that whole run, row by row, to find nothing).
 SELECT id, created_at,
     status = ANY(:statuses::text[])
     AND (:kind::text IS NULL OR kind = :kind::text)
@@ -9,6 +12,7 @@ SELECT id, created_at,
     AND (:created_before::timestamptz IS NULL OR created_at < :created_before::timestamptz)
     AND created_at < :operation_created_at::timestamptz AS matches
 FROM tasks
-WHERE run_id = :run_id AND app_id = :app_id AND id > :cursor_id::uuid AND id < :operation_id::uuid
+WHERE run_id = (SELECT id FROM runs WHERE id = :run_id AND app_id = :app_id)
+  AND id > :cursor_id::uuid AND id < :operation_id::uuid
 ORDER BY run_id, id
 LIMIT :page

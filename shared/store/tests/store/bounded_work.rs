@@ -344,3 +344,106 @@ fn table_rows_read(node: &Value) -> u64 {
     let below: u64 = node["Plans"].as_array().map_or(0, |plans| plans.iter().map(table_rows_read).sum());
     own + below
 }
+
+/// Tasks of app-1's run and scope in an operation walk's tests, each created a millisecond apart.
+const WALKED: u64 = 2_000;
+/// The page of the operation walks' tests.
+const WALK_PAGE: u64 = 50;
+
+/// app-1's run holding [`WALKED`] succeeded tasks of scope-1, with fresh statistics, and a client on
+/// generic plans (what a long-lived connection runs after a few executions: the sweeper's and the
+/// request's pages are `prepare_cached`).
+async fn walked_tasks(db: &TestDb) -> (uuid::Uuid, aitasks_store::Client) {
+    let run = aitasks_testkit::run(db, "app-1").await;
+    db.sql(&format!(
+        "INSERT INTO tasks (id, app_id, run_id, scope_id, step_key, effect_key, kind, request, input_hash, \
+             model_id, max_attempts, status, attempts, output, completed_at, created_at) \
+         SELECT gen_random_uuid(), 'app-1', '{run}', 'scope-1', 'step', 'k' || n, 'classify', '{{}}', \
+             repeat('0', 64), 'default', 3, 'succeeded', 1, '\"a\"', now(), \
+             now() - n * interval '1 millisecond' \
+         FROM generate_series(1, {WALKED}) n; \
+         ANALYZE tasks;",
+        run = run.id,
+    ))
+    .await;
+    let client = db.client().await;
+    client.batch_execute("SET plan_cache_mode = force_generic_plan").await.unwrap();
+    (run.id, client)
+}
+
+/// The rows of `tasks` one page of the walk statement `name` reads as `app_id` from the start,
+/// matching none (no task failed), on its generic plan; and the plan.
+async fn walk_rows_read(
+    client: &aitasks_store::Client,
+    name: &str,
+    app_id: &str,
+    run: uuid::Uuid,
+) -> (u64, Value) {
+    let (_, text, names) =
+        aitasks_store::queries::statements().find(|(n, _, _)| *n == name).expect("the statement");
+    let value = |param: &str| match param {
+        "app_id" => format!("'{app_id}'"),
+        "run_id" => format!("'{run}'::uuid"),
+        "scope_id" => "'scope-1'".to_owned(),
+        "statuses" => "'{failed}'::text[]".to_owned(),
+        "kind" | "model_id" | "error_code" | "created_after" | "created_before" => "NULL".to_owned(),
+        "operation_created_at" => "now() + interval '1 hour'".to_owned(),
+        "operation_id" => "'ffffffff-ffff-7fff-bfff-ffffffffffff'::uuid".to_owned(),
+        "cursor_id" => "'00000000-0000-0000-0000-000000000000'::uuid".to_owned(),
+        "cursor_at" => "'1970-01-01T00:00:00Z'::timestamptz".to_owned(),
+        "page" => WALK_PAGE.to_string(),
+        other => panic!("{name}: a parameter this test does not know: {other}"),
+    };
+    let arguments: Vec<String> = names.iter().map(|param| value(param)).collect();
+    let prepared = name.replace('/', "_");
+    client.batch_execute(&format!("DEALLOCATE ALL; PREPARE {prepared} AS {text}")).await.unwrap();
+    let row = client
+        .query_one(
+            &format!("EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE {prepared}({})", arguments.join(", ")),
+            &[],
+        )
+        .await
+        .unwrap();
+    let plan: Value = row.get(0);
+    (table_rows_read(&plan[0]["Plan"]), plan)
+}
+
+/// An operation's filter names any run id or scope id its tenant sends (`filter.runId` is not
+/// checked to be the tenant's): a page of its walk reads none of another tenant's tasks, and at
+/// most about a page of its own run's or scope's.
+#[tokio::test]
+async fn an_operation_page_over_another_tenants_run_reads_none_of_its_tasks() {
+    let db = TestDb::new().await;
+    let (run, client) = walked_tasks(&db).await;
+    let mut over = Vec::new();
+    for name in ["operations/walk_operation_of_run", "operations/walk_operation_of_scope"] {
+        for (app_id, bound) in [("app-1", WALK_PAGE + 10), ("app-2", 10)] {
+            let (read, plan) = walk_rows_read(&client, name, app_id, run).await;
+            if read > bound {
+                over.push(format!("{name} as {app_id} read {read} rows of tasks (at most {bound}): {plan}"));
+            }
+        }
+    }
+    assert!(over.is_empty(), "a page of {WALK_PAGE}, app-1's run of {WALKED} tasks: {over:#?}");
+}
+
+/// A page of an operation's walk of the whole tenant reads about a page of its tasks, also on the
+/// generic plan a long-lived connection runs, whatever the tenant holds (docs/api.md,
+/// "Operations": "at most `AITASK_REQUEST_PAGE` tasks looked at per page ... every statement
+/// touches at most that page").
+#[tokio::test]
+#[ignore = "finding: walk_operation_of_tenant.sql orders by (created_at, id) along tasks_app_created_idx \
+            (app_id, created_at): on the generic plan (estimated 1 row) Postgres reads every task of the \
+            tenant after the cursor and sorts them, so each page reads the rest of the tenant (an \
+            operation over N tasks reads O(N^2) rows); with a custom plan it reads a page plus a whole \
+            group of equal created_at (a bulk create's thousand). Needs an index or a walk the index \
+            orders exactly (e.g. (app_id, created_at, id)); left for the lead"]
+async fn an_operation_page_over_the_whole_tenant_reads_about_a_page() {
+    let db = TestDb::new().await;
+    let (run, client) = walked_tasks(&db).await;
+    let (read, plan) = walk_rows_read(&client, "operations/walk_operation_of_tenant", "app-1", run).await;
+    assert!(
+        read <= WALK_PAGE + 10,
+        "a page of {WALK_PAGE} over a tenant of {WALKED} tasks read {read} rows of tasks: {plan}"
+    );
+}
