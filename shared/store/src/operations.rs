@@ -262,16 +262,23 @@ impl OperationLease<'_> {
             ("created_after", &filter.created_after),
             ("created_before", &filter.created_before),
             ("operation_created_at", &operation.created_at),
-            ("cursor_id", &cursor_id),
             ("page", &page),
         ];
         let sql = match (&filter.run_id, &filter.scope_id) {
             (Some(run_id), _) => {
-                values.extend_from_slice(&[("run_id", run_id), ("operation_id", &operation.id)]);
+                values.extend_from_slice(&[
+                    ("run_id", run_id),
+                    ("operation_id", &operation.id),
+                    ("cursor_id", &cursor_id),
+                ]);
                 &WALK_OPERATION_OF_RUN
             }
             (None, Some(scope_id)) => {
-                values.extend_from_slice(&[("scope_id", scope_id), ("operation_id", &operation.id)]);
+                values.extend_from_slice(&[
+                    ("scope_id", scope_id),
+                    ("operation_id", &operation.id),
+                    ("cursor_id", &cursor_id),
+                ]);
                 &WALK_OPERATION_OF_SCOPE
             }
             (None, None) => {

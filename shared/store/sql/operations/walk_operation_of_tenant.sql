@@ -1,7 +1,19 @@
--- One page of an operation's walk over every task of the tenant: at most :page tasks after the
--- cursor in creation order, along tasks_app_created_idx (migrations/V28), created before the
--- operation was. Each comes back with whether it matches the filter now; the caller acts on
--- those that do and moves the cursor past the last one looked at.
+-- One page of an operation's walk over every task of the tenant, in creation order along
+-- tasks_app_created_idx (app_id, created_at; migrations/V28), created before the operation was:
+-- the tasks created after the cursor's instant, up to the instant of the :page-th of them, that
+-- instant's ties included. The index has no id to order ties by, so a page ends between two
+-- instants, never inside one: `edge` reads at most :page index entries in the index's own order
+-- (no sort, on any plan), and the page then reads those tasks and the rest of its last instant's.
+-- The tasks of one instant are one transaction's (a bulk create's share its `now()`), so a page
+-- holds at most :page tasks plus the rest of one bulk create (1,000). The cursor is the last
+-- instant looked at: every task created at it has been looked at.
+WITH edge AS (
+    SELECT created_at FROM tasks
+    WHERE app_id = :app_id AND created_at > :cursor_at::timestamptz
+      AND created_at < :operation_created_at::timestamptz
+    ORDER BY app_id, created_at
+    LIMIT :page
+)
 SELECT id, created_at,
     status = ANY(:statuses::text[])
     AND (:kind::text IS NULL OR kind = :kind::text)
@@ -11,7 +23,6 @@ SELECT id, created_at,
     AND (:created_before::timestamptz IS NULL OR created_at < :created_before::timestamptz)
     AND created_at < :operation_created_at::timestamptz AS matches
 FROM tasks
-WHERE app_id = :app_id AND created_at < :operation_created_at::timestamptz
-  AND created_at >= :cursor_at::timestamptz AND (created_at, id) > (:cursor_at::timestamptz, :cursor_id::uuid)
+WHERE app_id = :app_id AND created_at > :cursor_at::timestamptz
+  AND created_at <= (SELECT max(created_at) FROM edge)
 ORDER BY created_at, id
-LIMIT :page
