@@ -299,11 +299,6 @@ async fn automatic_hold(api: &Api) -> Option<Value> {
 /// of the profile has a free fallback: none of them is parked, so there must be a probe all the
 /// same, or the profile is passed over for good and its tasks run on the fallback forever.
 #[tokio::test]
-#[ignore = "finding: an automatic hold of a profile whose tasks all have a free fallback is never \
-            released: its tasks pass the held profile over and run on the fallback, none is parked, and \
-            the probe is only ever a parked task (holds/park.sql, holds/take_probe.sql), so no probe \
-            ever calls the profile again. Needs a probe taken by a task that passes the profile over \
-            (its call at the held profile first); left for the lead"]
 async fn an_automatic_hold_of_a_profile_with_a_fallback_is_released_once_its_provider_answers() {
     let models = json!({"default": {"model": "stub-model", "fallbacks": ["backup"]},
                         "backup": {"model": "stub-backup"}})
@@ -339,13 +334,6 @@ async fn an_automatic_hold_of_a_profile_with_a_fallback_is_released_once_its_pro
 /// parked task holding the automatic hold's probe lease is of a tenant that then holds the profile
 /// by hand, another tenant's parked task must still be sent once the provider answers.
 #[tokio::test]
-#[ignore = "finding: a tenant's manual hold of a profile keeps the automatic hold of that profile for \
-            every tenant: its parked task that holds the probe lease is claimed, found held by the \
-            manual hold, parked again without a call, and renews the lease (holds/park.sql takes it \
-            when probe_task is itself); the sweeper's take_probe.sql would pick the same first parked \
-            task anyway. No probe ever calls the provider, so another tenant's parked tasks wait until \
-            the first tenant releases its own hold. Needs the probe lease given up and never taken by a \
-            task its tenant's own holds park; left for the lead"]
 async fn a_tenants_manual_hold_does_not_keep_the_automatic_hold_for_another_tenant() {
     let stack =
         Stack::start_with(&[("AITASK_HOLD_AFTER_FAILURES", "1"), ("AITASK_HOLD_PROBE_MS", "1000")]).await;

@@ -15,8 +15,8 @@ use crate::model::Lease;
 use crate::params::{limit, millis};
 use crate::pool::GenericClient;
 use crate::queries::{
-    AUTOMATIC_HOLDS_ACTIVE, GET_HOLD, LIST_HOLDS, NOTE_FAILURE, PARK, PLACE_HOLD, RELEASE_HOLD, RESEND_HELD,
-    RESET_FAILURES, TAKE_PROBE, UNFINISHED_HOLDS,
+    AUTOMATIC_HOLDS_ACTIVE, CLAIM_PROBE, GET_HOLD, LIST_HOLDS, NOTE_FAILURE, PARK, PLACE_HOLD, RELEASE_HOLD,
+    RESEND_HELD, RESET_FAILURES, TAKE_PROBE, UNFINISHED_HOLDS,
 };
 use crate::sweep::OwedMessage;
 
@@ -203,6 +203,21 @@ pub async fn automatic_holds_active(client: &impl GenericClient) -> StoreResult<
     let held: i64 =
         client.query_one(&statement, &AUTOMATIC_HOLDS_ACTIVE.bind(&[])?).await?.try_get("held")?;
     Ok(u64::try_from(held).unwrap_or(0))
+}
+
+/// Take the free probe lease of the automatic hold `hold_id` for a claimed task that can run on a
+/// fallback (for `probe`, two of it): `true` when this task is now the probe.
+pub async fn claim_probe(
+    client: &impl GenericClient,
+    hold_id: Uuid,
+    task_id: Uuid,
+    probe: std::time::Duration,
+) -> StoreResult<bool> {
+    let statement = client.prepare_cached(CLAIM_PROBE.text()).await?;
+    let probe_ms = millis(probe);
+    let params =
+        CLAIM_PROBE.bind(&[("hold_id", &hold_id), ("task_id", &task_id), ("probe_ms", &probe_ms)])?;
+    Ok(client.query_opt(&statement, &params).await?.is_some())
 }
 
 /// Take an automatic hold's lapsed probe lease for `probe` (two of it): its first parked task

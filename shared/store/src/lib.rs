@@ -99,9 +99,9 @@ pub use error::{StoreError, StoreResult};
 pub use events::{mark_delivered, prune_delivered_events, take_undelivered_events};
 pub use history::{list_runs, task_batch, task_callbacks, task_events, BatchOfTask, RunsOfApp};
 pub use holds::{
-    automatic_holds_active, get_hold, list_holds, note_failure, park, place_hold, release_hold, resend_held,
-    reset_failures, take_probe, unfinished_holds, FailureNoted, Hold, HoldTarget, Parked, Placed, Resent,
-    UnfinishedHold,
+    automatic_holds_active, claim_probe, get_hold, list_holds, note_failure, park, place_hold, release_hold,
+    resend_held, reset_failures, take_probe, unfinished_holds, FailureNoted, Hold, HoldTarget, Parked,
+    Placed, Resent, UnfinishedHold,
 };
 pub use lease::{check, claim_by, give_back_claims, heartbeat, ClaimMark};
 pub use listing::{list_tasks, ListedTasks};

@@ -370,4 +370,9 @@ pub struct ActiveHold {
     pub automatic: bool,
     /// This task is the automatic hold's probe: its attempt may call the held profile.
     pub probe: bool,
+    /// The automatic hold's probe lease is free (never taken, or lapsed): a task that can run on
+    /// a fallback takes it (holds/claim_probe.sql), so a held profile whose tasks never park is
+    /// probed all the same.
+    #[serde(default)]
+    pub probe_free: bool,
 }

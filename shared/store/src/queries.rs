@@ -133,6 +133,7 @@ statements! {
     TAKE_UNDELIVERED_EVENTS = "events/take_undelivered_events";
 
     AUTOMATIC_HOLDS_ACTIVE = "holds/automatic_holds_active";
+    CLAIM_PROBE = "holds/claim_probe";
     GET_HOLD = "holds/get_hold";
     LIST_HOLDS = "holds/list_holds";
     NOTE_FAILURE = "holds/note_failure";

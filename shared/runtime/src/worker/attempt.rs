@@ -16,7 +16,7 @@ use tracing::Instrument;
 use super::calls::{self, Calls, CallsOf};
 use super::deadline::{timed_out, within};
 use super::delivery::Outcome;
-use super::held::{holds_of, Holds};
+use super::held::{holds_of, take_free_probes, Holds};
 use super::parts::PartTimes;
 use super::settle_attempt::settle_attempt;
 use super::settler::Settler;
@@ -69,6 +69,7 @@ async fn execute<P: Provider>(
     if let Holds::Held(holds) = holds {
         return Ending::Held(holds);
     }
+    let holds = take_free_probes(app, task, &chain, holds).await;
     // The configuration the task was created with is the one its answer is cached under: if
     // `AITASK_MODELS` changed since, running this profile would store another model's answer
     // under that key.

@@ -10,12 +10,12 @@
 -- shared lock many parks hold: they wait on each other.) Fenced on the lease
 -- (fragments/attempt_fence.sql).
 --
--- Parked under an automatic hold, the task takes the hold's probe lease when it is free or
--- already its own (`probe`: the caller sends its message after :probe_ms; the claim of that
+-- Parked under an automatic hold (and under no hold of its own tenant of that profile or of its
+-- scope), the task takes the hold's probe lease when it is free or already its own (`probe`: the caller sends its message after :probe_ms; the claim of that
 -- message calls the held profile once). The lease lasts two intervals: a probe that never ran
 -- leaves it to the sweeper (take_probe.sql).
 WITH holding AS (
-    SELECT id, app_id FROM holds
+    SELECT id, app_id, profile, scope_id FROM holds
     WHERE id = ANY(:hold_ids::uuid[]) AND released_at IS NULL
 ),
 parked AS (
@@ -37,6 +37,10 @@ probing AS (
     SET probe_task = :task_id, probe_until = now() + 2 * :probe_ms::bigint * interval '1 millisecond'
     WHERE id IN (SELECT id FROM holding WHERE app_id IS NULL)
       AND EXISTS (SELECT 1 FROM parked WHERE parked.parked)
+      -- A task its own tenant holds (the profile by hand, or its scope) never probes: its claim
+      -- would park it again without a call, and the lease would never reach another tenant's task.
+      AND NOT EXISTS (SELECT 1 FROM holding manual WHERE manual.app_id IS NOT NULL
+                      AND (manual.scope_id IS NOT NULL OR manual.profile = holds.profile))
       AND (probe_task = :task_id OR probe_until IS NULL OR probe_until < now())
     RETURNING id
 )

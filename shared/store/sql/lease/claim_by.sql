@@ -43,13 +43,15 @@ WHERE id IN (
 RETURNING {{fragments/task_columns}}, unheld_at,
     (SELECT jsonb_agg(jsonb_build_object('id', hold.id, 'profile', hold.profile,
                                          'scopeId', hold.scope_id, 'automatic', hold.app_id IS NULL,
-                                         'probe', hold.probe_task IS NOT DISTINCT FROM tasks.id))
-     FROM (SELECT id, app_id, profile, scope_id, probe_task FROM holds
+                                         'probe', hold.probe_task IS NOT DISTINCT FROM tasks.id,
+                                         'probeFree', hold.app_id IS NULL
+                                                      AND (hold.probe_until IS NULL OR hold.probe_until < now())))
+     FROM (SELECT id, app_id, profile, scope_id, probe_task, probe_until FROM holds
            WHERE released_at IS NULL AND app_id = tasks.app_id AND profile IS NOT NULL
            UNION ALL
-           SELECT id, app_id, profile, scope_id, probe_task FROM holds
+           SELECT id, app_id, profile, scope_id, probe_task, probe_until FROM holds
            WHERE released_at IS NULL AND app_id = tasks.app_id AND scope_id = tasks.scope_id
            UNION ALL
-           SELECT id, app_id, profile, scope_id, probe_task FROM holds
+           SELECT id, app_id, profile, scope_id, probe_task, probe_until FROM holds
            WHERE released_at IS NULL AND app_id IS NULL) hold) AS active_holds,
     set_config('synchronous_commit', 'off', true) AS commit_without_flush_wait
