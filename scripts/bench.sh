@@ -4,6 +4,7 @@
 #   BENCH_QUICK=1        short runs (CI-sized)
 #   BENCH_SMOKE=1        every section at its smallest: figures that mean nothing, only that it
 #                        runs (`make test` does this on the debug build: the bench_smoke test)
+#   BENCH_NO_BUILD=1     the release binaries already built, as they are (no cargo build)
 #   BENCH_ONLY=a,b       only these sections: lifecycle, batches, round_trips, admission, e2e, reads (a tenant's
 #                        100 summary readers beside another's workload), heartbeats, footprint,
 #                        batch_results (a 100 MiB batch result file settled by the sweeper), graphile,
@@ -28,9 +29,13 @@ trap cleanup EXIT
 sed -i '/^export AITASK_DB_CA_FILE=/d' "$AITASK_ENV_FILE"
 bench_url="$(unset AITASK_MIGRATE_DATABASE_URL; load_local_env; echo "$AITASK_MIGRATE_DATABASE_URL")"
 cd "$ROOT"
-log "building release binaries (the functions, the dev server, the benchmark tool)"
-cargo build --release --quiet -p aitasks-bench -p aitasks-dev-server \
-  -p create-task -p process-task -p sweeper -p release-delete -p migrate
+if [ "${BENCH_NO_BUILD:-0}" = 1 ]; then
+  log "BENCH_NO_BUILD=1: the release binaries as they are"
+else
+  log "building release binaries (the functions, the dev server, the benchmark tool)"
+  cargo build --release --quiet -p aitasks-bench -p aitasks-dev-server \
+    -p create-task -p process-task -p sweeper -p release-delete -p migrate
+fi
 release="$(target_dir)/release"
 DATABASE_URL="$bench_url" BENCH_OUT="$(target_dir)/bench" BENCH_BIN_DIR="$release" \
   AITASK_DEV_SERVER_BIN="$release/aitasks-dev-server" "$release/aitasks-bench"
