@@ -153,6 +153,7 @@ impl Scenario<'_> {
         }
         self.batch_and_listing(&run_id).await;
         self.history(&run_id, &scoped_task).await;
+        self.acting(&run_id, &run_task).await;
         self.http("POST", "/v1/runs/{runId}/cancel", &format!("/v1/runs/{run_id}/cancel"), &[], None, 200)
             .await;
         self.wrong_methods(&run_id, &scoped_task).await;
@@ -209,10 +210,46 @@ impl Scenario<'_> {
         self.http("GET", "/v1/summary", "/v1/summary", &[], None, 200).await;
     }
 
+    /// Acting on tasks: a replay of the canceled task and its listing, an operation over the run
+    /// (created, listed, read, stopped), and a hold of a scope (placed, listed, read, released).
+    async fn acting(&mut self, run_id: &str, task_id: &str) {
+        let task = format!("/v1/tasks/{task_id}");
+        let replay = self
+            .http("POST", "/v1/tasks/{taskId}/replay", &format!("{task}/replay"), &[], Some(json!({})), 201)
+            .await;
+        if let Some(replay) = replay {
+            if replay["replayOf"] != json!(task_id) {
+                self.step("CreateTaskFunction", "replay", Err(format!("replayOf {}", replay["replayOf"])));
+            }
+        }
+        self.http("GET", "/v1/tasks/{taskId}/replays", &format!("{task}/replays"), &[], None, 200).await;
+        let body = json!({"action": "cancel", "filter": {"runId": run_id, "status": ["queued"]}});
+        let operation = self.http("POST", "/v1/operations", "/v1/operations", &[], Some(body), 202).await;
+        if let Some(id) = operation.as_ref().and_then(|o| o["id"].as_str()).map(str::to_owned) {
+            let path = format!("/v1/operations/{id}");
+            self.http("GET", "/v1/operations", "/v1/operations", &[], None, 200).await;
+            self.http("GET", "/v1/operations/{operationId}", &path, &[], None, 200).await;
+            self.http("POST", "/v1/operations/{operationId}/stop", &format!("{path}/stop"), &[], None, 200)
+                .await;
+        }
+        let body = json!({"scopeId": "rehearsal-held", "reason": "rehearsal"});
+        let hold = self.http("POST", "/v1/holds", "/v1/holds", &[], Some(body), 201).await;
+        if let Some(id) = hold.as_ref().and_then(|h| h["id"].as_str()).map(str::to_owned) {
+            let path = format!("/v1/holds/{id}");
+            self.http("GET", "/v1/holds", "/v1/holds", &[], None, 200).await;
+            self.http("GET", "/v1/holds/{holdId}", &path, &[], None, 200).await;
+            self.http("POST", "/v1/holds/{holdId}/release", &format!("{path}/release"), &[], None, 200).await;
+        }
+    }
+
     /// Every path's `ANY` route, asked with a method the path does not take.
     async fn wrong_methods(&mut self, run_id: &str, task_id: &str) {
         let (run, task) = (format!("/v1/runs/{run_id}"), format!("/v1/tasks/{task_id}"));
-        let calls: [(&str, String, &str, &str); 15] = [
+        let (operation, hold) = (
+            "/v1/operations/0190d1c3-0000-7000-8000-000000000000",
+            "/v1/holds/0190d1c3-0000-7000-8000-000000000000",
+        );
+        let calls: [(&str, String, &str, &str); 23] = [
             ("/v1/runs", "/v1/runs".into(), "DELETE", "GET, POST"),
             ("/v1/runs/{runId}", run.clone(), "DELETE", "GET"),
             ("/v1/runs/{runId}/cancel", format!("{run}/cancel"), "GET", "POST"),
@@ -228,6 +265,14 @@ impl Scenario<'_> {
             ("/v1/tasks/release", "/v1/tasks/release".into(), "GET", "POST"),
             ("/v1/scopes/{scopeId}/tasks", "/v1/scopes/docs/tasks".into(), "GET", "DELETE"),
             ("/v1/unreleased-sources", "/v1/unreleased-sources".into(), "POST", "GET"),
+            ("/v1/tasks/{taskId}/replay", format!("{task}/replay"), "GET", "POST"),
+            ("/v1/tasks/{taskId}/replays", format!("{task}/replays"), "POST", "GET"),
+            ("/v1/operations", "/v1/operations".into(), "DELETE", "GET, POST"),
+            ("/v1/operations/{operationId}", operation.into(), "DELETE", "GET"),
+            ("/v1/operations/{operationId}/stop", format!("{operation}/stop"), "GET", "POST"),
+            ("/v1/holds", "/v1/holds".into(), "DELETE", "GET, POST"),
+            ("/v1/holds/{holdId}", hold.into(), "DELETE", "GET"),
+            ("/v1/holds/{holdId}/release", format!("{hold}/release"), "GET", "POST"),
         ];
         for (template, path, sent, allow) in calls {
             self.wrong_method(template, &path, sent, allow).await;
