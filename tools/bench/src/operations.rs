@@ -171,7 +171,10 @@ async fn run(action: Action, tasks: u64, creators: usize, before: Duration) -> R
         return Err(format!("POST /v1/operations answered {status}: {operation}").into());
     }
     let id = operation["id"].as_str().ok_or("the operation has no id")?.to_owned();
+    // Its progress read twice a second, as the console follows it.
+    let mut look = tokio::time::interval(Duration::from_millis(500));
     let operation = loop {
+        look.tick().await;
         let (status, operation) = api.get(&format!("/v1/operations/{id}")).await;
         if status != 200 {
             return Err(format!("GET /v1/operations/{id} answered {status}: {operation}").into());
@@ -182,7 +185,6 @@ async fn run(action: Action, tasks: u64, creators: usize, before: Duration) -> R
         if started.elapsed() > Duration::from_secs(3_600) {
             return Err(format!("the operation ran for an hour: {operation}").into());
         }
-        tokio::time::sleep(Duration::from_millis(500)).await;
     };
     let seconds = started.elapsed().as_secs_f64();
     let statements_per_task =
@@ -194,14 +196,15 @@ async fn run(action: Action, tasks: u64, creators: usize, before: Duration) -> R
     let replays_ended_seconds = if action == Action::Replay && creators > 0 {
         let open = "SELECT count(*) FROM tasks WHERE app_id = 'app-ops' AND replay_of IS NOT NULL \
                     AND status IN ('queued', 'running')";
+        let mut look = tokio::time::interval(Duration::from_secs(1));
         loop {
+            look.tick().await;
             if stack.db.count(open).await == 0 {
                 break Some(started.elapsed().as_secs_f64());
             }
             if started.elapsed() > Duration::from_secs(3_600) {
                 break None;
             }
-            tokio::time::sleep(Duration::from_secs(1)).await;
         }
     } else {
         None
