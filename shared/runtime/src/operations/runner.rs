@@ -31,7 +31,7 @@ pub(crate) async fn work_until<P>(
 ) -> Result<Option<Operation>, ApiError> {
     let mut last = None;
     loop {
-        match work_page(app, id).await? {
+        match work_page(app, id, true).await? {
             None => return Ok(last),
             Some(operation) => {
                 let running = operation.state == aitasks_contracts::OperationState::Running;
@@ -44,12 +44,19 @@ pub(crate) async fn work_until<P>(
     }
 }
 
-/// One page of a running operation, or `None` when it is not running or another runner holds
-/// it now.
-pub(crate) async fn work_page<P>(app: &App<P>, id: Uuid) -> Result<Option<Operation>, ApiError> {
+/// One page of a running operation, or `None` when it is not running, another runner holds it
+/// now, or it replays and `replays` is false (its lease let go untouched).
+pub(crate) async fn work_page<P>(
+    app: &App<P>,
+    id: Uuid,
+    replays: bool,
+) -> Result<Option<Operation>, ApiError> {
     let page = app.settings.runtime.request_page;
     let mut client = store::client(&app.pool).await?;
     let Some(lease) = store::take_operation(&mut client, id).await? else { return Ok(None) };
+    if lease.operation.action == OperationAction::Replay && !replays {
+        return Ok(None);
+    }
     let app_id = lease.app_id().to_owned();
     let walk = lease.walk_operation(page).await?;
     let mut counts = PageCounts::default();
@@ -127,32 +134,40 @@ pub(crate) struct OperationsWorked {
 }
 
 /// The sweeper's `operations` duty: every running operation gets a page a turn, the one worked
-/// on least recently first (round robin), until `max_pages` pages or `until`.
+/// on least recently first (round robin), until `until`. Cancel pages only end work, and go on
+/// for the whole window; replay pages add tasks to the queue every tenant shares, so at most
+/// `replay_pages` of them run a sweep (their replays enter the queue at most that many pages a
+/// sweep, beyond the first seconds of the operation's own POST).
 pub(crate) async fn continue_operations<P>(
     app: &App<P>,
-    max_pages: usize,
+    replay_pages: usize,
     until: Instant,
 ) -> Result<OperationsWorked, StoreError> {
+    /// Operations read a turn: a page each.
+    const TURN: usize = 100;
     let mut worked = OperationsWorked::default();
-    let mut pages = 0;
-    while pages < max_pages && Instant::now() < until {
+    let mut replayed = 0;
+    while Instant::now() < until {
         let running = {
             let client = store::client(&app.pool).await?;
-            store::next_operations(&client, max_pages - pages).await?
+            store::next_operations(&client, TURN).await?
         };
         if running.is_empty() {
             break;
         }
         let mut progressed = false;
         for id in running {
-            if pages >= max_pages || Instant::now() >= until {
+            if Instant::now() >= until {
                 break;
             }
-            pages += 1;
-            // None: held by another runner, or ended meanwhile.
-            if let Some(operation) = work_page(app, id).await.map_err(into_store_error)? {
+            // None: held by another runner, ended meanwhile, or a replay past this sweep's pages.
+            let page = work_page(app, id, replayed < replay_pages).await.map_err(into_store_error)?;
+            if let Some(operation) = page {
                 progressed = true;
                 worked.pages += 1;
+                if operation.action == OperationAction::Replay {
+                    replayed += 1;
+                }
                 if operation.state != aitasks_contracts::OperationState::Running {
                     worked.ended += 1;
                 }
