@@ -127,7 +127,7 @@ fn sweep_metrics(summary: &sweeper::SweepSummary) -> Document {
         .metric("BatchesCompleted", Unit::Count, count(summary.batches.batches_completed))
         .metric("BatchesFailed", Unit::Count, count(summary.batches.batches_failed))
         .metric("DeferredSentNow", Unit::Count, count(summary.batches.deferred_sent_now))
-        .metric("ProfilesHeld", Unit::Count, count(summary.profiles_held))
+        .metric_opt("ProfilesHeld", Unit::Count, summary.profiles_held.map(count))
         .metric("SweepMs", Unit::Milliseconds, count(summary.elapsed_ms))
 }
 

@@ -211,10 +211,10 @@ impl Duty {
             }
             Duty::Holds => {
                 let until = Instant::now() + HOLDS_WORK;
+                summary.profiles_held = Some(store::automatic_holds_active(client).await?);
                 let (resent, probes) = crate::holds::probe_lapsed_holds(app, client, page, until).await?;
                 summary.holds_resent += resent;
                 summary.hold_probes += probes;
-                summary.profiles_held = store::automatic_holds_active(client).await?;
             }
             Duty::DeliverEvents => {
                 while pages.next() {

@@ -80,9 +80,10 @@ pub struct SweepSummary {
     /// because none ran for two intervals (docs/api.md, "Holds").
     pub holds_resent: u64,
     pub hold_probes: u64,
-    /// Profiles held automatically at the end of the holds duty (`ProfilesHeld`, which
-    /// ProfileHeldAlarm watches).
-    pub profiles_held: u64,
+    /// Profiles held automatically, as the holds duty found them (`ProfilesHeld`, which
+    /// ProfileHeldAlarm watches); none when it could not read them (no figure, rather than a 0
+    /// that would clear the alarm while a profile is held).
+    pub profiles_held: Option<u64>,
     /// Pages of running operations worked, and the operations they ended.
     pub operation_pages: u64,
     pub operations_ended: u64,

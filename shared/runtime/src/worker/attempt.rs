@@ -69,7 +69,6 @@ async fn execute<P: Provider>(
     if let Holds::Held(holds) = holds {
         return Ending::Held(holds);
     }
-    let holds = take_free_probes(app, task, &chain, holds).await;
     // The configuration the task was created with is the one its answer is cached under: if
     // `AITASK_MODELS` changed since, running this profile would store another model's answer
     // under that key.
@@ -81,6 +80,14 @@ async fn execute<P: Provider>(
         Some(_) => repair_of(app, task).await,
         None => None,
     };
+    let stop_at = deadline.checked_sub(config.deadline_margin).unwrap_or_else(Instant::now);
+    // Claimed too late to call anyone before the stop: give it back uncounted, untried.
+    if Instant::now() >= stop_at {
+        return Ending::NoTime;
+    }
+    // Only once the attempt will call: a probe lease taken and not used leaves the profile
+    // unprobed for two intervals.
+    let holds = take_free_probes(app, task, &chain, holds).await;
     let cancel = CancellationToken::new();
     let of = CallsOf { task_id: task.id, app_id: &task.app_id, holds: &holds };
     let call = calls::run(app, &chain, &request, resume.as_ref(), of, &cancel, parts).instrument(
@@ -90,11 +97,6 @@ async fn execute<P: Provider>(
             model_id = %task.model_id
         ),
     );
-    let stop_at = deadline.checked_sub(config.deadline_margin).unwrap_or_else(Instant::now);
-    // Claimed too late to call anyone before the stop: give it back uncounted, untried.
-    if Instant::now() >= stop_at {
-        return Ending::NoTime;
-    }
     // The three run side by side: a check that cannot finish (a dead connection, a lock) delays
     // only the next check, never the call's answer or the deadline.
     let ending = tokio::select! {

@@ -28,8 +28,15 @@ parked AS (
     RETURNING id, message_sent_at = 'infinity' AS parked
 ),
 listed AS (
+    -- Not under an automatic hold when its own tenant holds it too (that profile by hand, or its
+    -- scope): it is sent again by that hold's release, and the automatic hold's probe, which
+    -- looks at the head of its list (take_probe.sql), never has to pass over it.
     INSERT INTO held_tasks (hold_id, task_id)
-    SELECT holding.id, parked.id FROM holding, parked WHERE parked.parked
+    SELECT holding.id, parked.id FROM holding, parked
+    WHERE parked.parked
+      AND NOT (holding.app_id IS NULL
+               AND EXISTS (SELECT 1 FROM holding manual WHERE manual.app_id IS NOT NULL
+                           AND (manual.scope_id IS NOT NULL OR manual.profile = holding.profile)))
     ON CONFLICT DO NOTHING
 ),
 probing AS (

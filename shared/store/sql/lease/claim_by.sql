@@ -43,7 +43,7 @@ WHERE id IN (
 RETURNING {{fragments/task_columns}}, unheld_at,
     (SELECT jsonb_agg(jsonb_build_object('id', hold.id, 'profile', hold.profile,
                                          'scopeId', hold.scope_id, 'automatic', hold.app_id IS NULL,
-                                         'probe', hold.probe_task IS NOT DISTINCT FROM tasks.id,
+                                         'probe', COALESCE(hold.probe_task = tasks.id AND hold.probe_until >= now(), false),
                                          'probeFree', hold.app_id IS NULL
                                                       AND (hold.probe_until IS NULL OR hold.probe_until < now())))
      FROM (SELECT id, app_id, profile, scope_id, probe_task, probe_until FROM holds

@@ -8,6 +8,7 @@ mod bounded_work;
 mod callbacks;
 mod create_many;
 mod deferred;
+mod holds;
 mod lifecycle;
 mod limits;
 mod limits_hostile_usage;
