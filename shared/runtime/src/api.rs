@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use aitasks_contracts::{
     parse_json, AppId, CreateRun, EffectKey, IdempotencyKey, ListQuery, ListTasks, ReadCost, Release, RunId,
-    TaskId, ANSWER_MAX_BYTES, IDEMPOTENCY_KEY_MAX_CHARS, ID_MAX_CHARS, MAX_WAIT_SECONDS,
+    TaskId, ANSWER_MAX_BYTES, ID_MAX_CHARS, MAX_WAIT_SECONDS,
 };
 use aitasks_store::{self as store, CreatedRun, NewRun, Run, SourceRef, Task};
 use serde_json::json;
@@ -47,18 +47,7 @@ pub async fn create_run<P>(
     idempotency_key: Option<&[u8]>,
 ) -> Result<CreatedRun, ApiError> {
     let parsed = parse_json(body).and_then(|v| CreateRun::parse(&v)).map_err(ApiError::Invalid)?;
-    let key = idempotency_key
-        .map(|value| {
-            IdempotencyKey::parse(value).ok_or_else(|| {
-                ApiError::invalid(
-                    "Idempotency-Key",
-                    &format!(
-                        "must be 1 to {IDEMPOTENCY_KEY_MAX_CHARS} visible ASCII characters, without spaces"
-                    ),
-                )
-            })
-        })
-        .transpose()?;
+    let key = ApiError::idempotency_key(idempotency_key)?;
     let actor = parsed.actor_user_id.map(|user_id| json!({"userId": user_id}));
     let client = client(app).await?;
     let new = NewRun {

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use aitasks_contracts::{ErrorCode, Problems};
+use aitasks_contracts::{ErrorCode, IdempotencyKey, Problems, IDEMPOTENCY_KEY_MAX_CHARS};
 use aitasks_store::StoreError;
 
 /// A refused or failed API call (docs/api.md, the error table).
@@ -68,6 +68,23 @@ pub enum ApiError {
 }
 
 impl ApiError {
+    /// An `Idempotency-Key` header (`POST /v1/runs`, `POST /v1/operations`), or the 400 that
+    /// names it.
+    pub(crate) fn idempotency_key(header: Option<&[u8]>) -> Result<Option<IdempotencyKey>, ApiError> {
+        header
+            .map(|value| {
+                IdempotencyKey::parse(value).ok_or_else(|| {
+                    ApiError::invalid(
+                        "Idempotency-Key",
+                        &format!(
+                            "must be 1 to {IDEMPOTENCY_KEY_MAX_CHARS} visible ASCII characters, without spaces"
+                        ),
+                    )
+                })
+            })
+            .transpose()
+    }
+
     pub fn status(&self) -> u16 {
         match self {
             ApiError::Unauthorized => 401,

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use aitasks_contracts::{
     parse_json, AppId, CreateOperation, IdempotencyKey, ListOperations, Operation, OperationPage,
-    OperationsQuery, ReadCost, IDEMPOTENCY_KEY_MAX_CHARS,
+    OperationsQuery, ReadCost,
 };
 use aitasks_store::{self as store, CreatedOperation, NewOperation};
 use uuid::Uuid;
@@ -40,18 +40,7 @@ pub async fn create_operation<P>(
     idempotency_key: Option<&[u8]>,
 ) -> Result<CreatedOp, ApiError> {
     let parsed = parse_json(body).and_then(|v| CreateOperation::parse(&v)).map_err(ApiError::Invalid)?;
-    let key = idempotency_key
-        .map(|value| {
-            IdempotencyKey::parse(value).ok_or_else(|| {
-                ApiError::invalid(
-                    "Idempotency-Key",
-                    &format!(
-                        "must be 1 to {IDEMPOTENCY_KEY_MAX_CHARS} visible ASCII characters, without spaces"
-                    ),
-                )
-            })
-        })
-        .transpose()?;
+    let key = ApiError::idempotency_key(idempotency_key)?;
     let started = Instant::now();
     let new = NewOperation {
         app_id: tenant.as_str().to_owned(),
