@@ -65,6 +65,8 @@ fragments! {
     "fragments/waiting_tenants",
     // An operation's columns, as `operation_from_row` reads them.
     "fragments/operation_columns",
+    // Whether a task an operation's walk looked at matches its filter.
+    "fragments/operation_match",
 }
 
 statements! {
@@ -285,6 +287,10 @@ mod tests {
             ),
             ("fragments/waiting_tenants", "WHERE next.state = 'waiting' AND next.app_id > tenants.app_id"),
             ("fragments/operation_columns", "recompute, state, idempotency_key, cursor_at"),
+            (
+                "fragments/operation_match",
+                "OR error_code = $4::text) AND ($5::timestamptz IS NULL OR created_at >=",
+            ),
         ];
         for (name, phrase) in phrases {
             let fragment = FRAGMENTS.iter().find(|f| f.name == name).unwrap();

@@ -4,13 +4,7 @@
 -- may name any run id, and another tenant's run is then walked not at all (a condition on the
 -- task's app_id would read that whole run, row by row, to find nothing).
 SELECT id, created_at,
-    status = ANY(:statuses::text[])
-    AND (:kind::text IS NULL OR kind = :kind::text)
-    AND (:model_id::text IS NULL OR model_id = :model_id::text)
-    AND (:error_code::text IS NULL OR error_code = :error_code::text)
-    AND (:created_after::timestamptz IS NULL OR created_at >= :created_after::timestamptz)
-    AND (:created_before::timestamptz IS NULL OR created_at < :created_before::timestamptz)
-    AND created_at < :operation_created_at::timestamptz AS matches
+    {{fragments/operation_match}}
 FROM tasks
 WHERE run_id = (SELECT id FROM runs WHERE id = :run_id AND app_id = :app_id)
   AND id > :cursor_id::uuid AND id < :operation_id::uuid

@@ -2,13 +2,7 @@
 -- in id order along tasks_scope_list_idx (migrations/V15), after the cursor and below the
 -- operation's own id.
 SELECT id, created_at,
-    status = ANY(:statuses::text[])
-    AND (:kind::text IS NULL OR kind = :kind::text)
-    AND (:model_id::text IS NULL OR model_id = :model_id::text)
-    AND (:error_code::text IS NULL OR error_code = :error_code::text)
-    AND (:created_after::timestamptz IS NULL OR created_at >= :created_after::timestamptz)
-    AND (:created_before::timestamptz IS NULL OR created_at < :created_before::timestamptz)
-    AND created_at < :operation_created_at::timestamptz AS matches
+    {{fragments/operation_match}}
 FROM tasks
 WHERE app_id = :app_id AND scope_id = :scope_id AND id > :cursor_id::uuid AND id < :operation_id::uuid
 ORDER BY app_id, scope_id, id

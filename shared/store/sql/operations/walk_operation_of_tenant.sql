@@ -15,13 +15,7 @@ WITH edge AS (
     LIMIT :page
 )
 SELECT id, created_at,
-    status = ANY(:statuses::text[])
-    AND (:kind::text IS NULL OR kind = :kind::text)
-    AND (:model_id::text IS NULL OR model_id = :model_id::text)
-    AND (:error_code::text IS NULL OR error_code = :error_code::text)
-    AND (:created_after::timestamptz IS NULL OR created_at >= :created_after::timestamptz)
-    AND (:created_before::timestamptz IS NULL OR created_at < :created_before::timestamptz)
-    AND created_at < :operation_created_at::timestamptz AS matches
+    {{fragments/operation_match}}
 FROM tasks
 WHERE app_id = :app_id AND created_at > :cursor_at::timestamptz
   AND created_at <= (SELECT max(created_at) FROM edge)
