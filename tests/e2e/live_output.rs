@@ -246,3 +246,24 @@ async fn a_stream_that_stalls_midway_ends_its_attempt_as_a_stalled_call_does() {
         );
     }
 }
+
+#[tokio::test]
+async fn an_ended_tasks_stream_is_kept_for_its_readers_then_the_sweeper_deletes_it() {
+    let stack = Stack::start_with(&[STREAMING, &[("AITASK_STREAM_KEEP_SECONDS", "2")]].concat()).await;
+    let api = stack.api(APP);
+    stack.stub.set_default(Reply::streamed(3, Duration::from_millis(30)));
+    let id = create(&api, &text_task("pruned")).await;
+    let ended = api.wait_terminal(&id).await;
+    assert_eq!(ended["status"], "succeeded");
+    // Just after the end a reader still finishes the stream...
+    let (_, read) = api.get(&format!("/v1/tasks/{id}/output")).await;
+    assert_eq!((read["segment"].as_i64(), read["final"].as_bool()), (Some(1), Some(true)), "{read}");
+    // ... and once the keep is over, the sweeper deletes it: the output is the record.
+    wait_for("the stream deleted", || async {
+        let (_, read) = api.get(&format!("/v1/tasks/{id}/output")).await;
+        read["segment"].is_null().then_some(())
+    })
+    .await;
+    let (_, read) = api.get(&format!("/v1/tasks/{id}/output")).await;
+    assert_eq!((read["ended"].as_bool(), read["text"].as_str()), (Some(true), Some("")));
+}

@@ -11,7 +11,7 @@ use aws_lambda_events::apigw::ApiGatewayV2httpRequest;
 /// The routes of the HTTP API, as API Gateway names them (`template.yaml`), for events whose
 /// route key is `$default` (the dev server). Every route of docs/api.md; a literal segment is listed before a pattern in the same place
 /// (`/v1/tasks/batch` before `/v1/tasks/{taskId}`), as API Gateway prefers it.
-const ROUTES: [(&str, &[&str]); 27] = [
+const ROUTES: [(&str, &[&str]); 28] = [
     ("POST", &["v1", "runs"]),
     ("GET", &["v1", "runs"]),
     ("GET", &["v1", "runs", "{runId}"]),
@@ -28,6 +28,7 @@ const ROUTES: [(&str, &[&str]); 27] = [
     ("GET", &["v1", "tasks", "{taskId}", "batch"]),
     ("POST", &["v1", "tasks", "{taskId}", "replay"]),
     ("GET", &["v1", "tasks", "{taskId}", "replays"]),
+    ("GET", &["v1", "tasks", "{taskId}", "output"]),
     ("GET", &["v1", "summary"]),
     ("DELETE", &["v1", "scopes", "{scopeId}", "tasks"]),
     ("GET", &["v1", "unreleased-sources"]),

@@ -8,7 +8,7 @@
 use serde_json::Value;
 
 use crate::error::ProviderError;
-use crate::wire::{read_bounded, sent, transport_error, Call, MAX_RESPONSE_BYTES};
+use crate::wire::{json_body, read_bounded, sent, transport_error, Call, MAX_RESPONSE_BYTES};
 
 /// The longest line of a stream: more than any answer's one event carries (an answer is at most
 /// 4,000,000 bytes, escaped at most twice over), far less than the stream's bound.
@@ -44,9 +44,7 @@ pub(crate) async fn streamed_answer(
         .is_some_and(|value| value.trim_start().to_ascii_lowercase().starts_with("text/event-stream"));
     if !streams {
         let text = read_bounded(response, MAX_RESPONSE_BYTES, call.timeout, call.profile).await?;
-        return serde_json::from_str(&text).map_err(|_| {
-            ProviderError::Malformed("the answer to a streamed call is neither events nor JSON".into())
-        });
+        return json_body(call, text);
     }
     let mut events = Events::new(response);
     while let Some(event) = events.next(call).await? {

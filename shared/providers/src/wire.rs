@@ -95,8 +95,14 @@ pub(crate) fn http_client(timeout: Duration) -> Result<reqwest::Client, Provider
 /// Send a request and read its JSON body: [`fetch`] with the on-demand bound.
 pub(crate) async fn send(call: &Call<'_>, request: reqwest::RequestBuilder) -> Result<Value, ProviderError> {
     let text = fetch(call, request, MAX_RESPONSE_BYTES).await?;
+    json_body(call, text)
+}
+
+/// A 2xx body read as JSON, or the malformed answer it is (named by size and hash; the body
+/// itself goes to a DEBUG line).
+pub(crate) fn json_body(call: &Call<'_>, text: String) -> Result<Value, ProviderError> {
     serde_json::from_str(&text).map_err(|_| {
-        let text = scrub_secret(text.clone(), call.profile);
+        let text = scrub_secret(text, call.profile);
         tracing::debug!(body = %snippet(&text), "the provider's answer is not JSON");
         ProviderError::Malformed(format!("not JSON: {}", said(None, "body", &text)))
     })

@@ -92,6 +92,13 @@ pub async fn run(rehearsal: &Rehearsal) -> Report {
     // visibility to the backoff (sqs:ChangeMessageVisibility, judged like every call), reports
     // the record as failed, and the mapping delivers it again.
     rehearsal.stub.script([aitasks_testkit::Reply::status(503)]);
+    // Then every answer streams, slower than a flush interval: the deployed worker writes its
+    // live output, which `http_after_processing` reads through the API.
+    rehearsal.stub.set_default(aitasks_testkit::Reply::Streamed {
+        inner: Box::new(aitasks_testkit::Reply::Auto),
+        piece_chars: 2,
+        every: std::time::Duration::from_millis(60),
+    });
     scenario.event_source_mappings(|mapping| mapping.function != callbacks::INTAKE_FUNCTION).await;
     if let Some(ids) = &ids {
         scenario.http_after_processing(ids).await;
@@ -311,6 +318,7 @@ impl Scenario<'_> {
                 Ok(format!("succeeded on its retry: {}", task["output"]))
             };
             self.step("ProcessTaskFunction", "the scoped task", outcome);
+            self.live_output(&ids.scoped_task, &task["output"]).await;
         }
         let released = self
             .http(

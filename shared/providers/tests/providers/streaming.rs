@@ -33,7 +33,9 @@ impl Tap for Kept {
 }
 
 fn profile(server: &MockServer, provider: &str) -> ModelProfile {
-    let models = json!({"p": {"provider": provider, "model": "m", "baseUrl": format!("{}/v1", server.uri())}}).to_string();
+    let models =
+        json!({"p": {"provider": provider, "model": "m", "baseUrl": format!("{}/v1", server.uri())}})
+            .to_string();
     let profiles = ModelProfiles::from_lookup(|name| match name {
         "AITASK_MODELS" => Some(models.clone()),
         "ANTHROPIC_API_KEY" | "OPENAI_API_KEY" => Some("k".to_owned()),
@@ -102,7 +104,10 @@ async fn an_openai_stream_is_the_answer_a_whole_call_gives() {
     let tap = Kept::default();
     let done = run(&profile(&server, "openai"), &tap).await.expect("success");
     assert_eq!(done.output, json!("pos"));
-    assert_eq!((done.usage.input_tokens, done.usage.output_tokens, done.usage.model.as_str()), (30, 5, "m-2026"));
+    assert_eq!(
+        (done.usage.input_tokens, done.usage.output_tokens, done.usage.model.as_str()),
+        (30, 5, "m-2026")
+    );
     assert_eq!(tap.0.into_inner().unwrap(), "[{\"choice\": \"pos\"}]");
     let sent: Value = server.received_requests().await.unwrap()[0].body_json().unwrap();
     assert_eq!((&sent["stream"], &sent["stream_options"]), (&json!(true), &json!({"include_usage": true})));
@@ -114,7 +119,10 @@ async fn an_anthropic_stream_is_the_answer_a_whole_call_gives() {
     let tap = Kept::default();
     let done = run(&profile(&server, "anthropic"), &tap).await.expect("success");
     assert_eq!(done.output, json!("neg"));
-    assert_eq!((done.usage.input_tokens, done.usage.output_tokens, done.usage.model.as_str()), (40, 9, "claude-2026"));
+    assert_eq!(
+        (done.usage.input_tokens, done.usage.output_tokens, done.usage.model.as_str()),
+        (40, 9, "claude-2026")
+    );
     assert_eq!(tap.0.into_inner().unwrap(), "[{\"choice\": \"neg\"}]");
     let sent: Value = server.received_requests().await.unwrap()[0].body_json().unwrap();
     assert_eq!(sent["stream"], true);
@@ -146,7 +154,8 @@ async fn truncation_refusal_and_error_events_are_the_errors_a_whole_answer_gives
     let error = run(&profile(&server, "anthropic"), &Kept::default()).await.unwrap_err();
     assert!(matches!(error, ProviderError::Truncated { .. }), "{error:?}");
 
-    let refusal = json!({"choices": [{"index": 0, "delta": {"refusal": "I cannot."}, "finish_reason": "stop"}]});
+    let refusal =
+        json!({"choices": [{"index": 0, "delta": {"refusal": "I cannot."}, "finish_reason": "stop"}]});
     let server = serving(events(&[refusal])).await;
     let error = run(&profile(&server, "openai"), &Kept::default()).await.unwrap_err();
     assert!(matches!(error, ProviderError::Refused(_)), "{error:?}");
@@ -158,7 +167,8 @@ async fn truncation_refusal_and_error_events_are_the_errors_a_whole_answer_gives
     assert!(error.is_retryable());
 
     let midway = json!({"error": {"type": "server_error", "message": "boom"}});
-    let server = serving(events(&[json!({"choices": [{"index": 0, "delta": {"content": "{"}}]}), midway])).await;
+    let server =
+        serving(events(&[json!({"choices": [{"index": 0, "delta": {"content": "{"}}]}), midway])).await;
     let error = run(&profile(&server, "openai"), &Kept::default()).await.unwrap_err();
     assert!(matches!(error, ProviderError::Server { status: 500, .. }), "{error:?}");
 }

@@ -129,12 +129,15 @@ impl Tap for Shared {
             segment.stopped = true;
             return;
         }
+        // The writer waits for text when it has none: woken by the first piece after a write
+        // (it then sleeps until the piece is due) and by a full buffer.
+        let first = segment.pending.is_empty();
         // Postgres' text holds no NUL; an answer with one fails the checks anyway. One
         // character for one keeps the offsets.
         segment.pending.extend(text.chars().map(|c| if c == '\0' { '\u{FFFD}' } else { c }));
         let full = segment.pending.len() >= self.config.flush_bytes;
         drop(state);
-        if full {
+        if first || full {
             self.wake.notify_one();
         }
     }
@@ -193,7 +196,11 @@ fn next(state: &mut State, config: &StreamConfig, now: Instant) -> Next {
             segment.last_write = Some(now);
             return Next::Write(write);
         }
-        return Next::WaitUntil(Some(due_at.max(now + Duration::from_millis(1))));
+        // No text: nothing is due until some comes (its first piece wakes the writer).
+        if segment.pending.is_empty() {
+            return Next::WaitUntil(None);
+        }
+        return Next::WaitUntil(Some(due_at));
     }
     if state.closed {
         Next::Stop
@@ -259,5 +266,87 @@ async fn write_chunk(pool: &StorePool, lease: Lease, due: &Due) -> StoreResult<O
     match due.number {
         None => store::open_segment(&client, lease, chunk).await,
         Some(number) => Ok(store::append_chunk(&client, lease, number, chunk).await?.then_some(number)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shared() -> Shared {
+        Shared { state: Mutex::new(State::default()), wake: Notify::new(), config: StreamConfig::default() }
+    }
+
+    /// What is written at `now`, as (start, text, final), until nothing is due.
+    fn writes(shared: &Shared, now: Instant) -> Vec<(i32, String, bool)> {
+        let mut done = Vec::new();
+        while let Next::Write(due) = next(&mut shared.lock(), &shared.config, now) {
+            if let Some(segment) =
+                shared.lock().segments.front_mut().filter(|s| s.number.is_none() && !due.is_final)
+            {
+                segment.number = Some(1);
+            }
+            done.push((due.start_at, due.text, due.is_final));
+        }
+        done
+    }
+
+    #[test]
+    fn a_short_answer_writes_nothing() {
+        let tap = shared();
+        tap.begin();
+        let start = Instant::now();
+        tap.text("{\"choice\": \"pos\"}");
+        tap.end();
+        assert!(writes(&tap, start + Duration::from_millis(10)).is_empty());
+        assert!(tap.lock().segments.is_empty(), "the segment is dropped");
+    }
+
+    #[test]
+    fn text_is_written_each_interval_and_the_rest_final_with_offsets_in_characters() {
+        let tap = shared();
+        let flush = tap.config.flush;
+        tap.begin();
+        let start = Instant::now();
+        tap.text("é😀a");
+        assert!(writes(&tap, start + flush / 2).is_empty(), "not before one interval");
+        assert_eq!(writes(&tap, start + flush), [(0, "é😀a".to_owned(), false)]);
+        tap.text("bc");
+        assert!(writes(&tap, start + flush + flush / 2).is_empty(), "one write an interval");
+        tap.text("d");
+        tap.end();
+        assert_eq!(
+            writes(&tap, start + flush + flush / 2),
+            [(3, "bcd".to_owned(), true)],
+            "the end is written at once"
+        );
+    }
+
+    #[test]
+    fn a_full_buffer_is_written_before_its_interval_and_text_past_the_output_limit_is_not() {
+        let tap = shared();
+        let flush = tap.config.flush;
+        tap.begin();
+        let start = Instant::now();
+        tap.text("x");
+        assert_eq!(writes(&tap, start + flush).len(), 1);
+        tap.text(&"y".repeat(tap.config.flush_bytes));
+        assert_eq!(writes(&tap, start + flush + Duration::from_millis(1)).len(), 1, "full: written at once");
+        tap.text(&"z".repeat(aitasks_contracts::OUTPUT_MAX_BYTES));
+        tap.end();
+        assert!(writes(&tap, start + flush * 3).is_empty(), "a segment past the limit is written no further");
+    }
+
+    #[test]
+    fn a_call_dropped_midway_leaves_its_segment_and_a_nul_keeps_its_place() {
+        let tap = shared();
+        tap.begin();
+        let start = Instant::now();
+        tap.text("a\0b");
+        assert_eq!(writes(&tap, start + tap.config.flush), [(0, "a\u{FFFD}b".to_owned(), false)]);
+        tap.text("more");
+        tap.lock().closed = true;
+        assert!(writes(&tap, start + tap.config.flush * 2).is_empty(), "not ended: nothing more");
+        assert!(matches!(next(&mut tap.lock(), &tap.config, start), Next::Stop));
     }
 }

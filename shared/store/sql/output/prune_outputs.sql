@@ -3,8 +3,8 @@
 -- holds. Walks `task_streams` (the tasks streaming now and those ended lately), never the text.
 WITH doomed AS (
     SELECT s.task_id FROM task_streams s LEFT JOIN tasks t ON t.id = s.task_id
-    WHERE s.opened_at < now() - :keep_ms * interval '1 millisecond'
-        AND (t.id IS NULL OR t.completed_at < now() - :keep_ms * interval '1 millisecond')
+    WHERE s.opened_at < now() - :keep_ms::bigint * interval '1 millisecond'
+        AND (t.id IS NULL OR t.completed_at < now() - :keep_ms::bigint * interval '1 millisecond')
     ORDER BY s.opened_at
     LIMIT :limit
     FOR UPDATE OF s SKIP LOCKED

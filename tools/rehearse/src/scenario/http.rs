@@ -193,6 +193,26 @@ impl Scenario<'_> {
         }
     }
 
+    /// Live output (docs/api.md, "Live output") through the deployed API: the ended task's
+    /// stream, kept after its end, read from 0: the retry's segment, final, the answer the task's
+    /// output came from.
+    pub(super) async fn live_output(&mut self, task_id: &str, output: &Value) {
+        let path = format!("/v1/tasks/{task_id}/output");
+        let Some(read) =
+            self.http("GET", "/v1/tasks/{taskId}/output", &path, &[("wait", "1")], None, 200).await
+        else {
+            return;
+        };
+        let answer: Option<Value> = read["text"].as_str().and_then(|text| serde_json::from_str(text).ok());
+        let outcome = match answer {
+            Some(answer) if read["final"] == true && read["attempt"] == 2 && &answer["choice"] == output => {
+                Ok(format!("segment {} of attempt 2, final: {}", read["segment"], read["text"]))
+            }
+            _ => Err(format!("expected the retry's whole streamed answer: {read}")),
+        };
+        self.step("CreateTaskFunction", "live output", outcome);
+    }
+
     /// The read API for history: the runs, a task's attempts, events and callbacks, its batch (a
     /// task sent on-demand is in none: 404 `NOT_IN_BATCH`), and the tenant's summary.
     async fn history(&mut self, run_id: &str, task_id: &str) {
