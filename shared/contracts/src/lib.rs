@@ -30,6 +30,7 @@ pub mod limits;
 mod listing;
 mod many;
 mod operations;
+mod output;
 mod problems;
 mod prompt;
 mod read_cost;
@@ -62,6 +63,7 @@ pub use operations::{
     derived_replay_key, skip, CreateOperation, ListOperations, Operation, OperationAction, OperationFilter,
     OperationPage, OperationState, OperationsQuery, ReplayTask, TaskReplay, TaskReplays, OPERATION_PAGE_MAX,
 };
+pub use output::{OutputCursor, TaskOutput, OUTPUT_OFFSET_MAX, OUTPUT_READ_MAX_BYTES};
 pub use problems::{Path, Problem, Problems};
 pub use prompt::{max_output_tokens, system_prompt, user_message};
 pub use read_cost::ReadCost;
