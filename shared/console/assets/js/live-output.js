@@ -12,8 +12,9 @@ const WAIT_SECONDS = 20;
 /** A pause after an answer that brought nothing (a finished stream answers at once). */
 const IDLE_MS = 1000;
 
-/** `{panel, follow(signal)}`: the panel to place on the page, and its long poll, which resolves
- * `true` once the task has ended and `false` when `signal` aborts. */
+/** `{panel, follow(signal, onStatus)}`: the panel to place on the page, and its long poll, which
+ * tells `onStatus` the task's status at each read and resolves `true` once the task has ended,
+ * `false` when `signal` aborts. */
 export function liveOutput(taskId) {
   const path = `/v1/tasks/${encodeURIComponent(taskId)}/output`;
   const note = h("p", { class: "live", id: "task-stream-note" }, "Live: the answer shows here as the model writes it (nothing written yet).");
@@ -60,7 +61,7 @@ export function liveOutput(taskId) {
     return fresh || answer.text.length > 0;
   };
 
-  const follow = async (signal) => {
+  const follow = async (signal, onStatus = () => {}) => {
     while (!signal.aborted) {
       let answer;
       try {
@@ -74,6 +75,7 @@ export function liveOutput(taskId) {
       }
       const moved = take(answer);
       if (answer.ended) return true;
+      onStatus(answer.status);
       if (!moved) await sleep(IDLE_MS, signal);
     }
     return false;

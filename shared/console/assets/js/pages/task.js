@@ -39,6 +39,7 @@ export async function renderTask({ main, id, signal }) {
   const draw = async (current) => {
     replace(heading, `Task ${current.stepKey} `, badge(current.status));
     heading.querySelector(".status").id = "task-status";
+    if (!isTerminal(current.status)) replace(live, waiting(current));
     replace(toolbar, isTerminal(current.status) ? replayButton(current, signal) : cancelButton(current, signal, (updated) => show(updated, true)), h("button", { type: "button", class: "secondary", id: "refresh", onclick: () => window.dispatchEvent(new HashChangeEvent("hashchange")) }, "Refresh"));
     replace(body, ...taskSections(current, stream?.panel));
     replace(request, h("section", { "aria-labelledby": "h-request" }, h("h2", { id: "h-request" }, "Request"), h("div", { id: "task-request" }, jsonView(current.request, "Request"))));
@@ -60,7 +61,7 @@ export async function renderTask({ main, id, signal }) {
   // Live: hold a long poll open until the task changes, redraw, again until it ends.
   const followTask = async () => {
     while (!isTerminal(task.status) && !signal.aborted) {
-      replace(live, `Live: waiting for this ${task.status} task to change (long poll, ${WAIT_SECONDS} s at a time).`);
+      replace(live, waiting(task));
       let next;
       try {
         next = await api("GET", `/v1/tasks/${encodeURIComponent(id)}`, { signal, query: { wait: WAIT_SECONDS } });
@@ -73,23 +74,33 @@ export async function renderTask({ main, id, signal }) {
       await show(next);
     }
   };
-  // The answer's stream ends with the task: read the task then, not at the next long poll.
+  // Each read of the stream tells the task's status: when it differs from the page's (queued
+  // to running; the end), read the task now, not at the end of the task's long poll.
+  let refreshing = null;
+  const refresh = () => {
+    refreshing ??= api("GET", `/v1/tasks/${encodeURIComponent(id)}`, { signal })
+      .then((next) => show(next), () => {}) // On an error the task's own long poll reads it again.
+      .finally(() => { refreshing = null; });
+    return refreshing;
+  };
   const streaming = new AbortController();
   signal.addEventListener("abort", () => streaming.abort(), { once: true });
   const followStream = async () => {
-    if (!stream || !(await stream.follow(streaming.signal)) || signal.aborted) return;
-    try {
-      await show(await api("GET", `/v1/tasks/${encodeURIComponent(id)}`, { signal }));
-    } catch (error) {
-      if (error.name === "AbortError") return;
-      // The task's own long poll reads it again.
-    }
+    if (!stream) return;
+    const ended = await stream.follow(streaming.signal, (status) => {
+      if (status !== task.status) refresh();
+    });
+    if (ended && !signal.aborted) await refresh();
   };
   const streamed = followStream();
   await followTask();
   streaming.abort();
   await streamed;
   if (!signal.aborted) replace(live, `This task has ended: ${task.status}.`);
+}
+
+function waiting(task) {
+  return `Live: waiting for this ${task.status} task to change (long poll, ${WAIT_SECONDS} s at a time).`;
 }
 
 function cancelButton(task, signal, redraw) {
