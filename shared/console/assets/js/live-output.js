@@ -30,7 +30,7 @@ export function liveOutput(taskId) {
     const state = answer.final
       ? `: the whole answer of this call (${count(next)} characters); the task's output follows once it is checked.`
       : `: ${count(next)} characters so far, as the model writes them.`;
-    replace(note, "Live, ", attempt, state, startedOver ? " It started over: an earlier call's text was dropped." : "");
+    replace(note, attempt, state, startedOver ? " It started over: an earlier call's text was dropped." : "");
   };
 
   // Whether the answer brought anything: text, a new segment, the end.
