@@ -62,6 +62,7 @@ assets! {
     "js/task-filter.js" => JS,
     "js/selection.js" => JS,
     "js/bulk-actions.js" => JS,
+    "js/live-output.js" => JS,
     "js/pages/signin.js" => JS,
     "js/pages/runs.js" => JS,
     "js/pages/tasks.js" => JS,

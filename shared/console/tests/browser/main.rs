@@ -5,7 +5,8 @@
 //! attempt's error and the cost, cancel with a confirmation, "try a task" of every kind, the
 //! summary; tasks selected and canceled after a confirmation that counts them, "all that match"
 //! as an operation followed to its end, replay from a task's page, holds held and released;
-//! another tenant's task is not found; hostile text stays text. Screenshots of each
+//! another tenant's task is not found; a running task's answer grows on its page as the stub
+//! streams it; hostile text stays text, streamed or not. Screenshots of each
 //! page go to target/console-screenshots (and docs/console with `CONSOLE_SCREENSHOTS=docs`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -13,6 +14,7 @@
 mod flow;
 mod holds;
 mod hostile;
+mod live;
 mod operations;
 mod reads;
 mod selection;

@@ -1,12 +1,14 @@
 // One task: what it was asked, what it answered, what it cost, its attempts, events, callbacks,
 // provider batch, replays and timings. An open task can be canceled, an ended one replayed. While it is queued or running the page long-polls
-// (GET /v1/tasks/{id}?wait=20) and redraws when it changes, without a reload.
+// (GET /v1/tasks/{id}?wait=20) and redraws when it changes, without a reload; beside that, an
+// on-demand task's answer grows as the model writes it (live-output.js), until the task ends.
 
 import { api, apiAnswer, isTerminal, sleep } from "../api.js";
 import { announce, badge, errorBox, facts, h, link, replace, route } from "../dom.js";
 import { confirmDialog } from "../dialog.js";
 import { count, duration, usd, when } from "../format.js";
 import { jsonView } from "../json-view.js";
+import { liveOutput } from "../live-output.js";
 import { historySections } from "./task-history.js";
 
 const WAIT_SECONDS = 20;
@@ -32,35 +34,73 @@ export async function renderTask({ main, id, signal }) {
   const request = h("div", {});
   replace(main, heading, toolbar, live, body, history, request);
 
+  // The answer as it is written: an open task's, unless deferred (a provider batch has no stream).
+  const stream = isTerminal(task.status) || task.deferredBy ? null : liveOutput(id);
   const draw = async (current) => {
     replace(heading, `Task ${current.stepKey} `, badge(current.status));
     heading.querySelector(".status").id = "task-status";
-    replace(toolbar, isTerminal(current.status) ? replayButton(current, signal) : cancelButton(current, signal, (updated) => draw(updated)), h("button", { type: "button", class: "secondary", id: "refresh", onclick: () => window.dispatchEvent(new HashChangeEvent("hashchange")) }, "Refresh"));
-    replace(body, ...taskSections(current));
+    if (!isTerminal(current.status)) replace(live, waiting(current));
+    replace(toolbar, isTerminal(current.status) ? replayButton(current, signal) : cancelButton(current, signal, (updated) => show(updated, true)), h("button", { type: "button", class: "secondary", id: "refresh", onclick: () => window.dispatchEvent(new HashChangeEvent("hashchange")) }, "Refresh"));
+    replace(body, ...taskSections(current, stream?.panel));
     replace(request, h("section", { "aria-labelledby": "h-request" }, h("h2", { id: "h-request" }, "Request"), h("div", { id: "task-request" }, jsonView(current.request, "Request"))));
     replace(history, ...(await historySections(current, signal)));
   };
-  await draw(task);
+  // Both loops below show what they read: one draw at a time, and only when the task changed
+  // (or `always`: a cancel's answer).
+  let drawing = draw(task);
+  const show = (next, always = false) => {
+    const same = next.status === task.status && next.updatedAt === task.updatedAt && next.attempts === task.attempts;
+    if (same && !always) return drawing;
+    if (next.status !== task.status) announce(`The task is now ${next.status}.`);
+    task = next;
+    drawing = drawing.catch(() => {}).then(() => draw(next));
+    return drawing;
+  };
+  await drawing;
 
   // Live: hold a long poll open until the task changes, redraw, again until it ends.
-  while (!isTerminal(task.status) && !signal.aborted) {
-    replace(live, `Live: waiting for this ${task.status} task to change (long poll, ${WAIT_SECONDS} s at a time).`);
-    let next;
-    try {
-      next = await api("GET", `/v1/tasks/${encodeURIComponent(id)}`, { signal, query: { wait: WAIT_SECONDS } });
-    } catch (error) {
-      if (error.name === "AbortError") return;
-      replace(live, `Live updates paused (${error.code}); trying again in 5 s.`);
-      await sleep(5000, signal);
-      continue;
+  const followTask = async () => {
+    while (!isTerminal(task.status) && !signal.aborted) {
+      replace(live, waiting(task));
+      let next;
+      try {
+        next = await api("GET", `/v1/tasks/${encodeURIComponent(id)}`, { signal, query: { wait: WAIT_SECONDS } });
+      } catch (error) {
+        if (error.name === "AbortError") return;
+        replace(live, `Live updates paused (${error.code}); trying again in 5 s.`);
+        await sleep(5000, signal);
+        continue;
+      }
+      await show(next);
     }
-    if (next.status !== task.status || next.updatedAt !== task.updatedAt || next.attempts !== task.attempts) {
-      if (next.status !== task.status) announce(`The task is now ${next.status}.`);
-      task = next;
-      await draw(task);
-    }
-  }
+  };
+  // Each read of the stream tells the task's status: when it differs from the page's (queued
+  // to running; the end), read the task now, not at the end of the task's long poll.
+  let refreshing = null;
+  const refresh = () => {
+    refreshing ??= api("GET", `/v1/tasks/${encodeURIComponent(id)}`, { signal })
+      .then((next) => show(next), () => {}) // On an error the task's own long poll reads it again.
+      .finally(() => { refreshing = null; });
+    return refreshing;
+  };
+  const streaming = new AbortController();
+  signal.addEventListener("abort", () => streaming.abort(), { once: true });
+  const followStream = async () => {
+    if (!stream) return;
+    const ended = await stream.follow(streaming.signal, (status) => {
+      if (status !== task.status) refresh();
+    });
+    if (ended && !signal.aborted) await refresh();
+  };
+  const streamed = followStream();
+  await followTask();
+  streaming.abort();
+  await streamed;
   if (!signal.aborted) replace(live, `This task has ended: ${task.status}.`);
+}
+
+function waiting(task) {
+  return `Live: waiting for this ${task.status} task to change (long poll, ${WAIT_SECONDS} s at a time).`;
 }
 
 function cancelButton(task, signal, redraw) {
@@ -115,7 +155,7 @@ function replayButton(task, signal) {
   return button;
 }
 
-function taskSections(task) {
+function taskSections(task, streamPanel) {
   const usage = task.usage ?? null;
   return [
     h("div", { class: "grid3" },
@@ -151,6 +191,13 @@ function taskSections(task) {
         : h("p", { class: "muted" }, task.attempts === 0 && task.output !== null ? "None: the output came from the result cache." : "No usage yet.")),
     ),
     task.errorCode ? h("section", { "aria-labelledby": "h-error" }, h("h2", { id: "h-error" }, "Error"), h("div", { class: "error", id: "task-error" }, h("strong", {}, task.errorCode), ": ", task.errorMessage ?? "")) : null,
-    h("section", { "aria-labelledby": "h-output" }, h("h2", { id: "h-output" }, "Output"), task.output === null || task.output === undefined ? h("p", { class: "muted", id: "task-output" }, isTerminal(task.status) ? "No output." : "No output yet.") : h("div", { id: "task-output" }, jsonView(task.output, "Output"))),
+    h("section", { "aria-labelledby": "h-output" }, h("h2", { id: "h-output" }, "Output"), outputOf(task, streamPanel)),
   ];
+}
+
+/** The output; while the task is open, the answer's live panel when it has one. */
+function outputOf(task, streamPanel) {
+  if (task.output !== null && task.output !== undefined) return h("div", { id: "task-output" }, jsonView(task.output, "Output"));
+  if (isTerminal(task.status)) return h("p", { class: "muted", id: "task-output" }, "No output.");
+  return [h("p", { class: "muted", id: "task-output" }, "No output yet."), streamPanel];
 }
