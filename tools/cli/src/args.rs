@@ -159,6 +159,13 @@ pub(crate) struct WaitArgs {
     /// Give up after this many seconds (exit 4)
     #[arg(long, default_value_t = 600, value_name = "SECONDS")]
     pub(crate) timeout: u64,
+    /// Print the answer to standard output as the model writes it (live output: a read unit per
+    /// long poll of up to 20 s); a new attempt's text starts on a new line after a
+    /// `--- attempt N ---` line on standard error. With --json, a JSON line per piece of text
+    /// ({text, segment, attempt, restarted, next}), then the task on one line. The end is as without
+    /// it: the task, and the same exit status
+    #[arg(long)]
+    pub(crate) follow: bool,
 }
 
 #[derive(Debug, Args)]
