@@ -25,7 +25,7 @@ pub struct ReadOutput {
 /// `wait` as the query takes it: seconds, at most [`MAX_WAIT_SECONDS`], whole milliseconds.
 fn wait_seconds(wait: Duration) -> String {
     let millis = wait.as_millis().min(u128::from(MAX_WAIT_SECONDS) * 1000);
-    if millis % 1000 == 0 {
+    if millis.is_multiple_of(1000) {
         (millis / 1000).to_string()
     } else {
         format!("{}.{:03}", millis / 1000, millis % 1000)
