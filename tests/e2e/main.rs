@@ -19,6 +19,7 @@ mod graceful;
 mod history;
 mod holds;
 mod hostile;
+mod live_output;
 mod load;
 mod local_model;
 mod logs;

@@ -6,7 +6,7 @@ use aitasks_lambda_kit::{
     check_method, json_response, many_response, serve_http, ApiError, HttpRequest, Route,
 };
 use aitasks_runtime::answers::{RunAnswer, TaskAnswer, TaskListAnswer};
-use aitasks_runtime::{api, history, holds, operations, replays, App};
+use aitasks_runtime::{api, history, holds, live_output, operations, replays, App};
 use aitasks_store::{Run, Task};
 use aws_lambda_events::apigw::{ApiGatewayV2httpRequest, ApiGatewayV2httpResponse};
 use lambda_runtime::{Error, LambdaEvent};
@@ -32,6 +32,8 @@ const ROUTES: &[Route] = &[
     // Replays and operations (docs/api.md, "Replaying a task" and "Operations").
     Route { path: &["v1", "tasks", "{}", "replay"], allow: &["POST"] },
     Route { path: &["v1", "tasks", "{}", "replays"], allow: &["GET"] },
+    // Live output (docs/api.md, "Live output").
+    Route { path: &["v1", "tasks", "{}", "output"], allow: &["GET"] },
     Route { path: &["v1", "operations"], allow: &["GET", "POST"] },
     Route { path: &["v1", "operations", "{}"], allow: &["GET"] },
     Route { path: &["v1", "operations", "{}", "stop"], allow: &["POST"] },
@@ -99,6 +101,14 @@ async fn route<P>(app: &App<P>, request: &HttpRequest<'_>) -> Result<ApiGatewayV
         }
         ("GET", ["v1", "tasks", task_id, "replays"]) => {
             Ok(json_response(200, &replays::task_replays(app, &tenant, task_id).await?))
+        }
+        ("GET", ["v1", "tasks", task_id, "output"]) => {
+            let query = live_output::OutputQuery {
+                segment: request.query("segment"),
+                after: request.query("after"),
+                wait: request.query("wait"),
+            };
+            Ok(json_response(200, &live_output::read_output(app, &tenant, task_id, query).await?))
         }
         ("POST", ["v1", "operations"]) => {
             let key = request.header("idempotency-key");

@@ -90,16 +90,16 @@ impl Place {
     }
 
     pub(crate) fn take(&mut self, answer: &TaskOutput) -> Step {
-        let done = answer.ended && (answer.segment.is_none() || answer.r#final || answer.text.is_empty());
+        let done = answer.ended && (answer.segment.is_none() || answer.is_final || answer.text.is_empty());
         let (Some(segment), Some(attempt)) = (answer.segment, answer.attempt) else {
             return Step { piece: None, done, idle: !done };
         };
         let moved = self.segment != Some(segment);
         let restarted = self.shown.is_some_and(|shown| shown != segment);
-        let news = moved || answer.r#final != self.ended_stream || !answer.text.is_empty();
+        let news = moved || answer.is_final != self.ended_stream || !answer.text.is_empty();
         self.segment = Some(segment);
         self.after = answer.next;
-        self.ended_stream = answer.r#final;
+        self.ended_stream = answer.is_final;
         let piece = (restarted || !answer.text.is_empty()).then(|| {
             self.shown = Some(segment);
             OutputPiece { text: answer.text.clone(), segment, attempt, restarted, next: answer.next }
@@ -203,7 +203,7 @@ mod tests {
 
     use super::*;
 
-    fn answer(segment: Option<i32>, from: i64, text: &str, r#final: bool, ended: bool) -> TaskOutput {
+    fn answer(segment: Option<i32>, from: i64, text: &str, is_final: bool, ended: bool) -> TaskOutput {
         TaskOutput {
             task_id: Uuid::nil(),
             status: if ended { TaskStatus::Succeeded } else { TaskStatus::Running },
@@ -213,7 +213,7 @@ mod tests {
             from,
             text: text.to_owned(),
             next: from + text.chars().count() as i64,
-            r#final,
+            is_final,
         }
     }
 

@@ -8,7 +8,6 @@
 //! - [`answer_schema`]: the JSON Schema of the model's answer, usable with OpenAI structured
 //!   outputs in strict mode; [`check_answer`] checks an answer against everything the request
 //!   demands (including what strict mode cannot express) and returns the task's output.
-//! - [`TaskOutput`]: the answer of a task's live output (`GET /v1/tasks/{taskId}/output`).
 //! - [`canonical_hash`]: SHA-256 of RFC 8785 canonical JSON, for the request hash, the cache key
 //!   and the model configuration hash.
 //! - [`stored_size`]: the bytes a value takes as Postgres `jsonb` text (the 413 limit);
@@ -64,7 +63,7 @@ pub use operations::{
     derived_replay_key, skip, CreateOperation, ListOperations, Operation, OperationAction, OperationFilter,
     OperationPage, OperationState, OperationsQuery, ReplayTask, TaskReplay, TaskReplays, OPERATION_PAGE_MAX,
 };
-pub use output::TaskOutput;
+pub use output::{OutputCursor, TaskOutput, OUTPUT_OFFSET_MAX, OUTPUT_READ_MAX_BYTES};
 pub use problems::{Path, Problem, Problems};
 pub use prompt::{max_output_tokens, system_prompt, user_message};
 pub use read_cost::ReadCost;

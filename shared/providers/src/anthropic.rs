@@ -3,13 +3,16 @@
 //! call (`tool_choice`), and the answer in that `tool_use` block's `input`. A repair turn
 //! returns the problems as the tool's error result. `stop_reason: max_tokens` is
 //! [`ProviderError::Truncated`], `refusal` is [`ProviderError::Refused`]; 429 (with its
-//! `retry-after`) and 529 `overloaded_error` are retryable like every 5xx.
+//! `retry-after`) and 529 `overloaded_error` are retryable like every 5xx. A profile that
+//! streams (the default) reads the events ([`crate::anthropic_stream`]) into the same answer.
 
 use aitasks_contracts::{schema_name, system_prompt, user_message, AiRequest};
 use serde_json::{json, Value};
 
+use crate::anthropic_stream::AnthropicStream;
 use crate::error::ProviderError;
 use crate::profiles::ModelProfile;
+use crate::sse::streamed_answer;
 use crate::wire::{malformed, send, token_limit, Call, Turn, Wire};
 
 /// The API version every request names.
@@ -83,7 +86,10 @@ impl Wire for Anthropic {
         conversation: &[Value],
     ) -> Result<Turn, ProviderError> {
         let profile = call.profile;
-        let body = self.body(profile, request, schema, conversation);
+        let mut body = self.body(profile, request, schema, conversation);
+        if profile.stream {
+            body["stream"] = json!(true);
+        }
         let mut http = call
             .http
             .post(format!("{}/messages", profile.base_url))
@@ -92,7 +98,12 @@ impl Wire for Anthropic {
         if let Some(key) = &profile.api_key {
             http = http.header("x-api-key", key.expose());
         }
-        let answer = send(call, http).await?;
+        let answer = match profile.stream {
+            true => {
+                streamed_answer(call, http, AnthropicStream::new(schema_name(request).to_owned())).await?
+            }
+            false => send(call, http).await?,
+        };
         self.read(profile, request, &answer)
     }
 

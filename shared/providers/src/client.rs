@@ -15,6 +15,7 @@ use crate::error::{said, ProviderError};
 use crate::format::Format;
 use crate::gate::{CallEstimate, CallGate, NoLimits};
 use crate::profiles::ModelProfile;
+use crate::tap::{NoTap, Tap};
 use crate::wire::{Call, Turn, Wire};
 
 /// Repair turns per attempt: when an answer fails the checker the model is asked again with
@@ -68,14 +69,16 @@ pub struct Resume {
 
 /// Something that turns an [`AiRequest`] into a checked output.
 pub trait Provider: Send + Sync {
-    /// Run one attempt, asking `gate` before each call (repair turns included). Resolves
-    /// promptly with [`ProviderError::Canceled`] once `cancel` fires, and with
-    /// [`ProviderError::AtLimit`] when the gate refuses the first call (none was made).
+    /// Run one attempt, asking `gate` before each call (repair turns included) and telling
+    /// `tap` each call's text as it streams. Resolves promptly with [`ProviderError::Canceled`]
+    /// once `cancel` fires, and with [`ProviderError::AtLimit`] when the gate refuses the first
+    /// call (none was made).
     fn run_gated(
         &self,
         profile: &ModelProfile,
         request: &AiRequest,
         gate: &dyn CallGate,
+        tap: &dyn Tap,
         cancel: &CancellationToken,
     ) -> impl Future<Output = Result<Completion, ProviderError>> + Send;
 
@@ -89,10 +92,11 @@ pub trait Provider: Send + Sync {
         request: &AiRequest,
         resume: &Resume,
         gate: &dyn CallGate,
+        tap: &dyn Tap,
         cancel: &CancellationToken,
     ) -> impl Future<Output = Result<Completion, ProviderError>> + Send {
         let _ = resume;
-        self.run_gated(profile, request, gate, cancel)
+        self.run_gated(profile, request, gate, tap, cancel)
     }
 
     /// Run one attempt with no provider-side limits.
@@ -102,7 +106,7 @@ pub trait Provider: Send + Sync {
         request: &AiRequest,
         cancel: &CancellationToken,
     ) -> impl Future<Output = Result<Completion, ProviderError>> + Send {
-        self.run_gated(profile, request, &NoLimits, cancel)
+        self.run_gated(profile, request, &NoLimits, &NoTap, cancel)
     }
 }
 
@@ -137,6 +141,7 @@ impl Provider for HttpProvider {
         profile: &ModelProfile,
         request: &AiRequest,
         gate: &dyn CallGate,
+        tap: &dyn Tap,
         cancel: &CancellationToken,
     ) -> Result<Completion, ProviderError> {
         let call = Call {
@@ -144,6 +149,7 @@ impl Provider for HttpProvider {
             bedrock: self.bedrock.as_ref(),
             profile,
             timeout: profile.timeout.unwrap_or(self.timeout),
+            tap,
         };
         let start = Start {
             conversation: Format::of(profile).start(request),
@@ -159,6 +165,7 @@ impl Provider for HttpProvider {
         request: &AiRequest,
         resume: &Resume,
         gate: &dyn CallGate,
+        tap: &dyn Tap,
         cancel: &CancellationToken,
     ) -> Result<Completion, ProviderError> {
         let call = Call {
@@ -166,6 +173,7 @@ impl Provider for HttpProvider {
             bedrock: self.bedrock.as_ref(),
             profile,
             timeout: profile.timeout.unwrap_or(self.timeout),
+            tap,
         };
         let mut usage = resume.usage.clone();
         usage.profile = Some(profile.id.clone());
@@ -310,7 +318,9 @@ async fn run_turns<W: Wire>(
             }
         };
         let started = Instant::now();
+        call.tap.begin();
         let turn = wire.turn(call, request, &schema, &conversation).await;
+        call.tap.end();
         usage.latency_ms += u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         usage.calls += 1;
         made += 1;

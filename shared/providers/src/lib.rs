@@ -12,6 +12,8 @@
 //!   settings (temperature, token field and cap, seed, reasoning effort, headers, timeout). An
 //!   answer that fails the contract checker gets at most [`MAX_REPAIR_TURNS`] repair turns,
 //!   then [`ProviderError::LoopFailed`]; a refusal or a truncated answer is its own error.
+//!   A profile that streams (the default) reads each answer as it is written and tells the
+//!   attempt's [`Tap`] its text (live output); the answer is then read as a whole one is.
 //! - [`BatchClient`]: deferred tasks through OpenAI's Batch API, Anthropic's Message Batches
 //!   and Bedrock batch inference, each line the on-demand request and each result read and
 //!   checked as an on-demand answer is; an invalid answer becomes a [`Resume`] for the one
@@ -21,6 +23,7 @@
 //!   no retries of its own: every other retry is an attempt, counted on the task.
 
 mod anthropic;
+mod anthropic_stream;
 mod batch_settings;
 mod batches;
 mod bedrock;
@@ -30,9 +33,12 @@ mod error;
 mod format;
 mod gate;
 mod openai;
+mod openai_stream;
 mod prices;
 mod profiles;
 mod settings;
+mod sse;
+mod tap;
 mod wire;
 
 pub use anthropic::ANTHROPIC_VERSION;
@@ -51,4 +57,5 @@ pub use profiles::{
     BatchSettings, CallLimits, CallSettings, ModelProfile, ModelProfiles, Prices, TokenLimitField,
     ANTHROPIC_BASE_URL, DEFAULT_BASE_URL, DEFAULT_MODEL, MAX_BATCH_RECORDS, MAX_BATCH_WAIT_SECONDS,
 };
+pub use tap::{NoTap, Tap};
 pub use tokio_util::sync::CancellationToken;

@@ -2,13 +2,16 @@
 //! `response_format: json_schema` (strict), the profile's settings (temperature, the token
 //! field, seed, reasoning effort), and the answer in `choices[0].message.content`. A `refusal`
 //! or a `content_filter` stop is [`ProviderError::Refused`]; a `length` stop is
-//! [`ProviderError::Truncated`].
+//! [`ProviderError::Truncated`]. A profile that streams (the default) asks `stream: true` and
+//! reads the events ([`crate::openai_stream`]) into the same answer.
 
 use aitasks_contracts::{schema_name, system_prompt, user_message, AiRequest};
 use serde_json::{json, Value};
 
 use crate::error::{said, ProviderError};
+use crate::openai_stream::OpenAiStream;
 use crate::profiles::ModelProfile;
+use crate::sse::streamed_answer;
 use crate::wire::{malformed, parse_answer, send, token_limit, Call, Turn, Wire};
 
 pub(crate) struct OpenAi;
@@ -85,12 +88,19 @@ impl Wire for OpenAi {
         conversation: &[Value],
     ) -> Result<Turn, ProviderError> {
         let profile = call.profile;
-        let body = self.body(profile, request, schema, conversation);
+        let mut body = self.body(profile, request, schema, conversation);
+        if profile.stream {
+            body["stream"] = json!(true);
+            body["stream_options"] = json!({"include_usage": true});
+        }
         let mut http = call.http.post(format!("{}/chat/completions", profile.base_url)).json(&body);
         if let Some(key) = &profile.api_key {
             http = http.bearer_auth(key.expose());
         }
-        let answer = send(call, http).await?;
+        let answer = match profile.stream {
+            true => streamed_answer(call, http, OpenAiStream::default()).await?,
+            false => send(call, http).await?,
+        };
         self.read(profile, request, &answer)
     }
 

@@ -52,6 +52,9 @@ pub struct ModelProfile {
     /// ([`crate::BatchClient`]). Not part of the hash: it changes when an answer comes and what
     /// it costs, not which. `None`: deferred tasks of this profile run on-demand.
     pub batch: Option<BatchSettings>,
+    /// Whether an on-demand call reads the answer as a stream (`"stream"`, default true; docs/api.md,
+    /// "Live output"). Not part of the hash: a streamed answer is assembled into the same one.
+    pub stream: bool,
 }
 
 /// A profile's provider-side limits: calls started and tokens used per UTC minute, calls in
@@ -174,6 +177,7 @@ impl ModelProfiles {
                     timeout: None,
                     limits: None,
                     batch: None,
+                    stream: true,
                 },
             );
         }
@@ -266,6 +270,11 @@ fn profile_from_json(
             })?))
         }
     };
+    let stream = match fields.remove("stream") {
+        None | Some(Value::Null) => true,
+        Some(Value::Bool(stream)) => stream,
+        Some(_) => return Err(ProfileError(format!("profile {id:?}: stream must be true or false"))),
+    };
     let prices: Option<Prices> = typed(&mut fields, id, "prices", "{inputPerMillion, outputPerMillion}")?;
     if prices.is_some_and(|p| !(p.input_per_million >= 0.0 && p.output_per_million >= 0.0)) {
         return Err(ProfileError(format!("profile {id:?}: prices must not be negative")));
@@ -323,6 +332,7 @@ fn profile_from_json(
         timeout,
         limits,
         batch,
+        stream,
         id: id.to_owned(),
         provider,
         model,

@@ -76,7 +76,7 @@ impl CallSettings {
         let bad = |key: &str, what: &str| ProfileError(format!("profile {id:?}: {key} must be {what}"));
         if let Some(unknown) = settings.keys().find(|key| !KNOWN.contains(&key.as_str())) {
             return Err(ProfileError(format!(
-                "profile {id:?}: unknown setting {unknown:?} (known: {}, and provider, model, baseUrl, apiKeyEnv, apiKeySecretArn, secretHeaders, prices, timeoutMs, limits, batch)",
+                "profile {id:?}: unknown setting {unknown:?} (known: {}, and provider, model, baseUrl, apiKeyEnv, apiKeySecretArn, secretHeaders, prices, timeoutMs, limits, batch, stream)",
                 KNOWN.join(", ")
             )));
         }

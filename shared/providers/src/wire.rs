@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::error::{is_token, said, ProviderError};
 use crate::profiles::ModelProfile;
+use crate::tap::Tap;
 
 /// The parts of one provider call that do not change between turns.
 pub(crate) struct Call<'a> {
@@ -19,6 +20,8 @@ pub(crate) struct Call<'a> {
     pub bedrock: Option<&'a aws_sdk_bedrockruntime::Client>,
     pub profile: &'a ModelProfile,
     pub timeout: Duration,
+    /// Told the text of a streamed answer as it arrives.
+    pub tap: &'a dyn Tap,
 }
 
 impl Call<'_> {
@@ -108,22 +111,40 @@ pub(crate) async fn fetch(
     request: reqwest::RequestBuilder,
     limit: usize,
 ) -> Result<String, ProviderError> {
+    let response = sent(call, request).await?;
+    read_bounded(response, limit, call.timeout, call.profile).await
+}
+
+/// Send a request with the profile's headers and the call's timeout, which bounds the whole
+/// exchange (the body too, however it is read): a 2xx response, or the error its answer is.
+pub(crate) async fn sent(
+    call: &Call<'_>,
+    request: reqwest::RequestBuilder,
+) -> Result<reqwest::Response, ProviderError> {
     let request = with_profile_headers(call, request.timeout(call.timeout));
     let response = request.send().await.map_err(|e| transport_error(e, call.timeout, call.profile))?;
+    if response.status().is_success() {
+        return Ok(response);
+    }
+    Err(error_answer(call, response).await)
+}
+
+/// A non-2xx answer read (bounded) and classed.
+async fn error_answer(call: &Call<'_>, response: reqwest::Response) -> ProviderError {
     let status = response.status();
     let retry_after = response
         .headers()
         .get(reqwest::header::RETRY_AFTER)
         .and_then(|v| v.to_str().ok())
         .and_then(parse_retry_after);
-    let text = read_bounded(response, limit, call.timeout, call.profile).await?;
-    if !status.is_success() {
-        let text = scrub_secret(text, call.profile);
-        tracing::debug!(status = status.as_u16(), body = %snippet(&text), "the provider's error answer");
-        let code = error_code(&text);
-        return Err(status_error(status.as_u16(), retry_after, code.as_deref(), &text, &call.profile.model));
-    }
-    Ok(text)
+    let text = match read_bounded(response, MAX_RESPONSE_BYTES, call.timeout, call.profile).await {
+        Ok(text) => text,
+        Err(error) => return error,
+    };
+    let text = scrub_secret(text, call.profile);
+    tracing::debug!(status = status.as_u16(), body = %snippet(&text), "the provider's error answer");
+    let code = error_code(&text);
+    status_error(status.as_u16(), retry_after, code.as_deref(), &text, &call.profile.model)
 }
 
 /// The profile's headers, its secret ones marked sensitive.
@@ -155,20 +176,10 @@ pub(crate) async fn open(
         Ok(sent) => sent.map_err(|e| transport_error(e, call.timeout, call.profile))?,
         Err(_) => return Err(ProviderError::Timeout(call.timeout)),
     };
-    let status = response.status();
-    if status.is_success() {
+    if response.status().is_success() {
         return Ok(response);
     }
-    let retry_after = response
-        .headers()
-        .get(reqwest::header::RETRY_AFTER)
-        .and_then(|v| v.to_str().ok())
-        .and_then(parse_retry_after);
-    let text = read_bounded(response, MAX_RESPONSE_BYTES, call.timeout, call.profile).await?;
-    let text = scrub_secret(text, call.profile);
-    tracing::debug!(status = status.as_u16(), body = %snippet(&text), "the provider's error answer");
-    let code = error_code(&text);
-    Err(status_error(status.as_u16(), retry_after, code.as_deref(), &text, &call.profile.model))
+    Err(error_answer(call, response).await)
 }
 
 /// The next chunk of a body being streamed, each within `timeout`; `None` at its end.
@@ -210,7 +221,7 @@ pub(crate) fn status_error(
 /// The most of a provider's response body that is read: a longer one is malformed (an answer
 /// is held to far less, contracts' answer budgets), and what a provider sends is input, never
 /// read without a bound into a function's memory.
-const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
+pub(crate) const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
 
 /// At most `limit` bytes of a response body, or [`ProviderError::Malformed`].
 pub(crate) async fn read_bounded(

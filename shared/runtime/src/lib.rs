@@ -47,6 +47,7 @@ mod failing_profiles;
 pub mod history;
 pub mod holds;
 pub mod intake;
+pub mod live_output;
 pub mod metrics;
 pub mod operations;
 pub mod queue;

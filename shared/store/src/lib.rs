@@ -54,6 +54,7 @@ mod listing;
 mod migrations;
 mod model;
 mod operations;
+mod output;
 mod owned;
 mod params;
 mod pool;
@@ -118,6 +119,7 @@ pub use operations::{
     create_operation, get_operation, list_operations, next_operations, stop_operation, take_operation,
     CreatedOperation, NewOperation, OperationLease, PageCounts, Walk,
 };
+pub use output::{append_chunk, open_segment, prune_outputs, read_output, Chunk, OutputLook, StreamLook};
 pub use owned::{
     delete_owned_page, delete_retained, release, unreleased_sources, SourceRef, UNRELEASED_PAGE,
 };

@@ -215,6 +215,10 @@ statements! {
     SPEND_READS = "read_rate/spend_reads";
 
     // Replays and operations (migrations/V33).
+    APPEND_CHUNK = "output/append_chunk";
+    OPEN_SEGMENT = "output/open_segment";
+    PRUNE_OUTPUTS = "output/prune_outputs";
+    READ_OUTPUT = "output/read_output";
     REPLAY_SOURCES = "replays/replay_sources";
     TASK_REPLAYS = "replays/task_replays";
     ADVANCE_OPERATION = "operations/advance_operation";
@@ -423,6 +427,10 @@ mod tests {
             "settle/complete_many",
             // Stricter: only a task still in the given provider batch goes back.
             "repair/give_back_for_repair",
+            // Live output changes no task: its chunks are written while the task runs this
+            // attempt, as lease/check reads it (a canceled task's stream may end its segment).
+            "output/append_chunk",
+            "output/open_segment",
         ];
         let mut fenced = 0;
         for sql in ALL {

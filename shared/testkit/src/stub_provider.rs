@@ -1,6 +1,8 @@
 //! A stub LLM provider: a real HTTP/1.1 server speaking the OpenAI chat-completions wire format.
 //! Replies are scripted (a queue, then a default); every request is recorded, and a client that
-//! hangs up before its answer is written counts as an aborted request.
+//! hangs up before its answer is written counts as an aborted request. A reply answers as one
+//! JSON body whatever the request's `stream` (as a server that cannot stream does), unless it
+//! is [`Reply::Streamed`] or [`Reply::RawStream`]: server-sent events.
 //!
 //! It is written on plain TCP, not a mocking library, so that it can notice a client that goes
 //! away mid-answer (what a cancellation must do).
@@ -35,6 +37,13 @@ pub enum Reply {
     Slow(Duration, Box<Reply>),
     /// One of these, picked at random by weight for each request (fault injection).
     OneOf(Vec<(u32, Reply)>),
+    /// The inner reply's answer streamed as OpenAI's server-sent events (`chat.completion.chunk`
+    /// deltas of `piece_chars` characters, one every `every`, then the finish, the usage and
+    /// `[DONE]`), whatever the request asked.
+    Streamed { inner: Box<Reply>, piece_chars: usize, every: Duration },
+    /// A `text/event-stream` body of exactly these bytes, each piece written after its pause: a
+    /// hostile or stalling stream.
+    RawStream(Vec<(Duration, Vec<u8>)>),
 }
 
 impl Reply {
@@ -48,6 +57,11 @@ impl Reply {
 
     pub fn slow(delay: Duration) -> Reply {
         Reply::Slow(delay, Box::new(Reply::Auto))
+    }
+
+    /// A valid answer streamed `piece_chars` characters every `every`.
+    pub fn streamed(piece_chars: usize, every: Duration) -> Reply {
+        Reply::Streamed { inner: Box::new(Reply::Auto), piece_chars, every }
     }
 }
 
@@ -195,6 +209,25 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
                 }
             }
         }
+        if let Some(pieces) = stream_pieces(&reply, &body) {
+            let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n";
+            if stream.write_all(head.as_bytes()).await.is_err() {
+                state.lock().expect("stub state").aborted += 1;
+                return;
+            }
+            for (pause, piece) in pieces {
+                if !pause.is_zero() {
+                    tokio::time::sleep(pause).await;
+                }
+                if stream.write_all(&piece).await.is_err() || stream.flush().await.is_err() {
+                    state.lock().expect("stub state").aborted += 1;
+                    return;
+                }
+            }
+            state.lock().expect("stub state").completed += 1;
+            // The body ends with the connection.
+            return;
+        }
         let (status, extra_headers, response_body) = render(&reply, &body);
         let head = format!(
             "HTTP/1.1 {status} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n{extra_headers}connection: keep-alive\r\n\r\n",
@@ -305,6 +338,41 @@ fn completion(content: String) -> String {
     .to_string()
 }
 
+/// A streamed reply's body, piece by piece with the pause before each; `None` for a whole one.
+fn stream_pieces(reply: &Reply, request: &Value) -> Option<Vec<(Duration, Vec<u8>)>> {
+    match reply {
+        Reply::RawStream(pieces) => Some(pieces.clone()),
+        Reply::Streamed { inner, piece_chars, every } => {
+            let (_, _, whole) = render(inner, request);
+            let whole: Value = serde_json::from_str(&whole).unwrap_or(Value::Null);
+            let content = whole.pointer("/choices/0/message/content").and_then(Value::as_str).unwrap_or("");
+            let event = |chunk: Value| format!("data: {chunk}\n\n").into_bytes();
+            let chunk = |delta: Value, finish: Value| {
+                json!({"id": "chatcmpl-stub", "object": "chat.completion.chunk", "model": "stub-model",
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+            };
+            let characters: Vec<char> = content.chars().collect();
+            let mut pieces = vec![(
+                Duration::ZERO,
+                event(chunk(json!({"role": "assistant", "content": ""}), Value::Null)),
+            )];
+            for piece in characters.chunks((*piece_chars).max(1)) {
+                let text: String = piece.iter().collect();
+                pieces.push((*every, event(chunk(json!({"content": text}), Value::Null))));
+            }
+            pieces.push((Duration::ZERO, event(chunk(json!({}), json!("stop")))));
+            pieces.push((
+                Duration::ZERO,
+                event(json!({"id": "chatcmpl-stub", "object": "chat.completion.chunk", "model": "stub-model", "choices": [],
+                    "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}})),
+            ));
+            pieces.push((Duration::ZERO, b"data: [DONE]\n\n".to_vec()));
+            Some(pieces)
+        }
+        _ => None,
+    }
+}
+
 fn render(reply: &Reply, request: &Value) -> (u16, String, String) {
     match reply {
         Reply::Auto => (200, String::new(), completion(auto_answer(request).to_string())),
@@ -318,7 +386,8 @@ fn render(reply: &Reply, request: &Value) -> (u16, String, String) {
             let header = retry_after.map(|s| format!("retry-after: {s}\r\n")).unwrap_or_default();
             (*status, header, body.clone())
         }
-        Reply::Slow(_, inner) => render(inner, request),
+        Reply::Slow(_, inner) | Reply::Streamed { inner, .. } => render(inner, request),
+        Reply::RawStream(_) => (200, String::new(), String::new()),
         Reply::OneOf(_) => unreachable!("resolved by pick before rendering"),
     }
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use aitasks_contracts::AiRequest;
 use aitasks_providers::{
     CallGate, CancellationToken, Completion, HttpProvider, ModelProfile, ModelProfiles, Provider,
-    ProviderError,
+    ProviderError, Tap,
 };
 use aitasks_runtime::{App, Settings};
 use aitasks_store::{Created, Task};
@@ -25,12 +25,13 @@ impl Provider for PanicsOnRequest {
         profile: &ModelProfile,
         request: &AiRequest,
         gate: &dyn CallGate,
+        tap: &dyn Tap,
         cancel: &CancellationToken,
     ) -> Result<Completion, ProviderError> {
         if request.to_value()["prompt"] == "panic" {
             panic!("a bug in one record");
         }
-        self.0.run_gated(profile, request, gate, cancel).await
+        self.0.run_gated(profile, request, gate, tap, cancel).await
     }
 }
 

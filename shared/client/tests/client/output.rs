@@ -13,11 +13,11 @@ fn id() -> uuid::Uuid {
     TASK_ID.parse().unwrap()
 }
 
-fn output(status: &str, segment: Option<i32>, from: i64, text: &str, r#final: bool) -> Value {
+fn output(status: &str, segment: Option<i32>, from: i64, text: &str, is_final: bool) -> Value {
     let ended = ["succeeded", "failed", "canceled"].contains(&status);
     json!({"taskId": TASK_ID, "status": status, "ended": ended, "segment": segment,
            "attempt": segment.map(|s| s.min(2)), "from": from, "text": text,
-           "next": from + text.chars().count() as i64, "final": r#final})
+           "next": from + text.chars().count() as i64, "final": is_final})
 }
 
 fn texts(pieces: &[OutputPiece]) -> Vec<(&str, i32, bool)> {

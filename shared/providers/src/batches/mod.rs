@@ -36,6 +36,7 @@ use crate::client::{checked, reported_usage_bounded, storable, Completion, Resum
 use crate::error::ProviderError;
 use crate::format::Format;
 use crate::profiles::ModelProfile;
+use crate::tap::NoTap;
 use crate::wire::Call;
 
 /// The longest result line: a longer one is its task's [`ProviderError::Malformed`].
@@ -102,7 +103,7 @@ impl BatchClient {
     }
 
     fn call<'a>(&'a self, profile: &'a ModelProfile) -> Call<'a> {
-        Call { http: &self.http, bedrock: None, profile, timeout: self.timeout }
+        Call { http: &self.http, bedrock: None, profile, timeout: self.timeout, tap: &NoTap }
     }
 
     fn aws_call<'a>(&'a self, profile: &'a ModelProfile) -> Result<aws::AwsCall<'a>, ProviderError> {

@@ -88,6 +88,7 @@ async fn errored_expired_and_invalid_lines_are_told_apart() {
             &requests[&ids[2]],
             resume,
             &aitasks_providers::NoLimits,
+            &aitasks_providers::NoTap,
             &CancellationToken::new(),
         )
         .await

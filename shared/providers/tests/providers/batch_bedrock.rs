@@ -119,6 +119,7 @@ async fn error_and_invalid_records_and_a_failed_job() {
             &requests[&ids[2]],
             resume,
             &aitasks_providers::NoLimits,
+            &aitasks_providers::NoTap,
             &CancellationToken::new(),
         )
         .await

@@ -81,7 +81,14 @@ async fn an_invalid_line_resumes_with_one_on_demand_repair_turn() {
     let provider = HttpProvider::new(Duration::from_secs(5)).unwrap();
     let gate = aitasks_providers::NoLimits;
     let done = provider
-        .repair_gated(&live, &requests[&ids[1]], &stored, &gate, &CancellationToken::new())
+        .repair_gated(
+            &live,
+            &requests[&ids[1]],
+            &stored,
+            &gate,
+            &aitasks_providers::NoTap,
+            &CancellationToken::new(),
+        )
         .await
         .unwrap();
     assert_eq!(done.output, json!("pos"));
@@ -98,7 +105,14 @@ async fn an_invalid_line_resumes_with_one_on_demand_repair_turn() {
     // Invalid again: no further turn.
     on_demand.script([Reply::Answer(json!({"choice": "maybe"}))]);
     let error = provider
-        .repair_gated(&live, &requests[&ids[1]], &stored, &gate, &CancellationToken::new())
+        .repair_gated(
+            &live,
+            &requests[&ids[1]],
+            &stored,
+            &gate,
+            &aitasks_providers::NoTap,
+            &CancellationToken::new(),
+        )
         .await
         .unwrap_err();
     assert!(matches!(error, ProviderError::LoopFailed(_)), "{error:?}");

@@ -26,6 +26,7 @@ fn profile(server: &MockServer) -> ModelProfile {
         timeout: None,
         limits: None,
         batch: None,
+        stream: false,
     }
 }
 

@@ -9,6 +9,7 @@ pub mod intake;
 pub mod intake_senders;
 pub mod old_names;
 pub mod read_rate;
+pub mod streams;
 pub mod tenant_quotas;
 
 /// A variable that is missing or cannot be read.
@@ -79,6 +80,8 @@ pub struct RuntimeConfig {
     /// Operations a tenant may have running at once (`AITASK_OPERATIONS_PER_TENANT`, 2;
     /// docs/api.md, "Operations").
     pub operations_per_tenant: i64,
+    /// Live output: the flush interval and size, and how long a stream outlives its task.
+    pub streams: streams::StreamConfig,
 }
 
 impl RuntimeConfig {
@@ -127,6 +130,7 @@ impl Default for RuntimeConfig {
             batch_poll: Duration::from_millis(60_000),
             holds: holds::HoldConfig::default(),
             operations_per_tenant: 2,
+            streams: streams::StreamConfig::default(),
         }
     }
 }
@@ -237,6 +241,7 @@ impl Settings {
                 .clamp(Duration::from_millis(100), Duration::from_secs(300)),
             holds: holds::HoldConfig::read(number)?,
             operations_per_tenant: number("AITASK_OPERATIONS_PER_TENANT", 2)?.clamp(1, 1_000) as i64,
+            streams: streams::StreamConfig::read(number)?,
         };
         Ok(Settings {
             database_url: required("DATABASE_URL")?,

@@ -66,11 +66,14 @@ pub enum Duty {
     PruneProviderMinutes,
     /// Batches that ended over a day ago.
     PruneBatches,
+    /// Live output of tasks that ended `AITASK_STREAM_KEEP_SECONDS` ago (docs/api.md, "Live
+    /// output").
+    PruneOutputs,
 }
 
 /// Every duty, in the order a sweep runs them. The heartbeat of waiting callbacks is not among
 /// them: it runs beside them, from the sweep's start (`super::heartbeats`).
-pub const DUTIES: [Duty; 18] = [
+pub const DUTIES: [Duty; 19] = [
     Duty::ExpireQueued,
     Duty::ExpireRunning,
     Duty::RestoreLost,
@@ -88,6 +91,7 @@ pub const DUTIES: [Duty; 18] = [
     Duty::PruneQuotaDays,
     Duty::PruneProviderMinutes,
     Duty::PruneBatches,
+    Duty::PruneOutputs,
     // Last: their provider calls take the longest, and never delay the other duties.
     Duty::FormBatches,
     Duty::LookAtBatches,
@@ -116,6 +120,7 @@ impl Duty {
             Duty::PruneQuotaDays => "pruneQuotaDays",
             Duty::PruneProviderMinutes => "pruneProviderMinutes",
             Duty::PruneBatches => "pruneBatches",
+            Duty::PruneOutputs => "pruneOutputs",
         }
     }
 
@@ -242,6 +247,11 @@ impl Duty {
                         pages.stalled();
                     }
                 }
+            }
+            Duty::PruneOutputs => {
+                let keep = app.settings.runtime.streams.keep;
+                summary.outputs_pruned +=
+                    drain(pages, |page| store::prune_outputs(client, keep, page)).await?;
             }
             Duty::PruneAdmissions => {
                 summary.admissions_pruned +=

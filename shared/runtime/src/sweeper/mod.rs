@@ -69,6 +69,8 @@ pub struct SweepSummary {
     pub callbacks_owed_late: u64,
     pub admissions_pruned: u64,
     pub events_pruned: u64,
+    /// Tasks whose live output was deleted.
+    pub outputs_pruned: u64,
     pub released_deleted: u64,
     pub quota_days_pruned: u64,
     /// Per-minute provider counts older than an hour (`limits` in `AITASK_MODELS`).

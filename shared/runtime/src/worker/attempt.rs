@@ -7,7 +7,7 @@ use std::panic::AssertUnwindSafe;
 use std::time::Duration;
 
 use aitasks_contracts::{AiRequest, Path};
-use aitasks_providers::{CancellationToken, Provider, Resume};
+use aitasks_providers::{CancellationToken, NoTap, Provider, Resume, Tap};
 use aitasks_store::{self as store, Lease, LeaseCheck, StoreError, Task};
 use futures::FutureExt;
 use tokio::time::{Instant, MissedTickBehavior};
@@ -17,6 +17,7 @@ use super::calls::{self, Calls, CallsOf};
 use super::deadline::{timed_out, within};
 use super::delivery::Outcome;
 use super::held::{holds_of, take_free_probes, Holds};
+use super::output_writer::LiveOutput;
 use super::parts::PartTimes;
 use super::settle_attempt::settle_attempt;
 use super::settler::Settler;
@@ -89,7 +90,11 @@ async fn execute<P: Provider>(
     // unprobed for two intervals.
     let holds = take_free_probes(app, task, &chain, holds).await;
     let cancel = CancellationToken::new();
-    let of = CallsOf { task_id: task.id, app_id: &task.app_id, holds: &holds };
+    // Live output: an on-demand attempt on a chain that streams (a deferred task has no stream).
+    let live = (task.deferred_by.is_none() && chain.iter().any(|profile| profile.stream))
+        .then(|| LiveOutput::start(app.pool.clone(), task.lease(), config.streams));
+    let tap = live.as_ref().map_or(&NoTap as &dyn Tap, LiveOutput::tap);
+    let of = CallsOf { task_id: task.id, app_id: &task.app_id, holds: &holds, tap };
     let call = calls::run(app, &chain, &request, resume.as_ref(), of, &cancel, parts).instrument(
         tracing::info_span!(
             "provider call",
@@ -115,6 +120,11 @@ async fn execute<P: Provider>(
     };
     // Dropping the call aborts the HTTP request; the token covers anything it spawned.
     cancel.cancel();
+    // The last of the live output is written before the settlement, so a reader that sees the
+    // task end has had the whole of each finished segment.
+    if let Some(live) = live {
+        live.close().await;
+    }
     // A repair is taken only by an attempt that worked: one given back unworked leaves it to the
     // next claim, which has the same attempt number.
     if resume.is_some() && !matches!(ending, Ending::NoTime | Ending::Throttled(_) | Ending::Held(_)) {

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use aitasks_contracts::AiRequest;
 use aitasks_providers::{
     CallEstimate, CallGate, CancellationToken, Completion, GateFuture, ModelProfile, NoLimits, Passed,
-    Provider, ProviderError, Resume,
+    Provider, ProviderError, Resume, Tap,
 };
 
 use super::held::Holds;
@@ -39,6 +39,8 @@ pub(super) struct CallsOf<'a> {
     pub(super) app_id: &'a str,
     /// The held profiles to pass over, with their holds, and the ones this task probes.
     pub(super) holds: &'a Holds,
+    /// Told each call's text as it streams (live output).
+    pub(super) tap: &'a dyn Tap,
 }
 
 pub(super) async fn run<P: Provider>(
@@ -91,8 +93,10 @@ pub(super) async fn run<P: Provider>(
         // A batch's answer that failed the checks is repaired by the task's own profile, the one
         // the batch asked; a fallback starts afresh.
         let result = match resume.filter(|_| profile.id == chain[0].id) {
-            Some(resume) => app.provider.repair_gated(profile, request, resume, &gate, cancel).await,
-            None => app.provider.run_gated(profile, request, &gate, cancel).await,
+            Some(resume) => {
+                app.provider.repair_gated(profile, request, resume, &gate, task.tap, cancel).await
+            }
+            None => app.provider.run_gated(profile, request, &gate, task.tap, cancel).await,
         };
         let leaving = Instant::now();
         permit.leave().await;

@@ -20,6 +20,7 @@ mod calls;
 mod deadline;
 mod delivery;
 mod held;
+mod output_writer;
 mod parts;
 mod permit;
 mod process;
