@@ -11,3 +11,4 @@ mod bedrock_client;
 mod credentials;
 mod openai_client;
 mod redirects;
+mod streaming;
