@@ -5,6 +5,7 @@ import createClient, { type Client } from "openapi-fetch";
 import { createInChunks, type BatchOptions } from "./batch.js";
 import { AitasksError, AitasksWaitTimeoutError, errorBodyOf, requestIdOf } from "./errors.js";
 import type { components, paths } from "./generated/openapi.js";
+import { OUTPUT_IDLE_PAUSE_MS, OutputPlace, type OutputPiece, type OutputQuery, type TaskOutput } from "./output.js";
 import { backoffDelay, resolveRetry, type RetryOptions } from "./retry.js";
 import { SignalFanout, anySignal, runWorkers, sleep, throwIfAborted } from "./signals.js";
 import { transport, type RetryEvent, type TokenProvider, type TransportSettings } from "./transport.js";
@@ -105,6 +106,15 @@ export interface WaitOptions extends CallOptions {
   timeoutMs?: number;
   /** The longest single long poll, in seconds (the server clamps to 0..20; default 20). */
   pollSeconds?: number;
+}
+
+export interface FollowOutputOptions extends CallOptions {
+  /** Resume: the segment of the text the reader has (the last piece's `segment`). */
+  segment?: number;
+  /** Resume: the characters of that segment the reader has (the last piece's `next`). */
+  after?: number;
+  /** Seconds each read may be held for something new (0..20; default 20). */
+  wait?: number;
 }
 
 export interface WaitManyOptions extends WaitOptions {
@@ -597,6 +607,42 @@ export class AitasksClient {
       yield* page.sources;
       if (page.next === undefined) return;
       after = page.next;
+    }
+  }
+
+  /**
+   * `GET /v1/tasks/{taskId}/output`: the text of the task's answer after `after` (of `segment`),
+   * as the model writes it, and where the stream and the task stand; `wait` (seconds, at most 20)
+   * holds the read until there is something new. One read unit, however long it waits.
+   */
+  async getTaskOutput(task: Ref, query: OutputQuery = {}, options: CallOptions = {}): Promise<TaskOutput> {
+    const answer = await this.api.GET("/v1/tasks/{taskId}/output", {
+      params: { path: { taskId: idOf(task) }, query },
+      ...signalOf(options),
+    });
+    return expect(answer, "GET /v1/tasks/{taskId}/output");
+  }
+
+  /**
+   * The task's answer as the model writes it, piece by piece, by long polls of `wait` seconds
+   * (default 20; one read unit each), each from the last answer's `next`; 429 and 5xx are retried
+   * as every call is. A piece with `restarted` starts a new segment: drop the text you have. It
+   * ends once the task has ended and its last segment is read to its end (or it has none: a
+   * deferred task, a short answer; read the task, its output is the record). `segment` and
+   * `after` resume from a piece's `segment` and `next` without a gap or a repeat. The signal
+   * stops it (it rejects with the signal's reason).
+   */
+  async *followOutput(task: Ref, options: FollowOutputOptions = {}): AsyncGenerator<OutputPiece> {
+    const id = idOf(task);
+    const wait = Math.min(20, Math.max(0, options.wait ?? 20));
+    const place = new OutputPlace(options);
+    for (;;) {
+      throwIfAborted(options.signal);
+      const asked = Date.now();
+      const step = place.take(await this.getTaskOutput(id, place.query(wait), options));
+      if (step.piece !== undefined) yield step.piece;
+      if (step.done) return;
+      if (step.idle && Date.now() - asked < wait * 1000) await sleep(OUTPUT_IDLE_PAUSE_MS, options.signal);
     }
   }
 

@@ -5,12 +5,15 @@ export type {
   CreateOperationOptions,
   CreateRunOptions,
   DeleteScopeOptions,
+  FollowOutputOptions,
   UnreleasedSourcesQuery,
   WaitManyOptions,
   WaitOperationOptions,
   WaitOptions,
 } from "./client.js";
 export { AitasksError, AitasksWaitTimeoutError } from "./errors.js";
+export { OUTPUT_IDLE_PAUSE_MS } from "./output.js";
+export type { OutputPiece, OutputQuery, TaskOutput } from "./output.js";
 export type { AitasksErrorInit } from "./errors.js";
 export { MAX_BATCH_BYTES, MAX_BATCH_ITEMS, chunkItems } from "./batch.js";
 export type { BatchOptions } from "./batch.js";

@@ -33,6 +33,30 @@
 //! tasks stay queued and spend no attempt), [`Client::holds`] lists them and
 //! [`Client::release_hold`] releases one.
 //!
+//! Live output (docs/api.md, "Live output"): [`Client::output`] reads a task's answer as the
+//! model writes it from an offset ([`ReadOutput`], one long poll, one read unit however long it
+//! waits); [`Client::follow_output`] gives it piece by piece ([`OutputFollower::next`], or
+//! [`Client::output_stream`] as a `Stream`) by long polls of up to 20 s, tells when a new segment
+//! voids the text so far ([`OutputPiece::restarted`]: a retry, a repair turn), and ends once the
+//! task has ended and its stream is read; [`Client::follow_output_with`] resumes from the last
+//! piece's `segment` and `next` without a gap or a repeat. The task (its output) stays the record.
+//!
+//! ```no_run
+//! # async fn follow(client: aitasks_client::Client, id: uuid::Uuid) -> Result<(), aitasks_client::Error> {
+//! let mut text = String::new();
+//! let mut follower = client.follow_output(id);
+//! while let Some(piece) = follower.next().await {
+//!     let piece = piece?;
+//!     if piece.restarted {
+//!         text.clear(); // a new attempt writes its answer afresh
+//!     }
+//!     text.push_str(&piece.text);
+//! }
+//! let task = client.get(id).await?; // the record: its status and checked output
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! ```no_run
 //! use std::time::Duration;
 //! use aitasks_client::{Client, Outcome, TaskBody};
@@ -61,11 +85,13 @@ mod auth;
 mod body;
 mod client;
 mod error;
+mod follow;
 mod history;
 mod holds;
 mod loopback;
 mod many;
 mod operations;
+mod output;
 mod replays;
 mod retry;
 mod runs;
@@ -76,8 +102,8 @@ pub use aitasks_contracts::{
     AttemptOutcome, AttemptUsage, DailyCost, ErrorCode, Kind, ListOperations, ListRuns, ListTasks, ListedRun,
     Operation, OperationAction, OperationFilter, OperationPage, OperationState, Problem, Problems, RunPage,
     RunState, StatusCounts, TaskAttempt, TaskAttempts, TaskBatch, TaskCallback, TaskCallbacks, TaskCounts,
-    TaskEvent, TaskEvents, TaskFilter, TaskReplay, TaskReplays, TaskStatus, TenantSummary, HOLD_PAGE_MAX,
-    OPERATION_PAGE_MAX,
+    TaskEvent, TaskEvents, TaskFilter, TaskOutput, TaskReplay, TaskReplays, TaskStatus, TenantSummary,
+    HOLD_PAGE_MAX, OPERATION_PAGE_MAX,
 };
 pub use answers::holds::{
     Hold, HoldCreated, HoldKind, HoldPage, HoldState, HoldTarget, ListHolds, ReleasedBy,
@@ -91,9 +117,11 @@ pub use auth::{Auth, TokenFuture, TokenProvider};
 pub use body::TaskBody;
 pub use client::{Client, ClientBuilder, DEFAULT_TIMEOUT, MAX_ANSWER_BYTES};
 pub use error::{ApiError, Error};
+pub use follow::{FollowOptions, OutputFollower, OutputPiece, OUTPUT_IDLE_PAUSE};
 pub use history::all_runs;
 pub use loopback::is_loopback;
 pub use many::{plan_chunks, CreateManyCounts, CreateManyReport, ItemResult};
 pub use operations::{all_operations, OPERATION_POLL};
+pub use output::ReadOutput;
 pub use retry::RetryPolicy;
 pub use tasks::tasks_of;

@@ -58,7 +58,7 @@ pub(crate) enum Command {
     Create(CreateArgs),
     /// Read a task, by id or by effect key
     Get(GetArgs),
-    /// Wait for a task to end, with a live status line
+    /// Wait for a task to end, with a live status line (--follow: its answer as it is written)
     Wait(WaitArgs),
     /// Cancel a task; with --run alone a run (it takes no new tasks, its open tasks end
     /// canceled); with filter flags (--run R | --scope S | --all, and --status, --kind, ...)
@@ -159,6 +159,14 @@ pub(crate) struct WaitArgs {
     /// Give up after this many seconds (exit 4)
     #[arg(long, default_value_t = 600, value_name = "SECONDS")]
     pub(crate) timeout: u64,
+    /// Print the answer to standard output as the model writes it (live output: a read unit per
+    /// long poll of up to 20 s); when a retry or a repair turn starts the answer over, its text
+    /// starts on a new line after `--- attempt N (segment S): the answer starts over ---` on
+    /// standard error. With --json, a JSON line per piece of text
+    /// ({text, segment, attempt, restarted, next}), then the task on one line. The end is as without
+    /// it: the task, and the same exit status
+    #[arg(long)]
+    pub(crate) follow: bool,
 }
 
 #[derive(Debug, Args)]

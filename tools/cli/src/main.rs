@@ -4,6 +4,7 @@ mod args;
 mod bulk;
 mod config;
 mod failure;
+mod follow;
 mod history;
 mod holds;
 mod listing;
@@ -61,6 +62,7 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
     match &cli.command {
         Command::Create(args) => tasks::create(&client, args, json).await,
         Command::Get(args) => tasks::get(&client, args, json).await,
+        Command::Wait(args) if args.follow => follow::wait(&client, args.id, args.timeout, json).await,
         Command::Wait(args) => tasks::wait(&client, args.id, args.timeout, json).await,
         Command::Cancel(args) => tasks::cancel(&client, args, json).await,
         Command::Replay(args) => replay::replay(&client, args, json).await,

@@ -115,7 +115,7 @@ pub(crate) async fn get(client: &Client, args: &GetArgs, json: bool) -> Result<(
 }
 
 /// Long-poll a task until it ends, a live status line on standard error (when it is a terminal).
-async fn waiting(client: &Client, id: Uuid, seconds: u64, json: bool) -> Result<Task, Failure> {
+pub(crate) async fn waiting(client: &Client, id: Uuid, seconds: u64, json: bool) -> Result<Task, Failure> {
     let line = ProgressBar::new_spinner();
     if json {
         line.set_draw_target(indicatif::ProgressDrawTarget::hidden());
@@ -148,7 +148,7 @@ pub(crate) async fn wait(client: &Client, id: Uuid, seconds: u64, json: bool) ->
 }
 
 /// Exit 1 for a task that ended but did not succeed.
-fn succeeded(task: &Task) -> Result<(), Failure> {
+pub(crate) fn succeeded(task: &Task) -> Result<(), Failure> {
     match task.status {
         TaskStatus::Succeeded => Ok(()),
         status if status.is_terminal() => {

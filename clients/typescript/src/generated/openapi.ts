@@ -344,6 +344,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tasks/{taskId}/output": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The task's answer as the model writes it, resumable from an offset, as a long poll (docs/api.md, "Live output"): with `wait`, held until there is text past `after`, the stream moves to a new segment or ends, or the task ends. One read unit however long it waits. */
+        get: operations["getTaskOutput"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/operations": {
         parameters: {
             query?: never;
@@ -866,6 +883,25 @@ export interface components {
             }[];
             /** @description The task has replays beyond these 100. */
             more: boolean;
+        };
+        TaskOutput: {
+            /** Format: uuid */
+            taskId: string;
+            status: components["schemas"]["TaskStatus"];
+            /** @description The task is terminal: its output is the record. */
+            ended: boolean;
+            /** @description The stream read: 1, 2, ... in the order streams began (each attempt, repair turn, fallback call). null while there is no text. */
+            segment: number | null;
+            /** @description The attempt that wrote the segment. */
+            attempt: number | null;
+            /** @description Where `text` starts: the reader's `after` on the same segment, else 0 (drop what you have). */
+            from: number;
+            /** @description At most 262,144 bytes of the segment from `from`. */
+            text: string;
+            /** @description `from` plus the characters of `text`: the next read's `after`. */
+            next: number;
+            /** @description The segment's stream has ended and `next` is its end. */
+            final: boolean;
         };
         /** @description At most one of runId and scopeId; neither is every task of the tenant. Null is the same as absent. */
         OperationFilter: {
@@ -1777,6 +1813,40 @@ export interface operations {
                     "application/json": components["schemas"]["TaskReplays"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["ReadRate"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getTaskOutput: {
+        parameters: {
+            query?: {
+                /** @description The segment `after` belongs to (the last answer's `segment`); omitted: the current one. Another segment than the current one reads the current one from 0. */
+                segment?: number;
+                /** @description Characters (Unicode code points) of the segment the reader has. */
+                after?: number;
+                /** @description Seconds to hold the request for something new (clamped to 0..20). */
+                wait?: number;
+            };
+            header?: never;
+            path: {
+                taskId: components["parameters"]["taskId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The text after the reader's offset, and where the stream and the task stand. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskOutput"];
+                };
+            };
+            400: components["responses"]["Invalid"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["ReadRate"];

@@ -8,6 +8,7 @@
 mod acting;
 mod answers;
 mod create_many;
+mod output;
 mod redirects;
 mod retries;
 mod stub;

@@ -9,6 +9,7 @@ mod acting;
 mod bad_input;
 mod bulk_load;
 mod dropped_commit;
+mod follow;
 mod history;
 mod library;
 mod settings;
