@@ -27,6 +27,8 @@ mod anthropic_stream;
 mod batch_settings;
 mod batches;
 mod bedrock;
+mod bedrock_sdk;
+mod bedrock_stream;
 mod client;
 mod credentials;
 mod error;
