@@ -8,9 +8,9 @@
 //! together into the Converse JSON a whole call answers with, for [`crate::bedrock`]'s reader;
 //! the tap is told the answer tool's input as the model writes it.
 //!
-//! Bounded as a streamed HTTP answer is: what the events carry at most
-//! [`MAX_RESPONSE_BYTES`], at most [`MAX_BLOCKS`] blocks, and the call's timeout over the whole
-//! stream, so one that stalls midway ends as a stalled Converse call does
+//! Bounded as a streamed HTTP answer is: the body at most [`crate::wire::MAX_RESPONSE_BYTES`]
+//! ([`crate::bedrock_bound`]), at most [`MAX_BLOCKS`] blocks, and the call's timeout over the
+//! whole stream, so one that stalls midway ends as a stalled Converse call does
 //! ([`ProviderError::Timeout`]).
 
 use std::collections::BTreeMap;
@@ -22,10 +22,11 @@ use aws_sdk_bedrockruntime::types::{ContentBlockDelta, ContentBlockStart, Conver
 use aws_smithy_types::event_stream::RawMessage;
 use serde_json::{json, Value};
 
+use crate::bedrock_bound::{too_long, BoundBody, TooLong};
 use crate::bedrock_sdk::{classify, endpoint, sdk_error, ConverseParts};
 use crate::error::ProviderError;
 use crate::tap::Tap;
-use crate::wire::{Call, MAX_RESPONSE_BYTES};
+use crate::wire::Call;
 
 /// How many content blocks an answer may open: the model is made to call one tool.
 const MAX_BLOCKS: usize = 64;
@@ -43,10 +44,12 @@ pub(crate) async fn converse_stream(
         .set_system(Some(parts.system))
         .set_messages(Some(parts.messages))
         .inference_config(parts.inference)
-        .tool_config(parts.tools);
+        .tool_config(parts.tools)
+        .customize()
+        .interceptor(BoundBody);
     let read = async {
         let output = match endpoint(call.profile) {
-            Some(endpoint) => request.customize().config_override(endpoint).send().await,
+            Some(endpoint) => request.config_override(endpoint).send().await,
             None => request.send().await,
         }
         .map_err(sdk_error)?;
@@ -70,8 +73,6 @@ struct Assembly<'t> {
     blocks: BTreeMap<i32, Block>,
     stop_reason: Option<String>,
     usage: Option<(i32, i32)>,
-    /// What the events carried, in bytes.
-    carried: usize,
 }
 
 enum Block {
@@ -86,7 +87,7 @@ enum Block {
 
 impl<'t> Assembly<'t> {
     fn new(tool: &'t str) -> Assembly<'t> {
-        Assembly { tool, blocks: BTreeMap::new(), stop_reason: None, usage: None, carried: 0 }
+        Assembly { tool, blocks: BTreeMap::new(), stop_reason: None, usage: None }
     }
 
     fn event(&mut self, tap: &dyn Tap, event: ConverseStreamOutput) -> Result<(), ProviderError> {
@@ -94,7 +95,6 @@ impl<'t> Assembly<'t> {
             ConverseStreamOutput::ContentBlockStart(start) => {
                 if let Some(ContentBlockStart::ToolUse(tool_use)) = start.start() {
                     let (id, name) = (tool_use.tool_use_id().to_owned(), tool_use.name().to_owned());
-                    self.carry(id.len() + name.len())?;
                     self.open(
                         start.content_block_index(),
                         Block::ToolUse { id, name, input: String::new() },
@@ -105,7 +105,6 @@ impl<'t> Assembly<'t> {
                 let index = delta.content_block_index();
                 match delta.delta() {
                     Some(ContentBlockDelta::Text(piece)) if !piece.is_empty() => {
-                        self.carry(piece.len())?;
                         if !self.blocks.contains_key(&index) {
                             self.open(index, Block::Text(String::new()))?;
                         }
@@ -114,7 +113,6 @@ impl<'t> Assembly<'t> {
                         }
                     }
                     Some(ContentBlockDelta::ToolUse(piece)) if !piece.input().is_empty() => {
-                        self.carry(piece.input().len())?;
                         if let Some(Block::ToolUse { name, input, .. }) = self.blocks.get_mut(&index) {
                             if name == self.tool {
                                 tap.text(piece.input());
@@ -147,16 +145,6 @@ impl<'t> Assembly<'t> {
             )));
         }
         self.blocks.insert(index, block);
-        Ok(())
-    }
-
-    fn carry(&mut self, bytes: usize) -> Result<(), ProviderError> {
-        self.carried += bytes;
-        if self.carried > MAX_RESPONSE_BYTES {
-            return Err(ProviderError::Malformed(format!(
-                "the streamed answer is over {MAX_RESPONSE_BYTES} bytes; the rest was not read"
-            )));
-        }
         Ok(())
     }
 
@@ -210,6 +198,7 @@ fn stream_error(error: SdkError<ConverseStreamOutputError, RawMessage>, timeout:
             classify(code, Some(status), exception.message().unwrap_or_default())
         }
         SdkError::TimeoutError(_) => ProviderError::Timeout(timeout),
+        SdkError::DispatchFailure(_) if too_long(&error) => ProviderError::Malformed(TooLong.to_string()),
         SdkError::DispatchFailure(_) => ProviderError::Connection(DisplayErrorContext(&error).to_string()),
         // A frame or an event that could not be read; what it held is not repeated.
         other => {
@@ -221,9 +210,7 @@ fn stream_error(error: SdkError<ConverseStreamOutputError, RawMessage>, timeout:
 
 #[cfg(test)]
 mod tests {
-    use aws_sdk_bedrockruntime::types::{
-        ContentBlockDeltaEvent, ContentBlockStartEvent, ToolUseBlockDelta, ToolUseBlockStart,
-    };
+    use aws_sdk_bedrockruntime::types::{ContentBlockStartEvent, ToolUseBlockStart};
 
     use super::*;
     use crate::tap::NoTap;
@@ -237,26 +224,6 @@ mod tests {
                 .build()
                 .unwrap(),
         )
-    }
-
-    fn piece(input: String) -> ConverseStreamOutput {
-        ConverseStreamOutput::ContentBlockDelta(
-            ContentBlockDeltaEvent::builder()
-                .content_block_index(0)
-                .delta(ContentBlockDelta::ToolUse(ToolUseBlockDelta::builder().input(input).build().unwrap()))
-                .build()
-                .unwrap(),
-        )
-    }
-
-    #[test]
-    fn a_stream_past_the_response_bound_is_malformed() {
-        let mut answer = Assembly::new("answer");
-        answer.event(&NoTap, start(0)).unwrap();
-        let mega = "x".repeat(1024 * 1024);
-        let fed =
-            (0..=MAX_RESPONSE_BYTES / mega.len()).try_for_each(|_| answer.event(&NoTap, piece(mega.clone())));
-        assert!(matches!(fed, Err(ProviderError::Malformed(ref m)) if m.contains("bytes")), "{fed:?}");
     }
 
     #[test]

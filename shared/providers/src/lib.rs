@@ -27,6 +27,7 @@ mod anthropic_stream;
 mod batch_settings;
 mod batches;
 mod bedrock;
+mod bedrock_bound;
 mod bedrock_sdk;
 mod bedrock_stream;
 mod client;

@@ -213,6 +213,22 @@ async fn errors_in_the_stream_and_before_it_map_to_the_converse_call_s_classes()
 }
 
 #[tokio::test]
+async fn a_stream_past_the_response_bound_is_malformed_before_its_frame_is_whole() {
+    // One piece of 17 MB: over the 16 MB a response may be, in a single frame.
+    let mut frames = opening(&["{\"choice\": "]);
+    frames.push(event(
+        "contentBlockDelta",
+        json!({"contentBlockIndex": 0, "delta": {"toolUse": {"input": "x".repeat(17 * 1024 * 1024)}}}),
+    ));
+    let server = serve(vec![streamed(frames)]).await;
+    let tap = Seen::default();
+    let error = run(&profile_at(&server.uri(), true), &tap).await.unwrap_err();
+    assert!(matches!(&error, ProviderError::Malformed(m) if m.contains("over 16777216 bytes")), "{error:?}");
+    assert!(error.is_retryable());
+    assert_eq!(tap.seen(), ["<begin>", "{\"choice\": ", "<end>"], "the text before it was told");
+}
+
+#[tokio::test]
 async fn a_stream_that_stalls_midway_is_a_timeout_after_the_text_it_sent() {
     // A server that sends the answer's first events, then nothing, holding the connection open.
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
