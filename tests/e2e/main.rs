@@ -20,6 +20,7 @@ mod history;
 mod holds;
 mod hostile;
 mod live_output;
+mod live_output_hostile;
 mod load;
 mod local_model;
 mod logs;

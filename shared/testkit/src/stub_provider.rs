@@ -44,6 +44,10 @@ pub enum Reply {
     /// A `text/event-stream` body of exactly these bytes, each piece written after its pause: a
     /// hostile or stalling stream.
     RawStream(Vec<(Duration, Vec<u8>)>),
+    /// `then` for a request whose body contains `needle` (a task's prompt, in every turn of its
+    /// conversation), `otherwise` for the others: one task's replies, whatever the order of the
+    /// requests of tasks running beside it.
+    Matching { needle: String, then: Box<Reply>, otherwise: Box<Reply> },
 }
 
 impl Reply {
@@ -190,7 +194,7 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
             let default = state.default.clone().unwrap_or(Reply::Auto);
             let reply = state.script.pop_front().unwrap_or(default);
             let random = state.random.get_or_insert_with(|| crate::Xorshift::new(7));
-            pick(reply, random)
+            pick(reply, random, &body)
         };
         // However the request ends, it is no longer in flight.
         let _in_flight = InFlight(state.clone());
@@ -285,21 +289,25 @@ async fn read_head(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<(usiz
     }
 }
 
-/// Resolve [`Reply::OneOf`] (at any depth) to one concrete reply.
-fn pick(reply: Reply, random: &mut crate::Xorshift) -> Reply {
+/// Resolve [`Reply::OneOf`] and [`Reply::Matching`] (at any depth) to one concrete reply.
+fn pick(reply: Reply, random: &mut crate::Xorshift, request: &Value) -> Reply {
     match reply {
+        Reply::Matching { needle, then, otherwise } => {
+            let chosen = if request.to_string().contains(&needle) { then } else { otherwise };
+            pick(*chosen, random, request)
+        }
         Reply::OneOf(choices) => {
             let total: u64 = choices.iter().map(|(weight, _)| u64::from(*weight)).sum();
             let mut roll = random.below(total);
             for (weight, choice) in choices {
                 if roll < u64::from(weight) {
-                    return pick(choice, random);
+                    return pick(choice, random, request);
                 }
                 roll -= u64::from(weight);
             }
             Reply::Auto
         }
-        Reply::Slow(delay, inner) => Reply::Slow(delay, Box::new(pick(*inner, random))),
+        Reply::Slow(delay, inner) => Reply::Slow(delay, Box::new(pick(*inner, random, request))),
         other => other,
     }
 }
@@ -388,7 +396,7 @@ fn render(reply: &Reply, request: &Value) -> (u16, String, String) {
         }
         Reply::Slow(_, inner) | Reply::Streamed { inner, .. } => render(inner, request),
         Reply::RawStream(_) => (200, String::new(), String::new()),
-        Reply::OneOf(_) => unreachable!("resolved by pick before rendering"),
+        Reply::OneOf(_) | Reply::Matching { .. } => unreachable!("resolved by pick before rendering"),
     }
 }
 

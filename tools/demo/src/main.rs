@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 use aitasks_dev_tokens::Hs256Key;
 use serde_json::{json, Value};
 
+mod live_output;
+
 type Failure = Box<dyn std::error::Error + Send + Sync>;
 
 struct Client {
@@ -168,6 +170,13 @@ async fn main() -> Result<(), Failure> {
         again["id"].as_str().unwrap_or("?"),
         again["id"] == json!(ids[1].1)
     );
+
+    println!("\nLive output: a generation read while the model writes it (GET /v1/tasks/{{id}}/output, a long poll)");
+    let poem = json!({"kind": "generate_text", "prompt": "Write a short poem about the sea.", "maxOutputChars": 600});
+    let (_, streaming) =
+        client.call(reqwest::Method::POST, "/v1/tasks", Some(&task_body(&run_id, "live-poem", poem))).await?;
+    let streaming_id = streaming["id"].as_str().unwrap_or_default().to_owned();
+    live_output::follow(&client, &streaming_id).await?;
 
     println!("\nCancellation: a long generation, canceled while the model is working on it");
     let long = json!({"kind": "generate_text", "prompt": "Write a very long story about a lighthouse keeper, with many chapters.", "maxOutputChars": 20000});

@@ -46,7 +46,11 @@ async fn a_batch_round_trips_with_each_line_the_on_demand_request_and_checked_an
         .run(&live, &requests[&ids[0]], &CancellationToken::new())
         .await
         .unwrap();
-    assert_eq!(submitted[0].1, on_demand.requests()[0]);
+    // A streamed call adds only its `stream` fields.
+    let mut sent = on_demand.requests()[0].clone();
+    let streamed = sent.as_object_mut().map(|body| (body.remove("stream"), body.remove("stream_options")));
+    assert_eq!(streamed, Some((Some(json!(true)), Some(json!({"include_usage": true})))));
+    assert_eq!(submitted[0].1, sent);
 
     let outcomes = by_task(client.results(&profile, &results, &requests).all().await.unwrap());
     assert_eq!(outcomes.len(), 5);

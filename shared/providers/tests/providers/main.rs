@@ -12,3 +12,4 @@ mod bedrock_stream;
 mod credentials;
 mod openai_client;
 mod redirects;
+mod streaming;
