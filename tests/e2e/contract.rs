@@ -346,6 +346,7 @@ fn the_template_holds_what_the_linters_miss() {
             "ProcessTaskFunction",
             with_callbacks(&[
                 "bedrock:InvokeModel",
+                "bedrock:InvokeModelWithResponseStream",
                 "secretsmanager:GetSecretValue",
                 "sqs:ChangeMessageVisibility",
                 "sqs:DeleteMessage",
@@ -408,7 +409,7 @@ fn the_template_holds_what_the_linters_miss() {
     assert!(
         process_policies.contains("BedrockModelArns")
             && process_policies.contains("foundation-model/none-configured"),
-        "bedrock:InvokeModel is scoped to the configured models"
+        "bedrock:InvokeModel(WithResponseStream) is scoped to the configured models"
     );
     for (function, allowed) in expected {
         let found = actions(&resources[function]);

@@ -112,7 +112,7 @@ async fn error_and_invalid_records_and_a_failed_job() {
         "tool_use",
     )])
     .await;
-    let live = ModelProfile { base_url: converse.uri(), ..profile.clone() };
+    let live = ModelProfile { base_url: converse.uri(), stream: false, ..profile.clone() };
     let done = crate::bedrock_client::client(crate::bedrock_client::SECRET)
         .repair_gated(
             &live,

@@ -1,7 +1,8 @@
 //! The Bedrock client against a local HTTP server speaking the Converse API's wire format
 //! (restJson1: `POST /model/{modelId}/converse`, errors named by `x-amzn-errortype`) that
 //! accepts only requests SigV4-signed with the role's credentials: it signs each request again
-//! with the same secret and compares the signatures, as Bedrock does.
+//! with the same secret and compares the signatures, as Bedrock does. Its profile says
+//! `"stream": false`; the streamed call is `bedrock_stream`'s.
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -22,7 +23,7 @@ const MODEL: &str = "anthropic.claude-3-haiku-20240307-v1:0";
 
 /// Whether `request`'s SigV4 signature is the one `SECRET` gives (the headers it says it signed,
 /// its own timestamp, region us-east-1, service bedrock).
-fn signed_with_secret(request: &Request) -> bool {
+pub(crate) fn signed_with_secret(request: &Request) -> bool {
     let header = |name: &str| request.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
     let Some(authorization) = header("authorization") else { return false };
     let Some(signed) = authorization.split("SignedHeaders=").nth(1).and_then(|s| s.split(',').next()) else {
@@ -85,7 +86,7 @@ pub(crate) fn answer(input: Value, stop_reason: &str) -> ResponseTemplate {
     }))
 }
 
-fn error(status: u16, kind: &str) -> ResponseTemplate {
+pub(crate) fn error(status: u16, kind: &str) -> ResponseTemplate {
     ResponseTemplate::new(status)
         .insert_header("x-amzn-errortype", kind)
         .set_body_json(json!({"message": format!("{kind} from the stub")}))
@@ -120,14 +121,20 @@ pub(crate) fn client(secret: &str) -> HttpProvider {
         .with_bedrock(aws_sdk_bedrockruntime::Client::from_conf(config))
 }
 
-fn profile(server: &MockServer) -> ModelProfile {
-    let models =
-        json!({"claude": {"provider": "bedrock", "model": MODEL, "baseUrl": server.uri()}}).to_string();
+/// The profile of a Bedrock model at `uri`, streaming or not.
+pub(crate) fn profile_at(uri: &str, stream: bool) -> ModelProfile {
+    let models = json!({"claude": {"provider": "bedrock", "model": MODEL, "baseUrl": uri, "stream": stream}})
+        .to_string();
     let profiles =
         ModelProfiles::from_lookup(|name| (name == "AITASK_MODELS").then(|| models.clone())).unwrap();
     let profile = profiles.resolve("claude").unwrap().clone();
     assert!(profile.api_key.is_none(), "Bedrock uses the role, never a key");
     profile
+}
+
+/// A profile that says `"stream": false`: one Converse call, one answer.
+fn profile(server: &MockServer) -> ModelProfile {
+    profile_at(&server.uri(), false)
 }
 
 async fn run(server: &MockServer, secret: &str) -> Result<aitasks_providers::Completion, ProviderError> {
@@ -140,12 +147,13 @@ async fn run(server: &MockServer, secret: &str) -> Result<aitasks_providers::Com
 }
 
 #[tokio::test]
-async fn a_signed_converse_call_answers_through_the_forced_tool() {
+async fn a_profile_that_does_not_stream_answers_through_one_signed_converse_call() {
     let server = serve(vec![answer(json!({"choice": "pos"}), "tool_use")]).await;
     let done = run(&server, SECRET).await.expect("success");
     assert_eq!(done.output, json!("pos"));
     assert_eq!((done.usage.input_tokens, done.usage.output_tokens, done.usage.calls), (30, 7, 1));
     let received = &server.received_requests().await.unwrap()[0];
+    assert!(received.url.path().ends_with("/converse"), "not streamed: {}", received.url);
     assert!(received.url.path().contains("anthropic.claude-3-haiku-20240307-v1%3A0"), "{}", received.url);
     let sent: Value = received.body_json().unwrap();
     assert_eq!(sent["inferenceConfig"]["maxTokens"], 200);

@@ -8,6 +8,7 @@ mod batch_bedrock;
 mod batch_openai;
 mod batch_support;
 mod bedrock_client;
+mod bedrock_stream;
 mod credentials;
 mod openai_client;
 mod redirects;
