@@ -9,7 +9,8 @@
 #                        100 summary readers beside another's workload), heartbeats, footprint,
 #                        batch_results (a 100 MiB batch result file settled by the sweeper), graphile,
 #                        operations (100,000 tasks replayed and canceled by filter), outage (a
-#                        10-minute provider outage with 1,000 queued tasks)
+#                        10-minute provider outage with 1,000 queued tasks), streams (live output: chunk to
+#                        reader latency, a streamed task's rows, WAL and worker CPU beside a whole answer's)
 #                        (make simulate: simulate; its fairness half alone: fairness)
 source "$(dirname "$0")/lib.sh"
 export AITASK_PG_DURABLE=1 AITASK_PG_TLS=0 AITASK_PG_DIR="/tmp/aitasks-pg-bench-$(printf '%s' "$ROOT" | md5sum | cut -c1-10)"

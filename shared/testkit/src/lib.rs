@@ -47,7 +47,7 @@ pub use stub_batches::{
     BatchOutcome, BedrockBatchStub, LineScript, StubBatches, BATCH_AWS_ACCESS_KEY, BATCH_AWS_SECRET_KEY,
     BATCH_STUB_KEY,
 };
-pub use stub_provider::{Reply, StubProvider};
+pub use stub_provider::{epoch_micros, stamps_in, Reply, StubProvider};
 pub use tcp_proxy::{via, TcpProxy};
 pub use tokens::{dev_token, token_with, DEV_SECRET};
 pub use wait::{wait_for, wait_until, PATIENCE};

@@ -2,7 +2,8 @@
 //! Replies are scripted (a queue, then a default); every request is recorded, and a client that
 //! hangs up before its answer is written counts as an aborted request. A reply answers as one
 //! JSON body whatever the request's `stream` (as a server that cannot stream does), unless it
-//! is [`Reply::Streamed`] or [`Reply::RawStream`]: server-sent events.
+//! is [`Reply::Streamed`] or [`Reply::RawStream`]: server-sent events (a [`Reply::Stamped`]
+//! streams when the request asks it to).
 //!
 //! It is written on plain TCP, not a mocking library, so that it can notice a client that goes
 //! away mid-answer (what a cancellation must do).
@@ -48,6 +49,14 @@ pub enum Reply {
     /// conversation), `otherwise` for the others: one task's replies, whatever the order of the
     /// requests of tasks running beside it.
     Matching { needle: String, then: Box<Reply>, otherwise: Box<Reply> },
+    /// A `generate_text` answer (`{"text": "…"}`) of `pieces` pieces, one every `every`, whose
+    /// text each says when it was written: `@` and the microseconds since the Unix epoch at
+    /// that moment, then a space ([`stamps_in`] reads them back). A reader of the task's live
+    /// output that reads a piece knows how long it took to reach it (the benchmark's "provider
+    /// chunk to reader"). Streamed (as [`Reply::Streamed`] is) when the request asks
+    /// `stream: true`; otherwise the whole answer, as long and as late (every piece stamped
+    /// when it is written).
+    Stamped { pieces: usize, every: Duration },
 }
 
 impl Reply {
@@ -67,6 +76,34 @@ impl Reply {
     pub fn streamed(piece_chars: usize, every: Duration) -> Reply {
         Reply::Streamed { inner: Box::new(Reply::Auto), piece_chars, every }
     }
+}
+
+/// The microseconds since the Unix epoch now: the stamp of a [`Reply::Stamped`] piece, and the
+/// clock its reader compares it with.
+pub fn epoch_micros() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as u64)
+        .unwrap_or(0)
+}
+
+/// The stamps of the whole [`Reply::Stamped`] pieces in `text` (a piece cut short at its end is
+/// not one), in order.
+pub fn stamps_in(text: &str) -> Vec<u64> {
+    let mut stamps = Vec::new();
+    for piece in text.split('@').skip(1) {
+        if let Some((digits, _)) = piece.split_once(' ') {
+            if let Ok(stamp) = digits.parse() {
+                stamps.push(stamp);
+            }
+        }
+    }
+    stamps
+}
+
+/// One stamped piece's text: written at `micros`.
+fn stamp(micros: u64) -> String {
+    format!("@{micros} ")
 }
 
 #[derive(Default)]
@@ -199,6 +236,12 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
         // However the request ends, it is no longer in flight.
         let _in_flight = InFlight(state.clone());
         let (delay, reply) = unwrap_delay(reply);
+        let (delay, reply) = match reply {
+            Reply::Stamped { pieces, every } if body["stream"] != true => {
+                (delay + every * pieces as u32, Reply::Stamped { pieces, every })
+            }
+            other => (delay, other),
+        };
         if !delay.is_zero() {
             // Wait for the delay, or notice the client hanging up.
             let mut probe = [0u8; 1];
@@ -223,6 +266,10 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
                 if !pause.is_zero() {
                     tokio::time::sleep(pause).await;
                 }
+                let piece = match piece {
+                    Piece::Bytes(bytes) => bytes,
+                    Piece::Stamp => event(delta(json!({"content": stamp(epoch_micros())}), Value::Null)),
+                };
                 if stream.write_all(&piece).await.is_err() || stream.flush().await.is_err() {
                     state.lock().expect("stub state").aborted += 1;
                     return;
@@ -346,35 +393,60 @@ fn completion(content: String) -> String {
     .to_string()
 }
 
+/// A piece of a streamed body: these bytes, or a [`Reply::Stamped`] piece, made when written.
+enum Piece {
+    Bytes(Vec<u8>),
+    Stamp,
+}
+
+/// One server-sent event.
+fn event(chunk: Value) -> Vec<u8> {
+    format!("data: {chunk}\n\n").into_bytes()
+}
+
+/// A `chat.completion.chunk` with this delta.
+fn delta(delta: Value, finish: Value) -> Value {
+    json!({"id": "chatcmpl-stub", "object": "chat.completion.chunk", "model": "stub-model",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+}
+
 /// A streamed reply's body, piece by piece with the pause before each; `None` for a whole one.
-fn stream_pieces(reply: &Reply, request: &Value) -> Option<Vec<(Duration, Vec<u8>)>> {
+fn stream_pieces(reply: &Reply, request: &Value) -> Option<Vec<(Duration, Piece)>> {
+    let opening = || {
+        (Duration::ZERO, Piece::Bytes(event(delta(json!({"role": "assistant", "content": ""}), Value::Null))))
+    };
+    let closing = || {
+        [
+            event(delta(json!({}), json!("stop"))),
+            event(json!({"id": "chatcmpl-stub", "object": "chat.completion.chunk", "model": "stub-model", "choices": [],
+                "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}})),
+            b"data: [DONE]\n\n".to_vec(),
+        ]
+        .map(|bytes| (Duration::ZERO, Piece::Bytes(bytes)))
+    };
     match reply {
-        Reply::RawStream(pieces) => Some(pieces.clone()),
+        Reply::RawStream(pieces) => {
+            Some(pieces.iter().map(|(pause, bytes)| (*pause, Piece::Bytes(bytes.clone()))).collect())
+        }
         Reply::Streamed { inner, piece_chars, every } => {
             let (_, _, whole) = render(inner, request);
             let whole: Value = serde_json::from_str(&whole).unwrap_or(Value::Null);
             let content = whole.pointer("/choices/0/message/content").and_then(Value::as_str).unwrap_or("");
-            let event = |chunk: Value| format!("data: {chunk}\n\n").into_bytes();
-            let chunk = |delta: Value, finish: Value| {
-                json!({"id": "chatcmpl-stub", "object": "chat.completion.chunk", "model": "stub-model",
-                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-            };
             let characters: Vec<char> = content.chars().collect();
-            let mut pieces = vec![(
-                Duration::ZERO,
-                event(chunk(json!({"role": "assistant", "content": ""}), Value::Null)),
-            )];
+            let mut pieces = vec![opening()];
             for piece in characters.chunks((*piece_chars).max(1)) {
                 let text: String = piece.iter().collect();
-                pieces.push((*every, event(chunk(json!({"content": text}), Value::Null))));
+                pieces.push((*every, Piece::Bytes(event(delta(json!({"content": text}), Value::Null)))));
             }
-            pieces.push((Duration::ZERO, event(chunk(json!({}), json!("stop")))));
-            pieces.push((
-                Duration::ZERO,
-                event(json!({"id": "chatcmpl-stub", "object": "chat.completion.chunk", "model": "stub-model", "choices": [],
-                    "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}})),
-            ));
-            pieces.push((Duration::ZERO, b"data: [DONE]\n\n".to_vec()));
+            pieces.extend(closing());
+            Some(pieces)
+        }
+        Reply::Stamped { pieces: count, every } if request["stream"] == true => {
+            let text = |text: &str| Piece::Bytes(event(delta(json!({"content": text}), Value::Null)));
+            let mut pieces = vec![opening(), (Duration::ZERO, text("{\"text\": \""))];
+            pieces.extend((0..*count).map(|_| (*every, Piece::Stamp)));
+            pieces.push((Duration::ZERO, text("\"}")));
+            pieces.extend(closing());
             Some(pieces)
         }
         _ => None,
@@ -396,6 +468,11 @@ fn render(reply: &Reply, request: &Value) -> (u16, String, String) {
         }
         Reply::Slow(_, inner) | Reply::Streamed { inner, .. } => render(inner, request),
         Reply::RawStream(_) => (200, String::new(), String::new()),
+        // Not streamed: every piece, written now.
+        Reply::Stamped { pieces, .. } => {
+            let now = stamp(epoch_micros());
+            (200, String::new(), completion(json!({"text": now.repeat(*pieces)}).to_string()))
+        }
         Reply::OneOf(_) | Reply::Matching { .. } => unreachable!("resolved by pick before rendering"),
     }
 }
@@ -445,4 +522,69 @@ pub(crate) fn answer_for_schema(schema: &Value) -> Value {
         }
     }
     Value::Object(answer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The content a chat-completions answer carries: the deltas of a streamed one, joined.
+    fn content_of(body: &str) -> String {
+        if let Ok(whole) = serde_json::from_str::<Value>(body) {
+            return whole["choices"][0]["message"]["content"].as_str().unwrap_or_default().to_owned();
+        }
+        body.lines()
+            .filter_map(|line| line.strip_prefix("data: "))
+            .filter_map(|data| serde_json::from_str::<Value>(data).ok())
+            .filter_map(|chunk| chunk["choices"][0]["delta"]["content"].as_str().map(str::to_owned))
+            .collect()
+    }
+
+    async fn ask(stub: &StubProvider, stream: bool) -> (String, String) {
+        let answer = reqwest::Client::new()
+            .post(format!("{}/chat/completions", stub.base_url))
+            .json(&json!({"model": "stub-model", "stream": stream}))
+            .send()
+            .await
+            .expect("the stub answers");
+        let kind = answer.headers()["content-type"].to_str().unwrap_or_default().to_owned();
+        (kind, content_of(&answer.text().await.expect("a body")))
+    }
+
+    #[test]
+    fn only_whole_stamped_pieces_are_read() {
+        assert_eq!(stamps_in("{\"text\": \"@12 @345 @67"), vec![12, 345]);
+        assert_eq!(stamps_in("no stamps @ here"), Vec::<u64>::new());
+    }
+
+    #[tokio::test]
+    async fn a_stamped_stream_says_when_each_piece_was_written_in_a_text_answer() {
+        let stub = StubProvider::start().await;
+        let every = Duration::from_millis(20);
+        stub.set_default(Reply::Stamped { pieces: 4, every });
+        let asked = epoch_micros();
+        let (kind, content) = ask(&stub, true).await;
+        assert_eq!(kind, "text/event-stream");
+        let answer: Value = serde_json::from_str(&content).expect("the content is JSON");
+        let stamps = stamps_in(answer["text"].as_str().expect("a text answer"));
+        assert_eq!(stamps.len(), 4, "{content}");
+        // Each piece is stamped when it is written, after its pause: never before.
+        let pause = every.as_micros() as u64;
+        assert!(stamps[0] >= asked + pause, "{stamps:?}");
+        assert!(stamps.windows(2).all(|two| two[1] >= two[0] + pause), "{stamps:?}");
+    }
+
+    #[tokio::test]
+    async fn a_stamped_reply_not_asked_to_stream_is_one_answer_as_late_as_the_stream() {
+        let stub = StubProvider::start().await;
+        let every = Duration::from_millis(10);
+        stub.set_default(Reply::Stamped { pieces: 5, every });
+        let asked = epoch_micros();
+        let (kind, content) = ask(&stub, false).await;
+        assert_eq!(kind, "application/json");
+        let answer: Value = serde_json::from_str(&content).expect("the content is JSON");
+        let stamps = stamps_in(answer["text"].as_str().expect("a text answer"));
+        assert_eq!(stamps.len(), 5, "{content}");
+        assert!(stamps.iter().all(|stamp| *stamp >= asked + 5 * every.as_micros() as u64), "{stamps:?}");
+    }
 }

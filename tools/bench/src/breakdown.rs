@@ -140,15 +140,15 @@ where
     })
 }
 
-struct Seen {
-    name: String,
-    calls: f64,
-    total_ms: f64,
+pub(crate) struct Seen {
+    pub name: String,
+    pub calls: f64,
+    pub total_ms: f64,
 }
 
 /// The statements `database` received since its statistics were reset, by name, most time
 /// first (utility statements, such as a `CHECKPOINT`, left out).
-async fn statements(url: &str, database: &str) -> Result<Vec<Seen>, Failure> {
+pub(crate) async fn statements(url: &str, database: &str) -> Result<Vec<Seen>, Failure> {
     let names = StatementNames::of_the_store();
     let client = db::statistics(url).await?;
     let rows = client

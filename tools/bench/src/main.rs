@@ -26,6 +26,7 @@ mod reads;
 mod round_trips;
 mod simulate;
 mod size;
+mod streams;
 mod targets;
 
 use std::time::Duration;
@@ -225,6 +226,9 @@ async fn main() -> Result<(), Failure> {
     }
     if wanted("outage") {
         report.insert("outage".into(), outage::section(size).await?);
+    }
+    if wanted("streams") {
+        report.insert("streams".into(), streams::section(size).await?);
     }
     if wanted("heartbeats") {
         report.insert("heartbeats".into(), heartbeats::section(size).await?);

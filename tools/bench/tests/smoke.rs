@@ -170,6 +170,26 @@ fn every_section_of_the_benchmark_runs_at_its_smallest() {
     let outage = &report["outage"];
     assert_eq!(outage["failed"], 0, "{outage}");
     assert_eq!(outage["succeeded"], outage["tasks"], "{outage}");
+    // Live output: every piece streamed reached its reader at each point, a streamed task wrote
+    // its text in chunks and a whole answer wrote none, and both sides' costs were measured.
+    let streams = &report["streams"];
+    let pieces = number(&streams["pieces"], "pieces");
+    let points = streams["points"].as_array().expect("streams points");
+    assert_eq!(points.iter().map(|p| p["streams"].as_u64().unwrap()).collect::<Vec<_>>(), [1, 4]);
+    for point in points {
+        let latency = &point["latency"];
+        assert_eq!(number(&latency["pieces"], "pieces read"), pieces * number(&point["streams"], "streams"));
+        assert!(number(&latency["p95Ms"], "p95") >= number(&latency["p50Ms"], "p50"), "{point}");
+        assert!(number(&point["streamed"]["chunkRowsPerTask"], "chunks") >= 1.0, "{point}");
+        assert_eq!(number(&point["streamed"]["streamRowsPerTask"], "streams"), 1.0, "{point}");
+        assert_eq!(number(&point["whole"]["chunkRowsPerTask"], "a whole answer's chunks"), 0.0, "{point}");
+        for side in ["streamed", "whole"] {
+            assert!(number(&point[side]["walBytesPerTask"], side) > 0.0, "{point}");
+            assert!(number(&point[side]["cpuMsPerTask"], side) > 0.0, "{point}");
+        }
+        assert!(number(&point["cpuRatio"], "CPU ratio") > 0.0, "{point}");
+    }
+    assert!(stdout.contains("provider chunk to reader") && stdout.contains("CPU streamed / whole"));
     let footprint = report["footprint"].as_array().expect("footprint");
     assert_eq!(footprint.len(), 5);
     assert!(footprint.iter().all(|f| f["handled"] == true), "{footprint:?}");
