@@ -55,12 +55,15 @@ pub(crate) async fn streamed_answer(
     assemble.answer()
 }
 
-/// The events of a streamed body, one at a time.
+/// The events of a streamed body, one at a time. Lines are read in place: a chunk's bytes are
+/// copied once into `pending`, each line is a slice of it, and only the part line of a chunk
+/// moves when the next is read.
 struct Events {
     response: reqwest::Response,
-    /// Bytes read and not yet a whole line.
+    /// Bytes read; those before `start` are consumed.
     pending: Vec<u8>,
-    /// How much of `pending` is known to hold no line end.
+    start: usize,
+    /// Where the search for the next line end resumes (what lies between `start` and it has none).
     scanned: usize,
     /// Bytes read in all.
     read: usize,
@@ -71,20 +74,36 @@ struct Events {
 
 impl Events {
     fn new(response: reqwest::Response) -> Events {
-        Events { response, pending: Vec::new(), scanned: 0, read: 0, name: None, data: None, ended: false }
+        Events {
+            response,
+            pending: Vec::new(),
+            start: 0,
+            scanned: 0,
+            read: 0,
+            name: None,
+            data: None,
+            ended: false,
+        }
     }
 
     async fn next(&mut self, call: &Call<'_>) -> Result<Option<Event>, ProviderError> {
         loop {
             if let Some(at) = self.pending[self.scanned..].iter().position(|b| *b == b'\n') {
                 let end = self.scanned + at;
-                let line: Vec<u8> = self.pending.drain(..=end).collect();
-                self.scanned = 0;
-                if let Some(event) = self.line(&line[..end])? {
-                    return Ok(Some(event));
+                let line = &self.pending[self.start..end];
+                let blank = field(line, &mut self.name, &mut self.data)?;
+                self.start = end + 1;
+                self.scanned = self.start;
+                if blank {
+                    if let Some(event) = self.dispatch() {
+                        return Ok(Some(event));
+                    }
                 }
                 continue;
             }
+            // No whole line left: keep only the part line, before reading more.
+            self.pending.drain(..self.start);
+            self.start = 0;
             self.scanned = self.pending.len();
             if self.pending.len() > MAX_EVENT_LINE_BYTES {
                 return Err(ProviderError::Malformed(format!(
@@ -110,42 +129,43 @@ impl Events {
         }
     }
 
-    /// One whole line (without its `\n`): an event when it is the blank line ending one.
-    fn line(&mut self, line: &[u8]) -> Result<Option<Event>, ProviderError> {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.is_empty() {
-            return Ok(self.dispatch());
-        }
-        let line = std::str::from_utf8(line)
-            .map_err(|_| ProviderError::Malformed("a line of the streamed answer is not UTF-8".into()))?;
-        let (field, value) = match line.split_once(':') {
-            Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
-            None => (line, ""),
-        };
-        match field {
-            "data" => match &mut self.data {
-                Some(data) => {
-                    if data.len() + value.len() > MAX_EVENT_LINE_BYTES {
-                        return Err(ProviderError::Malformed(format!(
-                            "an event of the streamed answer is over {MAX_EVENT_LINE_BYTES} bytes"
-                        )));
-                    }
-                    data.push('\n');
-                    data.push_str(value);
-                }
-                None => self.data = Some(value.to_owned()),
-            },
-            "event" => self.name = Some(value.to_owned()),
-            // A comment (`: keep-alive`), `id`, `retry`, or a field no format uses.
-            _ => {}
-        }
-        Ok(None)
-    }
-
     fn dispatch(&mut self) -> Option<Event> {
         let name = self.name.take();
         self.data.take().map(|data| Event { name, data })
     }
+}
+
+/// One whole line (without its `\n`) into the event being read: `true` when it is the blank line
+/// that ends one.
+fn field(line: &[u8], name: &mut Option<String>, data: &mut Option<String>) -> Result<bool, ProviderError> {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if line.is_empty() {
+        return Ok(true);
+    }
+    let line = std::str::from_utf8(line)
+        .map_err(|_| ProviderError::Malformed("a line of the streamed answer is not UTF-8".into()))?;
+    let (field, value) = match line.split_once(':') {
+        Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
+        None => (line, ""),
+    };
+    match field {
+        "data" => match data {
+            Some(data) => {
+                if data.len() + value.len() > MAX_EVENT_LINE_BYTES {
+                    return Err(ProviderError::Malformed(format!(
+                        "an event of the streamed answer is over {MAX_EVENT_LINE_BYTES} bytes"
+                    )));
+                }
+                data.push('\n');
+                data.push_str(value);
+            }
+            None => *data = Some(value.to_owned()),
+        },
+        "event" => *name = Some(value.to_owned()),
+        // A comment (`: keep-alive`), `id`, `retry`, or a field no format uses.
+        _ => {}
+    }
+    Ok(false)
 }
 
 /// An event's data as JSON, or the malformed answer it is.

@@ -8,7 +8,7 @@ use super::ConfigError;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StreamConfig {
     /// The longest a piece of text waits to be written, and how long a call must have streamed
-    /// before any is (`AITASK_STREAM_FLUSH_MS`, 250; 20 ms to 5 s).
+    /// before any is (`AITASK_STREAM_FLUSH_MS`, 200; 20 ms to 5 s: at 250 the chunk-to-reader p95 was 301–315 ms, over the 300 ms goal, at 200 it was 253–268 ms; BENCHMARKS.md, "Live output").
     pub flush: Duration,
     /// Text waiting that is written at once (`AITASK_STREAM_FLUSH_BYTES`, 4096; 256 to 1 MiB).
     pub flush_bytes: usize,
@@ -19,7 +19,7 @@ pub struct StreamConfig {
 
 impl Default for StreamConfig {
     fn default() -> Self {
-        StreamConfig { flush: Duration::from_millis(250), flush_bytes: 4096, keep: Duration::from_secs(60) }
+        StreamConfig { flush: Duration::from_millis(200), flush_bytes: 4096, keep: Duration::from_secs(60) }
     }
 }
 
