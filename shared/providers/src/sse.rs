@@ -58,8 +58,10 @@ pub(crate) async fn streamed_answer(
 /// The events of a streamed body, one at a time.
 struct Events {
     response: reqwest::Response,
-    /// Bytes read and not yet a whole line.
+    /// Bytes read and not yet a whole line, from `start` on: the lines before it were taken
+    /// (taking one moves nothing; what is left is moved to the front once per read).
     pending: Vec<u8>,
+    start: usize,
     /// How much of `pending` is known to hold no line end.
     scanned: usize,
     /// Bytes read in all.
@@ -71,22 +73,33 @@ struct Events {
 
 impl Events {
     fn new(response: reqwest::Response) -> Events {
-        Events { response, pending: Vec::new(), scanned: 0, read: 0, name: None, data: None, ended: false }
+        Events {
+            response,
+            pending: Vec::new(),
+            start: 0,
+            scanned: 0,
+            read: 0,
+            name: None,
+            data: None,
+            ended: false,
+        }
     }
 
     async fn next(&mut self, call: &Call<'_>) -> Result<Option<Event>, ProviderError> {
         loop {
-            if let Some(at) = self.pending[self.scanned..].iter().position(|b| *b == b'\n') {
-                let end = self.scanned + at;
-                let line: Vec<u8> = self.pending.drain(..=end).collect();
-                self.scanned = 0;
-                if let Some(event) = self.line(&line[..end])? {
+            let from = self.start.max(self.scanned);
+            if let Some(at) = self.pending[from..].iter().position(|b| *b == b'\n') {
+                let end = from + at;
+                let line = self.pending[self.start..end].to_vec();
+                self.start = end + 1;
+                self.scanned = self.start;
+                if let Some(event) = self.line(&line)? {
                     return Ok(Some(event));
                 }
                 continue;
             }
             self.scanned = self.pending.len();
-            if self.pending.len() > MAX_EVENT_LINE_BYTES {
+            if self.pending.len() - self.start > MAX_EVENT_LINE_BYTES {
                 return Err(ProviderError::Malformed(format!(
                     "a line of the streamed answer is over {MAX_EVENT_LINE_BYTES} bytes; the rest was not read"
                 )));
@@ -103,6 +116,9 @@ impl Events {
                             "the streamed answer is over {MAX_RESPONSE_BYTES} bytes; the rest was not read"
                         )));
                     }
+                    self.pending.drain(..self.start);
+                    self.scanned -= self.start;
+                    self.start = 0;
                     self.pending.extend_from_slice(&chunk);
                 }
                 None => self.ended = true,
