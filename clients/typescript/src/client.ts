@@ -5,7 +5,7 @@ import createClient, { type Client } from "openapi-fetch";
 import { createInChunks, type BatchOptions } from "./batch.js";
 import { AitasksError, AitasksWaitTimeoutError, errorBodyOf, requestIdOf } from "./errors.js";
 import type { components, paths } from "./generated/openapi.js";
-import { OUTPUT_IDLE_PAUSE_MS, OutputPlace, type OutputPiece, type OutputQuery, type TaskOutput } from "./output.js";
+import { idlePauseMs, OutputPlace, type OutputPiece, type OutputQuery, type TaskOutput } from "./output.js";
 import { backoffDelay, resolveRetry, type RetryOptions } from "./retry.js";
 import { SignalFanout, anySignal, runWorkers, sleep, throwIfAborted } from "./signals.js";
 import { transport, type RetryEvent, type TokenProvider, type TransportSettings } from "./transport.js";
@@ -642,7 +642,8 @@ export class AitasksClient {
       const step = place.take(await this.getTaskOutput(id, place.query(wait), options));
       if (step.piece !== undefined) yield step.piece;
       if (step.done) return;
-      if (step.idle && Date.now() - asked < wait * 1000) await sleep(OUTPUT_IDLE_PAUSE_MS, options.signal);
+      const pause = idlePauseMs(step.idle, Date.now() - asked);
+      if (pause > 0) await sleep(pause, options.signal);
     }
   }
 

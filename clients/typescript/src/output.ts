@@ -36,6 +36,15 @@ export interface OutputQuery {
 /** How long to pause after an answer that came back before its wait with nothing new. */
 export const OUTPUT_IDLE_PAUSE_MS = 1000;
 
+/**
+ * The pause before the next read: after an answer with nothing new, what is left of
+ * OUTPUT_IDLE_PAUSE_MS since the read was sent, whatever the read's wait (a follower whose reads
+ * do not wait, or a server that does not hold them, reads at most once a second).
+ */
+export function idlePauseMs(idle: boolean, sinceAskedMs: number): number {
+  return idle ? Math.max(0, OUTPUT_IDLE_PAUSE_MS - sinceAskedMs) : 0;
+}
+
 /** What one answer means to the reader. */
 export interface OutputStep {
   piece?: OutputPiece;

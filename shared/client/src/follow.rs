@@ -17,6 +17,17 @@ use crate::output::ReadOutput;
 /// a server that does not hold the read costs a read a second, not a loop of them.
 pub const OUTPUT_IDLE_PAUSE: Duration = Duration::from_secs(1);
 
+/// The pause before the next read: after an answer with nothing new, what is left of
+/// [`OUTPUT_IDLE_PAUSE`] since the read was sent, whatever the read's wait (a follower whose
+/// reads do not wait, or a server that does not hold them, reads at most once a second).
+fn idle_pause(idle: bool, since_asked: Duration) -> Duration {
+    if idle {
+        OUTPUT_IDLE_PAUSE.saturating_sub(since_asked)
+    } else {
+        Duration::ZERO
+    }
+}
+
 /// Where a follower starts and how long each read waits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FollowOptions {
@@ -155,9 +166,7 @@ impl OutputFollower {
             if let Some(piece) = step.piece {
                 return Some(Ok(piece));
             }
-            if step.idle && asked.elapsed() < self.wait {
-                tokio::time::sleep(OUTPUT_IDLE_PAUSE).await;
-            }
+            tokio::time::sleep(idle_pause(step.idle, asked.elapsed())).await;
         }
         None
     }
@@ -215,6 +224,16 @@ mod tests {
             next: from + text.chars().count() as i64,
             is_final,
         }
+    }
+
+    /// A follower whose reads do not wait (`wait: 0`) used to read again at once after each
+    /// idle answer: a loop of requests with no bound while the task ran.
+    #[test]
+    fn an_idle_answer_pauses_the_next_read_whatever_the_wait() {
+        assert_eq!(idle_pause(true, Duration::ZERO), OUTPUT_IDLE_PAUSE, "a read that did not wait");
+        assert_eq!(idle_pause(true, Duration::from_millis(400)), Duration::from_millis(600));
+        assert_eq!(idle_pause(true, Duration::from_secs(20)), Duration::ZERO, "a read held its wait");
+        assert_eq!(idle_pause(false, Duration::ZERO), Duration::ZERO, "news: read on at once");
     }
 
     #[test]

@@ -6,8 +6,6 @@
 //! be. Put back together into the body a whole call answers with, for [`crate::anthropic`]'s
 //! reader. The tap is told the answer tool's input as the model writes it.
 
-use std::collections::BTreeMap;
-
 use serde_json::{json, Map, Value};
 
 use crate::error::ProviderError;
@@ -24,7 +22,12 @@ pub(crate) struct AnthropicStream {
     input_tokens: Option<Value>,
     output_tokens: Option<Value>,
     stop_reason: Option<Value>,
-    blocks: BTreeMap<u64, Block>,
+    /// The content blocks by their index, in the order they were opened: the answer lists them
+    /// so, and its first answer tool block is the one whose input the tap is told (a model that
+    /// opens the tool twice has one answer, and its live text is that answer's alone).
+    blocks: Vec<(u64, Block)>,
+    /// The index of the first block opened that calls the answer tool.
+    answering: Option<u64>,
 }
 
 struct Block {
@@ -41,7 +44,8 @@ impl AnthropicStream {
             input_tokens: None,
             output_tokens: None,
             stop_reason: None,
-            blocks: BTreeMap::new(),
+            blocks: Vec::new(),
+            answering: None,
         }
     }
 }
@@ -59,18 +63,30 @@ impl Assemble for AnthropicStream {
             }
             "content_block_start" => {
                 let index = data.get("index").and_then(Value::as_u64).unwrap_or(0);
-                if self.blocks.len() >= MAX_BLOCKS && !self.blocks.contains_key(&index) {
+                if self.blocks.iter().any(|(open, _)| *open == index) {
+                    return Err(ProviderError::Malformed(format!(
+                        "the streamed answer opened content block {index} twice"
+                    )));
+                }
+                if self.blocks.len() >= MAX_BLOCKS {
                     return Err(ProviderError::Malformed(format!(
                         "the streamed answer opened more than {MAX_BLOCKS} content blocks"
                     )));
                 }
                 let start = data.get("content_block").and_then(Value::as_object).cloned().unwrap_or_default();
                 let written = start.get("text").and_then(Value::as_str).unwrap_or_default().to_owned();
-                self.blocks.insert(index, Block { start, written });
+                let answers = start.get("type").and_then(Value::as_str) == Some("tool_use")
+                    && start.get("name").and_then(Value::as_str) == Some(self.tool.as_str());
+                if answers && self.answering.is_none() {
+                    self.answering = Some(index);
+                }
+                self.blocks.push((index, Block { start, written }));
             }
             "content_block_delta" => {
                 let index = data.get("index").and_then(Value::as_u64).unwrap_or(0);
-                let Some(block) = self.blocks.get_mut(&index) else { return Ok(true) };
+                let Some((_, block)) = self.blocks.iter_mut().find(|(open, _)| *open == index) else {
+                    return Ok(true);
+                };
                 let delta = &data["delta"];
                 let piece = delta
                     .get("partial_json")
@@ -80,9 +96,7 @@ impl Assemble for AnthropicStream {
                 if piece.is_empty() {
                     return Ok(true);
                 }
-                let answers = block.start.get("type").and_then(Value::as_str) == Some("tool_use")
-                    && block.start.get("name").and_then(Value::as_str) == Some(self.tool.as_str());
-                if answers {
+                if self.answering == Some(index) {
                     call.tap.text(piece);
                 }
                 block.written.push_str(piece);
@@ -110,8 +124,8 @@ impl Assemble for AnthropicStream {
     fn answer(self) -> Result<Value, ProviderError> {
         let content: Vec<Value> = self
             .blocks
-            .into_values()
-            .map(|Block { mut start, written }| {
+            .into_iter()
+            .map(|(_, Block { mut start, written })| {
                 match start.get("type").and_then(Value::as_str) {
                     // The input as the model wrote it; written badly, it stays text, and the
                     // reader finds no object (a repair turn, as a whole answer's would be).

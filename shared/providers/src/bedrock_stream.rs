@@ -13,7 +13,6 @@
 //! whole stream, so one that stalls midway ends as a stalled Converse call does
 //! ([`ProviderError::Timeout`]).
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use aws_sdk_bedrockruntime::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
@@ -70,7 +69,12 @@ pub(crate) async fn converse_stream(
 struct Assembly<'t> {
     /// The answer tool's name: only its input is the answer's text.
     tool: &'t str,
-    blocks: BTreeMap<i32, Block>,
+    /// The content blocks by their index, in the order they were opened: the answer lists them
+    /// so, and its first answer tool block is the one whose input the tap is told (a model that
+    /// opens the tool twice has one answer, and its live text is that answer's alone).
+    blocks: Vec<(i32, Block)>,
+    /// The index of the first block opened that calls the answer tool.
+    answering: Option<i32>,
     stop_reason: Option<String>,
     usage: Option<(i32, i32)>,
 }
@@ -87,7 +91,7 @@ enum Block {
 
 impl<'t> Assembly<'t> {
     fn new(tool: &'t str) -> Assembly<'t> {
-        Assembly { tool, blocks: BTreeMap::new(), stop_reason: None, usage: None }
+        Assembly { tool, blocks: Vec::new(), answering: None, stop_reason: None, usage: None }
     }
 
     fn event(&mut self, tap: &dyn Tap, event: ConverseStreamOutput) -> Result<(), ProviderError> {
@@ -105,16 +109,17 @@ impl<'t> Assembly<'t> {
                 let index = delta.content_block_index();
                 match delta.delta() {
                     Some(ContentBlockDelta::Text(piece)) if !piece.is_empty() => {
-                        if !self.blocks.contains_key(&index) {
+                        if self.block(index).is_none() {
                             self.open(index, Block::Text(String::new()))?;
                         }
-                        if let Some(Block::Text(text)) = self.blocks.get_mut(&index) {
+                        if let Some(Block::Text(text)) = self.block(index) {
                             text.push_str(piece);
                         }
                     }
                     Some(ContentBlockDelta::ToolUse(piece)) if !piece.input().is_empty() => {
-                        if let Some(Block::ToolUse { name, input, .. }) = self.blocks.get_mut(&index) {
-                            if name == self.tool {
+                        let answers = self.answering == Some(index);
+                        if let Some(Block::ToolUse { input, .. }) = self.block(index) {
+                            if answers {
                                 tap.text(piece.input());
                             }
                             input.push_str(piece.input());
@@ -138,13 +143,25 @@ impl<'t> Assembly<'t> {
         Ok(())
     }
 
+    fn block(&mut self, index: i32) -> Option<&mut Block> {
+        self.blocks.iter_mut().find(|(open, _)| *open == index).map(|(_, block)| block)
+    }
+
     fn open(&mut self, index: i32, block: Block) -> Result<(), ProviderError> {
-        if self.blocks.len() >= MAX_BLOCKS && !self.blocks.contains_key(&index) {
+        if self.block(index).is_some() {
+            return Err(ProviderError::Malformed(format!(
+                "the streamed answer opened content block {index} twice"
+            )));
+        }
+        if self.blocks.len() >= MAX_BLOCKS {
             return Err(ProviderError::Malformed(format!(
                 "the streamed answer opened more than {MAX_BLOCKS} content blocks"
             )));
         }
-        self.blocks.insert(index, block);
+        if matches!(&block, Block::ToolUse { name, .. } if name == self.tool) && self.answering.is_none() {
+            self.answering = Some(index);
+        }
+        self.blocks.push((index, block));
         Ok(())
     }
 
@@ -155,8 +172,8 @@ impl<'t> Assembly<'t> {
         };
         let content: Vec<Value> = self
             .blocks
-            .into_values()
-            .map(|block| match block {
+            .into_iter()
+            .map(|(_, block)| match block {
                 Block::Text(text) => json!({"text": text}),
                 // The input as the model wrote it; written badly, it stays text, and the reader
                 // finds no object (a repair turn, as a whole answer's would be).

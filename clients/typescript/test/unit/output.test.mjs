@@ -109,3 +109,13 @@ test("an abort ends followOutput during a held read, with the signal's reason", 
   await assert.rejects(collect(client.followOutput(ID, { signal: controller.signal })), /reader went away/);
   assert.equal(s.requests.length, 1);
 });
+
+// A follower whose reads do not wait (`wait: 0`) used to read again at once after each idle
+// answer: a loop of requests with no bound while the task ran.
+test("an idle answer pauses the next read whatever the wait", async () => {
+  const { idlePauseMs, OUTPUT_IDLE_PAUSE_MS } = await import("../../dist/output.js");
+  assert.equal(idlePauseMs(true, 0), OUTPUT_IDLE_PAUSE_MS, "a read that did not wait");
+  assert.equal(idlePauseMs(true, 400), OUTPUT_IDLE_PAUSE_MS - 400);
+  assert.equal(idlePauseMs(true, 20_000), 0, "a read that held its wait");
+  assert.equal(idlePauseMs(false, 0), 0, "news: read on at once");
+});

@@ -256,3 +256,36 @@ async fn a_stream_that_stalls_midway_is_a_timeout_after_the_text_it_sent() {
     assert_eq!(tap.seen(), ["<begin>", "{\"choice\": ", "<end>"]);
     server.abort();
 }
+
+/// A model that opens the answer tool twice: the answer is the first block's input, and the
+/// live text (what the tap is told) must be that block's input alone, not both blocks' mixed.
+#[tokio::test]
+async fn a_stream_with_two_answer_blocks_tells_the_tap_only_the_answers_text() {
+    let start = |index: i32, id: &str| {
+        event(
+            "contentBlockStart",
+            json!({"contentBlockIndex": index, "start": {"toolUse": {"toolUseId": id, "name": "classification"}}}),
+        )
+    };
+    let delta = |index: i32, piece: &str| {
+        event(
+            "contentBlockDelta",
+            json!({"contentBlockIndex": index, "delta": {"toolUse": {"input": piece}}}),
+        )
+    };
+    let frames = vec![
+        event("messageStart", json!({"role": "assistant"})),
+        start(0, "tooluse_1"),
+        start(1, "tooluse_2"),
+        delta(0, "{\"choice\": "),
+        delta(1, "{\"choice\": \"neg\"}"),
+        delta(0, "\"pos\"}"),
+        event("messageStop", json!({"stopReason": "tool_use"})),
+        event("metadata", json!({"usage": {"inputTokens": 3, "outputTokens": 2, "totalTokens": 5}})),
+    ];
+    let server = serve(vec![streamed(frames)]).await;
+    let tap = Seen::default();
+    let done = run(&profile_at(&server.uri(), true), &tap).await.expect("success");
+    assert_eq!(done.output, json!("pos"));
+    assert_eq!(tap.seen(), ["<begin>", "{\"choice\": ", "\"pos\"}", "<end>"]);
+}

@@ -210,3 +210,46 @@ fn a_profile_s_stream_setting_is_a_boolean_and_changes_no_cached_answer() {
     assert!(on.stream && !off.stream);
     assert_eq!(on.config_hash(), off.config_hash(), "a streamed answer is the same answer");
 }
+
+/// A hostile stream of millions of empty lines (each a line the reader must take off the
+/// front of what it has read) is read in time proportional to its bytes: the call ends with
+/// its answer inside its timeout, as a stream of the same size with one long line does.
+#[tokio::test]
+async fn a_stream_of_millions_of_empty_lines_is_read_in_linear_time() {
+    let answer = json!({"choices": [{"index": 0, "delta": {"content": "{\"choice\": \"pos\"}"}, "finish_reason": "stop"}]});
+    let mut body = format!("data: {answer}\n\n").into_bytes();
+    body.extend(std::iter::repeat_n(b'\n', 12 * 1024 * 1024));
+    body.extend_from_slice(b"data: [DONE]\n\n");
+    let server = serving(ResponseTemplate::new(200).set_body_raw(body, "text/event-stream")).await;
+    let client = HttpProvider::new(Duration::from_secs(20)).unwrap();
+    let tap = Kept::default();
+    let done = client
+        .run_gated(&profile(&server, "openai"), &classify(), &NoLimits, &tap, &CancellationToken::new())
+        .await
+        .expect("the answer, inside the call's timeout");
+    assert_eq!(done.output, json!("pos"));
+}
+
+/// A model that opens the answer tool twice: the reader's answer is the first block's input,
+/// and the live text (what the tap is told) must be that block's input alone, not both blocks'
+/// text mixed into something that parses to no answer.
+#[tokio::test]
+async fn an_anthropic_stream_with_two_answer_blocks_tells_the_tap_only_the_answers_text() {
+    let block = |index: u64, id: &str| json!({"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", "id": id, "name": "classification", "input": {}}});
+    let delta = |index: u64, piece: &str| json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": piece}});
+    let server = serving(events(&[
+        json!({"type": "message_start", "message": {"model": "claude-2026", "usage": {"input_tokens": 4, "output_tokens": 1}}}),
+        block(0, "toolu_1"),
+        block(1, "toolu_2"),
+        delta(0, "{\"choice\": "),
+        delta(1, "{\"choice\": \"neg\"}"),
+        delta(0, "\"pos\"}"),
+        json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 9}}),
+        json!({"type": "message_stop"}),
+    ]))
+    .await;
+    let tap = Kept::default();
+    let done = run(&profile(&server, "anthropic"), &tap).await.expect("success");
+    assert_eq!(done.output, json!("pos"));
+    assert_eq!(tap.0.into_inner().unwrap(), "[{\"choice\": \"pos\"}]");
+}

@@ -280,7 +280,11 @@ mod tests {
     /// What is written at `now`, as (start, text, final), until nothing is due.
     fn writes(shared: &Shared, now: Instant) -> Vec<(i32, String, bool)> {
         let mut done = Vec::new();
-        while let Next::Write(due) = next(&mut shared.lock(), &shared.config, now) {
+        loop {
+            // The state's guard is let go before the segment is numbered (held through a
+            // `while let` body, the second lock deadlocked every test that writes).
+            let due = next(&mut shared.lock(), &shared.config, now);
+            let Next::Write(due) = due else { break };
             if let Some(segment) =
                 shared.lock().segments.front_mut().filter(|s| s.number.is_none() && !due.is_final)
             {

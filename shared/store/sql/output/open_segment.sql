@@ -13,6 +13,9 @@ stream AS (
     SELECT id, 1, :attempt FROM live
     ON CONFLICT (task_id) DO UPDATE
         SET segment = s.segment + 1, attempt = excluded.attempt, opened_at = now()
+        -- `live` read the task before this waited on the stream's row: a later attempt that
+        -- opened its segment meanwhile keeps the stream (the lost worker writes nothing).
+        WHERE s.attempt <= excluded.attempt
     RETURNING segment
 ),
 older AS (

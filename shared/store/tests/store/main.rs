@@ -12,6 +12,7 @@ mod holds;
 mod lifecycle;
 mod limits;
 mod limits_hostile_usage;
+mod live_output;
 mod lock_order;
 mod migrations;
 mod privileges;
