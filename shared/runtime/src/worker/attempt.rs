@@ -123,7 +123,7 @@ async fn execute<P: Provider>(
     // The last of the live output is written before the settlement, so a reader that sees the
     // task end has had the whole of each finished segment.
     if let Some(live) = live {
-        live.close().await;
+        live.close(config.deadline_margin).await;
     }
     // A repair is taken only by an attempt that worked: one given back unworked leaves it to the
     // next claim, which has the same attempt number.

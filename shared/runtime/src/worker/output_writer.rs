@@ -25,7 +25,9 @@ use crate::config::streams::StreamConfig;
 /// The longest one write may take before the writer gives up on its segment.
 const WRITE_LIMIT: Duration = Duration::from_secs(2);
 
-/// The longest the end of an attempt waits for the last writes: the settlement comes first.
+/// The longest the end of an attempt waits for the last writes: the settlement comes first, so
+/// never more than half the time kept for it before the invocation's deadline
+/// (`AITASK_DEADLINE_MARGIN_MS`).
 const CLOSE_LIMIT: Duration = Duration::from_secs(2);
 
 /// The writer of one attempt's live output; [`LiveOutput::tap`] is what the calls are given.
@@ -49,11 +51,11 @@ impl LiveOutput {
     /// The calls are over: write what is owed (the ended segments' last text) within
     /// [`CLOSE_LIMIT`], then stop. A segment whose call was dropped (canceled, out of time) is
     /// left as it is.
-    pub(super) async fn close(mut self) {
+    pub(super) async fn close(mut self, deadline_margin: Duration) {
         self.shared.lock().closed = true;
         self.shared.wake.notify_one();
         if let Some(mut writer) = self.writer.take() {
-            if tokio::time::timeout(CLOSE_LIMIT, &mut writer).await.is_err() {
+            if tokio::time::timeout(CLOSE_LIMIT.min(deadline_margin / 2), &mut writer).await.is_err() {
                 tracing::warn!("the live output's last write did not finish in time; left");
                 writer.abort();
             }
