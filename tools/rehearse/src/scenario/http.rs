@@ -269,7 +269,7 @@ impl Scenario<'_> {
             "/v1/operations/0190d1c3-0000-7000-8000-000000000000",
             "/v1/holds/0190d1c3-0000-7000-8000-000000000000",
         );
-        let calls: [(&str, String, &str, &str); 23] = [
+        let calls: [(&str, String, &str, &str); 24] = [
             ("/v1/runs", "/v1/runs".into(), "DELETE", "GET, POST"),
             ("/v1/runs/{runId}", run.clone(), "DELETE", "GET"),
             ("/v1/runs/{runId}/cancel", format!("{run}/cancel"), "GET", "POST"),
@@ -287,6 +287,7 @@ impl Scenario<'_> {
             ("/v1/unreleased-sources", "/v1/unreleased-sources".into(), "POST", "GET"),
             ("/v1/tasks/{taskId}/replay", format!("{task}/replay"), "GET", "POST"),
             ("/v1/tasks/{taskId}/replays", format!("{task}/replays"), "POST", "GET"),
+            ("/v1/tasks/{taskId}/output", format!("{task}/output"), "POST", "GET"),
             ("/v1/operations", "/v1/operations".into(), "DELETE", "GET, POST"),
             ("/v1/operations/{operationId}", operation.into(), "DELETE", "GET"),
             ("/v1/operations/{operationId}/stop", format!("{operation}/stop"), "GET", "POST"),
