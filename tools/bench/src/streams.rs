@@ -33,6 +33,13 @@ const TENANT: &str = "app-streams";
 const EVERY: Duration = Duration::from_millis(50);
 /// The flush intervals measured beside the default, for the reader's latency.
 const OTHER_FLUSH_MS: [u64; 2] = [250, 100];
+
+/// How often the run looks whether every task has ended.
+const LOOK_EVERY: Duration = Duration::from_millis(50);
+
+/// How long after the last task's end the run's CPU and WAL keep counting: the completion
+/// events published just after the settlements.
+const SETTLE_TAIL: Duration = Duration::from_millis(300);
 /// The longest flush interval there is: a streamed call of 10 s writes twice, so its CPU is
 /// nearly all the reading of the stream (its events parsed, its text told).
 const SPARSE_FLUSH_MS: u64 = 5_000;
@@ -358,11 +365,12 @@ async fn run(streams: usize, pieces: usize, mode: Mode, flush_ms: Option<u64>) -
 
     let ended = "SELECT count(*) FROM tasks WHERE status IN ('succeeded', 'failed', 'canceled')";
     let patience = EVERY * pieces as u32 + Duration::from_secs(120);
+    let mut look = tokio::time::interval(LOOK_EVERY);
     while stack.db.count(ended).await < streams as i64 {
         if begun.elapsed() > patience {
             return Err(format!("the tasks did not end in {patience:?}").into());
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        look.tick().await;
     }
     let seconds = begun.elapsed().as_secs_f64();
     let mut figures = Run { tasks: streams, seconds, ..Run::default() };
@@ -375,8 +383,8 @@ async fn run(streams: usize, pieces: usize, mode: Mode, flush_ms: Option<u64>) -
         figures.first_text.extend(first_text);
         figures.reads += reads;
     }
-    // The last settlements' events are published just after them.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The last settlements' events are published just after them: their CPU counts too.
+    tokio::time::sleep(SETTLE_TAIL).await;
     figures.cpu_ms = cpu::cpu_ms_of(pid) - cpu_before;
     let wal_after: f64 = client.query_one(wal_at, &[]).await?.get(0);
     figures.wal_bytes = wal_after - wal_before;
