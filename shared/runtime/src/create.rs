@@ -242,22 +242,25 @@ async fn store_checked<P>(
     Ok((created, client))
 }
 
-/// A new task's message, after the commit: if this send is lost, the task stays unsent and the
-/// sweeper sends it. Consumers tolerate the duplicate that a late mark can cause.
+/// A new task's message, after the commit. The task was inserted marked sent: a send that fails
+/// marks it unsent for the sweeper, and a crash before the send leaves it to the sweeper's
+/// lost-message duty (docs/lifecycle.md). Consumers tolerate the duplicate a late send can cause.
 async fn send_one<P>(app: &App<P>, client: &store::Client, task: &store::Task) {
     if task.status != store::TaskStatus::Queued || task.awaiting_batch {
         return;
     }
     let send = app.queues.send_task(task.id, &task.app_id);
-    match send.instrument(tracing::info_span!("send task message")).await {
-        Ok(()) => {
-            if let Err(error) = store::mark_sent(client, task.id).await {
-                tracing::warn!(task_id = %task.id, error = %crate::error_chain(&error), "sent, but could not record it");
-            }
-        }
-        Err(error) => {
-            tracing::warn!(task_id = %task.id, error = %crate::error_chain(&error), "send failed; the sweeper will send it")
-        }
+    if let Err(error) = send.instrument(tracing::info_span!("send task message")).await {
+        tracing::warn!(task_id = %task.id, error = %crate::error_chain(&error), "send failed; the sweeper will send it");
+        mark_unsent(client, &[task.id]).await;
+    }
+}
+
+/// Tasks inserted marked sent whose send failed: owed again, so the sweeper sends them after its
+/// grace. A mark that fails too leaves them to the lost-message duty.
+async fn mark_unsent(client: &store::Client, task_ids: &[uuid::Uuid]) {
+    if let Err(error) = store::mark_unsent(client, task_ids).await {
+        tracing::warn!(unsent = task_ids.len(), error = %crate::error_chain(&error), "could not mark the failed sends unsent; the lost-message sweep will send them");
     }
 }
 
@@ -382,8 +385,8 @@ impl Plain {
     }
 }
 
-/// The messages of a bulk create's new queued tasks: `SendMessageBatch`, ten to a call, then one
-/// mark of every message SQS took. A message not taken stays owed, and the sweeper sends it.
+/// The messages of a bulk create's new queued tasks: `SendMessageBatch`, ten to a call. The tasks
+/// were inserted marked sent; those whose send failed are marked unsent, for the sweeper.
 async fn send_new<P>(app: &App<P>, client: &store::Client, answers: &[Result<Created, ApiError>]) {
     let owed: Vec<OwedMessage> = answers
         .iter()
@@ -400,10 +403,6 @@ async fn send_new<P>(app: &App<P>, client: &store::Client, answers: &[Result<Cre
     let failed = app.queues.send_tasks(&owed).instrument(tracing::info_span!("send task message")).await;
     if !failed.is_empty() {
         tracing::warn!(unsent = failed.len(), "some sends failed; the sweeper will send them");
-    }
-    let sent: Vec<uuid::Uuid> =
-        owed.iter().map(|message| message.task_id).filter(|id| !failed.contains(id)).collect();
-    if let Err(error) = store::mark_sent_many(client, &sent).await {
-        tracing::warn!(error = %crate::error_chain(&error), "sent, but could not record it");
+        mark_unsent(client, &failed).await;
     }
 }

@@ -9,9 +9,7 @@ use uuid::Uuid;
 use crate::error::{StoreError, StoreResult};
 use crate::model::{new_id, Created, NewTask, RunState, Task, TaskOwner};
 use crate::pool::GenericClient;
-use crate::queries::{
-    EXISTING_BY_KEY, INSERT_ALL, INSERT_APP_TASK, INSERT_RUN_TASK, MARK_POLLERS, MARK_SENT, MARK_SENT_MANY,
-};
+use crate::queries::{EXISTING_BY_KEY, INSERT_ALL, INSERT_APP_TASK, INSERT_RUN_TASK, MARK_POLLERS};
 use crate::read::get_task_by_effect_key;
 use crate::statement::Param;
 
@@ -203,22 +201,6 @@ async fn existing_by_key(
             Ok((task.effect_key.clone(), task))
         })
         .collect()
-}
-
-/// Record that a task's message was sent (after the create committed and the send succeeded).
-pub async fn mark_sent(client: &impl GenericClient, task_id: Uuid) -> StoreResult<bool> {
-    let statement = client.prepare_cached(MARK_SENT.text()).await?;
-    Ok(client.execute(&statement, &MARK_SENT.bind(&[("task_id", &task_id)])?).await? == 1)
-}
-
-/// Record that these tasks' messages were sent (a batch's `SendMessageBatch`). One round trip.
-pub async fn mark_sent_many(client: &impl GenericClient, task_ids: &[Uuid]) -> StoreResult<()> {
-    if task_ids.is_empty() {
-        return Ok(());
-    }
-    let statement = client.prepare_cached(MARK_SENT_MANY.text()).await?;
-    client.query(&statement, &MARK_SENT_MANY.bind(&[("task_ids", &task_ids)])?).await?;
-    Ok(())
 }
 
 /// Record that creates without a callback found these existing tasks: their callers read them,

@@ -127,8 +127,6 @@ statements! {
     INSERT_APP_TASK = "create/insert_app_task";
     INSERT_RUN_TASK = "create/insert_run_task";
     MARK_POLLERS = "create/mark_pollers";
-    MARK_SENT = "create/mark_sent";
-    MARK_SENT_MANY = "create/mark_sent_many";
 
     MARK_DELIVERED = "events/mark_delivered";
     PRUNE_DELIVERED_EVENTS = "events/prune_delivered_events";

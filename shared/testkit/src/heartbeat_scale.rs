@@ -243,7 +243,6 @@ async fn attach(db: &TestDb, app: &aitasks_runtime::App, scale: &HeartbeatScale)
             let owed: Vec<OwedMessage> =
                 ids.iter().map(|id| OwedMessage { task_id: *id, app_id: owner.to_owned() }).collect();
             assert!(app.queues.send_tasks(&owed).await.is_empty(), "messages sent");
-            store::mark_sent_many(&client, &ids).await.expect("marked sent");
             let names: Vec<String> = items.iter().map(|i| format!("tok-{owner}-{chunk_at}-{i}")).collect();
             let callbacks: Vec<NewCallback<'_>> = ids
                 .iter()

@@ -1,7 +1,7 @@
 //! Batches against one task at a time, on the same database in the same run:
 //!
-//! - creates at 64 clients: `create_task` + `mark_sent` per task (what the single create writes)
-//!   beside `create_tasks` + `mark_sent_many` for 100 at a time, and the floor of one plain
+//! - creates at 64 clients: `create_task` per task (what the single create writes: the task is
+//!   inserted already marked sent) beside `create_tasks` for 100 at a time, and the floor of one plain
 //!   INSERT a task (pgbench);
 //! - the lifecycle in batches of 10 through the shipped calls ([`lifecycle::batch_of_ten`]) at
 //!   1, 16 and 64 clients beside the three-statement floor of `floor.sql`, each with its cost
@@ -21,15 +21,13 @@ const CREATE_BATCH: usize = 100;
 pub(crate) const CREATE_FLOOR: &str = include_str!("../sql/create_floor.sql");
 
 async fn single_create(client: store::Client, round: usize) -> Result<(store::Client, u64), Failure> {
-    let created = store::create_task(&client, &new_task("bench-app", format!("s-{round}"))).await?;
-    store::mark_sent(&client, created.task().id).await?;
+    store::create_task(&client, &new_task("bench-app", format!("s-{round}"))).await?;
     Ok((client, 1))
 }
 
 async fn batch_create(client: store::Client, round: usize) -> Result<(store::Client, u64), Failure> {
     let tasks: Vec<_> = (0..CREATE_BATCH).map(|i| new_task("bench-app", format!("b-{round}-{i}"))).collect();
     let ids = created_ids(store::create_tasks(&client, "bench-app", &tasks).await?)?;
-    store::mark_sent_many(&client, &ids).await?;
     Ok((client, ids.len() as u64))
 }
 
@@ -54,7 +52,7 @@ pub(crate) async fn section(base: &str, size: Size, out: &std::path::Path) -> Re
     let create_floor = pgbench::run_async(&url, &create_floor_script, clients, limit).await?;
     row(&format!("creates at {clients} clients"), &["tasks/s".into(), "× single".into(), "× floor".into()]);
     row(
-        "create one at a time (create + mark sent)",
+        "create one at a time",
         &[format!("{single:.0}"), "1.00x".into(), format!("{:.2}x", single / create_floor)],
     );
     row(

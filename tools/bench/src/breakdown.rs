@@ -326,7 +326,7 @@ mod tests {
             }
             assert_eq!(names.name_of(&kept), name, "{kept}");
         }
-        assert_eq!(names.name_of(text("create/mark_sent_many")), "create/mark_sent_many");
+        assert_eq!(names.name_of(text("sweep/mark_unsent")), "sweep/mark_unsent");
         // Not the store's: its first words.
         assert_eq!(
             names.name_of("SELECT   1 FROM tasks WHERE id = $1 AND status = 'queued' AND more"),

@@ -1,8 +1,8 @@
 //! A task's life in the store through the shipped calls, in the order the functions make them
 //! for a task whose provider answers promptly (no deferral, no callbacks attached):
 //!
-//! 1. create-task: `create_task` (`create/insert_app_task`), then, once the task's SQS message is
-//!    sent, `mark_sent` (`create/mark_sent`);
+//! 1. create-task: `create_task` (`create/insert_app_task`), the task inserted already marked sent
+//!    (its SQS message follows the commit; only a failed send writes again: `sweep/mark_unsent`);
 //! 2. process-task, `worker::process`: `claim_by` with a claim mark, as the wave's claim
 //!    (`lease/claim_by`; a wave of one here);
 //! 3. no heartbeat and no cancel poll: the attempt's first poll is `AITASK_CANCEL_POLL_MS`
@@ -17,8 +17,8 @@
 //! 5. `App::announce`, once the event is on the events queue: `mark_delivered_and_take_owed`
 //!    (`callbacks/mark_delivered_and_take_owed`, which also takes the callbacks the task made owed: none here).
 //!
-//! Batches of ten ([`batch_of_ten`]) take the same steps with the batch calls: `create_tasks` and
-//! `mark_sent_many` (one `POST /v1/tasks/batch`), one claim for the SQS delivery's ten records, one
+//! Batches of ten ([`batch_of_ten`]) take the same steps with the batch calls: `create_tasks` (one
+//! `POST /v1/tasks/batch`), one claim for the SQS delivery's ten records, one
 //! `complete_many` for the ten successes, one `mark_delivered_and_take_owed` for their events.
 //!
 //! Scoped tasks (with a cache key) are admitted and settled by other statements
@@ -73,7 +73,6 @@ fn answer() -> (serde_json::Value, serde_json::Value) {
 pub(crate) async fn one_task(client: &store::Client, effect_key: String) -> Result<(), Failure> {
     let created = store::create_task(client, &new_task("bench-app", effect_key)).await?;
     let id = created.task().id;
-    store::mark_sent(client, id).await?;
     let Some(Claim::Claimed(task)) = store::claim_by(client, &[id], &claim_mark()).await?.pop() else {
         return Err("a fresh task could not be claimed".into());
     };
@@ -98,7 +97,6 @@ pub(crate) async fn batch_of_ten(client: &store::Client, round: usize) -> Result
     for created in store::create_tasks(client, "bench-app", &tasks).await? {
         ids.push(created?.task().id);
     }
-    store::mark_sent_many(client, &ids).await?;
     let mut claimed = Vec::with_capacity(ids.len());
     for claim in store::claim_by(client, &ids, &claim_mark()).await? {
         let Claim::Claimed(task) = claim else { return Err("a fresh task could not be claimed".into()) };

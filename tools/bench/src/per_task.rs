@@ -33,7 +33,7 @@ pub(crate) async fn section(base: &str, size: Size, out: &std::path::Path) -> Re
     let floor_script = pgbench::script_file(out, "floor.sql", pgbench::FLOOR)?;
     let reference_script = pgbench::script_file(out, "reference.sql", pgbench::REFERENCE)?;
     println!(
-        "\nstore lifecycle: tasks/s, {:.1}s per point (the shipped calls: create, mark sent, claim, complete + event, mark published)",
+        "\nstore lifecycle: tasks/s, {:.1}s per point (the shipped calls: create, claim, complete + event, mark published)",
         duration.as_secs_f64()
     );
     let (mut ours, mut floor, mut reference) = (Vec::new(), Vec::new(), Vec::new());

@@ -20,7 +20,6 @@ async fn waiting(db: &TestDb, tenant: &str, count: usize) -> Vec<String> {
             (0..n).map(|i| new_task(tenant, app_owner("waits"), &format!("{tenant}-{chunk}-{i}"))).collect();
         let created = store::create_tasks(&client, tenant, &tasks).await.unwrap();
         let ids: Vec<_> = created.into_iter().map(|c| c.unwrap().task().id).collect();
-        store::mark_sent_many(&client, &ids).await.unwrap();
         let names: Vec<String> = (0..n).map(|i| format!("tok-{tenant}-{chunk}-{i}")).collect();
         let callbacks: Vec<NewCallback<'_>> = ids
             .iter()

@@ -6,6 +6,11 @@
 -- a token (:rate_ok), spend the token, insert the task and record its admission. One row comes
 -- back: within_cap, within_system_cap, and the inserted task's columns (NULL when nothing was
 -- inserted). The caller rolls back whenever nothing was inserted.
+-- Marked sent as it is inserted (`message_sent_at` now), unless it awaits a provider batch: the
+-- create sends its message after the commit, and a send that fails marks it unsent
+-- (sweep/mark_unsent.sql). A crash between the commit and the send leaves a task marked sent with
+-- no message: the sweeper's lost-message duty sends it (sweep/take_unsent.sql, after
+-- AITASK_RESEND_AFTER_MS; docs/lifecycle.md, "A create that crashes before its send").
 WITH counted AS (
     INSERT INTO app_concurrency (app_id, shard, active) VALUES (:app_id, scope_shard(:scope_id), 1)
     ON CONFLICT (app_id, shard) DO UPDATE SET active = app_concurrency.active + 1
@@ -39,11 +44,11 @@ inserted AS (
     INSERT INTO tasks (id, app_id, run_id, scope_id, usage_subject, usage_user_id, source_id,
         cache_key, step_key, effect_key, kind, request, input_hash, model_id, model_ref,
         model_config_hash, max_attempts, trace_header, deferred_by, awaiting_batch, has_poller,
-        scope_terms, replay_of, replay_operation)
+        scope_terms, replay_of, replay_operation, message_sent_at)
     SELECT :id, :app_id, :run_id, :scope_id, :usage_subject, :usage_user_id, :source_id,
         :cache_key, :step_key, :effect_key, :kind, :request, :input_hash, :model_id, :model_ref,
         :model_config_hash, :max_attempts, :trace_header, now() + :deferred_window_ms::bigint * interval '1 millisecond', :awaiting_batch, :has_poller,
-        :scope_terms, :replay_of, :replay_operation
+        :scope_terms, :replay_of, :replay_operation, CASE WHEN :awaiting_batch THEN NULL ELSE now() END
     FROM admitted
     ON CONFLICT (app_id, effect_key) DO NOTHING
     -- Only what the database fills in: the rest of the task is what was inserted.

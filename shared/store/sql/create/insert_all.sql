@@ -11,6 +11,11 @@
 --
 -- One row per item comes back, in item order: its run's state (NULL when it has no run, or the
 -- run was not found) and the new task's database-filled columns (NULL when nothing was inserted).
+-- Marked sent as it is inserted (`message_sent_at` now), unless it awaits a provider batch: the
+-- create sends its message after the commit, and a send that fails marks it unsent
+-- (sweep/mark_unsent.sql). A crash between the commit and the send leaves a task marked sent with
+-- no message: the sweeper's lost-message duty sends it (sweep/take_unsent.sql, after
+-- AITASK_RESEND_AFTER_MS; docs/lifecycle.md, "A create that crashes before its send").
 WITH items AS (
     SELECT *
     FROM unnest(:ids::uuid[], :run_ids::uuid[], :scope_ids::text[], :usage_subjects::jsonb[],
@@ -33,13 +38,13 @@ run AS (
 inserted AS (
     INSERT INTO tasks (id, app_id, run_id, scope_id, usage_subject, usage_user_id, step_key,
         effect_key, kind, request, input_hash, model_id, model_ref, model_config_hash,
-        max_attempts, trace_header, deferred_by, awaiting_batch, has_poller)
+        max_attempts, trace_header, deferred_by, awaiting_batch, has_poller, message_sent_at)
     SELECT items.id, :app_id, items.run_id, COALESCE(run.run_scope_id, items.scope_id),
         items.usage_subject, run.run_user_id, items.step_key, items.effect_key, items.kind,
         items.request, items.input_hash, items.model_id, items.model_ref,
         items.model_config_hash, items.max_attempts, items.trace_header,
         now() + items.deferred_window_ms * interval '1 millisecond', items.awaiting_batch,
-        items.has_poller
+        items.has_poller, CASE WHEN items.awaiting_batch THEN NULL ELSE now() END
     FROM items LEFT JOIN run ON run.owner_run_id = items.run_id
     WHERE items.run_id IS NULL OR run.run_state = 'running'
     ORDER BY items.effect_key, items.ord

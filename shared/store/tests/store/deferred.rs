@@ -54,7 +54,12 @@ async fn a_task_awaiting_a_batch_owes_no_message_and_waits_out_the_queue_timeout
     let window = task.deferred_by.unwrap() - task.created_at;
     assert_eq!(window.num_milliseconds(), 2 * HOUR_MS, "the window is the database's creation plus within");
     store::create_task(&client, &new_task(APP, app_owner("s"), "plain")).await.unwrap();
-    db.sql("UPDATE tasks SET created_at = now() - interval '20 minutes'").await;
+    // Sent 20 minutes ago (the plain task was inserted marked sent) and never claimed.
+    db.sql(
+        "UPDATE tasks SET created_at = now() - interval '20 minutes', \
+            message_sent_at = message_sent_at - interval '20 minutes'",
+    )
+    .await;
     let owed =
         store::take_unsent(&client, Duration::from_secs(5), Duration::from_secs(300), 100).await.unwrap();
     assert_eq!(owed.len(), 1, "only the plain task owes a message");

@@ -323,7 +323,6 @@ async fn a_stale_running_task_is_requeued_then_interrupted_when_its_budget_is_sp
     let mut spec = new_task(APP, app_owner("s"), "k");
     spec.max_attempts = 2;
     let task = store::create_task(&client, &spec).await.unwrap().into_task();
-    store::mark_sent(&client, task.id).await.unwrap();
 
     claimed(&db, task.id).await;
     db.sql("UPDATE tasks SET heartbeat_at = now() - interval '1 minute'").await;

@@ -13,11 +13,20 @@ use futures::future::join_all;
 async fn unsent_messages_wait_out_the_grace_then_are_split_between_sweepers() {
     let db = Arc::new(TestDb::new().await);
     let client = db.client().await;
+    let mut ids = Vec::new();
     for i in 0..30 {
-        store::create_task(&client, &new_task(APP, app_owner("s"), &format!("k{i}"))).await.unwrap();
+        let created =
+            store::create_task(&client, &new_task(APP, app_owner("s"), &format!("k{i}"))).await.unwrap();
+        ids.push(created.task().id);
     }
     let grace = Duration::from_secs(5);
     let resend = Duration::from_secs(300);
+    assert!(
+        store::take_unsent(&client, grace, resend, 100).await.unwrap().is_empty(),
+        "inserted marked sent"
+    );
+    // Their creates' sends failed: owed again, after the grace.
+    assert_eq!(store::mark_unsent(&client, &ids).await.unwrap(), 30);
     assert!(store::take_unsent(&client, grace, resend, 100).await.unwrap().is_empty(), "inside the grace");
     db.sql("UPDATE tasks SET created_at = now() - interval '1 minute'").await;
     let sweeps = (0..3).map(|_| {
@@ -34,6 +43,27 @@ async fn unsent_messages_wait_out_the_grace_then_are_split_between_sweepers() {
     assert_eq!(store::take_unsent(&client, grace, resend, 100).await.unwrap().len(), 5);
     db.sql("UPDATE tasks SET message_sent_at = now() - interval '10 minutes'").await;
     assert_eq!(store::take_unsent(&client, grace, resend, 100).await.unwrap().len(), 30);
+}
+
+/// A send that failed at the client may still have reached the queue, and its claim may have
+/// parked the task under a hold before the failure is marked: the mark leaves it parked (its
+/// hold's release sends it), and no sweep re-sends it.
+#[tokio::test]
+async fn a_failed_send_marked_after_the_task_was_parked_leaves_it_parked() {
+    let db = TestDb::new().await;
+    let client = db.client().await;
+    let task = store::create_task(&client, &new_task(APP, app_owner("s"), "parked")).await.unwrap();
+    let id = task.task().id;
+    db.sql(&format!("UPDATE tasks SET message_sent_at = 'infinity' WHERE id = '{id}'")).await;
+    assert_eq!(store::mark_unsent(&client, &[id]).await.unwrap(), 0);
+    db.sql("UPDATE tasks SET created_at = now() - interval '1 hour'").await;
+    let owed =
+        store::take_unsent(&client, Duration::from_secs(5), Duration::from_secs(300), 100).await.unwrap();
+    assert!(owed.is_empty(), "a parked task owes no message: {owed:?}");
+    let parked = db
+        .count(&format!("SELECT count(*) FROM tasks WHERE id = '{id}' AND message_sent_at = 'infinity'"))
+        .await;
+    assert_eq!(parked, 1);
 }
 
 #[tokio::test]

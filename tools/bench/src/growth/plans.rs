@@ -11,14 +11,13 @@ use crate::Failure;
 /// own list (`aitasks_store::queries::statements`), for the check that it stays a descent by id
 /// when the partial indexes are believed empty (see [`believed_empty`]). The text explained is
 /// the store's, as the store sends it: no copy here can drift from it.
-const POINT_STATEMENTS: [(&str, &str); 8] = [
+const POINT_STATEMENTS: [(&str, &str); 7] = [
     ("claim", "lease/claim_by"),
     ("heartbeat", "lease/heartbeat"),
     ("cancel check", "lease/check"),
     ("complete", "settle/complete_attempt"),
     ("cancel request", "cancel/request_cancel"),
     ("settle a cancel", "settle/end_canceled"),
-    ("mark sent", "create/mark_sent"),
     ("mark unsent", "sweep/mark_unsent"),
 ];
 

@@ -271,9 +271,6 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
     operation!("sweeper: look for lost messages", |_i| {
         store::owed_beyond(&client, 1_000, Duration::from_secs(60)).await?;
     });
-    operation!("sender: mark a message sent", |i| {
-        store::mark_sent(&client, run_tasks[i]).await?;
-    });
     operation!("sweeper: deliver pending events", |_i| {
         let events = store::take_undelivered_events(&client, Duration::from_secs(60), 100).await?;
         let ids: Vec<i64> = events.iter().map(|event| event.id).collect();
