@@ -1,5 +1,5 @@
 -- How long until the nearest window end of a deferred task not yet done closes (negative: it
--- has passed), for the deadline alarm: the queued ones (one entry of tasks_deferred_by_idx) and
+-- has passed), for the deadline alarm: the queued ones (one entry of tasks_queued_deadline_idx) and
 -- those in an open batch (its give-up time is its earliest window end less :slack_ms).
 SELECT (extract(epoch FROM LEAST(
     (SELECT min(deferred_by) FROM tasks WHERE status = 'queued' AND deferred_by IS NOT NULL),

@@ -21,4 +21,5 @@ mod round_trips;
 mod statements;
 mod stored_size;
 mod sweeps;
+mod task_indexes;
 mod tls;
