@@ -100,7 +100,11 @@ CREATE FUNCTION pg_temp.growth_tasks(lo bigint, hi bigint, n bigint) RETURNS SET
            NULL::uuid,                                                        -- batch_id
            true,                                                              -- has_poller
            CASE WHEN st <> 'queued' THEN created + interval '50 milliseconds' END, -- attempt_started_at
-           NULL::jsonb                                                        -- attempt_log (thin)
+           NULL::jsonb,                                                       -- attempt_log (thin)
+           NULL::jsonb,                                                       -- scope_terms
+           NULL::uuid,                                                        -- replay_of
+           NULL::uuid,                                                        -- replay_operation
+           NULL::timestamptz                                                  -- unheld_at
     FROM base
 $$;
 
