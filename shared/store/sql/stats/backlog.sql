@@ -10,8 +10,8 @@
 SELECT
     (SELECT count(*) FROM (SELECT 1 FROM tasks WHERE status = 'queued' AND NOT awaiting_batch LIMIT :cap) capped) AS queued,
     (SELECT count(*) FROM (SELECT 1 FROM tasks WHERE status = 'running' LIMIT :cap) capped) AS running,
-    (SELECT (extract(epoch FROM now() - min(created_at)) * 1000)::float8 FROM tasks
-     WHERE status = 'queued' AND deferred_by IS NULL
-       AND message_sent_at IS DISTINCT FROM 'infinity') AS oldest_queued_ms,
+    (SELECT (extract(epoch FROM now() - created_at) * 1000)::float8 FROM tasks
+     WHERE status = 'queued' AND deferred_by IS NULL AND message_sent_at IS DISTINCT FROM 'infinity'
+     ORDER BY deferred_by, created_at LIMIT 1) AS oldest_queued_ms,
     (SELECT (extract(epoch FROM now() - min(started_at)) * 1000)::float8 FROM tasks
      WHERE status = 'running') AS oldest_running_ms

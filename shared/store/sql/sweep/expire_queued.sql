@@ -16,7 +16,9 @@ WITH timed_out AS (
       AND created_at < now() - :queue_timeout_ms::bigint * interval '1 millisecond'
       AND message_sent_at IS DISTINCT FROM 'infinity'
       AND (unheld_at IS NULL OR unheld_at < now() - :queue_timeout_ms::bigint * interval '1 millisecond')
-    ORDER BY created_at, id LIMIT :page
+    -- `deferred_by` first, though NULL in every row here: the index's own order, so the page is
+    -- read in order and not sorted (IS NULL is no equality to the planner's sort keys).
+    ORDER BY deferred_by, created_at, id LIMIT :page
     FOR UPDATE SKIP LOCKED
 ),
 out_of_window AS (

@@ -271,6 +271,15 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
     operation!("sweeper: look for lost messages", |_i| {
         store::owed_beyond(&client, 1_000, Duration::from_secs(60)).await?;
     });
+    operation!("sweeper: the backlog's sample", |_i| {
+        store::backlog(&client, 100_000).await?;
+    });
+    operation!("sweeper: the nearest deferred window", |_i| {
+        store::nearest_window(&client, Duration::from_secs(600)).await?;
+    });
+    operation!("sweeper: send deferred tasks due now", |_i| {
+        store::send_due_now(&client, Duration::from_secs(600), 100).await?;
+    });
     operation!("sweeper: deliver pending events", |_i| {
         let events = store::take_undelivered_events(&client, Duration::from_secs(60), 100).await?;
         let ids: Vec<i64> = events.iter().map(|event| event.id).collect();
