@@ -68,7 +68,8 @@ impl Plan {
                 chaos: vec![Fault::KillWorkers, Fault::LongTransaction],
                 chaos_seconds: 3.0,
                 window: Duration::from_secs(30),
-                drain: Duration::from_secs(8),
+                // A killed worker's tasks come back once their heartbeat is 5 s old.
+                drain: Duration::from_secs(15),
                 peers: false,
             },
         }
