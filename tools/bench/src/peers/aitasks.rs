@@ -102,7 +102,10 @@ async fn one_delivery(pool: &store::StorePool, queues: &Queues) -> Result<bool, 
         match claim {
             Claim::Claimed(task) => claimed.push(task),
             // As process-task does: the message again in a second, this one acknowledged.
-            Claim::Busy => queues.send_task_after(*id, Some(&message_group(APP)), BUSY_RETRY).await?,
+            Claim::Busy => {
+                eprintln!("aitasks worker: task {id} busy, its message again in {BUSY_RETRY:?}");
+                queues.send_task_after(*id, Some(&message_group(APP)), BUSY_RETRY).await?;
+            }
             _ => {}
         }
     }

@@ -98,10 +98,17 @@ pub(crate) fn worst(windows: &[Pickup]) -> Pickup {
     })
 }
 
-/// Sustained: every job completed by the end of the drain (1% slack), and pickup p99 not
-/// growing over the step (its last third's at most twice its first third's, or under 200 ms).
-pub(crate) fn sustained(phase: &[Record], tally: &Tally) -> bool {
-    if (tally.completed as f64) < 0.99 * tally.produced as f64 {
+/// Completions kept pace with the producer: at least 90% of its rate from the first insert to
+/// the last completion (a backlog worked off during the drain does not count as keeping up).
+pub(crate) fn kept_pace(rate: f64, throughput: f64) -> bool {
+    throughput >= 0.9 * rate
+}
+
+/// Sustained: completions kept pace ([`kept_pace`]), every job completed by the end of the
+/// drain (1% slack), and pickup p99 not growing over the step (its last third's at most twice
+/// its first third's, or under 200 ms).
+pub(crate) fn sustained(phase: &[Record], tally: &Tally, rate: f64, throughput: f64) -> bool {
+    if (tally.completed as f64) < 0.99 * tally.produced as f64 || !kept_pace(rate, throughput) {
         return false;
     }
     let (Some(t0), Some(t1)) = (phase.iter().map(|r| r.at).min(), phase.iter().map(|r| r.at).max()) else {

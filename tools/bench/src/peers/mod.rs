@@ -48,8 +48,18 @@ pub(crate) async fn role() -> Option<Result<(), Failure>> {
         "aitasks-sweep" => aitasks::sweep().await,
         "sqs-produce" => sqs_hop::produce().await,
         "sqs-work" => sqs_hop::work().await,
+        // The picture of a past run again (BENCH_PEERS_JSON: its latest.json) into docs/bench.
+        "replot" => replot(),
         other => Err(format!("no such role: {other}").into()),
     })
+}
+
+fn replot() -> Result<(), Failure> {
+    let path = std::env::var("BENCH_PEERS_JSON").map_err(|_| "BENCH_PEERS_JSON is not set")?;
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(path)?)?;
+    let picture = report::picture_of(&report["peers"]).ok_or("no peers section in that file")?;
+    std::fs::write(aitasks_testkit::workspace_root().join("docs/bench/peers.svg"), picture)?;
+    Ok(())
 }
 
 /// This system, or the SQS hop alone, with a queue of its own (visibility 5 s).

@@ -177,14 +177,15 @@ impl Runner {
         let phase = measure::of_phase(&self.records.lock().unwrap(), base, produced);
         let tally = Tally::of(&phase, produced);
         let last_done = phase.iter().map(|r| r.done).max().unwrap_or(end_ms);
+        let throughput = tally.completed as f64 / ((last_done - from_ms).max(1) as f64 / 1000.0);
         Ok(Phase {
             workers,
             rate,
             seconds,
             tally,
             windows: measure::windows(&phase, self.window.as_millis() as i64),
-            sustained: measure::sustained(&phase, &tally),
-            throughput: tally.completed as f64 / ((last_done - from_ms).max(1) as f64 / 1000.0),
+            sustained: measure::sustained(&phase, &tally, rate, throughput),
+            throughput,
             crashed,
             recovery: fault_ms.and_then(|at| measure::recovery(&phase, at, end_ms, rate)),
             from_ms,

@@ -90,6 +90,9 @@ impl Workers {
 
     /// SIGTERM, then SIGKILL if still there after two seconds: the end of a phase.
     pub(crate) fn stop(mut self) {
+        if self.exited() {
+            return;
+        }
         let pid = self.child.id().to_string();
         let _ = Command::new("kill").args(["-TERM", &pid]).status();
         for _ in 0..20 {

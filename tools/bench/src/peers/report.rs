@@ -2,6 +2,7 @@
 
 use serde_json::{json, Value};
 
+use super::measure;
 use super::phase::{Fault, Phase};
 use super::plan::Plan;
 use super::plot::{self, Bars};
@@ -152,6 +153,47 @@ pub(crate) fn json(outcomes: &[Outcome], hop: &Outcome, plan: &Plan) -> Value {
         "systems": outcomes.iter().map(one).collect::<Vec<_>>(),
         "sqsHop": one(hop),
     })
+}
+
+/// The picture of a past run, from the section's JSON (`latest.json`'s `peers`), its ladder
+/// judged again by the current [`measure::kept_pace`].
+pub(crate) fn picture_of(report: &Value) -> Option<String> {
+    let bars: Vec<Bars> = report["systems"]
+        .as_array()?
+        .iter()
+        .filter(|s| s["notInstalled"].is_null())
+        .map(|s| {
+            let phases = |key: &str| s[key].as_array().cloned().unwrap_or_default();
+            let sustained = phases("ladder")
+                .iter()
+                .take_while(|p| {
+                    let (rate, throughput) =
+                        (p["rate"].as_f64().unwrap_or(0.0), p["throughput"].as_f64().unwrap_or(0.0));
+                    p["sustained"] == true && measure::kept_pace(rate, throughput)
+                })
+                .filter_map(|p| p["rate"].as_f64())
+                .last();
+            Bars {
+                name: s["system"].as_str().unwrap_or("?").into(),
+                p99: phases("fixed")
+                    .iter()
+                    .map(|p| {
+                        (
+                            p["workers"].as_u64().unwrap_or(0) as usize,
+                            p["pickupMs"]["p99"].as_f64().unwrap_or(0.0),
+                        )
+                    })
+                    .collect(),
+                sustained,
+            }
+        })
+        .collect();
+    let workers = report["systems"][0]["ladder"][0]["workers"].as_u64().unwrap_or(0);
+    let caption = format!(
+        "pickup p99 at {} jobs/s (worst {} s window); sustained: highest rate of {} kept up with by {workers} workers; same Postgres, same machine",
+        report["fixedRate"], report["windowSeconds"], report["ladder"]
+    );
+    Some(plot::svg(&bars, &caption))
 }
 
 pub(crate) fn picture(outcomes: &[Outcome], plan: &Plan) -> String {

@@ -122,8 +122,8 @@ pub(crate) fn peers() -> Vec<Result<System, (&'static str, String)>> {
 pub(crate) const NOT_INSTALLABLE: [(&str, &str); 2] = [
     (
         "absurd",
-        "absurd-sdk 0.5.1 installs from PyPI but ships no schema: its SQL (absurd.sql) is applied by \
-         absurdctl from the absurd repository, in no registry",
+        "absurd-sdk 0.5.1 installs from PyPI but ships no schema: its SQL (sql/absurd.sql) comes from \
+         the absurd GitHub repository (the public method's Dockerfile downloads it), in no registry",
     ),
     ("awa", "awa-pg 0.6.9 installs from PyPI, but its adapter was not written in this turn's time box"),
 ];
