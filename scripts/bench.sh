@@ -10,7 +10,11 @@
 #                        batch_results (a 100 MiB batch result file settled by the sweeper), graphile,
 #                        operations (100,000 tasks replayed and canceled by filter), outage (a
 #                        10-minute provider outage with 1,000 queued tasks), streams (live output: chunk to
-#                        reader latency, a streamed task's rows, WAL and worker CPU beside a whole answer's)
+#                        reader latency, a streamed task's rows, WAL and worker CPU beside a whole answer's),
+#                        peers (the public cross-queue method, github.com/hardbyte/postgresql-job-queue-benchmarking:
+#                        this system beside graphile-worker, pg-boss and procrastinate, installed by
+#                        scripts/peer.sh; pickup latency, sustained rate, dead tuples, chaos cells
+#                        that restart this Postgres; about 15 minutes, 5 with BENCH_QUICK=1)
 #                        (make simulate: simulate; its fairness half alone: fairness)
 source "$(dirname "$0")/lib.sh"
 export AITASK_PG_DURABLE=1 AITASK_PG_TLS=0 AITASK_PG_DIR="/tmp/aitasks-pg-bench-$(printf '%s' "$ROOT" | md5sum | cut -c1-10)"

@@ -20,6 +20,7 @@ mod heartbeats;
 mod lifecycle;
 mod operations;
 mod outage;
+mod peers;
 mod per_task;
 mod pgbench;
 mod reads;
@@ -158,6 +159,10 @@ async fn admission_section(base: &str, size: Size) -> Result<Value, Failure> {
 
 #[tokio::main]
 async fn main() -> Result<(), Failure> {
+    // A process the peers section started: one of this system's adapter roles.
+    if let Some(result) = peers::role().await {
+        return result;
+    }
     let base = std::env::var("DATABASE_URL").map_err(|_| "DATABASE_URL is required (make bench sets it)")?;
     let size = Size::from_env();
     let quick = size != Size::Full;
@@ -217,6 +222,9 @@ async fn main() -> Result<(), Failure> {
     if wanted("graphile") {
         let peer = graphile::section(&base, size, &report).await?;
         report.insert("graphileWorker".into(), peer);
+    }
+    if wanted("peers") {
+        report.insert("peers".into(), peers::section(&base, size, &out).await?);
     }
     if wanted("reads") {
         report.insert("reads".into(), reads::section(size).await?);

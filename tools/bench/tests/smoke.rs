@@ -148,6 +148,23 @@ fn every_section_of_the_benchmark_runs_at_its_smallest() {
     assert!(number(&e2e["claimMs"], "claim under saturation") >= 0.0);
 
     assert!(number(&report["graphileWorker"]["graphileJobsPerSecond"], "graphile-worker") > 0.0);
+    // The peers section at its smallest: this system alone (no peer, no Postgres restart of the
+    // shared test cluster), every produced job completed exactly once, also with its workers
+    // killed and with a long transaction open.
+    let ours = &report["peers"]["systems"][0];
+    assert_eq!(ours["system"], "aitasks", "{ours}");
+    let cells = ours["chaos"].as_array().expect("chaos cells");
+    assert_eq!(
+        cells.iter().map(|c| c["cell"].as_str().unwrap()).collect::<Vec<_>>(),
+        ["workers killed", "long transaction"]
+    );
+    let phases =
+        ours["fixed"].as_array().expect("fixed-rate phases").iter().chain(cells.iter().map(|c| &c["phase"]));
+    for phase in phases {
+        assert!(number(&phase["produced"], "produced") > 0.0, "{phase}");
+        assert_eq!((&phase["lost"], &phase["twice"]), (&Value::from(0), &Value::from(0)), "{phase}");
+    }
+    assert!(number(&report["peers"]["sqsHop"]["fixed"][0]["completed"], "SQS hop") > 0.0);
     for run in ["realTime", "heldByBatches", "pastTheQuota"] {
         let heartbeats = &report["heartbeats"][run];
         assert!(number(&heartbeats["sweeps"], run) >= 1.0, "{run}: {heartbeats}");

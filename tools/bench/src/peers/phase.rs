@@ -1,0 +1,195 @@
+//! One phase of the method for one system: its workers started (and, for this system, its
+//! sweeper), a producer at a fixed rate for a fixed time, at most one fault a third of the way
+//! in, then a drain until every produced job completed or the drain time passed; then the
+//! workers stopped and the phase's records measured.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::measure::{self, Pickup, Tally};
+use super::pace::epoch_ms;
+use super::process::{self, Records, Workers};
+use super::systems::{Launch, System};
+use crate::{db, Failure};
+
+/// The method's chaos cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fault {
+    /// Every worker process SIGKILLed, new ones started at once.
+    KillWorkers,
+    /// The Postgres server restarted (`scripts/postgres.sh restart`, a fast shutdown).
+    RestartPostgres,
+    /// `BEGIN; SELECT txid_current();` held open from the fault to the producer's end.
+    LongTransaction,
+}
+
+impl Fault {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Fault::KillWorkers => "workers killed",
+            Fault::RestartPostgres => "Postgres restarted",
+            Fault::LongTransaction => "long transaction",
+        }
+    }
+}
+
+/// What one phase measured.
+#[derive(Debug, Clone)]
+pub(crate) struct Phase {
+    pub(crate) workers: usize,
+    pub(crate) rate: f64,
+    pub(crate) seconds: f64,
+    pub(crate) tally: Tally,
+    pub(crate) windows: Vec<Pickup>,
+    pub(crate) sustained: bool,
+    /// Completions a second from the first insert to the last completion.
+    pub(crate) throughput: f64,
+    pub(crate) recovery: Option<f64>,
+    /// The worker process ended on its own during the phase (the public method fails the run
+    /// there: nothing restarts it).
+    pub(crate) crashed: bool,
+    pub(crate) from_ms: i64,
+    pub(crate) to_ms: i64,
+}
+
+impl Phase {
+    pub(crate) fn worst(&self) -> Pickup {
+        measure::worst(&self.windows)
+    }
+
+    pub(crate) fn json(&self) -> Value {
+        let w = self.worst();
+        json!({"workers": self.workers, "rate": self.rate, "seconds": self.seconds,
+               "produced": self.tally.produced, "completed": self.tally.completed,
+               "lost": self.tally.lost, "twice": self.tally.twice, "sustained": self.sustained,
+               "throughput": self.throughput, "recoverySeconds": self.recovery, "crashed": self.crashed,
+               "pickupMs": {"p50": w.p50, "p95": w.p95, "p99": w.p99},
+               "windows": self.windows.iter().map(|p| json!({"p50": p.p50, "p95": p.p95, "p99": p.p99, "jobs": p.jobs})).collect::<Vec<_>>()})
+    }
+}
+
+/// One system's database, log and records, across its phases.
+pub(crate) struct Runner {
+    pub(crate) system: System,
+    pub(crate) url: String,
+    pub(crate) log: PathBuf,
+    pub(crate) records: Records,
+    pub(crate) window: Duration,
+    pub(crate) drain: Duration,
+    next_base: i64,
+}
+
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, Failure> {
+    Ok(tokio::task::spawn_blocking(f).await?)
+}
+
+fn restart_postgres() -> Result<(), Failure> {
+    let script = aitasks_testkit::workspace_root().join("scripts/postgres.sh");
+    let status =
+        std::process::Command::new(script).arg("restart").env("AITASK_PG_STATE", "bench").status()?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err("scripts/postgres.sh restart failed".into())
+    }
+}
+
+impl Runner {
+    pub(crate) fn new(
+        system: System,
+        url: String,
+        log: PathBuf,
+        window: Duration,
+        drain: Duration,
+    ) -> Runner {
+        Runner { system, url, log, records: Records::default(), window, drain, next_base: 0 }
+    }
+
+    async fn start_workers(&self, workers: usize, rate: f64) -> Result<Workers, Failure> {
+        let mut command = self.system.command("work", &self.url);
+        command.env("WORKERS", workers.to_string()).env("RATE", rate.to_string());
+        let (log, records) = (self.log.clone(), self.records.clone());
+        blocking(move || Workers::start(command, &log, records)).await?
+    }
+
+    pub(crate) async fn run(
+        &mut self,
+        workers: usize,
+        rate: f64,
+        seconds: f64,
+        fault: Option<Fault>,
+    ) -> Result<Phase, Failure> {
+        let base = self.next_base;
+        self.next_base += 100_000_000;
+        let sweeper = match self.system.launch {
+            Launch::OwnBinary("aitasks") => {
+                let command = self.system.command("sweep", &self.url);
+                let (log, records) = (self.log.clone(), self.records.clone());
+                Some(blocking(move || Workers::start(command, &log, records)).await??)
+            }
+            _ => None,
+        };
+        let mut running = self.start_workers(workers, rate).await?;
+        let mut producer = self.system.command("produce", &self.url);
+        producer
+            .env("RATE", rate.to_string())
+            .env("SECONDS", seconds.to_string())
+            .env("SEQ_BASE", base.to_string());
+        let log = self.log.clone();
+        let from_ms = epoch_ms();
+        let produced = tokio::spawn(async move { process::produce(producer, &log).await });
+        let mut fault_ms = None;
+        let mut held = None;
+        if let Some(fault) = fault {
+            tokio::time::sleep(Duration::from_secs_f64(seconds / 3.0)).await;
+            fault_ms = Some(epoch_ms());
+            match fault {
+                Fault::KillWorkers => {
+                    blocking(move || running.kill()).await?;
+                    running = self.start_workers(workers, rate).await?;
+                }
+                Fault::RestartPostgres => blocking(restart_postgres).await??,
+                Fault::LongTransaction => {
+                    let client = db::connect(&self.url).await?;
+                    client.batch_execute("BEGIN; SELECT txid_current();").await?;
+                    held = Some(client);
+                }
+            }
+        }
+        let produced = produced.await??;
+        let end_ms = epoch_ms();
+        drop(held);
+        let until = Instant::now() + self.drain;
+        while Instant::now() < until {
+            let phase = measure::of_phase(&self.records.lock().unwrap(), base, produced);
+            if Tally::of(&phase, produced).completed >= produced {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let crashed = running.exited();
+        blocking(move || running.stop()).await?;
+        if let Some(sweeper) = sweeper {
+            blocking(move || sweeper.stop()).await?;
+        }
+        let phase = measure::of_phase(&self.records.lock().unwrap(), base, produced);
+        let tally = Tally::of(&phase, produced);
+        let last_done = phase.iter().map(|r| r.done).max().unwrap_or(end_ms);
+        let throughput = tally.completed as f64 / ((last_done - from_ms).max(1) as f64 / 1000.0);
+        Ok(Phase {
+            workers,
+            rate,
+            seconds,
+            tally,
+            windows: measure::windows(&phase, self.window.as_millis() as i64),
+            sustained: measure::sustained(&phase, &tally, rate, throughput),
+            throughput,
+            crashed,
+            recovery: fault_ms.and_then(|at| measure::recovery(&phase, at, end_ms, rate)),
+            from_ms,
+            to_ms: epoch_ms(),
+        })
+    }
+}
