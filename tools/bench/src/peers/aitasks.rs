@@ -1,7 +1,8 @@
 //! This system as an adapter of the method, through the statements its functions ship, the task
 //! id travelling as in production: a producer (`aitasks-produce`) creates tasks ten at a time as
 //! `POST /v1/tasks/batch` does (`create_tasks`), sends each id's SQS message (`{"taskId"}`, ten to
-//! a `SendMessageBatch`) and marks them sent (`mark_sent_many`); each of `WORKERS` workers
+//! a `SendMessageBatch`; the tasks were inserted marked sent, and a failed send marks them unsent,
+//! as create-task does); each of `WORKERS` workers
 //! (`aitasks-work`, process-task's steps) receives up to ten messages (long poll of 1 s), claims
 //! their tasks in one `claim_by` (its start), settles the claimed ones in one `complete_many`
 //! with their completion events, marks the events delivered (`mark_delivered_and_take_owed`) and
@@ -55,11 +56,11 @@ pub(crate) async fn produce() -> Result<(), Failure> {
             for created in store::create_tasks(&client, APP, &tasks).await? {
                 owed.push(OwedMessage { task_id: created?.task().id, app_id: APP.into() });
             }
-            if !queues.send_tasks(&owed).await.is_empty() {
-                return Err("SendMessageBatch failed".into());
+            // Inserted marked sent: only a failed send writes again, as create-task does.
+            let failed = queues.send_tasks(&owed).await;
+            if !failed.is_empty() {
+                store::mark_unsent(&client, &failed).await?;
             }
-            let ids: Vec<_> = owed.iter().map(|m| m.task_id).collect();
-            store::mark_sent_many(&client, &ids).await?;
             Ok(())
         }
     })
