@@ -5,6 +5,8 @@
 #   BENCH_SMOKE=1        every section at its smallest: figures that mean nothing, only that it
 #                        runs (`make test` does this on the debug build: the bench_smoke test)
 #   BENCH_NO_BUILD=1     the release binaries already built, as they are (no cargo build)
+#   BENCH_BIN_DIR=dir    the function binaries the footprint section runs (default: the release
+#                        directory), e.g. a directory of links to target/lambda/<function>/bootstrap
 #   BENCH_ONLY=a,b       only these sections: lifecycle, batches, round_trips, admission, e2e, reads (a tenant's
 #                        100 summary readers beside another's workload), heartbeats, footprint,
 #                        batch_results (a 100 MiB batch result file settled by the sweeper), graphile,
@@ -42,5 +44,5 @@ else
     -p create-task -p process-task -p sweeper -p release-delete -p migrate
 fi
 release="$(target_dir)/release"
-DATABASE_URL="$bench_url" BENCH_OUT="$(target_dir)/bench" BENCH_BIN_DIR="$release" \
+DATABASE_URL="$bench_url" BENCH_OUT="$(target_dir)/bench" BENCH_BIN_DIR="${BENCH_BIN_DIR:-$release}" \
   AITASK_DEV_SERVER_BIN="$release/aitasks-dev-server" "$release/aitasks-bench"
