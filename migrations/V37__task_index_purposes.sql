@@ -28,7 +28,7 @@ COMMENT ON INDEX tasks_unreleased_step_idx IS
 COMMENT ON INDEX tasks_retention_idx IS
     'Released results past retention: owned/delete_retained.';
 COMMENT ON INDEX tasks_unsent_at_idx IS
-    'Queued tasks by their message''s send (NULL: owed): sweep/take_unsent, sweep/take_lost, sweep/owed_beyond.';
+    'Queued tasks by their message''s send (NULL: owed): sweep/take_unsent, sweep/take_lost, sweep/owed_beyond, stats/backlog (queued count).';
 COMMENT ON INDEX tasks_queued_deadline_idx IS
     'The queue''s deadlines (plain: created_at under deferred_by NULL; deferred: deferred_by): sweep/expire_queued, batch_form/send_due_now, batch_form/nearest_window, stats/backlog (oldest queued).';
 COMMENT ON INDEX tasks_awaiting_batch_idx IS

@@ -211,8 +211,7 @@ pub(crate) async fn send_replays<P>(
     app: &App<P>,
     created: &[Result<Created, ApiError>],
 ) -> Result<(), ApiError> {
-    let client = store::client(&app.pool).await?;
-    send_new(app, &client, created).await;
+    send_new(app, created).await;
     Ok(())
 }
 
@@ -234,9 +233,15 @@ async fn store_checked<P>(
         }
     }
     let created = store_one(app, &mut client, item).instrument(store_span).await?;
-    match &item.callback {
-        Some(callback) => attach(app, &client, &[(created.task().id, callback)]).await?,
-        None => mark_pollers(&client, std::iter::once(&created)).await?,
+    let noted = match &item.callback {
+        Some(callback) => attach(app, &client, &[(created.task().id, callback)]).await,
+        None => mark_pollers(&client, std::iter::once(&created)).await,
+    };
+    if let Err(error) = noted {
+        // Stored, but the request fails before its send, and a retry finds the task existing and
+        // sends nothing: owed again now, for the sweeper's next run.
+        owe_again(&client, new_ids([Ok(&created)])).await;
+        return Err(error);
     }
     count_created([(Some(&created), item.scope.is_some())]);
     Ok((created, client))
@@ -252,14 +257,29 @@ async fn send_one<P>(app: &App<P>, client: &store::Client, task: &store::Task) {
     let send = app.queues.send_task(task.id, &task.app_id);
     if let Err(error) = send.instrument(tracing::info_span!("send task message")).await {
         tracing::warn!(task_id = %task.id, error = %crate::error_chain(&error), "send failed; the sweeper will send it");
-        mark_unsent(client, &[task.id]).await;
+        owe_again(client, vec![task.id]).await;
     }
 }
 
-/// Tasks inserted marked sent whose send failed: owed again, so the sweeper sends them after its
-/// grace. A mark that fails too leaves them to the lost-message duty.
-async fn mark_unsent(client: &store::Client, task_ids: &[uuid::Uuid]) {
-    if let Err(error) = store::mark_unsent(client, task_ids).await {
+/// The ids of the new tasks among a request's answers.
+fn new_ids<'a>(answers: impl IntoIterator<Item = Result<&'a Created, &'a ApiError>>) -> Vec<uuid::Uuid> {
+    answers
+        .into_iter()
+        .filter_map(|answer| match answer {
+            Ok(Created::New(task)) => Some(task.id),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Tasks inserted marked sent whose message did not go out (the send failed, or the request
+/// failed before it): owed again, so the sweeper sends them after its grace. A mark that fails
+/// too leaves them to the lost-message duty (docs/lifecycle.md).
+async fn owe_again(client: &store::Client, task_ids: Vec<uuid::Uuid>) {
+    if task_ids.is_empty() {
+        return;
+    }
+    if let Err(error) = store::owe_again(client, &task_ids).await {
         tracing::warn!(unsent = task_ids.len(), error = %crate::error_chain(&error), "could not mark the failed sends unsent; the lost-message sweep will send them");
     }
 }
@@ -291,7 +311,7 @@ pub async fn create_many<P>(
         .collect();
     let mut refused =
         callback_limits::refusals(app, &client, tenant, &wanted).instrument(store_span.clone()).await?;
-    async {
+    let stored = async {
         // One item at a time: parsed, checked, and (plain ones) gathered for one statement,
         // flushed once they hold PLAIN_FLUSH_BYTES of requests, so a bulk create is never all in
         // memory as trees at once.
@@ -329,7 +349,13 @@ pub async fn create_many<P>(
         plain.store(&client, tenant, &mut answers).await
     }
     .instrument(store_span)
-    .await?;
+    .await;
+    if let Err(error) = stored {
+        // The items stored before the failure are not sent, and the retry finds them existing:
+        // owed again now, for the sweeper's next run.
+        owe_again(&client, new_ids(answers.iter().flatten().map(Result::as_ref))).await;
+        return Err(error);
+    }
     let answers: Vec<Result<Created, ApiError>> = answers.into_iter().flatten().collect();
     let attached: Vec<(uuid::Uuid, &Callback)> = answers
         .iter()
@@ -337,16 +363,22 @@ pub async fn create_many<P>(
         .filter_map(|(answer, callback)| Some((answer.as_ref().ok()?.task().id, callback.as_ref()?)))
         .collect();
     // The store failing here refuses the whole request, as above: sent again, every item
-    // answers 200 and its callback is attached then.
-    attach(app, &client, &attached).await?;
+    // answers 200 and its callback is attached then; the new tasks are owed again meanwhile.
     let polled = answers
         .iter()
         .zip(&callbacks)
         .filter(|(_, callback)| callback.is_none())
         .filter_map(|(answer, _)| answer.as_ref().ok());
-    mark_pollers(&client, polled).await?;
+    let noted = match attach(app, &client, &attached).await {
+        Ok(()) => mark_pollers(&client, polled).await,
+        Err(error) => Err(error),
+    };
+    if let Err(error) = noted {
+        owe_again(&client, new_ids(answers.iter().map(Result::as_ref))).await;
+        return Err(error);
+    }
     count_created(answers.iter().map(|answer| answer.as_ref().ok()).zip(scoped));
-    send_new(app, &client, &answers).await;
+    send_new(app, &answers).await;
     Ok(answers)
 }
 
@@ -387,7 +419,7 @@ impl Plain {
 
 /// The messages of a bulk create's new queued tasks: `SendMessageBatch`, ten to a call. The tasks
 /// were inserted marked sent; those whose send failed are marked unsent, for the sweeper.
-async fn send_new<P>(app: &App<P>, client: &store::Client, answers: &[Result<Created, ApiError>]) {
+async fn send_new<P>(app: &App<P>, answers: &[Result<Created, ApiError>]) {
     let owed: Vec<OwedMessage> = answers
         .iter()
         .filter_map(|answer| match answer {
@@ -403,6 +435,12 @@ async fn send_new<P>(app: &App<P>, client: &store::Client, answers: &[Result<Cre
     let failed = app.queues.send_tasks(&owed).instrument(tracing::info_span!("send task message")).await;
     if !failed.is_empty() {
         tracing::warn!(unsent = failed.len(), "some sends failed; the sweeper will send them");
-        mark_unsent(client, &failed).await;
+        // A client only now: a pool with none free leaves them to the lost-message duty.
+        match store::client(&app.pool).await {
+            Ok(client) => owe_again(&client, failed).await,
+            Err(error) => {
+                tracing::warn!(error = %crate::error_chain(&error), "could not mark the failed sends unsent; the lost-message sweep will send them")
+            }
+        }
     }
 }

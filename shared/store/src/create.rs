@@ -9,7 +9,9 @@ use uuid::Uuid;
 use crate::error::{StoreError, StoreResult};
 use crate::model::{new_id, Created, NewTask, RunState, Task, TaskOwner};
 use crate::pool::GenericClient;
-use crate::queries::{EXISTING_BY_KEY, INSERT_ALL, INSERT_APP_TASK, INSERT_RUN_TASK, MARK_POLLERS};
+use crate::queries::{
+    EXISTING_BY_KEY, INSERT_ALL, INSERT_APP_TASK, INSERT_RUN_TASK, MARK_POLLERS, OWE_AGAIN,
+};
 use crate::read::get_task_by_effect_key;
 use crate::statement::Param;
 
@@ -213,4 +215,15 @@ pub async fn mark_pollers(client: &impl GenericClient, task_ids: &[Uuid]) -> Sto
     let statement = client.prepare_cached(MARK_POLLERS.text()).await?;
     client.execute(&statement, &MARK_POLLERS.bind(&[("task_ids", &task_ids)])?).await?;
     Ok(())
+}
+
+/// New tasks whose messages did not go out (their send failed, or their request failed after the
+/// insert): owed again, for the sweeper after its grace (`sql/create/owe_again.sql`); a task a
+/// worker touched meanwhile is left alone. Answers how many were owed again.
+pub async fn owe_again(client: &impl GenericClient, task_ids: &[Uuid]) -> StoreResult<u64> {
+    if task_ids.is_empty() {
+        return Ok(0);
+    }
+    let statement = client.prepare_cached(OWE_AGAIN.text()).await?;
+    Ok(client.execute(&statement, &OWE_AGAIN.bind(&[("task_ids", &task_ids)])?).await?)
 }

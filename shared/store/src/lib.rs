@@ -95,7 +95,7 @@ pub use cancel::{
     cancel_run, cancel_run_tasks, finish_run_cancel, pending_run_cancels, request_cancel, CancelRequest,
     RunTasksCanceled,
 };
-pub use create::{create_task, create_tasks, mark_pollers};
+pub use create::{create_task, create_tasks, mark_pollers, owe_again};
 pub use error::{StoreError, StoreResult};
 pub use events::{mark_delivered, prune_delivered_events, take_undelivered_events};
 pub use history::{list_runs, task_batch, task_callbacks, task_events, BatchOfTask, RunsOfApp};

@@ -127,6 +127,7 @@ statements! {
     INSERT_APP_TASK = "create/insert_app_task";
     INSERT_RUN_TASK = "create/insert_run_task";
     MARK_POLLERS = "create/mark_pollers";
+    OWE_AGAIN = "create/owe_again";
 
     MARK_DELIVERED = "events/mark_delivered";
     PRUNE_DELIVERED_EVENTS = "events/prune_delivered_events";

@@ -5,5 +5,6 @@
 mod bounded_cancel;
 mod callback_limits;
 mod long_poll;
+mod owed_after_error;
 mod request_memory;
 mod sweep_budget;

@@ -83,8 +83,8 @@ pub(crate) async fn work_page<P>(
     Ok(store::get_operation(&client, &app_id, operation.id).await?)
 }
 
-/// The replays of a page's matched tasks, each through the create path; the new ones, whose
-/// messages the caller sends once the page is committed. A store that fails (503, 500) ends the
+/// The replays of a page's matched tasks, each through the create path; the ones whose messages
+/// the caller sends once the page is committed (the new ones, and those a failed page made). A store that fails (503, 500) ends the
 /// page unwritten: the lease rolls back, and the page is redone.
 async fn replay_page<P>(
     app: &App<P>,
@@ -115,9 +115,13 @@ async fn replay_page<P>(
                 counts.done += 1;
                 made.push(Ok(Created::New(task)));
             }
-            // Made by this operation before a crash: done, counted now (the crashed page's counts
-            // were rolled back with it).
-            Ok(Created::Existing(task)) if task.replay_operation == Some(operation.id) => counts.done += 1,
+            // Made by this operation before a crash or a failed page: done, counted now (that
+            // page's counts were rolled back with it), and sent again, since that page may have
+            // ended before its sends (a duplicate message claims nothing; an ended one is not sent).
+            Ok(Created::Existing(task)) if task.replay_operation == Some(operation.id) => {
+                counts.done += 1;
+                made.push(Ok(Created::New(task)));
+            }
             Ok(Created::Existing(_)) => counts.skip(skip::ALREADY_REPLAYED),
             Err(error @ (ApiError::Unavailable(_) | ApiError::Internal(_))) => return Err(error),
             Err(refusal) => counts.fail(refusal.code()),

@@ -78,8 +78,8 @@ pub const DUTIES: [Duty; 19] = [
     Duty::ExpireRunning,
     Duty::RestoreLost,
     Duty::FinishRunCancels,
-    // Operations: after the run cancels, before the owed messages (a replay whose send was lost
-    // is sent by SendOwed).
+    // Operations: after the run cancels, before the owed messages (a replay whose send failed is
+    // owed again and sent by SendOwed).
     Duty::Operations,
     Duty::SendOwed,
     Duty::Holds,

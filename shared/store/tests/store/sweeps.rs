@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use aitasks_store as store;
+use aitasks_store::{self as store, Claim};
 use aitasks_testkit::*;
 use futures::future::join_all;
 
@@ -64,6 +64,28 @@ async fn a_failed_send_marked_after_the_task_was_parked_leaves_it_parked() {
         .count(&format!("SELECT count(*) FROM tasks WHERE id = '{id}' AND message_sent_at = 'infinity'"))
         .await;
     assert_eq!(parked, 1);
+}
+
+/// A create's send that failed at the client may still have reached the queue: a worker claimed
+/// the task and gave it back with a delay before the create owes it again. The create's mark
+/// leaves it alone (only a task as its insert left it is owed again), so the give-back's delayed
+/// message is the one that runs it.
+#[tokio::test]
+async fn a_create_owing_its_task_again_after_a_worker_gave_it_back_leaves_it_alone() {
+    let db = TestDb::new().await;
+    let client = db.client().await;
+    let task = store::create_task(&client, &new_task(APP, app_owner("s"), "gb")).await.unwrap().into_task();
+    let Claim::Claimed(running) = claim_one(&client, task.id).await else { panic!("claimed") };
+    assert!(store::give_back(&client, running.lease()).await.unwrap());
+    assert_eq!(store::owe_again(&client, &[task.id]).await.unwrap(), 0);
+    db.sql("UPDATE tasks SET created_at = now() - interval '1 minute'").await;
+    let owed =
+        store::take_unsent(&client, Duration::from_secs(5), Duration::from_secs(300), 100).await.unwrap();
+    assert!(owed.is_empty(), "the give-back's delayed message is in the queue: {owed:?}");
+    // Untouched since its insert, a task is owed again.
+    let fresh =
+        store::create_task(&client, &new_task(APP, app_owner("s"), "fresh")).await.unwrap().into_task();
+    assert_eq!(store::owe_again(&client, &[fresh.id]).await.unwrap(), 1);
 }
 
 #[tokio::test]
