@@ -18,6 +18,8 @@ use aitasks_runtime::queue::message_group;
 use aitasks_runtime::Queues;
 use aitasks_store::{self as store, Claim, Fenced, OwedMessage, PoolSettings};
 use aitasks_testkit::claim_mark;
+
+use super::process::Record;
 use serde_json::json;
 
 use super::pace::{env_f64, epoch_ms, pace};
@@ -27,6 +29,9 @@ const APP: &str = "bench-app";
 
 /// How soon process-task sends again the message of a task whose row was busy.
 const BUSY_RETRY: Duration = Duration::from_secs(1);
+/// A worker loop's pause after an error (a restarting Postgres), and the sweeper's period.
+const AFTER_ERROR: Duration = Duration::from_millis(100);
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
 
 fn var(name: &str) -> Result<String, Failure> {
     Ok(std::env::var(name).map_err(|_| format!("{name} is not set"))?)
@@ -161,7 +166,7 @@ pub(crate) async fn work() -> Result<(), Failure> {
             loop {
                 if let Err(e) = one_delivery(&pool, &queues).await {
                     eprintln!("aitasks worker: {e}");
-                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    tokio::time::sleep(AFTER_ERROR).await;
                 }
             }
         })
@@ -188,6 +193,29 @@ pub(crate) async fn sweep() -> Result<(), Failure> {
         if let Err(e) = sweep_once(&pool, &queues).await {
             eprintln!("aitasks sweeper: {e}");
         }
-        tokio::time::sleep(Duration::from_secs(1)).await;
+        tokio::time::sleep(SWEEP_EVERY).await;
     }
+}
+
+/// The phase's jobs the store holds as succeeded, as records (claim and completion times from
+/// the row): the store is the truth of what completed. A worker killed between its commit and
+/// its printed record would otherwise show a completed job as lost.
+pub(crate) async fn settled_records(url: &str, base: i64, produced: u64) -> Result<Vec<Record>, Failure> {
+    let client = crate::db::connect(url).await?;
+    let rows = client
+        .query(
+            "SELECT effect_key, (extract(epoch FROM started_at) * 1000)::bigint, \
+                    (extract(epoch FROM completed_at) * 1000)::bigint \
+             FROM tasks WHERE app_id = $1 AND status = 'succeeded' \
+               AND split_part(effect_key, ':', 1)::bigint >= $2 AND split_part(effect_key, ':', 1)::bigint < $3",
+            &[&APP, &base, &(base + produced as i64)],
+        )
+        .await?;
+    Ok(rows
+        .iter()
+        .filter_map(|row| {
+            let (id, at) = job_of(row.get::<_, &str>(0))?;
+            Some(Record { id, at, start: row.get(1), done: row.get(2) })
+        })
+        .collect())
 }

@@ -2,7 +2,8 @@
 //! does for the npm peers): `RATE` jobs a second for `SECONDS`, credited on the wall clock, not on
 //! loop iterations; every 10 ms the jobs due go out in chunks of `chunk`, at most 8 chunks in
 //! flight. Job i is `(SEQ_BASE + i, epoch ms just before its insert)`. A failed chunk (a
-//! restarting Postgres) is retried until it goes in, with its first time.
+//! restarting Postgres) is retried with its first time, for at most `GIVE_UP`: a chunk that cannot
+//! go in by then (a broken statement) fails the producer rather than hanging the run.
 
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -20,6 +21,11 @@ pub(crate) fn epoch_ms() -> i64 {
 }
 
 const IN_FLIGHT: usize = 8;
+/// How long a failed chunk is retried, and how often.
+const GIVE_UP: Duration = Duration::from_secs(30);
+const RETRY_EVERY: Duration = Duration::from_millis(100);
+/// How often the jobs due are looked at.
+const TICK: Duration = Duration::from_millis(10);
 
 /// Produce as the module says; answers how many jobs went in.
 pub(crate) async fn pace<F, Fut>(chunk: usize, insert: F) -> Result<u64, Failure>
@@ -41,12 +47,16 @@ where
             let jobs: Vec<(i64, i64)> = (0..n).map(|i| (base + sent + i, at)).collect();
             let insert = &insert;
             flying.push(async move {
+                let until = Instant::now() + GIVE_UP;
                 loop {
                     match insert(jobs.clone()).await {
-                        Ok(()) => return,
+                        Ok(()) => return Ok(()),
+                        Err(e) if Instant::now() >= until => {
+                            return Err(format!("a chunk failed for {GIVE_UP:?}: {e}"));
+                        }
                         Err(e) => {
                             eprintln!("insert failed, retrying: {e}");
-                            tokio::time::sleep(Duration::from_millis(100)).await;
+                            tokio::time::sleep(RETRY_EVERY).await;
                         }
                     }
                 }
@@ -54,8 +64,8 @@ where
             sent += n;
         }
         tokio::select! {
-            Some(()) = flying.next(), if !flying.is_empty() => {}
-            () = tokio::time::sleep(Duration::from_millis(10)) => {}
+            Some(result) = flying.next(), if !flying.is_empty() => result?,
+            () = tokio::time::sleep(TICK) => {}
         }
     }
     Ok(total as u64)

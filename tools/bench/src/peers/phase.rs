@@ -14,6 +14,11 @@ use super::process::{self, Records, Workers};
 use super::systems::{Launch, System};
 use crate::{db, Failure};
 
+/// A producer's time past its phase before it is killed.
+const PRODUCER_SLACK: Duration = Duration::from_secs(60);
+/// How often the drain looks whether every job completed.
+const DRAIN_POLL: Duration = Duration::from_millis(200);
+
 /// The method's chaos cells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Fault {
@@ -139,7 +144,8 @@ impl Runner {
             .env("SEQ_BASE", base.to_string());
         let log = self.log.clone();
         let from_ms = epoch_ms();
-        let produced = tokio::spawn(async move { process::produce(producer, &log).await });
+        let limit = Duration::from_secs_f64(seconds) + PRODUCER_SLACK;
+        let produced = tokio::spawn(async move { process::produce(producer, &log, limit).await });
         let mut fault_ms = None;
         let mut held = None;
         if let Some(fault) = fault {
@@ -167,14 +173,27 @@ impl Runner {
             if Tally::of(&phase, produced).completed >= produced {
                 break;
             }
-            tokio::time::sleep(Duration::from_millis(200)).await;
+            tokio::time::sleep(DRAIN_POLL).await;
         }
         let crashed = running.exited();
         blocking(move || running.stop()).await?;
         if let Some(sweeper) = sweeper {
             blocking(move || sweeper.stop()).await?;
         }
+        if let Launch::OwnBinary("aitasks") = self.system.launch {
+            // The store is the truth of what completed: a job whose worker was killed between its
+            // commit and its printed record is completed, once.
+            let settled = super::aitasks::settled_records(&self.url, base, produced).await?;
+            let mut records = self.records.lock().unwrap();
+            let printed: std::collections::HashSet<i64> =
+                measure::of_phase(&records, base, produced).iter().map(|r| r.id).collect();
+            records.extend(settled.into_iter().filter(|r| !printed.contains(&r.id)));
+        }
         let phase = measure::of_phase(&self.records.lock().unwrap(), base, produced);
+        // From the first insert (a producer's start-up is not the system's), and the recovery
+        // looked at until the last insert (not the producer's teardown).
+        let from_ms = phase.iter().map(|r| r.at).min().unwrap_or(from_ms);
+        let last_insert = phase.iter().map(|r| r.at).max().unwrap_or(end_ms);
         let tally = Tally::of(&phase, produced);
         let last_done = phase.iter().map(|r| r.done).max().unwrap_or(end_ms);
         let throughput = tally.completed as f64 / ((last_done - from_ms).max(1) as f64 / 1000.0);
@@ -187,7 +206,7 @@ impl Runner {
             sustained: measure::sustained(&phase, &tally, rate, throughput),
             throughput,
             crashed,
-            recovery: fault_ms.and_then(|at| measure::recovery(&phase, at, end_ms, rate)),
+            recovery: fault_ms.and_then(|at| measure::recovery(&phase, at, last_insert, rate)),
             from_ms,
             to_ms: epoch_ms(),
         })

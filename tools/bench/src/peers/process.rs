@@ -8,6 +8,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
+/// How often a process's end is looked for.
+const POLL: Duration = Duration::from_millis(100);
+
 use serde_json::Value;
 
 use crate::Failure;
@@ -44,6 +47,18 @@ fn logged(command: &mut Command, log: &std::path::Path) -> Result<(), Failure> {
 /// A running worker process.
 pub(crate) struct Workers {
     child: Child,
+    /// Ended (stopped or killed): nothing left for `Drop` to do.
+    ended: bool,
+}
+
+/// A phase that fails midway (a `?`) drops its workers: they are killed, never left running.
+impl Drop for Workers {
+    fn drop(&mut self) {
+        if !self.ended {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
 }
 
 impl Workers {
@@ -68,7 +83,7 @@ impl Workers {
             }
         });
         match ready_rx.recv_timeout(Duration::from_secs(60)) {
-            Ok(()) => Ok(Workers { child }),
+            Ok(()) => Ok(Workers { child, ended: false }),
             Err(_) => {
                 let _ = child.kill();
                 let _ = child.wait();
@@ -86,29 +101,46 @@ impl Workers {
     pub(crate) fn kill(mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        self.ended = true;
     }
 
     /// SIGTERM, then SIGKILL if still there after two seconds: the end of a phase.
     pub(crate) fn stop(mut self) {
         if self.exited() {
+            self.ended = true;
             return;
         }
         let pid = self.child.id().to_string();
         let _ = Command::new("kill").args(["-TERM", &pid]).status();
         for _ in 0..20 {
             if matches!(self.child.try_wait(), Ok(Some(_))) {
+                self.ended = true;
                 return;
             }
-            std::thread::sleep(Duration::from_millis(100));
+            std::thread::sleep(POLL);
         }
         self.kill();
     }
 }
 
-/// Run a producer to its end; how many jobs it inserted.
-pub(crate) async fn produce(mut command: Command, log: &std::path::Path) -> Result<u64, Failure> {
+/// Run a producer to its end, killed past `limit` (a producer that cannot insert must not hang
+/// the run); how many jobs it inserted.
+pub(crate) async fn produce(
+    mut command: Command,
+    log: &std::path::Path,
+    limit: Duration,
+) -> Result<u64, Failure> {
     logged(&mut command, log)?;
-    let output = tokio::task::spawn_blocking(move || command.output()).await??;
+    let mut child = command.spawn()?;
+    let deadline = std::time::Instant::now() + limit;
+    let output = tokio::task::spawn_blocking(move || {
+        while matches!(child.try_wait(), Ok(None)) && std::time::Instant::now() < deadline {
+            std::thread::sleep(POLL);
+        }
+        let _ = child.kill();
+        child.wait_with_output()
+    })
+    .await??;
     let stdout = String::from_utf8_lossy(&output.stdout);
     stdout
         .lines()

@@ -5,6 +5,9 @@
 
 use std::time::Duration;
 
+/// A receive loop's pause after an error.
+const AFTER_ERROR: Duration = Duration::from_millis(100);
+
 use aws_sdk_sqs::types::{DeleteMessageBatchRequestEntry, SendMessageBatchRequestEntry};
 use serde_json::{json, Value};
 
@@ -86,7 +89,7 @@ pub(crate) async fn work() -> Result<(), Failure> {
             loop {
                 if let Err(e) = one_receive(&queues).await {
                     eprintln!("sqs hop worker: {e}");
-                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    tokio::time::sleep(AFTER_ERROR).await;
                 }
             }
         })

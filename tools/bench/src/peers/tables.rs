@@ -7,6 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+/// How often the tables are sampled.
+const SAMPLE_EVERY: Duration = Duration::from_secs(2);
+
 use super::pace::epoch_ms;
 use crate::db;
 
@@ -40,7 +43,7 @@ impl Sampler {
                         Err(_) => client = None,
                     }
                 }
-                tokio::time::sleep(Duration::from_secs(2)).await;
+                tokio::time::sleep(SAMPLE_EVERY).await;
             }
         });
         Sampler { samples, stop, task }
