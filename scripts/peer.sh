@@ -4,8 +4,8 @@
 # so a changed lockfile installs anew and an unchanged one never does.
 #   scripts/peer.sh install PEER   install when missing (scripts/warm.sh); prints the folder
 #   scripts/peer.sh dir PEER       the folder (installed or not)
-# PEER is graphile, pgboss (npm: package.json + package-lock.json, `npm ci`) or procrastinate
-# (PyPI: requirements.txt, every version pinned, into a venv). The folder also holds the peer's
+# PEER is graphile, pgboss (npm: package.json + package-lock.json, `npm ci`), procrastinate or
+# awa (PyPI: requirements.txt, every version pinned, into a venv). The folder also holds the peer's
 # scripts (*.mjs, *.py), copied from tools/bench/<peer> at each install call, so an edited
 # script runs without a reinstall.
 source "$(dirname "$0")/lib.sh"
@@ -15,7 +15,8 @@ case "$PEER" in
   graphile) NAME=graphile-worker ;;
   pgboss) NAME=pg-boss ;;
   procrastinate) NAME=procrastinate ;;
-  *) echo "usage: $0 install|dir graphile|pgboss|procrastinate" >&2; exit 2 ;;
+  awa) NAME=awa-pg ;;
+  *) echo "usage: $0 install|dir graphile|pgboss|procrastinate|awa" >&2; exit 2 ;;
 esac
 SOURCE="$ROOT/tools/bench/$PEER"
 locks() { local f; for f in package.json package-lock.json requirements.txt; do [ -f "$SOURCE/$f" ] && echo "$SOURCE/$f"; done; return 0; }
@@ -48,5 +49,5 @@ install() (
 case "${1:-}" in
   install) install ;;
   dir) dir ;;
-  *) echo "usage: $0 install|dir graphile|pgboss|procrastinate" >&2; exit 2 ;;
+  *) echo "usage: $0 install|dir graphile|pgboss|procrastinate|awa" >&2; exit 2 ;;
 esac

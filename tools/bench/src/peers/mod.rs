@@ -12,7 +12,7 @@
 //!
 //! This system runs as its functions do (see [`aitasks`]): the task id reaches the worker
 //! through the SQS-compatible server, a hop measured alone as its own row ([`sqs_hop`]). The
-//! peers (graphile-worker and pg-boss from npm, procrastinate from PyPI) are installed by
+//! peers (graphile-worker and pg-boss from npm, procrastinate and awa from PyPI) are installed by
 //! `scripts/peer.sh` from the lockfiles in `tools/bench/<peer>/`; one that does not install is
 //! printed `not installed` with the reason, and has no figures.
 
@@ -128,6 +128,18 @@ async fn run_system(base: &str, system: System, plan: &Plan, out: &Path) -> Resu
     Ok(outcome)
 }
 
+/// Which systems run (`BENCH_PEERS=a,b`, by name: aitasks, graphile-worker, pg-boss,
+/// procrastinate, awa, absurd); every one when the variable is unset or empty.
+fn selection() -> impl Fn(&str) -> bool {
+    let names: Vec<String> = std::env::var("BENCH_PEERS")
+        .unwrap_or_default()
+        .split(',')
+        .map(|n| n.trim().to_owned())
+        .filter(|n| !n.is_empty())
+        .collect();
+    move |name| names.is_empty() || names.iter().any(|n| n == name)
+}
+
 pub(crate) async fn section(base: &str, size: Size, out: &Path) -> Result<Value, Failure> {
     let plan = Plan::of(size);
     println!(
@@ -142,9 +154,13 @@ pub(crate) async fn section(base: &str, size: Size, out: &Path) -> Result<Value,
         plan.chaos_seconds,
         plan.window.as_secs()
     );
-    let mut candidates = vec![Ok(own("aitasks", "aitasks", Some("schemaname = 'public'")).await?)];
+    let wanted = selection();
+    let mut candidates = Vec::new();
+    if wanted("aitasks") {
+        candidates.push(Ok(own("aitasks", "aitasks", Some("schemaname = 'public'")).await?));
+    }
     if plan.peers {
-        candidates.extend(systems::peers());
+        candidates.extend(systems::peers(&wanted));
     }
     let mut outcomes = Vec::new();
     for candidate in candidates {
@@ -157,12 +173,16 @@ pub(crate) async fn section(base: &str, size: Size, out: &Path) -> Result<Value,
         }
     }
     if plan.peers {
-        for (name, why) in systems::NOT_INSTALLABLE {
+        for (name, why) in systems::NOT_INSTALLABLE.into_iter().filter(|(name, _)| wanted(name)) {
             outcomes.push(Outcome::not_installed(name, why));
         }
     }
-    let hop = run_system(base, own("SQS hop alone", "sqs", None).await?, &plan, out).await?;
-    report::print(&outcomes, &hop, &plan);
+    // The SQS hop is this system's reference row: run with it.
+    let hop = match wanted("aitasks") {
+        true => Some(run_system(base, own("SQS hop alone", "sqs", None).await?, &plan, out).await?),
+        false => None,
+    };
+    report::print(&outcomes, hop.as_ref(), &plan);
     let picture = report::picture(&outcomes, &plan);
     std::fs::write(out.join("peers.svg"), &picture)?;
     if size == Size::Full {
@@ -171,5 +191,5 @@ pub(crate) async fn section(base: &str, size: Size, out: &Path) -> Result<Value,
         std::fs::write(&committed, &picture)?;
         println!("picture: {}", committed.display());
     }
-    Ok(report::json(&outcomes, &hop, &plan))
+    Ok(report::json(&outcomes, hop.as_ref(), &plan))
 }

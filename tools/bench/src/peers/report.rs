@@ -80,7 +80,7 @@ fn cell(phase: &Phase) -> String {
     }
 }
 
-pub(crate) fn print(outcomes: &[Outcome], hop: &Outcome, plan: &Plan) {
+pub(crate) fn print(outcomes: &[Outcome], hop: Option<&Outcome>, plan: &Plan) {
     let header = [
         "workers",
         "jobs/s",
@@ -94,7 +94,7 @@ pub(crate) fn print(outcomes: &[Outcome], hop: &Outcome, plan: &Plan) {
         "long tx",
     ];
     row("system (pickup at the fixed rate, worst window)", &header.map(String::from));
-    for outcome in outcomes.iter().chain(std::iter::once(hop)) {
+    for outcome in outcomes.iter().chain(hop) {
         if let Some(why) = &outcome.not_installed {
             println!("{:<46}not installed: {why}", outcome.name);
             continue;
@@ -133,7 +133,7 @@ fn phase_list(phases: &[Phase]) -> Vec<Value> {
     phases.iter().map(Phase::json).collect()
 }
 
-pub(crate) fn json(outcomes: &[Outcome], hop: &Outcome, plan: &Plan) -> Value {
+pub(crate) fn json(outcomes: &[Outcome], hop: Option<&Outcome>, plan: &Plan) -> Value {
     let one = |o: &Outcome| {
         json!({
             "system": o.name, "version": o.version, "notInstalled": o.not_installed,
@@ -151,7 +151,7 @@ pub(crate) fn json(outcomes: &[Outcome], hop: &Outcome, plan: &Plan) -> Value {
         "fixedRate": plan.fixed_rate, "fixedSeconds": plan.fixed_seconds, "windowSeconds": plan.window.as_secs(),
         "ladder": plan.ladder, "stepSeconds": plan.step_seconds, "chaosSeconds": plan.chaos_seconds,
         "systems": outcomes.iter().map(one).collect::<Vec<_>>(),
-        "sqsHop": one(hop),
+        "sqsHop": hop.map(one),
     })
 }
 

@@ -89,41 +89,50 @@ fn pip_version(dir: &std::path::Path, package: &str) -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
-/// The npm and PyPI peers, each installed or the reason it is not.
-pub(crate) fn peers() -> Vec<Result<System, (&'static str, String)>> {
+/// The npm and PyPI peers `wanted` by name, each installed or the reason it is not.
+pub(crate) fn peers(wanted: impl Fn(&str) -> bool) -> Vec<Result<System, (&'static str, String)>> {
     let npm = |name: &'static str, peer: &str, package: &str, tables: &'static str| {
-        install(peer).map_err(|why| (name, why)).map(|dir| System {
-            name,
-            version: npm_version(&dir, package),
-            launch: Launch::Node(dir),
-            tables: Some(tables),
-            migrated: false,
-            chaos: true,
-            env: Vec::new(),
+        wanted(name).then(|| {
+            install(peer).map_err(|why| (name, why)).map(|dir| System {
+                name,
+                version: npm_version(&dir, package),
+                launch: Launch::Node(dir),
+                tables: Some(tables),
+                migrated: false,
+                chaos: true,
+                env: Vec::new(),
+            })
         })
     };
-    vec![
+    let pip = |name: &'static str, peer: &str, package: &str, tables: &'static str| {
+        wanted(name).then(|| {
+            install(peer).map_err(|why| (name, why)).map(|dir| System {
+                name,
+                version: pip_version(&dir, package),
+                launch: Launch::Python(dir),
+                tables: Some(tables),
+                migrated: false,
+                chaos: true,
+                env: Vec::new(),
+            })
+        })
+    };
+    [
         npm("graphile-worker", "graphile", "graphile-worker", "schemaname = 'graphile_worker'"),
         npm("pg-boss", "pgboss", "pg-boss", "schemaname = 'pgboss'"),
-        install("procrastinate").map_err(|why| ("procrastinate", why)).map(|dir| System {
-            name: "procrastinate",
-            version: pip_version(&dir, "procrastinate"),
-            launch: Launch::Python(dir),
-            tables: Some("relname LIKE 'procrastinate%'"),
-            migrated: false,
-            chaos: true,
-            env: Vec::new(),
-        }),
+        pip("procrastinate", "procrastinate", "procrastinate", "relname LIKE 'procrastinate%'"),
+        // awa's tables, its queue storage's included, are all in its schema `awa`.
+        pip("awa", "awa", "awa-pg", "schemaname = 'awa'"),
     ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
-/// The two peers the brief names that do not install here, and why (tried by hand on
-/// 2026-12-05; see BENCHMARKS.md).
-pub(crate) const NOT_INSTALLABLE: [(&str, &str); 2] = [
-    (
-        "absurd",
-        "absurd-sdk 0.5.1 installs from PyPI but ships no schema: its SQL (sql/absurd.sql) comes from \
-         the absurd GitHub repository (the public method's Dockerfile downloads it), in no registry",
-    ),
-    ("awa", "awa-pg 0.6.9 installs from PyPI, but its adapter was not written in this turn's time box"),
-];
+/// The peer the brief names that does not install here, and why (tried by hand on 2026-12-05;
+/// see BENCHMARKS.md).
+pub(crate) const NOT_INSTALLABLE: [(&str, &str); 1] = [(
+    "absurd",
+    "absurd-sdk 0.5.1 installs from PyPI but ships no schema: its SQL (sql/absurd.sql) comes from \
+     the absurd GitHub repository (the public method's Dockerfile downloads it), in no registry",
+)];
