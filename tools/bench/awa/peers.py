@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass
 
 import awa
+from pace import pace
 
 URL = os.environ["DATABASE_URL"]
 QUEUE = "bench"
@@ -41,8 +42,18 @@ async def work(client):
     # The package's own migration, then its queue-storage backend installed and made active
     # (the public adapter's prepare_queue_storage: migrations::run + QueueStorage::install);
     # both idempotent, so a worker started again after a kill does them again harmlessly.
-    await client.migrate()
-    await client.install_queue_storage()
+    # A worker started right after a killed one can meet the dead session's locks (a deadlock
+    # until Postgres ends it): tried again, at most five times.
+    for attempt in range(5):
+        try:
+            await client.migrate()
+            await client.install_queue_storage()
+            break
+        except Exception as error:
+            if attempt == 4:
+                raise
+            print(f"schema setup failed, retrying: {error}", file=sys.stderr)
+            await asyncio.sleep(1)
 
     @client.task(Bench, kind="bench", queue=QUEUE)
     async def bench(job):
@@ -64,25 +75,9 @@ async def work(client):
 
 
 async def produce(client):
-    rate, seconds = float(os.environ["RATE"]), float(os.environ["SECONDS"])
-    base = int(os.environ.get("SEQ_BASE", "0"))
-    total = int(rate * seconds)
-    started, sent = time.monotonic(), 0
-    while sent < total:
-        due = min(total, int((time.monotonic() - started) * rate))
-        while sent < due:
-            at, n = now_ms(), min(128, due - sent)
-            jobs = [Bench(seq=base + sent + i, at=at) for i in range(n)]
-            while True:
-                try:
-                    await client.enqueue_many_copy(jobs, kind="bench", queue=QUEUE)
-                    break
-                except Exception as error:  # a restarting Postgres: retried until it succeeds
-                    print(f"insert failed, retrying: {error}", file=sys.stderr)
-                    await asyncio.sleep(0.1)
-            sent += n
-        await asyncio.sleep(0.01)
-    return sent
+    return await pace(
+        lambda jobs: client.enqueue_many_copy([Bench(seq=seq, at=at) for seq, at in jobs], kind="bench", queue=QUEUE)
+    )
 
 
 async def main():
