@@ -43,6 +43,8 @@ install() (
     fi
   fi
   cp "$SOURCE"/*.mjs "$SOURCE"/*.py "$target/" 2>/dev/null || true
+  # The producer every peer of its kind shares (pace.mjs, pace.py).
+  cp "$ROOT"/tools/bench/peers-common/pace.* "$target/"
   echo "$target"
 )
 

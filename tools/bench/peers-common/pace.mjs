@@ -1,4 +1,5 @@
-// The producer of make bench's peers section, shared by the npm peers: RATE jobs a second for
+// The producer of make bench's peers section, shared by the npm peers (scripts/peer.sh copies it
+// beside each peer's own scripts): RATE jobs a second for
 // SECONDS, credited on the wall clock (not on loop iterations), in batches of at most 128 every
 // 10 ms. Job i is {seq: SEQ_BASE + i, at: epoch ms just before its insert}. A failed insert (a
 // restarting Postgres) is retried until it succeeds, with its first `at`. Answers how many.

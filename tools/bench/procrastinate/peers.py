@@ -12,6 +12,7 @@ import time
 
 import procrastinate
 import psycopg
+from pace import pace
 
 URL = os.environ["DATABASE_URL"]
 app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=URL))
@@ -41,25 +42,7 @@ async def ensure_schema():
 
 
 async def produce():
-    rate, seconds = float(os.environ["RATE"]), float(os.environ["SECONDS"])
-    base = int(os.environ.get("SEQ_BASE", "0"))
-    total = int(rate * seconds)
-    started, sent = time.monotonic(), 0
-    while sent < total:
-        due = min(total, int((time.monotonic() - started) * rate))
-        while sent < due:
-            at, n = now_ms(), min(128, due - sent)
-            jobs = [{"seq": base + sent + i, "at": at} for i in range(n)]
-            while True:
-                try:
-                    await bench.batch_defer_async(*jobs)
-                    break
-                except Exception as error:  # a restarting Postgres: retried until it succeeds
-                    print(f"insert failed, retrying: {error}", file=sys.stderr)
-                    await asyncio.sleep(0.1)
-            sent += n
-        await asyncio.sleep(0.01)
-    return sent
+    return await pace(lambda jobs: bench.batch_defer_async(*({"seq": seq, "at": at} for seq, at in jobs)))
 
 
 async def main():
