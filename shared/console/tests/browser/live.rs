@@ -12,21 +12,33 @@ const HOSTILE: &str = r#"<img src=x onerror=alert(1)><img src=x onerror="window.
 
 /// The streamed text, the task's status and how many elements `main` holds that data could have
 /// made, read at one instant of the page.
-async fn page_now(browser: &crate::webdriver::Browser) -> (String, String, u64) {
+async fn page_now(browser: &crate::webdriver::Browser) -> PageNow {
+    // One script, so the text, the status and the attempt are of one moment of the page.
     let now = browser
         .eval(
             "const text = document.getElementById('task-stream-text'); \
              const status = document.getElementById('task-status'); \
+             const attempt = document.getElementById('task-stream-attempt'); \
              return [text && !text.hidden ? text.textContent : '', status ? status.textContent : '', \
-                     document.querySelectorAll('main img, main script, main iframe').length];",
+                     document.querySelectorAll('main img, main script, main iframe').length, \
+                     attempt ? attempt.textContent : ''];",
             json!([]),
         )
         .await;
-    (
-        now[0].as_str().unwrap_or_default().to_owned(),
-        now[1].as_str().unwrap_or_default().to_owned(),
-        now[2].as_u64().unwrap_or(u64::MAX),
-    )
+    PageNow {
+        shown: now[0].as_str().unwrap_or_default().to_owned(),
+        status: now[1].as_str().unwrap_or_default().to_owned(),
+        elements: now[2].as_u64().unwrap_or(u64::MAX),
+        attempt: now[3].as_str().unwrap_or_default().to_owned(),
+    }
+}
+
+/// What the task page shows at one moment.
+struct PageNow {
+    shown: String,
+    status: String,
+    elements: u64,
+    attempt: String,
 }
 
 /// Once the page shows the queued task waiting for its text, a worker starts.
@@ -76,7 +88,7 @@ async fn a_running_tasks_answer_grows_on_its_page_as_text() {
     // Part of the answer, the hostile part included, while the task still runs: as text, and
     // no element made from it.
     let first = wait_for("the answer's first part on the page while the task runs", || async {
-        let (shown, status, elements) = page_now(&browser).await;
+        let PageNow { shown, status, elements, .. } = page_now(&browser).await;
         assert_eq!(elements, 0, "nothing in the stream became an element: {shown}");
         assert!(!["succeeded", "failed", "canceled"].contains(&status.as_str()), "it ended first: {status}");
         (status == "running" && shown.contains("onerror=alert(1)")).then_some(shown)
@@ -89,7 +101,7 @@ async fn a_running_tasks_answer_grows_on_its_page_as_text() {
 
     // More of it, appended after what was shown, still while it runs.
     wait_until("more of the answer while the task runs", || async {
-        let (shown, status, _) = page_now(&browser).await;
+        let PageNow { shown, status, .. } = page_now(&browser).await;
         assert!(shown.starts_with(&first) || status != "running", "appended, never repeated: {shown}");
         status == "running" && shown.len() > first.len() && whole.starts_with(&shown)
     })
@@ -166,20 +178,19 @@ async fn a_retried_attempt_starts_the_text_over_with_its_attempt() {
     let browser = sign_in(&stack, "live-app").await;
     open(&browser, &stack, &format!("#/tasks/{id}")).await;
     let _worker = worker_once_waiting(&browser, &stack).await;
-    let attempt = || async { browser.text("#task-stream-attempt").await.unwrap_or_default() };
     wait_until("the first attempt's text", || async {
-        let (shown, status, _) = page_now(&browser).await;
+        let PageNow { shown, status, attempt, .. } = page_now(&browser).await;
         let note = browser.text("#task-stream-note").await;
         assert_ne!(status, "succeeded", "it ended first: {shown:?} {note:?}");
-        shown.starts_with("{\"text\": \"FIRST-ATTEMPT part1") && attempt().await == "Attempt 1"
+        shown.starts_with("{\"text\": \"FIRST-ATTEMPT part1") && attempt == "Attempt 1"
     })
     .await;
     // The retry's text replaces it, noted with its attempt.
     let whole = serde_json::to_string(&second).unwrap();
     let shown = wait_for("the second attempt's text while it runs", || async {
-        let (shown, status, _) = page_now(&browser).await;
+        let PageNow { shown, status, attempt, .. } = page_now(&browser).await;
         assert_ne!(status, "succeeded", "it ended first");
-        (attempt().await == "Attempt 2" && !shown.is_empty()).then_some(shown)
+        (attempt == "Attempt 2" && !shown.is_empty()).then_some(shown)
     })
     .await;
     assert!(whole.starts_with(&shown) && !shown.contains("FIRST-ATTEMPT"), "started over: {shown}");
