@@ -16,6 +16,8 @@
 //!    statement: no id-order lock for one row);
 //! 5. `App::announce`, once the event is on the events queue: `mark_delivered_and_take_owed`
 //!    (`callbacks/mark_delivered_and_take_owed`, which also takes the callbacks the task made owed: none here).
+//!    `BENCH_WITHOUT_PUBLISH_MARK=1` leaves this step out of the single-task lifecycle: a what-if
+//!    the section's heading names, never the shipped figure.
 //!
 //! Batches of ten ([`batch_of_ten`]) take the same steps with the batch calls: `create_tasks` (one
 //! `POST /v1/tasks/batch`), one claim for the SQS delivery's ten records, one
@@ -60,6 +62,13 @@ pub(crate) fn new_task(app: &str, effect_key: String) -> NewTask {
     }
 }
 
+/// A what-if, not the shipped path (`BENCH_WITHOUT_PUBLISH_MARK=1`): the single-task lifecycle
+/// without step 5, the most that folding the publish mark into another statement could gain
+/// (BENCHMARKS.md, "What folding the publish mark would buy").
+pub(crate) fn without_publish_mark() -> bool {
+    std::env::var("BENCH_WITHOUT_PUBLISH_MARK").is_ok_and(|v| v == "1")
+}
+
 /// Whether each task also has one heartbeat (`BENCH_HEARTBEAT=1`).
 fn with_heartbeat() -> bool {
     std::env::var("BENCH_HEARTBEAT").is_ok_and(|v| v == "1")
@@ -85,8 +94,10 @@ pub(crate) async fn one_task(client: &store::Client, effect_key: String) -> Resu
     else {
         return Err("a lease was lost".into());
     };
-    store::mark_delivered_and_take_owed(client, &[event.id], &[id], aitasks_runtime::callbacks::LEASE)
-        .await?;
+    if !without_publish_mark() {
+        store::mark_delivered_and_take_owed(client, &[event.id], &[id], aitasks_runtime::callbacks::LEASE)
+            .await?;
+    }
     Ok(())
 }
 
