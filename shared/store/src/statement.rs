@@ -44,7 +44,7 @@ impl Fragment {
     /// Its text as it is spliced in, comments dropped and whitespace folded.
     #[cfg(test)]
     pub(crate) fn written(&self) -> String {
-        parse(self.source).text
+        folded(&parse(self.source).text)
     }
 }
 
@@ -77,10 +77,11 @@ impl Sql {
         named.iter().map(|f| f.name).collect()
     }
 
-    /// The file's own text as Postgres would get it, its fragments not spliced in.
+    /// The file's own text as Postgres would get it, its fragments not spliced in, on one line
+    /// ([`folded`]).
     #[cfg(test)]
     pub(crate) fn written(&self) -> String {
-        parse(self.source).text
+        folded(&parse(self.source).text)
     }
 
     /// The file as it is.
@@ -122,36 +123,40 @@ impl Sql {
 /// The source with each `{{fragments/<name>}}` replaced by that fragment, in the order of the
 /// list: a fragment may name only fragments after it, which are then spliced into it in the same
 /// pass. A name that is no fragment (or one before it) stays as it is, and Postgres refuses the
-/// statement (the test `every_statement_is_spliced_whole` catches it first). The fragment ends with a line break, so
-/// a comment on its last line cannot swallow what follows.
+/// statement (the test `every_statement_is_spliced_whole` catches it first).
 fn splice(source: &str, fragments: &[Fragment]) -> String {
     let mut text = source.to_owned();
     for fragment in fragments {
         let marker = fragment.marker();
         if text.contains(&marker) {
-            text = text.replace(&marker, &format!("{}\n", fragment.source.trim_end()));
+            text = text.replace(&marker, &spliced(fragment.source));
         }
     }
     text
 }
 
+/// A fragment as it goes in: followed by a line break when its last line ends in a comment, so the
+/// comment cannot swallow what follows (and by nothing otherwise, so a fragment used inside a line
+/// stays on it).
+fn spliced(source: &str) -> String {
+    let source = source.trim_end();
+    match source.lines().last() {
+        Some(last) if last.contains("--") => format!("{source}\n"),
+        _ => source.to_owned(),
+    }
+}
+
 /// Drop `--` comments, turn `:name` into `$n` (the same name, the same number), leave string
-/// literals, quoted identifiers and `::` casts alone, and fold whitespace.
+/// literals, quoted identifiers and `::` casts alone, and keep the layout otherwise: a line break
+/// with the next line's indentation where the source breaks a line (a comment's line and blank
+/// lines go), one space for any other run of whitespace. So what Postgres gets, and what
+/// `pg_stat_statements` and the statement snapshot show, reads as the file does.
 fn parse(source: &str) -> Parsed {
     let mut text = String::with_capacity(source.len());
     let mut names: Vec<String> = Vec::new();
     let chars: Vec<char> = source.chars().collect();
     let mut i = 0;
-    let mut pending_space = false;
-    // A folded space goes in, except after an opening parenthesis and before a closing one or
-    // a comma.
-    let push = |text: &mut String, piece: &str, pending: &mut bool| {
-        if *pending && !text.is_empty() && !text.ends_with('(') && !piece.starts_with([')', ',']) {
-            text.push(' ');
-        }
-        *pending = false;
-        text.push_str(piece);
-    };
+    let mut gap = Gap::None;
     while i < chars.len() {
         let c = chars[i];
         match c {
@@ -159,7 +164,7 @@ fn parse(source: &str) -> Parsed {
                 while i < chars.len() && chars[i] != '\n' {
                     i += 1;
                 }
-                pending_space = true;
+                gap = gap.widened(Gap::Space);
             }
             '\'' | '"' => {
                 let start = i;
@@ -176,11 +181,11 @@ fn parse(source: &str) -> Parsed {
                     i += 1;
                 }
                 let literal: String = chars[start..=i.min(chars.len() - 1)].iter().collect();
-                push(&mut text, &literal, &mut pending_space);
+                gap.push(&mut text, &literal);
                 i += 1;
             }
             ':' if chars.get(i + 1) == Some(&':') => {
-                push(&mut text, "::", &mut pending_space);
+                gap.push(&mut text, "::");
                 i += 2;
             }
             ':' if chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase() || *n == '_') => {
@@ -197,19 +202,74 @@ fn parse(source: &str) -> Parsed {
                         names.len()
                     }
                 };
-                push(&mut text, &format!("${position}"), &mut pending_space);
+                gap.push(&mut text, &format!("${position}"));
             }
             c if c.is_whitespace() => {
-                pending_space = true;
-                i += 1;
+                let start = i;
+                while i < chars.len() && chars[i].is_whitespace() {
+                    i += 1;
+                }
+                let run = &chars[start..i];
+                gap = gap.widened(match run.iter().rposition(|c| *c == '\n') {
+                    Some(last) => Gap::Line(run.len() - last - 1),
+                    None => Gap::Space,
+                });
             }
             c => {
-                push(&mut text, &c.to_string(), &mut pending_space);
+                gap.push(&mut text, &c.to_string());
                 i += 1;
             }
         }
     }
     Parsed { text, names }
+}
+
+/// What stands between two pieces of a statement: nothing, a space, or a line break with the
+/// next line's indentation.
+#[derive(Clone, Copy)]
+enum Gap {
+    None,
+    Space,
+    Line(usize),
+}
+
+impl Gap {
+    /// The gap after one more run of whitespace or a comment: a line break wins over a space,
+    /// and the later line's indentation over an earlier one's.
+    fn widened(self, next: Gap) -> Gap {
+        match (self, next) {
+            (_, Gap::Line(indent)) | (Gap::Line(indent), _) => Gap::Line(indent),
+            _ => Gap::Space,
+        }
+    }
+
+    /// Write the gap, then `piece`. Nothing goes before the first piece, and a space does not
+    /// go after an opening parenthesis or before a closing one or a comma.
+    fn push(&mut self, text: &mut String, piece: &str) {
+        match *self {
+            _ if text.is_empty() => {}
+            Gap::Line(indent) => {
+                text.push('\n');
+                text.extend(std::iter::repeat_n(' ', indent));
+            }
+            Gap::Space if !text.ends_with('(') && !piece.starts_with([')', ',']) => text.push(' '),
+            _ => {}
+        }
+        *self = Gap::None;
+        text.push_str(piece);
+    }
+}
+
+/// `text` on one line, every run of whitespace one space: for tests that look for a phrase
+/// whatever the lines it is written over.
+#[cfg(test)]
+pub(crate) fn folded(text: &str) -> String {
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace("( ", "(")
+        .replace(" )", ")")
+        .replace(" ,", ",")
 }
 
 #[cfg(test)]
@@ -223,7 +283,7 @@ mod tests {
             "-- a comment with :not_a_param\nSELECT ':kept', \"odd\"\"name\", :task_id::text,\n  ( :attempt ) -- trailing\n  FROM t WHERE id = :task_id",
             &[],
         );
-        assert_eq!(sql.text(), "SELECT ':kept', \"odd\"\"name\", $1::text, ($2) FROM t WHERE id = $1");
+        assert_eq!(sql.text(), "SELECT ':kept', \"odd\"\"name\", $1::text,\n  ($2)\n  FROM t WHERE id = $1");
         assert_eq!(sql.names(), ["task_id", "attempt"]);
         let (id, attempt) = (7_i64, 2_i32);
         assert_eq!(sql.bind(&[("attempt", &attempt), ("task_id", &id)]).unwrap().len(), 2);
@@ -249,7 +309,11 @@ mod tests {
             Fragment { name: "fragments/other", source: "y" },
         ];
         let sql = Sql::new("example", "SELECT {{fragments/sum}} AS sum, {{fragments/sum}}", FRAGMENTS);
-        assert_eq!(sql.text(), "SELECT x + $1 AS sum, x + $1");
+        assert_eq!(
+            sql.text(),
+            "SELECT\nx + $1\n AS sum,\nx + $1",
+            "the lines of the fragment, its comments gone"
+        );
         assert_eq!(sql.names(), ["task_id"]);
         assert_eq!(sql.includes(), ["fragments/sum"]);
         let nested = Sql::new("example", "SELECT {{fragments/twice}}", TWICE);
