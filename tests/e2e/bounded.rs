@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use aitasks_contracts::{MAX_BATCH_BODY_BYTES, MAX_CREATE_BODY_BYTES};
+use aitasks_contracts::{MAX_BULK_BODY_BYTES, MAX_CREATE_BODY_BYTES};
 use aitasks_testkit::*;
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -89,7 +89,7 @@ async fn a_six_megabyte_batch_of_bad_items_answers_well_under_a_megabyte() {
     };
     let batch = json!({"tasks": (0..1000).map(item).collect::<Vec<_>>()});
     let size = batch.to_string().len();
-    assert!(size > 5_500_000 && size <= MAX_BATCH_BODY_BYTES, "a batch of {size} bytes");
+    assert!(size > 5_500_000 && size <= MAX_BULK_BODY_BYTES, "a batch of {size} bytes");
     let answer = post(&api, "/v1/tasks/batch", &batch).await;
     assert_eq!(answer.status, 200, "{}", answer.body.to_string().chars().take(300).collect::<String>());
     let results = answer.body["results"].as_array().unwrap();
@@ -202,7 +202,7 @@ async fn a_batch_whose_keys_grow_when_escaped_still_fits() {
     };
     let batch = json!({"tasks": (0..650).map(item).collect::<Vec<_>>()});
     let size = batch.to_string().len();
-    assert!(size <= MAX_BATCH_BODY_BYTES, "a batch of {size} bytes");
+    assert!(size <= MAX_BULK_BODY_BYTES, "a batch of {size} bytes");
     let answer = post(&api, "/v1/tasks/batch", &batch).await;
     assert_eq!(answer.status, 200);
     let bytes = lambda_bytes(&answer);

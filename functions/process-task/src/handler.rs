@@ -8,7 +8,7 @@ use std::panic::AssertUnwindSafe;
 use std::time::SystemTime;
 
 use aitasks_providers::Provider;
-use aitasks_runtime::worker::{process_records, Delivery, Outcome};
+use aitasks_runtime::worker::{process_records, Outcome, QueueMessage};
 use aitasks_runtime::{App, TaskMessage};
 use aws_lambda_events::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent, SqsMessage};
 use futures::FutureExt;
@@ -25,12 +25,12 @@ pub async fn handle<P: Provider>(
     let records = event.payload.records;
     let mut failures: Vec<BatchItemFailure> = Vec::new();
     let mut work: Vec<&SqsMessage> = Vec::with_capacity(records.len());
-    let mut deliveries: Vec<Delivery<'_>> = Vec::with_capacity(records.len());
+    let mut messages: Vec<QueueMessage<'_>> = Vec::with_capacity(records.len());
     for record in &records {
         match record.body.as_deref().and_then(TaskMessage::parse) {
             Some(message) => {
                 work.push(record);
-                deliveries.push(Delivery {
+                messages.push(QueueMessage {
                     task_id: message.task_id,
                     receipt: receipt(record),
                     group: record.attributes.get("MessageGroupId").map(String::as_str),
@@ -48,7 +48,7 @@ pub async fn handle<P: Provider>(
         }
     }
     // A panic outside an attempt (which the worker catches itself) retries the whole delivery.
-    let outcomes = AssertUnwindSafe(process_records(app, &deliveries, deadline)).catch_unwind().await;
+    let outcomes = AssertUnwindSafe(process_records(app, &messages, deadline)).catch_unwind().await;
     match outcomes {
         Ok(outcomes) => {
             for (record, outcome) in work.iter().zip(outcomes) {

@@ -4,7 +4,7 @@
 use std::ops::Range;
 use std::time::Duration;
 
-use aitasks_contracts::{Path, Problems, BATCH_MAX_TASKS, MAX_BATCH_BODY_BYTES};
+use aitasks_contracts::{Path, Problems, BULK_MAX_TASKS, MAX_BULK_BODY_BYTES};
 use reqwest::Method;
 use serde::{Deserialize, Serialize};
 
@@ -91,23 +91,23 @@ struct RawItem {
     error: Option<ErrorBody>,
 }
 
-/// Split items (their JSON texts) into chunks the API takes: at most [`BATCH_MAX_TASKS`] items
-/// and [`MAX_BATCH_BODY_BYTES`] bytes of body each. An item too large for any chunk is refused
+/// Split items (their JSON texts) into chunks the API takes: at most [`BULK_MAX_TASKS`] items
+/// and [`MAX_BULK_BODY_BYTES`] bytes of body each. An item too large for any chunk is refused
 /// here, before anything is sent.
 pub fn plan_chunks(texts: &[String]) -> Result<Vec<Range<usize>>, Problems> {
     let mut problems = Problems::new();
     let mut chunks = Vec::new();
     let (mut start, mut bytes) = (0, ENVELOPE_BYTES);
     for (index, text) in texts.iter().enumerate() {
-        if ENVELOPE_BYTES + text.len() > MAX_BATCH_BODY_BYTES {
+        if ENVELOPE_BYTES + text.len() > MAX_BULK_BODY_BYTES {
             problems.add(
                 &Path::root().key("tasks").index(index),
-                format!("is {} bytes: a batch body is at most {MAX_BATCH_BODY_BYTES}", text.len()),
+                format!("is {} bytes: a batch body is at most {MAX_BULK_BODY_BYTES}", text.len()),
             );
             continue;
         }
         let separator = usize::from(index > start);
-        if index - start == BATCH_MAX_TASKS || bytes + separator + text.len() > MAX_BATCH_BODY_BYTES {
+        if index - start == BULK_MAX_TASKS || bytes + separator + text.len() > MAX_BULK_BODY_BYTES {
             chunks.push(start..index);
             (start, bytes) = (index, ENVELOPE_BYTES);
         }
@@ -230,9 +230,9 @@ mod tests {
         for chunk in chunks {
             let bytes: usize =
                 ENVELOPE_BYTES + large[chunk.clone()].iter().map(|t| t.len() + 1).sum::<usize>() - 1;
-            assert!(bytes <= MAX_BATCH_BODY_BYTES);
+            assert!(bytes <= MAX_BULK_BODY_BYTES);
         }
-        let too_big = vec!["{}".to_owned(), "y".repeat(MAX_BATCH_BODY_BYTES)];
+        let too_big = vec!["{}".to_owned(), "y".repeat(MAX_BULK_BODY_BYTES)];
         assert_eq!(plan_chunks(&too_big).unwrap_err().paths(), ["tasks[1]"]);
         assert!(plan_chunks(&[]).unwrap().is_empty());
     }

@@ -40,10 +40,10 @@ pub const FIELD_DESCRIPTION_MAX_CHARS: usize = 1_000;
 /// `maxLength` of a text field: at most, and by default.
 pub const TEXT_FIELD_MAX_LENGTH: i64 = 20_000;
 /// Creates in one `POST /v1/tasks/batch`.
-pub const BATCH_MAX_TASKS: usize = 1_000;
+pub const BULK_MAX_TASKS: usize = 1_000;
 /// The largest batch body: Lambda's synchronous invocation payload limit (6 MB) less room for
 /// the rest of the API Gateway event. Larger is a 413 for the whole request.
-pub const MAX_BATCH_BODY_BYTES: usize = 6_000_000;
+pub const MAX_BULK_BODY_BYTES: usize = 6_000_000;
 /// Tasks per page of `GET /v1/tasks?runId=` / `?scopeId=`: at most, and by default.
 pub const TASK_PAGE_MAX: usize = 100;
 /// Runs per page of `GET /v1/runs`: at most, and by default.
@@ -95,7 +95,7 @@ const _: () = assert!(OUTPUT_MAX_BYTES + 2 * REQUEST_MAX_BYTES + TASK_ENVELOPE_M
 /// Problems listed in one 400's `details` (the rest are counted in `moreProblems`).
 pub const PROBLEMS_MAX: usize = 50;
 /// Problems listed in one batch's answer, over all its items.
-pub const BATCH_PROBLEMS_MAX: usize = 500;
+pub const BULK_PROBLEMS_MAX: usize = 500;
 /// Characters of a problem's `path` (a longer one, which echoes a caller's key, is cut, ending
 /// in `…`).
 pub const PROBLEM_PATH_MAX_CHARS: usize = 200;

@@ -5,7 +5,7 @@
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::limits::BATCH_MAX_TASKS;
+use crate::limits::BULK_MAX_TASKS;
 use crate::problems::{Path, Problems};
 
 /// The items of a batch, in order, not yet parsed: each is the text of one create body, so the
@@ -17,7 +17,7 @@ pub struct CreateMany<'a> {
 }
 
 impl<'a> CreateMany<'a> {
-    /// `{"tasks": [<create body>, ...]}` with 1 to [`BATCH_MAX_TASKS`] items. Only the envelope
+    /// `{"tasks": [<create body>, ...]}` with 1 to [`BULK_MAX_TASKS`] items. Only the envelope
     /// is checked here: an item that is not a valid create is that item's own 400.
     pub fn parse(body: &'a [u8]) -> Result<CreateMany<'a>, Problems> {
         let root = Path::root();
@@ -39,9 +39,9 @@ impl<'a> CreateMany<'a> {
                 None
             }
             Some(tasks) => match serde_json::from_str::<Vec<&'a RawValue>>(tasks.get()) {
-                Ok(items) if (1..=BATCH_MAX_TASKS).contains(&items.len()) => Some(items),
+                Ok(items) if (1..=BULK_MAX_TASKS).contains(&items.len()) => Some(items),
                 Ok(_) => {
-                    problems.add(&tasks_path, format!("must hold 1 to {BATCH_MAX_TASKS} tasks"));
+                    problems.add(&tasks_path, format!("must hold 1 to {BULK_MAX_TASKS} tasks"));
                     None
                 }
                 Err(_) => {
@@ -101,12 +101,12 @@ mod tests {
             json!({}),
             json!({"tasks": [1], "extra": true}),
             json!([]),
-            json!({"tasks": vec![json!({}); BATCH_MAX_TASKS + 1]}),
+            json!({"tasks": vec![json!({}); BULK_MAX_TASKS + 1]}),
         ] {
             let problems = parse(&bad).unwrap_err();
             assert!(!problems.is_empty(), "{bad} is refused");
         }
-        let full = json!({"tasks": vec![json!({}); BATCH_MAX_TASKS]});
-        assert_eq!(parse(&full).unwrap(), BATCH_MAX_TASKS);
+        let full = json!({"tasks": vec![json!({}); BULK_MAX_TASKS]});
+        assert_eq!(parse(&full).unwrap(), BULK_MAX_TASKS);
     }
 }

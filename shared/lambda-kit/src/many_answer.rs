@@ -5,11 +5,11 @@
 //!
 //! - a task: whole; then without its `output`; then without its `stepKey` and `effectKey` too
 //!   (the item's place says which they were). `omitted` names what was left out.
-//! - an invalid item: its problems listed while the batch's [`BATCH_PROBLEMS_MAX`] last (and
+//! - an invalid item: its problems listed while the batch's [`BULK_PROBLEMS_MAX`] last (and
 //!   the answer has room), then none; `moreProblems` counts the ones not listed.
 //! - any other refusal: as it is (a code and a short message).
 
-use aitasks_contracts::{escaped_json_bytes, ANSWER_MAX_BYTES, BATCH_PROBLEMS_MAX};
+use aitasks_contracts::{escaped_json_bytes, ANSWER_MAX_BYTES, BULK_PROBLEMS_MAX};
 use aitasks_runtime::answers::TaskSummary;
 use aitasks_runtime::ApiError;
 use aitasks_store::Created;
@@ -53,7 +53,7 @@ pub fn many_response(answers: &[Result<Created, ApiError>]) -> ApiGatewayV2httpR
 fn within(answers: &[Result<Created, ApiError>], budget: usize) -> Vec<Item<'_>> {
     let leanest: Vec<usize> = answers.iter().map(|answer| forms(answer, 0).last().map_or(0, bytes)).collect();
     let mut reserve: usize = leanest.iter().sum();
-    let (mut used, mut problems_left) = (FRAME_BYTES, BATCH_PROBLEMS_MAX);
+    let (mut used, mut problems_left) = (FRAME_BYTES, BULK_PROBLEMS_MAX);
     let mut results = Vec::with_capacity(answers.len());
     for (answer, lean) in answers.iter().zip(leanest) {
         reserve -= lean;
@@ -139,7 +139,7 @@ mod tests {
                 Item::Task { .. } => panic!("a refusal"),
             })
             .collect();
-        assert_eq!(listed.iter().sum::<usize>(), BATCH_PROBLEMS_MAX);
+        assert_eq!(listed.iter().sum::<usize>(), BULK_PROBLEMS_MAX);
         assert_eq!((&listed[..16], listed[16]), (&[30; 16][..], 20), "in item order");
         assert!(listed[17..].iter().all(|&n| n == 0));
     }

@@ -85,7 +85,7 @@ pub async fn cancel_run<P>(app: &App<P>, tenant: &AppId, run_id: &str) -> Result
     loop {
         let page = store::cancel_run_tasks(&client, run.id, config.request_page).await?;
         let done = page.touched() < config.request_page;
-        app.announce(page.ended).await;
+        app.publish(page.ended).await;
         if done {
             store::finish_run_cancel(&client, run.id).await?;
             break;
@@ -204,7 +204,7 @@ pub async fn cancel_task<P>(app: &App<P>, tenant: &AppId, task_id: &str) -> Resu
     drop(client);
     Ok(match outcome {
         store::CancelRequest::Canceled(settled) => {
-            app.announce(vec![settled.event]).await;
+            app.publish(vec![settled.event]).await;
             settled.task
         }
         store::CancelRequest::Flagged(task) | store::CancelRequest::AlreadyTerminal(task) => task,

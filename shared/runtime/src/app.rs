@@ -143,7 +143,7 @@ impl<P> App<P> {
     /// are): the ids every destination took. Without a queue or a bus an event counts as
     /// delivered (nobody listens); an event one took and the other did not is sent to both again
     /// later.
-    pub async fn deliver_events(&self, events: &[aitasks_store::PendingEvent]) -> Vec<i64> {
+    pub async fn send_events_out(&self, events: &[aitasks_store::PendingEvent]) -> Vec<i64> {
         let mut delivered = self.queues.send_events(events).await;
         if let Some(bus) = &self.bus {
             let on_bus = bus.put(events).await;
@@ -152,16 +152,16 @@ impl<P> App<P> {
         delivered
     }
 
-    /// Announce the tasks these events ended, once their transitions committed: the events
-    /// delivered ([`App::deliver_events`]) and marked delivered, and the callbacks the
+    /// Publish the tasks these events ended, once their transitions committed: the events
+    /// delivered ([`App::send_events_out`]) and marked delivered, and the callbacks the
     /// transitions made owed answered (taken in the statement that marks). Failures are logged and
     /// left to the sweeper, which re-delivers what was not marked and answers what was not taken.
-    pub async fn announce(&self, events: Vec<aitasks_store::PendingEvent>) {
+    pub async fn publish(&self, events: Vec<aitasks_store::PendingEvent>) {
         if events.is_empty() {
             return;
         }
         let sending = std::time::Instant::now();
-        let delivered = self.deliver_events(&events).await;
+        let delivered = self.send_events_out(&events).await;
         let sent = sending.elapsed();
         let task_ids: Vec<uuid::Uuid> = events.iter().map(|event| event.task_id).collect();
         let marking = std::time::Instant::now();
@@ -185,7 +185,7 @@ impl<P> App<P> {
         if let Err(error) = marked.await {
             tracing::warn!(error = %crate::error_chain(&error), "could not mark events delivered or answer their callbacks; the sweeper will");
         }
-        crate::metrics::announced(events.len(), sent, marking.elapsed());
+        crate::metrics::published(events.len(), sent, marking.elapsed());
     }
 
     /// Answer the owed callbacks of these tasks now (a callback a create attached to a task that

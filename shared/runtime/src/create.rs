@@ -20,7 +20,7 @@ use std::collections::HashSet;
 
 use aitasks_contracts::{
     item_value, parse_json, request_hash, stored_size, AppId, Callback, CreateMany, CreateTask, Owner, Scope,
-    MAX_BATCH_BODY_BYTES, MAX_CREATE_BODY_BYTES, REQUEST_MAX_BYTES,
+    MAX_BULK_BODY_BYTES, MAX_CREATE_BODY_BYTES, REQUEST_MAX_BYTES,
 };
 use aitasks_store::{self as store, Created, NewCallback, NewTask, OwedMessage, TaskOwner};
 use serde_json::{json, Value};
@@ -161,7 +161,7 @@ async fn store_one<P>(app: &App<P>, client: &mut store::Client, item: &Checked) 
         Some(scope) => {
             let scoped = crate::admission::create_scoped(client, &item.task, scope, limits).await?;
             if let Some(event) = scoped.event {
-                app.announce(vec![event]).await;
+                app.publish(vec![event]).await;
             }
             scoped.created
         }
@@ -292,7 +292,7 @@ pub async fn create_many<P>(
     tenant: &AppId,
     body: &[u8],
 ) -> Result<Vec<Result<Created, ApiError>>, ApiError> {
-    if body.len() > MAX_BATCH_BODY_BYTES {
+    if body.len() > MAX_BULK_BODY_BYTES {
         return Err(ApiError::TooLarge);
     }
     let many = CreateMany::parse(body).map_err(ApiError::Invalid)?;

@@ -44,7 +44,7 @@ use crate::queries::{
     LOCK_SYSTEM_SHARED, READ_STATE, RUN_FOR_SHARE,
 };
 use crate::read::get_task_by_effect_key;
-use crate::rows::settled_from_row;
+use crate::rows::ended_from_row;
 use crate::statement::Param;
 
 /// Create a scoped task: an existing effect key returns the existing task (spending nothing);
@@ -193,7 +193,7 @@ async fn attempt(
             transaction.rollback().await?;
             return existing(client, task).await.map(Attempted::Decided);
         };
-        let settled = settled_from_row(&row)?;
+        let settled = ended_from_row(&row)?;
         transaction.commit().await?;
         return Ok(Attempted::Decided(ScopedCreated {
             created: Created::New(settled.task),

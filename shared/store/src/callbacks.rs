@@ -2,7 +2,7 @@
 //! them. A callback is attached by a create, becomes owed in the statement that ends its task
 //! (the outbox's trigger, migrations/V19), is taken for its call with a lease (so a sender that
 //! dies between its call and its record is replaced once the lease passes), and ends when AWS
-//! accepts the call, says the caller is gone, or refuses it for good. Delivery is at least once.
+//! accepts the call, says the caller is gone, or refuses it for good. QueueMessage is at least once.
 
 use std::time::Duration;
 
@@ -159,7 +159,7 @@ pub async fn take_owed_callbacks(
     client.query(&statement, &params).await?.iter().map(owed_from_row).collect()
 }
 
-/// After an announce: mark the events that were taken delivered and take, leased for `lease`, the owed
+/// After a publish: mark the events that were taken delivered and take, leased for `lease`, the owed
 /// callbacks of the tasks those events ended (`sql/callbacks/mark_delivered_and_take_owed.sql`), in one statement.
 pub async fn mark_delivered_and_take_owed(
     client: &impl GenericClient,

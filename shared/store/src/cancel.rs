@@ -4,18 +4,18 @@
 use uuid::Uuid;
 
 use crate::error::StoreResult;
-use crate::model::{PendingEvent, Run, Settled, Task};
+use crate::model::{Ended, PendingEvent, Run, Task};
 use crate::params::{limit, CANCELED_CODE};
 use crate::pool::GenericClient;
 use crate::queries::{CANCEL_RUN, CANCEL_RUN_TASKS, FINISH_RUN_CANCEL, PENDING_RUN_CANCELS, REQUEST_CANCEL};
 use crate::read::get_task;
-use crate::rows::split_settled;
+use crate::rows::split_ended;
 
 /// The outcome of a cancel request.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CancelRequest {
     /// The task was queued and is now `canceled`, with its completion event.
-    Canceled(Settled),
+    Canceled(Ended),
     /// The task is running: it is flagged and its worker aborts within a cancel poll.
     Flagged(Task),
     /// The task was already terminal: nothing changed.
@@ -45,7 +45,7 @@ pub async fn request_cancel(
         ("canceled_code", &CANCELED_CODE),
     ])?;
     let rows = client.query(&statement, &params).await?;
-    let (mut settled, mut flagged) = split_settled(&rows)?;
+    let (mut settled, mut flagged) = split_ended(&rows)?;
     if let Some(settled) = settled.pop() {
         return Ok(Some(CancelRequest::Canceled(settled)));
     }

@@ -1,6 +1,6 @@
 //! The completion-event outbox. Every terminal transition writes its event in the same
-//! statement; the worker delivers it after commit (App::announce) and marks it delivered, and the sweeper
-//! re-delivers whatever was not marked within the grace period. Delivery is at least once.
+//! statement; the worker delivers it after commit (App::publish) and marks it delivered, and the sweeper
+//! re-delivers whatever was not marked within the grace period. QueueMessage is at least once.
 
 use std::time::Duration;
 

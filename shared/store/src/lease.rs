@@ -21,7 +21,7 @@ pub struct ClaimMark {
     pub by: DateTime<Utc>,
 }
 
-/// Claim the next attempt of the tasks an SQS delivery's records name (one or many), answering
+/// Claim the next attempt of the tasks an invocation's messages name (one or many), answering
 /// record by record in order. Only a `queued` task whose cancel was not requested and whose
 /// attempt budget is not spent is claimed; a duplicate delivery of a running or terminal task
 /// claims nothing. One round trip when every task is claimed, two otherwise (plus one per task

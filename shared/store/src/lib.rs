@@ -111,9 +111,9 @@ pub use migrations::{
     ConcurrentStatement, NO_TRANSACTION,
 };
 pub use model::{
-    ActiveHold, AdmissionBudget, AdmissionRefusal, Claim, Created, CreatedRun, Fenced, Lease, LeaseCheck,
-    ListedTask, NewRun, NewTask, PendingEvent, Run, RunState, ScopedAdmission, ScopedCreated, ServerLimits,
-    Settled, Task, TaskOwner, TaskStatus,
+    ActiveHold, AdmissionBudget, AdmissionRefusal, Claim, Created, CreatedRun, Ended, Fenced, Lease,
+    LeaseCheck, ListedTask, NewRun, NewTask, PendingEvent, Run, RunState, ScopedAdmission, ScopedCreated,
+    ServerLimits, Task, TaskOwner, TaskStatus,
 };
 pub use operations::{
     create_operation, get_operation, list_operations, next_operations, stop_operation, take_operation,

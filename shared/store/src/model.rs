@@ -225,7 +225,7 @@ pub struct PendingEvent {
 
 /// A terminal transition that took effect, with the event it wrote.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Settled {
+pub struct Ended {
     pub task: Task,
     pub event: PendingEvent,
 }
@@ -247,7 +247,7 @@ pub enum Claim {
     /// This worker owns the attempt.
     Claimed(Task),
     /// A cancel was requested before the task started; the claim settled it `canceled`.
-    Canceled(Settled),
+    Canceled(Ended),
     /// The task is running elsewhere or already terminal (a duplicate delivery): ack and go.
     NotClaimable(TaskStatus),
     /// No such task (deleted with its scope's data, or never existed).

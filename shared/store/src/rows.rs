@@ -5,7 +5,7 @@ use tokio_postgres::types::{FromSql, Type};
 use tokio_postgres::Row;
 
 use crate::error::{StoreError, StoreResult};
-use crate::model::{ListedTask, NewTask, PendingEvent, Run, RunState, Settled, Task, TaskOwner, TaskStatus};
+use crate::model::{Ended, ListedTask, NewTask, PendingEvent, Run, RunState, Task, TaskOwner, TaskStatus};
 use crate::statement::Param;
 
 pub(crate) fn task_status(text: &str) -> StoreResult<TaskStatus> {
@@ -155,8 +155,8 @@ impl NewTask {
     }
 }
 
-pub(crate) fn settled_from_row(row: &Row) -> StoreResult<Settled> {
-    Ok(Settled {
+pub(crate) fn ended_from_row(row: &Row) -> StoreResult<Ended> {
+    Ok(Ended {
         task: Task::from_row(row)?,
         event: PendingEvent {
             id: row.try_get("event_id")?,
@@ -167,12 +167,12 @@ pub(crate) fn settled_from_row(row: &Row) -> StoreResult<Settled> {
 }
 
 /// Split settled rows into the terminal ones (with their event) and the rest.
-pub(crate) fn split_settled(rows: &[Row]) -> StoreResult<(Vec<Settled>, Vec<Task>)> {
+pub(crate) fn split_ended(rows: &[Row]) -> StoreResult<(Vec<Ended>, Vec<Task>)> {
     let mut settled = Vec::new();
     let mut other = Vec::new();
     for row in rows {
         if row.try_get::<_, Option<i64>>("event_id")?.is_some() {
-            settled.push(settled_from_row(row)?);
+            settled.push(ended_from_row(row)?);
         } else {
             other.push(Task::from_row(row)?);
         }

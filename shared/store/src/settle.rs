@@ -13,14 +13,14 @@ use uuid::Uuid;
 use aitasks_contracts::ErrorCode;
 
 use crate::error::StoreResult;
-use crate::model::{Fenced, Lease, PendingEvent, Settled};
+use crate::model::{Ended, Fenced, Lease, PendingEvent};
 use crate::params::{truncate_message, CANCELED_CODE};
 use crate::pool::GenericClient;
 use crate::queries::{
     COMPLETE_ATTEMPT, COMPLETE_ATTEMPT_UNSCOPED, COMPLETE_MANY, END_CANCELED, FAIL_ATTEMPT,
     FAIL_ATTEMPT_UNSCOPED, GIVE_BACK, REQUEUE_ATTEMPT,
 };
-use crate::rows::{event_from_row, settled_from_row};
+use crate::rows::{ended_from_row, event_from_row};
 
 /// Store a validated output. One round trip, event included; only the event comes back.
 /// [`Fenced::Lost`] when the lease is gone or a cancel was requested (then settle the cancel
@@ -68,7 +68,7 @@ pub async fn fail_attempt(
 
 /// End a task whose cancel was requested `canceled`, whoever notices first (its worker, a
 /// claim, or the sweeper). Not fenced on an attempt: a requested cancel wins over any lease.
-pub async fn end_canceled(client: &impl GenericClient, task_id: Uuid) -> StoreResult<Fenced<Box<Settled>>> {
+pub async fn end_canceled(client: &impl GenericClient, task_id: Uuid) -> StoreResult<Fenced<Box<Ended>>> {
     let statement = client.prepare_cached(END_CANCELED.text()).await?;
     let params = END_CANCELED.bind(&[("task_id", &task_id), ("canceled_code", &CANCELED_CODE)])?;
     let row = client.query_opt(&statement, &params).await?;
@@ -157,9 +157,9 @@ fn written_event(row: Option<tokio_postgres::Row>) -> StoreResult<Fenced<Pending
     }
 }
 
-fn written_task(row: Option<tokio_postgres::Row>) -> StoreResult<Fenced<Box<Settled>>> {
+fn written_task(row: Option<tokio_postgres::Row>) -> StoreResult<Fenced<Box<Ended>>> {
     match row {
-        Some(row) => Ok(Fenced::Written(Box::new(settled_from_row(&row)?))),
+        Some(row) => Ok(Fenced::Written(Box::new(ended_from_row(&row)?))),
         None => Ok(Fenced::Lost),
     }
 }

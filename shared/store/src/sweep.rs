@@ -8,13 +8,13 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::error::StoreResult;
-use crate::model::{Settled, Task};
+use crate::model::{Ended, Task};
 use crate::params::{limit, millis, CANCELED_CODE, INTERRUPTED_CODE, QUEUE_TIMEOUT_CODE};
 use crate::pool::GenericClient;
 use crate::queries::{
     EXPIRE_QUEUED, EXPIRE_RUNNING, MARK_UNSENT, OWED_BEYOND, PRUNE_ADMISSIONS, TAKE_LOST, TAKE_UNSENT,
 };
-use crate::rows::split_settled;
+use crate::rows::split_ended;
 
 /// Queued tasks that waited longer than `queue_timeout` end `failed` with
 /// `WORKFLOW_AI_QUEUE_TIMEOUT` (or `canceled` where a cancel was requested).
@@ -22,7 +22,7 @@ pub async fn expire_queued(
     client: &impl GenericClient,
     queue_timeout: Duration,
     page: usize,
-) -> StoreResult<Vec<Settled>> {
+) -> StoreResult<Vec<Ended>> {
     let statement = client.prepare_cached(EXPIRE_QUEUED.text()).await?;
     let (queue_timeout_ms, page) = (millis(queue_timeout), limit(page));
     let params = EXPIRE_QUEUED.bind(&[
@@ -32,7 +32,7 @@ pub async fn expire_queued(
         ("queue_timeout_code", &QUEUE_TIMEOUT_CODE),
     ])?;
     let rows = client.query(&statement, &params).await?;
-    Ok(split_settled(&rows)?.0)
+    Ok(split_ended(&rows)?.0)
 }
 
 /// What [`expire_running`] did.
@@ -41,7 +41,7 @@ pub struct ExpiredRunning {
     /// Back in the queue with attempts left; their message is owed (see [`take_unsent`]).
     pub requeued: Vec<Task>,
     /// Ended `failed`/`WORKFLOW_AI_INTERRUPTED` (budget spent) or `canceled`.
-    pub settled: Vec<Settled>,
+    pub settled: Vec<Ended>,
 }
 
 /// Running tasks whose heartbeat is older than `stale_after`: their worker died. Requeued while
@@ -61,7 +61,7 @@ pub async fn expire_running(
         ("interrupted_code", &INTERRUPTED_CODE),
     ])?;
     let rows = client.query(&statement, &params).await?;
-    let (settled, requeued) = split_settled(&rows)?;
+    let (settled, requeued) = split_ended(&rows)?;
     Ok(ExpiredRunning { requeued, settled })
 }
 

@@ -14,13 +14,13 @@
 //!    `complete_many` (`settle/complete_many`, the group commit with the completion events; a
 //!    group of one here, which it writes with `settle/complete_attempt_unscoped`, the single
 //!    statement: no id-order lock for one row);
-//! 5. `App::announce`, once the event is on the events queue: `mark_delivered_and_take_owed`
+//! 5. `App::publish`, once the event is on the events queue: `mark_delivered_and_take_owed`
 //!    (`callbacks/mark_delivered_and_take_owed`, which also takes the callbacks the task made owed: none here).
 //!    `BENCH_WITHOUT_PUBLISH_MARK=1` leaves this step out of the single-task lifecycle: a what-if
 //!    the section's heading names, never the shipped figure.
 //!
 //! Batches of ten ([`batch_of_ten`]) take the same steps with the batch calls: `create_tasks` (one
-//! `POST /v1/tasks/batch`), one claim for the SQS delivery's ten records, one
+//! `POST /v1/tasks/batch`), one claim for the invocation's ten messages, one
 //! `complete_many` for the ten successes, one `mark_delivered_and_take_owed` for their events.
 //!
 //! Scoped tasks (with a cache key) are admitted and settled by other statements
@@ -36,7 +36,7 @@ use serde_json::json;
 
 use crate::Failure;
 
-/// Tasks in a batch of the batched lifecycle: an SQS delivery's ten records.
+/// Tasks in a batch of the batched lifecycle: an invocation's ten records.
 pub(crate) const BATCH: usize = 10;
 
 pub(crate) fn new_task(app: &str, effect_key: String) -> NewTask {

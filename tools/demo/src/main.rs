@@ -90,8 +90,8 @@ async fn main() -> Result<(), Failure> {
             "extract_data",
             json!({"kind": "extract_data", "prompt": "Extract the order details.", "input": {"email": "Please send 3 boxes to Lyon before 2026-12-24T12:00:00Z."}, "fields": [
             {"name": "quantity", "type": "number", "description": "How many boxes", "required": true},
-            {"name": "city", "type": "text", "description": "Delivery city", "required": true, "maxLength": 60},
-            {"name": "deadline", "type": "date_time", "description": "Delivery deadline", "required": false}]}),
+            {"name": "city", "type": "text", "description": "QueueMessage city", "required": true, "maxLength": 60},
+            {"name": "deadline", "type": "date_time", "description": "QueueMessage deadline", "required": false}]}),
         ),
     ];
     // The four in one call: a batch answers item by item, as four creates would.

@@ -57,7 +57,7 @@ async fn a_page_of_tasks_fits_the_function_s_memory() {
     assert!(used < FUNCTION_MEMORY, "one listing request took {} MB", used / (1024 * 1024));
 }
 
-/// A batch body within MAX_BATCH_BODY_BYTES (6,000,000) is parsed whole before any item is
+/// A batch body within MAX_BULK_BODY_BYTES (6,000,000) is parsed whole before any item is
 /// looked at: 6 MB of `{"a":0},` is a document of about 500 MB, for an answer that is a 400.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_body_within_its_byte_limit_fits_the_function_s_memory() {
@@ -69,7 +69,7 @@ async fn a_batch_body_within_its_byte_limit_fits_the_function_s_memory() {
     let body = format!(
         r#"{{"tasks":[{{"stepKey":"s","effectKey":"k","request":{{"kind":"classify","prompt":"p","choices":["a","b"],"input":[{objects}]}}}}]}}"#
     );
-    assert!(body.len() <= aitasks_contracts::MAX_BATCH_BODY_BYTES, "{} bytes", body.len());
+    assert!(body.len() <= aitasks_contracts::MAX_BULK_BODY_BYTES, "{} bytes", body.len());
     let tenant = AppId::parse(APP).unwrap();
     let before = resident_bytes();
     let peak = std::sync::Arc::new(std::sync::atomic::AtomicI64::new(0));

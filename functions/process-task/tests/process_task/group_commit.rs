@@ -1,5 +1,5 @@
 //! One task's bad data never costs a neighbour anything, even when they share a statement: the
-//! successes of an SQS delivery are completed by one group statement, and a success the store could
+//! successes of an invocation are completed by one group statement, and a success the store could
 //! not hold (a model's answer with a NUL in it; any row the database refuses) must leave the
 //! others' settlements, on their first attempt, untouched.
 

@@ -1,7 +1,7 @@
 //! Outputs are bounded where they are made, before the store: a provider that ignores
 //! `max_tokens` and answers the largest answer the schema allows ends that task failed with
 //! `AI_OUTPUT_TOO_LARGE` (not retried), its GET answer stays under Lambda's 6 MB, and a
-//! neighbour in the same SQS delivery (the same group commit) succeeds on its first attempt.
+//! neighbour in the same invocation (the same group commit) succeeds on its first attempt.
 
 use std::time::Duration;
 

@@ -292,7 +292,7 @@ async fn finish<P>(
     let (tasks, requests) = batch_requests(client, batch.id).await?;
     if !tasks.is_empty() && !results.is_empty() {
         let mut reader = app.batches.results(profile, results, &requests);
-        let mut settlement = results::Settlement::new(&tasks);
+        let mut settlement = results::ResultsSettler::new(&tasks);
         loop {
             match reader.next_page().await {
                 Ok(Some(page)) => settlement.settle(app, client, profile, page, summary).await?,

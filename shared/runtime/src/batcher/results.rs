@@ -3,7 +3,7 @@
 //! worker's group commit does, through the same path: one row the store refuses is completed
 //! alone and costs the others nothing), one that failed them goes to an on-demand repair turn,
 //! and a line's error is decided as an attempt's would be (retried on-demand within the attempt
-//! budget, or failed). Results come a page at a time ([`Settlement::settle`]), so a result file
+//! budget, or failed). Results come a page at a time ([`ResultsSettler::settle`]), so a result file
 //! of any size is settled in bounded memory and a read cut part way keeps what it settled. A task
 //! named twice is settled by its first line; a line naming a task no longer in the batch
 //! (canceled, taken back, settled by an earlier read) changes nothing, and neither does a late
@@ -24,16 +24,16 @@ use crate::app::App;
 use crate::settle::{self, complete_together, Attempt, Carried, Ending};
 
 /// The settling of one batch's results, page after page.
-pub(super) struct Settlement<'t> {
+pub(super) struct ResultsSettler<'t> {
     in_batch: HashMap<Uuid, &'t BatchTask>,
     /// Tasks a line named already: a later line for them is a duplicate.
     seen: HashSet<Uuid>,
 }
 
-impl<'t> Settlement<'t> {
-    pub(super) fn new(tasks: &'t [BatchTask]) -> Settlement<'t> {
+impl<'t> ResultsSettler<'t> {
+    pub(super) fn new(tasks: &'t [BatchTask]) -> ResultsSettler<'t> {
         let in_batch = tasks.iter().map(|task| (task.lease.task_id, task)).collect();
-        Settlement { in_batch, seen: HashSet::with_capacity(tasks.len()) }
+        ResultsSettler { in_batch, seen: HashSet::with_capacity(tasks.len()) }
     }
 
     /// Settle one page of result lines. An error is the store's absence only: a row it refuses
@@ -121,7 +121,7 @@ fn keepable(resume: &aitasks_providers::Resume) -> Result<Value, String> {
 }
 
 /// Complete a page of answered tasks together ([`complete_together`]); their settlements
-/// recorded, their endings announced.
+/// recorded, their endings published.
 async fn complete_answers<P>(
     app: &App<P>,
     client: &store::Client,
@@ -156,7 +156,7 @@ async fn complete_answers<P>(
             written => refused_alone(attempt.lease.task_id, written)?,
         }
     }
-    app.announce(events).await;
+    app.publish(events).await;
     Ok(())
 }
 
@@ -173,7 +173,7 @@ async fn line_failed<P>(
     let attempt = Attempt::of_batch_task(task, &profile.id);
     let ending = Ending::Finished(Err(error));
     let decision = attempt.decide(&ending, &app.settings.runtime);
-    match settle::carry_out(client, &attempt, &ending, decision, Duration::ZERO).await? {
+    match settle::write_decision(client, &attempt, &ending, decision, Duration::ZERO).await? {
         Carried::Requeued { delay } => {
             summary.batch_tasks_returned += 1;
             let group = crate::queue::message_group(&task.app_id);
@@ -186,7 +186,7 @@ async fn line_failed<P>(
         Carried::Ended(event) => {
             summary.batch_results_settled += 1;
             settle::record(&attempt, &ending, Duration::ZERO, &event, None);
-            app.announce(vec![event]).await;
+            app.publish(vec![event]).await;
         }
         // A failed fence: the task left the batch, or its cancel was requested (the sweeper
         // ends that). An error line decides nothing else.

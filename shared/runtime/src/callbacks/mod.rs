@@ -3,11 +3,11 @@
 //! (docs/lifecycle.md, "Callbacks").
 //!
 //! A callback becomes owed in the statement that ends its task (the outbox's trigger), so no
-//! path that ends a task can miss it. Whoever announces that transition takes the owed
-//! callbacks of its tasks in the same statement that marks the event (`App::announce`) and calls
-//! at once; the sweeper takes whatever is left (an announcer that died, a call to retry). Each
+//! path that ends a task can miss it. Whoever publishes that transition takes the owed
+//! callbacks of its tasks in the same statement that marks the event (`App::publish`) and calls
+//! at once; the sweeper takes whatever is left (a publisher that died, a call to retry). Each
 //! call is recorded: accepted, the caller gone, refused for good, or owed again after a backoff
-//! (1 s doubling to 15 minutes; given up after [`MAX_TRIES`]). Delivery is at least once: a
+//! (1 s doubling to 15 minutes; given up after [`MAX_TRIES`]). QueueMessage is at least once: a
 //! sender that dies between its call and its record is replaced after the lease, and its second
 //! call finds the caller answered (AWS says gone, which ends it the same).
 //!
@@ -54,7 +54,7 @@ pub struct Callbacks {
 impl Callbacks {
     /// Clients on the function's configuration (its role, its region, `AWS_ENDPOINT_URL_SFN` /
     /// `AWS_ENDPOINT_URL_LAMBDA`), each call bounded in time so a slow service never holds a
-    /// sweep or a worker's announcement for long.
+    /// sweep or a worker's publication for long.
     pub fn new(sdk: &aws_config::SdkConfig) -> Callbacks {
         let timeouts = TimeoutConfig::builder()
             .operation_timeout(Duration::from_secs(10))
@@ -146,7 +146,7 @@ pub(crate) struct Heartbeats {
     pub(crate) failed: u64,
     /// Calls AWS throttled: their callbacks are due again at once.
     pub(crate) throttled: u64,
-    /// Completion events of the tasks canceled because every caller was gone (to announce).
+    /// Completion events of the tasks canceled because every caller was gone (to publish).
     pub(crate) canceled: Vec<PendingEvent>,
     /// Time spent in the store recording them.
     pub(crate) db: std::time::Duration,

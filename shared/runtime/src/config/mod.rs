@@ -43,7 +43,7 @@ pub struct RuntimeConfig {
     /// How long before the Lambda deadline a worker stops its call and requeues
     /// (`AITASK_DEADLINE_MARGIN_MS`, 5000).
     pub deadline_margin: Duration,
-    /// Records of one SQS delivery worked on at once (`AITASK_RECORD_CONCURRENCY`, 10).
+    /// Records of one invocation worked on at once (`AITASK_RECORD_CONCURRENCY`, 10).
     pub record_concurrency: usize,
     /// Rows per sweeper statement, its page (`AITASK_SWEEP_PAGE`, 100), and statements per duty
     /// per run (`AITASK_SWEEP_MAX_PAGES`, 10).

@@ -16,7 +16,7 @@ mod worker;
 
 pub(crate) use creates::count_created;
 pub(crate) use holds::{hold_probe, profile_held, profile_released};
-pub(crate) use worker::{announced, gave_back, retried, settled, Parts, Settlement};
+pub(crate) use worker::{gave_back, published, retried, settled, AttemptFigures, Parts};
 
 use std::io::Write;
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -1,6 +1,6 @@
 //! What settlements emit: one document per settlement, per retry and per claim given back at
-//! a provider limit; and, wherever tasks' endings are announced (`App::announce`), one per
-//! announcement.
+//! a provider limit; and, wherever tasks' endings are published (`App::publish`), one per
+//! publication.
 
 use std::time::Duration;
 
@@ -9,7 +9,7 @@ use aitasks_providers::Usage;
 use super::{Document, Unit};
 
 /// A settlement's figures.
-pub(crate) struct Settlement<'a> {
+pub(crate) struct AttemptFigures<'a> {
     pub(crate) status: &'a str,
     pub(crate) error_code: Option<&'a str>,
     pub(crate) model_id: &'a str,
@@ -38,7 +38,7 @@ pub(crate) struct Parts {
 }
 
 /// `Settlements` by outcome, error code and model profile, with the attempt's figures.
-pub(crate) fn settled(settlement: &Settlement<'_>) {
+pub(crate) fn settled(settlement: &AttemptFigures<'_>) {
     let usage = settlement.usage;
     let mut document = Document::new(&[&["Outcome"], &["Outcome", "ErrorCode"], &["ModelId"]])
         .dimension("Outcome", settlement.status)
@@ -62,11 +62,11 @@ pub(crate) fn settled(settlement: &Settlement<'_>) {
 }
 
 /// `EventsPublished` (the metric's name is the contract's): the completion events of one
-/// announcement, sent after their transition committed, with the time the sending took
+/// publication, sent after their transition committed, with the time the sending took
 /// (`EventMs`: the events queue and the bus) and the marking after it (`CallbacksMs`: the
 /// statement that marks them delivered and takes the callbacks they made owed, and the answers
 /// to those callbacks), as properties.
-pub(crate) fn announced(events: usize, sending: Duration, marking: Duration) {
+pub(crate) fn published(events: usize, sending: Duration, marking: Duration) {
     Document::new(&[&[]])
         .metric("EventsPublished", Unit::Count, events as f64)
         .property("EventMs", millis(sending))

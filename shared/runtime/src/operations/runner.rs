@@ -69,7 +69,7 @@ pub(crate) async fn work_page<P>(
                 counts.skipped.insert(skip::ALREADY_ENDED.to_owned(), ended);
             }
             let operation = lease.advance_operation(&walk, page, &counts).await?;
-            app.announce(canceled.ended).await;
+            app.publish(canceled.ended).await;
             operation
         }
         OperationAction::Replay => {

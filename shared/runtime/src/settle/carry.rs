@@ -12,7 +12,7 @@ use crate::metrics;
 /// What carrying out a decision wrote.
 #[derive(Debug)]
 pub(crate) enum Carried {
-    /// The task ended (`failed`): its event, to record and announce.
+    /// The task ended (`failed`): its event, to record and publish.
     Ended(PendingEvent),
     /// Requeued for a counted retry after `delay`.
     Requeued { delay: Duration },
@@ -30,7 +30,7 @@ pub(crate) enum Carried {
 
 /// Write `decision`, the decision for `attempt` ended as `ending` after `worked`: a requeue, a
 /// failure, a give-back; a success is [`Carried::Lost`] here (written by `complete_together`).
-pub(crate) async fn carry_out(
+pub(crate) async fn write_decision(
     client: &store::Client,
     attempt: &Attempt<'_>,
     ending: &Ending,

@@ -1,5 +1,5 @@
 //! What an attempt's ending writes, on-demand or in a provider batch: a pure function of how the
-//! attempt ended, its attempt number and budget, and the retry policy. [`super::carry_out`]
+//! attempt ended, its attempt number and budget, and the retry policy. [`super::write_decision`]
 //! writes the decision (a success: [`super::complete_together`]).
 
 use std::time::Duration;

@@ -6,10 +6,10 @@
 //! 2. write, fenced on the lease: the successes that end together in one statement
 //!    ([`complete_together`]: a task that statement cannot take is written alone, and when the
 //!    statement fails each is written alone, so one row's bad data never costs another task its
-//!    attempt); any other decision alone ([`carry_out`]: a failure, a requeue, a give-back);
+//!    attempt); any other decision alone ([`write_decision`]: a failure, a requeue, a give-back);
 //! 3. the settlement's one log line and its metrics ([`record`]);
-//! 4. its completion event announced (`App::announce`), by the caller: the worker's group commit
-//!    announces its group's events together, the batcher a page's.
+//! 4. its completion event published (`App::publish`), by the caller: the worker's group commit
+//!    publishes its group's events together, the batcher a page's.
 //!
 //! The words, one meaning each: to *settle* is to end an attempt (a task's terminal write, or its
 //! way back to the queue); to *requeue* is to put a task back in the queue for a counted retry,
@@ -30,7 +30,7 @@ use chrono::{DateTime, Utc};
 
 use crate::config::RuntimeConfig;
 
-pub(crate) use carry::{carry_out, Carried};
+pub(crate) use carry::{write_decision, Carried};
 pub(crate) use complete::{complete_together, stored_usage, Success};
 pub(crate) use decision::{Decision, Ending};
 pub(crate) use record::record;

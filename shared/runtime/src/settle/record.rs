@@ -6,7 +6,7 @@ use std::time::Duration;
 use aitasks_store::PendingEvent;
 
 use super::{Attempt, Ending};
-use crate::metrics::{self, Parts, Settlement};
+use crate::metrics::{self, AttemptFigures, Parts};
 
 /// The one log line and the metrics of a settlement: `attempt` ended as `ending` after `worked`
 /// (zero for a batch's answer: the worker's time is what it measures), its ending wrote `event`;
@@ -48,7 +48,7 @@ pub(crate) fn record(
     } else {
         settled!(info);
     }
-    metrics::settled(&Settlement {
+    metrics::settled(&AttemptFigures {
         status,
         error_code,
         model_id: attempt.model_id,

@@ -55,7 +55,7 @@ pub enum Duty {
     Holds,
     /// Completion events not marked delivered are delivered.
     DeliverEvents,
-    /// Owed callbacks not answered yet (an announcer that died, a call to retry) are answered.
+    /// Owed callbacks not answered yet (a publisher that died, a call to retry) are answered.
     DeliverCallbacks,
     PruneAdmissions,
     PruneDeliveredEvents,
@@ -142,7 +142,7 @@ impl Duty {
                             _ => summary.queue_timed_out += 1,
                         }
                     }
-                    app.announce(settled.into_iter().map(|s| s.event).collect()).await;
+                    app.publish(settled.into_iter().map(|s| s.event).collect()).await;
                 }
             }
             Duty::ExpireRunning => {
@@ -156,7 +156,7 @@ impl Duty {
                             _ => summary.stale_interrupted += 1,
                         }
                     }
-                    app.announce(expired.settled.into_iter().map(|s| s.event).collect()).await;
+                    app.publish(expired.settled.into_iter().map(|s| s.event).collect()).await;
                 }
             }
             Duty::RestoreLost => {
@@ -177,7 +177,7 @@ impl Duty {
                         let canceled = store::cancel_run_tasks(client, run_id, page).await?;
                         let touched = canceled.touched();
                         summary.run_tasks_canceled += touched as u64;
-                        app.announce(canceled.ended).await;
+                        app.publish(canceled.ended).await;
                         if touched < page {
                             break;
                         }
@@ -225,7 +225,7 @@ impl Duty {
                 while pages.next() {
                     let events = store::take_undelivered_events(client, EVENT_LEASE, page).await?;
                     pages.took(events.len());
-                    let delivered = app.deliver_events(&events).await;
+                    let delivered = app.send_events_out(&events).await;
                     if delivered.len() < events.len() {
                         pages.stalled();
                     }

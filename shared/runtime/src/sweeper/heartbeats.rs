@@ -135,7 +135,7 @@ pub(super) async fn run<P>(
         run.throttled += beats.throttled;
         run.canceled += beats.canceled.len() as u64;
         run.db += beats.db;
-        app.announce(beats.canceled).await;
+        app.publish(beats.canceled).await;
     }
     let looking = Instant::now();
     let left = store::waiting_callbacks(&client, every, 0).await?;

@@ -15,10 +15,10 @@ use tracing::Instrument;
 
 use super::calls::{self, Calls, CallsOf};
 use super::deadline::{timed_out, within};
-use super::delivery::Outcome;
 use super::held::{holds_of, take_free_probes, Holds};
 use super::output_writer::LiveOutput;
 use super::parts::PartTimes;
+use super::queue_message::Outcome;
 use super::settle_attempt::settle_attempt;
 use super::settler::Settler;
 use crate::app::App;

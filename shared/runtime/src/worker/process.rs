@@ -1,9 +1,9 @@
-//! The entry of process-task's one path: a whole SQS delivery at once. One statement claims every
+//! The entry of process-task's one path: a whole invocation's messages at once. One statement claims every
 //! record's task (`sql/lease/claim_by.sql`), the attempts run side by side (each with its own
 //! cancel polls, heartbeats and deadline: [`super::attempt`]), and the successes that finish
-//! together are settled together by the [`Settler`]. The round trips of a 10-record delivery fall
-//! from three a task (claim, complete, mark) to about one for the whole delivery on each step
-//! (BENCHMARKS.md, "Batches").
+//! together are settled together by the [`Settler`]. The round trips of a 10-message invocation fall
+//! from three a task (claim, complete, mark) to about one for the whole invocation on each step
+//! (docs/benchmarks/2026-12-01-issue-20-batches.md).
 
 use aitasks_providers::Provider;
 use std::time::Duration;
@@ -14,23 +14,23 @@ use tracing::Instrument;
 
 use super::attempt;
 use super::deadline::{timed_out, ANSWER_MARGIN, CLAIM_MARGIN};
-use super::delivery::{Delivery, Outcome};
 use super::parts::PartTimes;
+use super::queue_message::{Outcome, QueueMessage};
 use super::settler::Settler;
 use crate::app::App;
 
-/// Work on the tasks of one delivery's records, answering message by message in order. Each
+/// Work on the tasks of one invocation's messages, answering message by message in order. Each
 /// attempt's call is stopped `deadline_margin` before `deadline` (when the invocation must have
 /// returned) and its task requeued; whatever the database does, the answers come before the
 /// deadline. An `Err` means the store could not be reached for that message: retry it.
 ///
 /// The records are claimed a wave at a time, as many as run at once
-/// (`AITASK_RECORD_CONCURRENCY`, a whole delivery of 10 records by default): a claimed task always
+/// (`AITASK_RECORD_CONCURRENCY`, a whole invocation of 10 messages by default): a claimed task always
 /// starts at once, never waits claimed and unwatched behind the others, and a wave that would
 /// start too late to do anything is not claimed at all.
 pub async fn process_records<P: Provider>(
     app: &App<P>,
-    deliveries: &[Delivery<'_>],
+    messages: &[QueueMessage<'_>],
     deadline: Instant,
 ) -> Vec<Result<Outcome, StoreError>> {
     let answer_by = deadline.checked_sub(ANSWER_MARGIN).unwrap_or_else(Instant::now);
@@ -38,8 +38,8 @@ pub async fn process_records<P: Provider>(
     let (settler, writing) = Settler::start(app);
     let work = async {
         let settler = settler;
-        let mut outcomes = Vec::with_capacity(deliveries.len());
-        for records in deliveries.chunks(wave) {
+        let mut outcomes = Vec::with_capacity(messages.len());
+        for records in messages.chunks(wave) {
             outcomes.extend(run_wave(app, records, deadline, answer_by, &settler).await);
         }
         drop(settler);
@@ -53,7 +53,7 @@ pub async fn process_records<P: Provider>(
 /// One wave: one statement claims its records' tasks, and their attempts run side by side.
 async fn run_wave<P: Provider>(
     app: &App<P>,
-    records: &[Delivery<'_>],
+    records: &[QueueMessage<'_>],
     deadline: Instant,
     answer_by: Instant,
     settler: &Settler,
@@ -62,12 +62,12 @@ async fn run_wave<P: Provider>(
     // record left to come back would be a failed receive, and enough of them would move a task
     // that keeps landing in a late wave to the dead-letter queue untried).
     if Instant::now() + app.settings.runtime.deadline_margin >= deadline {
-        let resends = records.iter().map(|delivery| resend_unclaimed(app, delivery, Duration::ZERO));
+        let resends = records.iter().map(|message| resend_unclaimed(app, message, Duration::ZERO));
         return tokio::time::timeout_at(answer_by, futures::future::join_all(resends)).await.unwrap_or_else(
             |_| records.iter().map(|_| Ok(Outcome::Retry { delay: Duration::ZERO })).collect(),
         );
     }
-    let ids: Vec<uuid::Uuid> = records.iter().map(|delivery| delivery.task_id).collect();
+    let ids: Vec<uuid::Uuid> = records.iter().map(|message| message.task_id).collect();
     // Each task's span, and under it a `claim` span for the one statement that claims them all:
     // a claimed task's trace (crate::xray) is recorded before its claim span closes, so its claim
     // is part of it, as for a task claimed alone.
@@ -79,7 +79,7 @@ async fn run_wave<P: Provider>(
         Ok(claims) => claims,
         Err(error) => {
             let text = crate::error_chain(&error);
-            tracing::error!(error = %text, "could not claim the delivery's tasks; its records will be retried");
+            tracing::error!(error = %text, "could not claim the wave's tasks; its messages will be retried");
             return ids.iter().map(|_| Err(StoreError::Unavailable(text.clone().into()))).collect();
         }
     };
@@ -95,8 +95,8 @@ async fn run_wave<P: Provider>(
     // whole future lose `Send` where the dev server spawns it).
     let mut work = Vec::with_capacity(claims.len());
     let claimed_in = claiming.elapsed();
-    for ((claim, span), delivery) in claims.into_iter().zip(spans).zip(records) {
-        let handled = after_claim(app, span, claim, delivery, deadline, settler, claimed_in);
+    for ((claim, span), message) in claims.into_iter().zip(spans).zip(records) {
+        let handled = after_claim(app, span, claim, message, deadline, settler, claimed_in);
         work.push(tokio::time::timeout_at(answer_by, handled));
     }
     futures::future::join_all(work)
@@ -106,16 +106,16 @@ async fn run_wave<P: Provider>(
         .collect()
 }
 
-/// A record this delivery did not claim, in a fresh message: acknowledged once that is sent.
+/// A message this invocation did not claim, sent again: acknowledged once that is sent.
 async fn resend_unclaimed<P>(
     app: &App<P>,
-    delivery: &Delivery<'_>,
+    message: &QueueMessage<'_>,
     delay: Duration,
 ) -> Result<Outcome, StoreError> {
-    match app.queues.send_task_after(delivery.task_id, delivery.group, delay).await {
+    match app.queues.send_task_after(message.task_id, message.group, delay).await {
         Ok(()) => Ok(Outcome::Ack),
         Err(error) => {
-            tracing::warn!(error = %crate::error_chain(&error), "could not send the unclaimed record's message again; its delivery comes back instead");
+            tracing::warn!(error = %crate::error_chain(&error), "could not send the unclaimed task's message again; the received one comes back instead");
             Ok(Outcome::Retry { delay })
         }
     }
@@ -177,7 +177,7 @@ async fn after_claim<P: Provider>(
     app: &App<P>,
     span: tracing::Span,
     claim: Claim,
-    delivery: &Delivery<'_>,
+    message: &QueueMessage<'_>,
     deadline: Instant,
     settler: &Settler,
     claimed_in: Duration,
@@ -186,14 +186,14 @@ async fn after_claim<P: Provider>(
         match claim {
             Claim::Claimed(task) => {
                 let parts = PartTimes::new(claimed_in);
-                attempt::run(app, task, delivery.receipt, deadline, settler, &parts).await
+                attempt::run(app, task, message.receipt, deadline, settler, &parts).await
             }
             Claim::Canceled(settled) => {
-                app.announce(vec![settled.event]).await;
+                app.publish(vec![settled.event]).await;
                 Ok(Outcome::Ack)
             }
             Claim::NotClaimable(status) => {
-                tracing::info!(status = status.as_str(), "duplicate delivery; nothing to do");
+                tracing::info!(status = status.as_str(), "duplicate message; nothing to do");
                 Ok(Outcome::Ack)
             }
             Claim::Missing => {
@@ -202,7 +202,7 @@ async fn after_claim<P: Provider>(
             }
             Claim::Busy => {
                 tracing::info!("the task's row was busy; its message comes back in a moment");
-                resend_unclaimed(app, delivery, BUSY_RETRY).await
+                resend_unclaimed(app, message, BUSY_RETRY).await
             }
         }
     }

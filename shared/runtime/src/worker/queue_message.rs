@@ -1,13 +1,14 @@
-//! The SQS side of a task's delivery: the record's receipt, with which a worker keeps its
+//! The SQS side of a task's attempt: its message's receipt, with which a worker keeps the
 //! message hidden while it works, and what becomes of the message when the attempt is over.
 
 use std::time::Duration;
 
 use uuid::Uuid;
 
-/// One record of an SQS delivery: the task it names and its receipt handle.
+/// One message of the task queue (a record of process-task's SQS event): the task it names and
+/// its receipt handle.
 #[derive(Debug, Clone, Copy)]
-pub struct Delivery<'a> {
+pub struct QueueMessage<'a> {
     pub task_id: Uuid,
     /// Extends the message's visibility with each heartbeat.
     pub receipt: &'a str,
@@ -18,7 +19,7 @@ pub struct Delivery<'a> {
 /// What to do with the SQS message of the task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
-    /// Acknowledge: the task is settled, or this delivery had nothing to do.
+    /// Acknowledge: the task is settled, or this message had nothing to do.
     Ack,
     /// Leave the message for another delivery after `delay` (the task was requeued).
     Retry { delay: Duration },

@@ -1,5 +1,5 @@
 //! Settling an ended attempt through the runtime's one settlement (`crate::settle`): a success
-//! through the batch's [`Settler`] (the group commit, which announces its events), any other
+//! through the batch's [`Settler`] (the group commit, which publishes its events), any other
 //! decision carried out at once; then what the worker alone adds: a requested cancel ended when
 //! a fence fails, and what becomes of the task's SQS message.
 
@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use aitasks_store::{self as store, Fenced, StoreError, Task};
 
-use super::delivery::Outcome;
 use super::parts::PartTimes;
+use super::queue_message::Outcome;
 use super::settler::Settler;
 use crate::app::App;
 use crate::settle::{self, Attempt, Carried, Decision, Ending};
@@ -26,7 +26,7 @@ pub(super) async fn settle_attempt<P>(
     let attempt = Attempt::of_task(task);
     let decision = attempt.decide(&ending, runtime);
     let Decision::Complete(completion) = decision else {
-        return carry_out(app, &attempt, &ending, decision, worked, parts, settling).await;
+        return settle_decision(app, &attempt, &ending, decision, worked, parts, settling).await;
     };
     let usage = settle::stored_usage(completion);
     match settler.complete(attempt.lease, completion.output.clone(), usage).await {
@@ -37,7 +37,7 @@ pub(super) async fn settle_attempt<P>(
         }
         // The fence failed: a cancel may be owed, or the task moved on without us.
         Ok(Fenced::Lost) => {
-            carry_out(app, &attempt, &ending, Decision::EndCanceled, worked, parts, settling).await
+            settle_decision(app, &attempt, &ending, Decision::EndCanceled, worked, parts, settling).await
         }
         Err(error) if error.is_unavailable() => Err(error),
         // The store refused to hold the output (a bug, or a value the checker let through): the
@@ -48,13 +48,13 @@ pub(super) async fn settle_attempt<P>(
             let unstorable =
                 Ending::Unexpected(format!("the output could not be stored: {}", crate::error_chain(&error)));
             let decision = attempt.decide(&unstorable, runtime);
-            carry_out(app, &attempt, &unstorable, decision, worked, parts, settling).await
+            settle_decision(app, &attempt, &unstorable, decision, worked, parts, settling).await
         }
     }
 }
 
 /// Every decision but a success's, and a requested cancel after a fence that failed.
-async fn carry_out<P>(
+async fn settle_decision<P>(
     app: &App<P>,
     attempt: &Attempt<'_>,
     ending: &Ending,
@@ -64,7 +64,7 @@ async fn carry_out<P>(
     settling: Instant,
 ) -> Result<Outcome, StoreError> {
     let client = store::client(&app.pool).await?;
-    let event = match settle::carry_out(&client, attempt, ending, decision, worked).await? {
+    let event = match settle::write_decision(&client, attempt, ending, decision, worked).await? {
         Carried::Ended(event) => Some(event),
         Carried::Requeued { delay } => return Ok(Outcome::Retry { delay }),
         Carried::GivenBack { delay } => return Ok(resend_later(app, attempt, delay).await),
@@ -83,12 +83,12 @@ async fn carry_out<P>(
     drop(client);
     if let Some(event) = event {
         settle::record(attempt, ending, worked, &event, Some(&parts.settled_in(settling.elapsed())));
-        app.announce(vec![event]).await;
+        app.publish(vec![event]).await;
     }
     Ok(Outcome::Ack)
 }
 
-/// A task given back comes back in a fresh message delayed by `delay`, and this delivery is
+/// A task given back comes back in a fresh message delayed by `delay`, and this message is
 /// acknowledged: a give-back is not a failed receive, so no number of them moves the message to
 /// the dead-letter queue. If that send fails, the message itself comes back after the delay.
 async fn resend_later<P>(app: &App<P>, attempt: &Attempt<'_>, delay: Duration) -> Outcome {

@@ -2,7 +2,7 @@
 //! with their events (`crate::settle::complete_together`, which a provider batch's answers are
 //! completed through too). No timer: the writer takes every success waiting when it looks, and
 //! looks again as soon as that returns, so a lone success is written at once. Their events are
-//! announced by a loop of their own, so an SQS call never holds back the next group's statement.
+//! published by a loop of their own, so an SQS call never holds back the next group's statement.
 
 use aitasks_store::{self as store, Fenced, Lease, PendingEvent, StoreError};
 use serde_json::Value;
@@ -29,19 +29,19 @@ pub(super) struct Settler {
 }
 
 impl Settler {
-    /// The settler, and the loops that write and announce for it (run them beside the attempts;
-    /// they end when the settler is dropped and what it was given is written and announced).
+    /// The settler, and the loops that write and publish for it (run them beside the attempts;
+    /// they end when the settler is dropped and what it was given is written and published).
     pub(super) fn start<P>(app: &App<P>) -> (Settler, impl std::future::Future<Output = ()> + '_) {
         let (sender, receiver) = mpsc::unbounded_channel();
-        let (written, to_announce) = mpsc::unbounded_channel();
+        let (written, to_publish) = mpsc::unbounded_channel();
         let work = async move {
-            tokio::join!(write_loop(app, receiver, written), announce_loop(app, to_announce));
+            tokio::join!(write_loop(app, receiver, written), publish_loop(app, to_publish));
         };
         (Settler { sender }, work)
     }
 
     /// Complete this attempt with the others waiting. [`Fenced::Written`] once it is stored (its
-    /// event is announced right after, with the group's).
+    /// event is published right after, with the group's).
     pub(super) async fn complete(
         &self,
         lease: Lease,
@@ -79,13 +79,13 @@ async fn write_loop<P>(
     }
 }
 
-/// Announce what the writer stored, the events of every group written meanwhile together.
-async fn announce_loop<P>(app: &App<P>, mut to_announce: mpsc::UnboundedReceiver<Vec<PendingEvent>>) {
-    while let Some(mut events) = to_announce.recv().await {
-        while let Ok(more) = to_announce.try_recv() {
+/// Publish what the writer stored, the events of every group written meanwhile together.
+async fn publish_loop<P>(app: &App<P>, mut to_publish: mpsc::UnboundedReceiver<Vec<PendingEvent>>) {
+    while let Some(mut events) = to_publish.recv().await {
+        while let Ok(more) = to_publish.try_recv() {
             events.extend(more);
         }
-        app.announce(events).await;
+        app.publish(events).await;
     }
 }
 

@@ -7,7 +7,7 @@
 -- transaction commits without waiting for the WAL flush. A mark lost in a crash only sends the
 -- event again from the sweeper (delivery is at least once, docs/events.md), and a callback's
 -- lease lost with it only lets the sweeper answer it again (a second answer finds the token
--- answered). One flush fewer a task (BENCHMARKS.md, issue 37).
+-- answered). One flush fewer a task (docs/benchmarks/2026-12-03-issue-37-shipped-path-at-the-floor.md).
 WITH marked AS (
     UPDATE task_events SET delivered_at = now() WHERE id = ANY(:event_ids) AND delivered_at IS NULL
     RETURNING set_config('synchronous_commit', 'off', true) AS commit_without_flush_wait

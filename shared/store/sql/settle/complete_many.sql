@@ -7,7 +7,7 @@
 -- `tasks.id = ANY(:task_ids)` repeats what the join says, for the planner: without it the
 -- generic plan found the rows through the in-flight index and filtered every queued and running
 -- task (and every dead index entry left since the last vacuum), a cost that grew with the
--- backlog (BENCHMARKS.md, issue 37); with it the primary key finds exactly the given rows.
+-- backlog (docs/benchmarks/2026-12-03-issue-37-shipped-path-at-the-floor.md); with it the primary key finds exactly the given rows.
 --
 -- The rows are locked in id order first (`locked`), as every statement that locks several tasks
 -- locks them: two such statements over the same tasks then wait for each other instead of
