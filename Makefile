@@ -1,4 +1,4 @@
-# aitasks: every command a newcomer needs. See README.md.
+# aitasks: every command a newcomer needs (CONTRIBUTING.md, "The commands", lists them). See README.md.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 # Load .local/env (written by `make up`); variables already set in the environment win.
