@@ -1,4 +1,4 @@
-# aitasks: every command a newcomer needs. See README.md.
+# aitasks: every command a newcomer needs (CONTRIBUTING.md, "The commands", lists them). See README.md.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 # Load .local/env (written by `make up`); variables already set in the environment win.
@@ -131,9 +131,10 @@ client-ts: build services
 lambda-smoke: build services
 	@scripts/lambda-smoke.sh
 
-# The deploy rehearsal (README, "Deploying"): template.yaml through the SAM transform, every
-# function's release binary with exactly the environment, secrets and IAM policy the stack gives
-# it, every AWS call judged. `make test` runs it on the bootstraps lambda-smoke laid out (the test build).
+# The deploy rehearsal (docs/deploying.md, "Rehearse it first: `make rehearse`"): template.yaml
+# through the SAM transform, every function's release binary with exactly the environment, secrets
+# and IAM policy the stack gives it, every AWS call judged. `make test` runs it on the bootstraps
+# lambda-smoke laid out (the test build).
 rehearse: services
 	@scripts/rehearse.sh
 

@@ -37,7 +37,8 @@ for _ in $(seq 1 200); do
   kill -0 "$server_pid" 2>/dev/null || { tail -20 "$LOCAL/demo/dev-server.log" >&2; exit 1; }
   sleep 0.1
 done
-# The web console shows the same tasks live, as the demo's tenant (README, "Console and CLI").
+# The web console shows the same tasks live, as the demo's tenant (docs/console-and-cli.md, "Console
+# and CLI").
 "$(target_dir)/debug/aitasks-dev-server" token demo-app >"$LOCAL/demo/token"
 chmod 600 "$LOCAL/demo/token"
 log "the web console: http://$AITASK_LOCAL_ADDR/console (sign in with the token in .local/demo/token)"

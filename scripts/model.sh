@@ -91,7 +91,7 @@ build_server() (
   need_apt cmake cmake
   need_apt g++ g++
   fetch_source
-  log "building llama-server for $name (once; minutes on 2 cores, README.md has figures)"
+  log "building llama-server for $name (once; minutes on 2 cores, docs/development.md has figures)"
   rm -rf "$build"
   # shellcheck disable=SC2086 # the flags are words
   cmake -S "$LLAMA_DIR/src/llama.cpp" -B "$build" $BUILD_OPTIONS $flags -DCMAKE_PROJECT_INCLUDE="$TRIM" \

@@ -370,9 +370,9 @@ async fn a_task_a_service_polls_is_not_canceled_when_the_workflow_also_waiting_i
     assert_eq!(task["errorCode"], Value::Null, "{task}");
 }
 
-/// The README's example (examples/step-functions/classify-document.asl.json), as written, on a
-/// one-tenant intake queue: the document is classified and routed on the answer; a canceled
-/// task ends the execution in its `CANCELED` state.
+/// docs/workflows.md's example (examples/step-functions/classify-document.asl.json), as written, on
+/// a one-tenant intake queue: the document is classified and routed on the answer; a canceled task
+/// ends the execution in its `CANCELED` state.
 #[tokio::test]
 async fn the_readme_example_state_machine_classifies_and_routes_a_document() {
     let flow = Flow::start_for(&[APP], &[]).await;

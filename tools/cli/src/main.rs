@@ -1,4 +1,4 @@
-//! `aitasks`: the command line of the aitasks HTTP API (README, "Command line").
+//! `aitasks`: the command line of the aitasks HTTP API (docs/console-and-cli.md, "Command line").
 
 mod args;
 mod bulk;

@@ -1,6 +1,6 @@
 //! The dev server signs nothing itself, but it trusts any token signed with
-//! `AITASK_DEV_JWT_SECRET`, whose default is in the README. Anyone who can reach it with that
-//! default can act as any tenant, so it listens beyond loopback, or answers names beyond
+//! `AITASK_DEV_JWT_SECRET`, whose default is in docs/configuration.md. Anyone who can reach it with
+//! that default can act as any tenant, so it listens beyond loopback, or answers names beyond
 //! loopback (`AITASK_LOCAL_HOSTS`, hosts.rs), only with a secret of its own.
 
 use std::net::SocketAddr;

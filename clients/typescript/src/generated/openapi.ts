@@ -694,7 +694,7 @@ export interface components {
             effectKey: components["schemas"]["EffectKey"];
             modelId: components["schemas"]["ModelId"];
             request: components["schemas"]["AiRequest"];
-            /** @description A workflow waiting for this task, answered once when it settles (README, "Waiting from a workflow"): exactly one of a Step Functions task token (SendTaskSuccess / SendTaskFailure) and a Lambda durable function's callback id. The token is a capability: it is never in an answer, a log line or a metric. */
+            /** @description A workflow waiting for this task, answered once when it settles (docs/workflows.md, "Waiting from a workflow"): exactly one of a Step Functions task token (SendTaskSuccess / SendTaskFailure) and a Lambda durable function's callback id. The token is a capability: it is never in an answer, a log line or a metric. */
             callback?: null | {
                 lambdaDurable?: null;
                 stepFunctions: {

@@ -1,7 +1,8 @@
 //! Migrations on a large table: an index is built so that the writes of creates and
 //! settlements go on meanwhile (`CREATE INDEX CONCURRENTLY`, in a migration the runner applies
 //! outside a transaction), a build that failed part way is built again, and a check over
-//! migrations/ refuses any later migration that would block them (README, "Deploying").
+//! migrations/ refuses any later migration that would block them (docs/deploying.md,
+//! "Migrations on a large table").
 
 use aitasks_store as store;
 use aitasks_testkit::*;
@@ -12,9 +13,10 @@ use aitasks_testkit::*;
 /// transaction takes a SHARE lock for the whole build: every create and settlement waits.
 const LARGE_TABLES: [&str; 5] = ["tasks", "task_events", "task_callbacks", "runs", "scope_admissions"];
 
-/// V28 built `tasks_app_created_idx` in its transaction. It is applied in deployments, so it
-/// stays as it is (refinery refuses an applied migration whose text changed); README,
-/// "Deploying", says how to apply it to a large table. Every later one is held to the rule.
+/// V28 built `tasks_app_created_idx` in its transaction. It is applied in deployments, so it stays
+/// as it is (refinery refuses an applied migration whose text changed); docs/deploying.md,
+/// "Migrations on a large table", says how to apply it to a large table. Every later one is held to
+/// the rule.
 const LAST_BLOCKING_MIGRATION: u32 = 28;
 
 /// What in a migration would block a large table's writes while an index builds.

@@ -321,7 +321,7 @@ async fn a_consumed_queue_without_a_dead_letter_queue_is_refused() {
     assert!(report.cold_starts.is_empty() && report.calls.is_empty(), "nothing ran");
 }
 
-/// An alarm the README promises is gone from the template (here the intake DLQ's): refused,
+/// An alarm the documentation promises is gone from the template (here the intake DLQ's): refused,
 /// naming the alarm and the document that promises it, and the dead-letter queue left unwatched.
 #[tokio::test]
 async fn a_template_without_an_alarm_the_docs_promise_is_refused() {
@@ -344,8 +344,8 @@ async fn a_template_without_an_alarm_the_docs_promise_is_refused() {
     let promised = find("template alarms the documentation names: ");
     for named in [
         "the documentation promises alarms the template lacks",
-        "IntakeDeadLetterAlarm (README.md, docs/events.md)",
-        "OldestQueuedTaskAlarm (README.md)",
+        "IntakeDeadLetterAlarm (docs/deploying.md, docs/events.md)",
+        "OldestQueuedTaskAlarm (docs/deploying.md, docs/operating.md)",
     ] {
         assert!(promised.contains(named), "the refusal says {named:?}: {promised}");
     }
