@@ -17,9 +17,9 @@ mod aws;
 mod bedrock;
 mod left_behind;
 mod leftovers;
-mod lines;
 mod openai;
 mod reader;
+mod splitter;
 
 use std::collections::HashMap;
 use std::time::Duration;

@@ -9,7 +9,7 @@ use aitasks_contracts::AiRequest;
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::lines::{Line, Splitter};
+use super::splitter::{Line, Splitter};
 use super::{anthropic, bedrock, known, openai, too_long, BatchClient, LineOutcome, LineResult};
 use crate::error::ProviderError;
 use crate::format::Format;
