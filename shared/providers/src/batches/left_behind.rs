@@ -1,7 +1,7 @@
-//! What a batch submit may have left at the provider, as the lookups and clean-ups of
-//! `leftovers.rs` and each provider's module speak of it: what was sent, what was found, where a
-//! clean-up is, and which error says the thing is already gone. Its own module so that the
-//! providers' modules and the dispatch over them do not import each other.
+//! What a batch submit may have left at the provider, as the lookups and clean-ups of the
+//! batch trait (`format.rs`) and each provider's implementation speak of it: what was sent, what
+//! was found, where a clean-up is, and which error says the thing is already gone. Its own
+//! module so that the providers' modules and the client over them do not import each other.
 
 use std::ops::RangeInclusive;
 

@@ -1,18 +1,18 @@
 //! A finished batch's results read as a stream, a page at a time: whatever the files' sizes, at
-//! most one line ([`super::MAX_RESULT_LINE_BYTES`]) and one page ([`PAGE_LINES`] lines, about
+//! most one line ([`MAX_RESULT_LINE_BYTES`]) and one page ([`PAGE_LINES`] lines, about
 //! [`PAGE_BYTES`] of them) are held, so the caller settles each page before the next is read
 //! and a read that fails part way keeps what was settled before it.
 
 use std::collections::{HashMap, VecDeque};
+use std::time::Duration;
 
 use aitasks_contracts::AiRequest;
-use serde_json::Value;
 use uuid::Uuid;
 
-use super::lines::{Line, Splitter};
-use super::{anthropic, bedrock, known, openai, too_long, BatchClient, LineOutcome, LineResult};
+use super::format::BatchFormat;
+use super::line::{LineOutcome, LineResult, MAX_RESULT_LINE_BYTES};
+use super::splitter::{Line, Splitter};
 use crate::error::ProviderError;
-use crate::format::Format;
 use crate::profiles::ModelProfile;
 use crate::wire::next_chunk;
 
@@ -21,18 +21,20 @@ pub const PAGE_LINES: usize = 500;
 /// A page ends once its lines hold this many bytes (as read): what the caller holds at once.
 pub const PAGE_BYTES: usize = 4 * 1024 * 1024;
 
-/// One file still to read, or (Bedrock) an output prefix whose files are still to list.
+/// One file still to read, or one of the batch's `results` whose files are still to list.
 enum Source {
     File(String),
-    BedrockOutput(String),
+    Results(String),
 }
 
 /// The results of a batch, read page by page ([`ResultReader::next_page`]): every line of the
 /// batch's tasks (those in the `requests` it was made with), in the files' order, duplicates
 /// passed on; a line naming no task of them is left out (counted in one log line a read).
 pub struct ResultReader<'a> {
-    client: &'a BatchClient,
+    format: Box<dyn BatchFormat + 'a>,
     profile: &'a ModelProfile,
+    /// How long a chunk of a file may take to arrive.
+    timeout: Duration,
     requests: &'a HashMap<Uuid, AiRequest>,
     to_read: VecDeque<Source>,
     open: Option<(reqwest::Response, Splitter)>,
@@ -43,23 +45,23 @@ pub struct ResultReader<'a> {
 
 impl<'a> ResultReader<'a> {
     pub(super) fn new(
-        client: &'a BatchClient,
+        format: Box<dyn BatchFormat + 'a>,
         profile: &'a ModelProfile,
+        timeout: Duration,
         phase_results: &[String],
         requests: &'a HashMap<Uuid, AiRequest>,
     ) -> ResultReader<'a> {
-        let bedrock = Format::of(profile) == Format::Bedrock;
-        let to_read = phase_results
-            .iter()
-            .map(|reference| {
-                if bedrock {
-                    Source::BedrockOutput(reference.clone())
-                } else {
-                    Source::File(reference.clone())
-                }
-            })
-            .collect();
-        ResultReader { client, profile, requests, to_read, open: None, lines: VecDeque::new(), left_out: 0 }
+        let to_read = phase_results.iter().map(|results| Source::Results(results.clone())).collect();
+        ResultReader {
+            format,
+            profile,
+            timeout,
+            requests,
+            to_read,
+            open: None,
+            lines: VecDeque::new(),
+            left_out: 0,
+        }
     }
 
     /// The next page of results, `None` once every file is read. An error ends the read (a
@@ -78,7 +80,7 @@ impl<'a> ResultReader<'a> {
                 }
             }
             if let Some((response, splitter)) = &mut self.open {
-                match next_chunk(response, self.client.timeout, self.profile).await? {
+                match next_chunk(response, self.timeout, self.profile).await? {
                     Some(chunk) => splitter.feed(chunk.as_ref(), &mut self.lines),
                     None => {
                         splitter.finish(&mut self.lines);
@@ -106,36 +108,24 @@ impl<'a> ResultReader<'a> {
         Ok(out)
     }
 
-    /// Open a file, or list a Bedrock output's files to read next.
+    /// Open a file, or list the files of one of the batch's results to read next.
     async fn start(&mut self, source: Source) -> Result<(), ProviderError> {
-        let (client, profile) = (self.client, self.profile);
-        let opened = match (Format::of(profile), source) {
-            (Format::Bedrock, Source::BedrockOutput(prefix)) => {
-                let files = bedrock::result_files(&client.aws_call(profile)?, &prefix).await?;
+        match source {
+            Source::Results(results) => {
+                let files = self.format.result_files(&results).await?;
                 self.to_read.extend(files.into_iter().map(Source::File));
-                return Ok(());
             }
-            (Format::Bedrock, Source::File(key)) => {
-                (bedrock::open(&client.aws_call(profile)?, &key).await?, "recordId")
+            Source::File(file) => {
+                let response = self.format.open(&file).await?;
+                self.open = Some((response, Splitter::new(self.format.id_field())));
             }
-            (Format::OpenAi, Source::File(id)) => {
-                (openai::open(&client.call(profile), &id).await?, "custom_id")
-            }
-            (Format::Anthropic, Source::File(url)) => {
-                (anthropic::open(&client.call(profile), &url).await?, "custom_id")
-            }
-            (_, Source::BedrockOutput(_)) => return Ok(()),
-        };
-        self.open = Some((opened.0, Splitter::new(opened.1)));
+        }
         Ok(())
     }
 
     /// A line's result and the bytes it counts for, when it names a task of the batch.
     fn result_of(&mut self, line: Line) -> Option<(LineResult, usize)> {
-        let key = match Format::of(self.profile) {
-            Format::Bedrock => "recordId",
-            _ => "custom_id",
-        };
+        let key = self.format.id_field();
         let found = match &line {
             Line::Json(value, _) => known(value[key].as_str(), self.requests),
             Line::Unreadable { id, .. } => known(id.as_deref(), self.requests),
@@ -145,21 +135,13 @@ impl<'a> ResultReader<'a> {
             return None;
         };
         let (outcome, size) = match line {
-            Line::Json(value, size) => (self.outcome(&value, request), size),
+            Line::Json(value, size) => (self.format.outcome(&value, request), size),
             Line::Unreadable { too_long: true, .. } => (too_long(), 0),
             Line::Unreadable { .. } => {
                 (LineOutcome::Failed(ProviderError::Malformed("a batch result line is not JSON".into())), 0)
             }
         };
         Some((LineResult { task_id, outcome }, size))
-    }
-
-    fn outcome(&self, line: &Value, request: &AiRequest) -> LineOutcome {
-        match Format::of(self.profile) {
-            Format::OpenAi => openai::outcome(&self.client.call(self.profile), line, request),
-            Format::Anthropic => anthropic::outcome(&self.client.call(self.profile), line, request),
-            Format::Bedrock => bedrock::outcome(self.profile, line, request),
-        }
     }
 
     /// Every file read to its end: the lines they had for tasks no longer (or never) in the batch.
@@ -173,4 +155,17 @@ impl<'a> ResultReader<'a> {
         }
         self.left_out = 0;
     }
+}
+
+/// The task a line names, when it is one of the batch's.
+fn known<'r>(id: Option<&str>, requests: &'r HashMap<Uuid, AiRequest>) -> Option<(Uuid, &'r AiRequest)> {
+    let task_id = Uuid::parse_str(id?).ok()?;
+    requests.get(&task_id).map(|request| (task_id, request))
+}
+
+/// A line's outcome for a line that was over [`MAX_RESULT_LINE_BYTES`].
+fn too_long() -> LineOutcome {
+    LineOutcome::Failed(ProviderError::Malformed(format!(
+        "the batch result line is over {MAX_RESULT_LINE_BYTES} bytes; it was not read"
+    )))
 }

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::MAX_RESULT_LINE_BYTES;
+use super::line::MAX_RESULT_LINE_BYTES;
 
 /// How much of the end of an over-long line is kept to look for its id in, when its first
 /// [`MAX_RESULT_LINE_BYTES`] did not name one (a provider may write the id last).
