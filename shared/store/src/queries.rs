@@ -245,6 +245,7 @@ pub fn statements() -> impl Iterator<Item = (&'static str, &'static str, &'stati
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::statement::folded;
 
     /// The snapshot a reviewer reads: every final statement, with what each `$n` is.
     #[test]
@@ -316,7 +317,7 @@ mod tests {
             );
         }
         let mut outbox = 0;
-        for sql in ALL.iter().filter(|sql| sql.text().contains("INSERT INTO task_events")) {
+        for sql in ALL.iter().filter(|sql| folded(sql.text()).contains("INSERT INTO task_events")) {
             assert!(
                 sql.includes().contains(&"fragments/settled_event"),
                 "{}: the event's payload by hand",
@@ -372,7 +373,7 @@ mod tests {
         for sql in
             ALL.iter().filter(|sql| !sql.name.starts_with("create/") && !sql.name.starts_with("admission/"))
         {
-            let text = sql.text();
+            let text = folded(sql.text());
             for (at, _) in text.match_indices("awaiting_batch = ") {
                 let value = &text[at + "awaiting_batch = ".len()..];
                 assert!(value.starts_with("false"), "{} sets awaiting_batch to {:.20}", sql.name, value);
@@ -433,7 +434,7 @@ mod tests {
         ];
         let mut fenced = 0;
         for sql in ALL {
-            let text = sql.text();
+            let text = folded(sql.text());
             if !(text.contains("status = 'running' AND attempts =")
                 || text.contains("status = 'running' AND tasks.attempts ="))
             {
@@ -459,7 +460,7 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), ALL.len());
         for sql in ALL {
-            assert!(!sql.text().contains(" :"), "{}: an unconverted parameter", sql.name);
+            assert!(!folded(sql.text()).contains(" :"), "{}: an unconverted parameter", sql.name);
         }
     }
 

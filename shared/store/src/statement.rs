@@ -136,13 +136,14 @@ fn splice(source: &str, fragments: &[Fragment]) -> String {
 }
 
 /// A fragment as it goes in: followed by a line break when its last line ends in a comment, so the
-/// comment cannot swallow what follows (and by nothing otherwise, so a fragment used inside a line
-/// stays on it).
+/// comment cannot swallow what follows, and by a space otherwise, so a fragment used inside a line
+/// stays on it and never runs into the token after its marker (the parser drops the space before
+/// a comma or a closing parenthesis).
 fn spliced(source: &str) -> String {
     let source = source.trim_end();
     match source.lines().last() {
         Some(last) if last.contains("--") => format!("{source}\n"),
-        _ => source.to_owned(),
+        _ => format!("{source} "),
     }
 }
 
@@ -316,6 +317,8 @@ mod tests {
         );
         assert_eq!(sql.names(), ["task_id"]);
         assert_eq!(sql.includes(), ["fragments/sum"]);
+        let glued = Sql::new("example", "SELECT {{fragments/other}}FROM t, {{fragments/other}}", FRAGMENTS);
+        assert_eq!(glued.text(), "SELECT y FROM t, y", "a fragment never runs into the token after it");
         let nested = Sql::new("example", "SELECT {{fragments/twice}}", TWICE);
         assert_eq!(nested.text(), "SELECT (y) * 2", "a fragment names one after it");
         assert_eq!(nested.includes(), ["fragments/twice", "fragments/other"]);

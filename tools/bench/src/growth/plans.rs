@@ -93,6 +93,12 @@ pub(crate) async fn believed_empty(admin: &tokio_postgres::Client) -> Result<Bel
     Ok(BelievedEmpty { markdown, summary, failures })
 }
 
+/// Whether a logged line is a node of a text-format plan (`Limit  (cost=…` or, with ANALYZE,
+/// `(actual time=…`), not a line of the statement before it.
+fn is_plan_node(line: &str) -> bool {
+    line.contains("  (cost=") || line.contains("(actual time=")
+}
+
 /// One statement's plan as auto_explain logged it.
 #[derive(Debug, Clone)]
 pub(crate) struct Plan {
@@ -109,12 +115,24 @@ pub(crate) fn read_plans(server_log: &Path, from: u64) -> Result<Vec<Plan>, Fail
     let text = String::from_utf8_lossy(&text[from as usize..]);
     let mut plans: Vec<Plan> = Vec::new();
     let mut current: Option<Plan> = None;
+    // A statement's text runs over several lines (the store keeps its lines; the server's log
+    // starts each continuation with a tab, as it does the plan's): every line after `Query
+    // Text:` is the statement's until the plan's first node.
+    let mut in_query = false;
     for line in text.lines() {
         if let Some(rest) = line.strip_prefix('\t') {
             if let Some(plan) = current.as_mut() {
                 match rest.strip_prefix("Query Text: ") {
-                    Some(query) if plan.query.is_empty() => plan.query = query.to_owned(),
+                    Some(query) if plan.query.is_empty() => {
+                        plan.query = query.trim().to_owned();
+                        in_query = true;
+                    }
+                    _ if in_query && !is_plan_node(rest) => {
+                        plan.query.push(' ');
+                        plan.query.push_str(rest.trim());
+                    }
                     _ => {
+                        in_query = false;
                         plan.plan.push_str(rest);
                         plan.plan.push('\n');
                     }
@@ -122,6 +140,7 @@ pub(crate) fn read_plans(server_log: &Path, from: u64) -> Result<Vec<Plan>, Fail
             }
             continue;
         }
+        in_query = false;
         plans.extend(current.take());
         current = parse_header(line);
     }
@@ -171,4 +190,39 @@ pub(crate) fn big_table_scans(plan: &str, big: &[String]) -> Vec<String> {
         })
         .cloned()
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_statement_over_several_lines_is_read_whole_and_keyed_apart() {
+        let log = "2026-12-05 00:00:01.000 UTC [expire] LOG:  duration: 0.500 ms  plan:\n\
+                   \tQuery Text: SELECT\n\
+                   \t    id\n\
+                   \tFROM tasks\n\
+                   \tLimit  (cost=0.1..1.0 rows=1 width=16) (actual time=0.01..0.02 rows=1 loops=1)\n\
+                   \t  Buffers: shared hit=3\n\
+                   2026-12-05 00:00:01.100 UTC [expire] LOG:  duration: 0.200 ms  plan:\n\
+                   \tQuery Text: SELECT\n\
+                   \t    status\n\
+                   \tFROM tasks\n\
+                   \tSeq Scan on tasks  (cost=0.0..1.0 rows=1 width=8) (actual time=0.01..0.02 rows=1 loops=1)\n";
+        let dir = std::env::temp_dir().join(format!("plans-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("server.log");
+        std::fs::write(&path, log).unwrap();
+        let plans = read_plans(&path, 0).unwrap();
+        let queries: Vec<&str> = plans.iter().map(|p| p.query.as_str()).collect();
+        assert_eq!(
+            queries,
+            ["SELECT id FROM tasks", "SELECT status FROM tasks"],
+            "two statements, each whole"
+        );
+        assert!(plans[0].plan.starts_with("Limit"), "{}", plans[0].plan);
+        assert_eq!(top_buffers(&plans[0].plan), (3, 0));
+        assert_eq!(big_table_scans(&plans[1].plan, &["tasks".to_owned()]), ["tasks"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
