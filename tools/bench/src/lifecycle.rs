@@ -64,7 +64,7 @@ pub(crate) fn new_task(app: &str, effect_key: String) -> NewTask {
 
 /// A what-if, not the shipped path (`BENCH_WITHOUT_PUBLISH_MARK=1`): the single-task lifecycle
 /// without step 5, the most that folding the publish mark into another statement could gain
-/// (BENCHMARKS.md, "What folding the publish mark would buy").
+/// (BENCHMARKS.md, "What folding the publish mark would buy (measured, not shipped)").
 pub(crate) fn without_publish_mark() -> bool {
     std::env::var("BENCH_WITHOUT_PUBLISH_MARK").is_ok_and(|v| v == "1")
 }

@@ -101,6 +101,7 @@ pub(crate) async fn section(base: &str, size: Size, out: &std::path::Path) -> Re
         costs.iter().find(|(cost, _)| cost.clients == 1).map(|(cost, _)| cost.statements_per_task());
     Ok(json!({
         "seconds": duration.as_secs_f64(), "points": points,
+        "withoutPublishMark": lifecycle::without_publish_mark(),
         "roundTripsAtOneClient": round_trips, "floorRoundTrips": 3,
         "cost": costs.iter().map(|(ours, floor)| json!({"clients": ours.clients, "ours": ours.json(), "floor": floor.json()}))
             .collect::<Vec<_>>(),

@@ -14,8 +14,17 @@ struct Target {
     met: Option<bool>,
 }
 
+/// The shipped lifecycle's points: none when the run was the what-if without the publish mark
+/// (its figures are not the shipped path's, so no target is judged on them).
+fn shipped_points(report: &Value) -> Option<&Vec<Value>> {
+    if report["lifecycle"]["withoutPublishMark"].as_bool() == Some(true) {
+        return None;
+    }
+    report["lifecycle"]["points"].as_array()
+}
+
 fn point(report: &Value, clients: u64) -> Option<&Value> {
-    report["lifecycle"]["points"].as_array()?.iter().find(|p| p["clients"].as_u64() == Some(clients))
+    shipped_points(report)?.iter().find(|p| p["clients"].as_u64() == Some(clients))
 }
 
 fn ratio_target(report: &Value, clients: u64, key: &str, at_least: f64, against: &str) -> Target {
@@ -43,8 +52,7 @@ fn targets(report: &Value) -> Vec<Target> {
     }
     out.push(ratio_target(report, 64, "ratioToReference", 3.0, "reference"));
     // Each client count against the one below it.
-    let points: Vec<(u64, f64)> = report["lifecycle"]["points"]
-        .as_array()
+    let points: Vec<(u64, f64)> = shipped_points(report)
         .map(|points| {
             points
                 .iter()
@@ -133,5 +141,23 @@ mod tests {
         assert_eq!(verdict("noise"), (Some("worst 4→16: 0.87x".into()), Some(false)));
         assert_eq!(verdict("2x the floor"), (Some("2.10x".into()), Some(true)));
         assert_eq!(verdict("≤ 1.5"), (Some("1.60".into()), Some(false)));
+    }
+
+    #[test]
+    fn a_what_if_run_judges_no_per_task_target() {
+        let report = json!({
+            "lifecycle": {"withoutPublishMark": true, "roundTripsAtOneClient": 3.0, "points": [
+                {"clients": 1, "tasksPerSecond": 700.0, "ratioToFloor": 0.9, "ratioToReference": 2.0},
+                {"clients": 4, "tasksPerSecond": 1500.0, "ratioToFloor": 0.9, "ratioToReference": 2.5},
+            ]},
+        });
+        let targets = targets(&report);
+        let per_task: Vec<_> =
+            targets.iter().filter(|t| t.text.contains("per-task") || t.text.contains("noise")).collect();
+        assert!(!per_task.is_empty());
+        assert!(
+            per_task.iter().all(|t| t.figure.is_none() && t.met.is_none()),
+            "a what-if is not the shipped path"
+        );
     }
 }

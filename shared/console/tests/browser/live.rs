@@ -19,9 +19,10 @@ async fn page_now(browser: &crate::webdriver::Browser) -> PageNow {
             "const text = document.getElementById('task-stream-text'); \
              const status = document.getElementById('task-status'); \
              const attempt = document.getElementById('task-stream-attempt'); \
+             const note = document.getElementById('task-stream-note'); \
              return [text && !text.hidden ? text.textContent : '', status ? status.textContent : '', \
                      document.querySelectorAll('main img, main script, main iframe').length, \
-                     attempt ? attempt.textContent : ''];",
+                     attempt ? attempt.textContent : '', note ? note.textContent : ''];",
             json!([]),
         )
         .await;
@@ -30,6 +31,7 @@ async fn page_now(browser: &crate::webdriver::Browser) -> PageNow {
         status: now[1].as_str().unwrap_or_default().to_owned(),
         elements: now[2].as_u64().unwrap_or(u64::MAX),
         attempt: now[3].as_str().unwrap_or_default().to_owned(),
+        note: now[4].as_str().unwrap_or_default().to_owned(),
     }
 }
 
@@ -39,6 +41,8 @@ struct PageNow {
     status: String,
     elements: u64,
     attempt: String,
+    /// The panel's note (its attempt, and whether the text started over).
+    note: String,
 }
 
 /// Once the page shows the queued task waiting for its text, a worker starts.
@@ -187,14 +191,14 @@ async fn a_retried_attempt_starts_the_text_over_with_its_attempt() {
     .await;
     // The retry's text replaces it, noted with its attempt.
     let whole = serde_json::to_string(&second).unwrap();
-    let shown = wait_for("the second attempt's text while it runs", || async {
-        let PageNow { shown, status, attempt, .. } = page_now(&browser).await;
-        assert_ne!(status, "succeeded", "it ended first");
-        (attempt == "Attempt 2" && !shown.is_empty()).then_some(shown)
+    let now = wait_for("the second attempt's text while it runs", || async {
+        let now = page_now(&browser).await;
+        assert_ne!(now.status, "succeeded", "it ended first");
+        (now.attempt == "Attempt 2" && !now.shown.is_empty()).then_some(now)
     })
     .await;
-    assert!(whole.starts_with(&shown) && !shown.contains("FIRST-ATTEMPT"), "started over: {shown}");
-    let note = browser.text("#task-stream-note").await.unwrap();
+    let (shown, note) = (&now.shown, &now.note);
+    assert!(whole.starts_with(shown.as_str()) && !shown.contains("FIRST-ATTEMPT"), "started over: {shown}");
     assert!(note.contains("started over"), "{note}");
     browser.wait_text("#task-status", "succeeded").await;
     let output = browser.wait_text("#task-output", "second1 second2").await;

@@ -1,4 +1,4 @@
--- After an announce (App::announce): the events the queue and the bus took are marked delivered,
+-- After a publish (App::publish): the events the queue and the bus took are marked delivered,
 -- and the owed callbacks of the tasks those transitions ended are taken for their call now,
 -- hidden from other senders for :lease_ms like sql/callbacks/take_owed_callbacks.sql. One statement for
 -- both, so a settlement whose task has no callback costs no more round trips than before.
