@@ -14,12 +14,28 @@ fn create(effect_key: &str, token: &str) -> Value {
            "callback": {"stepFunctions": {"taskToken": token}}})
 }
 
-/// A real store failure after the insert commits: attaching a callback whose token is `boom`.
-async fn refuse_attaching_boom(db: &TestDb) {
-    db.sql_as_owner(
-        "ALTER TABLE task_callbacks ADD CONSTRAINT fail_attach CHECK (token <> 'boom') NOT VALID",
-    )
-    .await;
+/// A stack whose store fails after the insert commits: attaching a callback whose token is `boom`
+/// breaks a constraint (a real store failure, not a branch in our code).
+struct Refusing {
+    db: TestDb,
+    app: aitasks_runtime::App,
+    tenant: AppId,
+    _queues: TestQueues,
+    _stub: StubProvider,
+}
+
+impl Refusing {
+    async fn start() -> Refusing {
+        let db = TestDb::new().await;
+        let queues = TestQueues::create(5, 30).await;
+        let stub = StubProvider::start().await;
+        let app = test_app(&db, &queues, &stub, &[]);
+        db.sql_as_owner(
+            "ALTER TABLE task_callbacks ADD CONSTRAINT fail_attach CHECK (token <> 'boom') NOT VALID",
+        )
+        .await;
+        Refusing { db, app, tenant: AppId::parse(APP).unwrap(), _queues: queues, _stub: stub }
+    }
 }
 
 async fn owed(db: &TestDb) -> i64 {
@@ -28,12 +44,7 @@ async fn owed(db: &TestDb) -> i64 {
 
 #[tokio::test]
 async fn a_create_that_fails_after_its_insert_leaves_its_task_owed_for_the_sweeper() {
-    let db = TestDb::new().await;
-    let queues = TestQueues::create(5, 30).await;
-    let stub = StubProvider::start().await;
-    let app = test_app(&db, &queues, &stub, &[]);
-    let tenant = AppId::parse(APP).unwrap();
-    refuse_attaching_boom(&db).await;
+    let Refusing { db, app, tenant, .. } = &Refusing::start().await;
     let body = create("k", "boom").to_string();
     assert!(api::create_task(&app, &tenant, body.as_bytes()).await.is_err(), "the attach failed");
     assert_eq!(db.count("SELECT count(*) FROM tasks").await, 1, "the insert committed");
@@ -46,12 +57,7 @@ async fn a_create_that_fails_after_its_insert_leaves_its_task_owed_for_the_sweep
 
 #[tokio::test]
 async fn a_bulk_create_that_fails_after_its_inserts_leaves_every_new_task_owed() {
-    let db = TestDb::new().await;
-    let queues = TestQueues::create(5, 30).await;
-    let stub = StubProvider::start().await;
-    let app = test_app(&db, &queues, &stub, &[]);
-    let tenant = AppId::parse(APP).unwrap();
-    refuse_attaching_boom(&db).await;
+    let Refusing { db, app, tenant, .. } = &Refusing::start().await;
     let items: Vec<Value> =
         (0..3).map(|i| create(&format!("k{i}"), if i == 2 { "boom" } else { "fine" })).collect();
     let body = json!({"tasks": items}).to_string();
