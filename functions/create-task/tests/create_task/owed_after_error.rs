@@ -46,13 +46,13 @@ async fn owed(db: &TestDb) -> i64 {
 async fn a_create_that_fails_after_its_insert_leaves_its_task_owed_for_the_sweeper() {
     let Refusing { db, app, tenant, .. } = &Refusing::start().await;
     let body = create("k", "boom").to_string();
-    assert!(api::create_task(&app, &tenant, body.as_bytes()).await.is_err(), "the attach failed");
+    assert!(api::create_task(app, tenant, body.as_bytes()).await.is_err(), "the attach failed");
     assert_eq!(db.count("SELECT count(*) FROM tasks").await, 1, "the insert committed");
-    assert_eq!(owed(&db).await, 1, "no message went out: owed, for the sweeper's next run");
+    assert_eq!(owed(db).await, 1, "no message went out: owed, for the sweeper's next run");
     // The caller's retry finds the task and sends nothing: it stays owed.
     db.sql_as_owner("ALTER TABLE task_callbacks DROP CONSTRAINT fail_attach").await;
-    assert!(!api::create_task(&app, &tenant, body.as_bytes()).await.unwrap().is_new());
-    assert_eq!(owed(&db).await, 1);
+    assert!(!api::create_task(app, tenant, body.as_bytes()).await.unwrap().is_new());
+    assert_eq!(owed(db).await, 1);
 }
 
 #[tokio::test]
@@ -61,7 +61,7 @@ async fn a_bulk_create_that_fails_after_its_inserts_leaves_every_new_task_owed()
     let items: Vec<Value> =
         (0..3).map(|i| create(&format!("k{i}"), if i == 2 { "boom" } else { "fine" })).collect();
     let body = json!({"tasks": items}).to_string();
-    assert!(api::create_many(&app, &tenant, body.as_bytes()).await.is_err(), "the attach failed");
+    assert!(api::create_many(app, tenant, body.as_bytes()).await.is_err(), "the attach failed");
     assert_eq!(db.count("SELECT count(*) FROM tasks").await, 3, "the inserts committed");
-    assert_eq!(owed(&db).await, 3, "no message went out for any of them");
+    assert_eq!(owed(db).await, 3, "no message went out for any of them");
 }
