@@ -89,34 +89,38 @@ fn pip_version(dir: &std::path::Path, package: &str) -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
+/// Where a peer installs from.
+#[derive(Clone, Copy)]
+enum Registry {
+    Npm,
+    PyPi,
+}
+
 /// The npm and PyPI peers `wanted` by name, each installed or the reason it is not.
 pub(crate) fn peers(wanted: impl Fn(&str) -> bool) -> Vec<Result<System, (&'static str, String)>> {
-    let npm = |name: &'static str, peer: &str, package: &str, tables: &'static str| {
+    // One peer from its registry: npm's read their version from `node_modules` and run under
+    // Node, PyPI's from `requirements.txt` and run under Python.
+    let peer = |registry: Registry, name: &'static str, peer: &str, package: &str, tables: &'static str| {
         wanted(name).then(|| {
-            install(peer).map_err(|why| (name, why)).map(|dir| System {
-                name,
-                version: npm_version(&dir, package),
-                launch: Launch::Node(dir),
-                tables: Some(tables),
-                migrated: false,
-                chaos: true,
-                env: Vec::new(),
+            install(peer).map_err(|why| (name, why)).map(|dir| {
+                let (version, launch) = match registry {
+                    Registry::Npm => (npm_version(&dir, package), Launch::Node(dir)),
+                    Registry::PyPi => (pip_version(&dir, package), Launch::Python(dir)),
+                };
+                System {
+                    name,
+                    version,
+                    launch,
+                    tables: Some(tables),
+                    migrated: false,
+                    chaos: true,
+                    env: Vec::new(),
+                }
             })
         })
     };
-    let pip = |name: &'static str, peer: &str, package: &str, tables: &'static str| {
-        wanted(name).then(|| {
-            install(peer).map_err(|why| (name, why)).map(|dir| System {
-                name,
-                version: pip_version(&dir, package),
-                launch: Launch::Python(dir),
-                tables: Some(tables),
-                migrated: false,
-                chaos: true,
-                env: Vec::new(),
-            })
-        })
-    };
+    let npm = |name, dir, package, tables| peer(Registry::Npm, name, dir, package, tables);
+    let pip = |name, dir, package, tables| peer(Registry::PyPi, name, dir, package, tables);
     [
         npm("graphile-worker", "graphile", "graphile-worker", "schemaname = 'graphile_worker'"),
         npm("pg-boss", "pgboss", "pg-boss", "schemaname = 'pgboss'"),
