@@ -13,7 +13,7 @@
 //! This system runs as its functions do (see [`aitasks`]): the task id reaches the worker
 //! through the SQS-compatible server, a hop measured alone as its own row ([`sqs_hop`]). The
 //! peers (graphile-worker and pg-boss from npm, procrastinate and awa from PyPI) are installed by
-//! `scripts/peer.sh` from the lockfiles in `tools/bench/<peer>/`; one that does not install is
+//! `scripts/peer.sh` from the lockfiles in `harness/bench/<peer>/`; one that does not install is
 //! printed `not installed` with the reason, and has no figures.
 
 mod aitasks;

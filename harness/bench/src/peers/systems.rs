@@ -2,7 +2,7 @@
 //! a worker process of `workers` concurrent workers and a producer process, given the database
 //! (`DATABASE_URL`), `ROLE`, `WORKERS`, `RATE`, `SECONDS` and `SEQ_BASE`. This system's roles are
 //! this binary itself (`BENCH_PEER_ROLE`, [`super::aitasks`]); the peers' are the scripts of
-//! `tools/bench/<peer>/`, installed by `scripts/peer.sh` from their lockfiles.
+//! `harness/bench/<peer>/`, installed by `scripts/peer.sh` from their lockfiles.
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -1,5 +1,5 @@
 // make bench's peers section: graphile-worker as one adapter of the cross-queue method
-// (tools/bench/src/peers/). ROLE=work runs WORKERS concurrent workers and prints one JSON line per
+// (harness/bench/src/peers/). ROLE=work runs WORKERS concurrent workers and prints one JSON line per
 // job run ({"id","at","start","done"}, epoch ms); ROLE=produce inserts RATE jobs a second for
 // SECONDS, paced on the wall clock, in bulk (addJobs), and prints {"produced"}.
 import { run, makeWorkerUtils, Logger } from "graphile-worker";

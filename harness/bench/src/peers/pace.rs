@@ -1,4 +1,4 @@
-//! The producer of this binary's roles, as the method requires (and as `tools/bench/peers-common/pace.mjs`
+//! The producer of this binary's roles, as the method requires (and as `harness/bench/peers-common/pace.mjs`
 //! does for the npm peers): `RATE` jobs a second for `SECONDS`, credited on the wall clock, not on
 //! loop iterations; every 10 ms the jobs due go out in chunks of `chunk`, at most 8 chunks in
 //! flight. Job i is `(SEQ_BASE + i, epoch ms just before its insert)`. A failed chunk (a

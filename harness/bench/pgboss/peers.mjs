@@ -1,5 +1,5 @@
 // make bench's peers section: pg-boss as one adapter of the cross-queue method
-// (tools/bench/src/peers/). ROLE=work runs WORKERS workers (pg-boss 10: one `work` loop each,
+// (harness/bench/src/peers/). ROLE=work runs WORKERS workers (pg-boss 10: one `work` loop each,
 // polling every 0.5 s, its smallest; a fetch of up to BATCH jobs, as the public method's adapter
 // sizes it) and prints one JSON line per job run ({"id","at","start","done"}, epoch ms);
 // ROLE=produce inserts RATE jobs a second for SECONDS in bulk (`insert`) and prints {"produced"}.

@@ -1,5 +1,5 @@
 //! What the stack gives each function once deployed, read from the resolved template (the SAM
-//! transform and every intrinsic function already applied by `scripts/rehearse/resolve.py`):
+//! transform and every intrinsic function already applied by `harness/rehearse/resolve.py`):
 //! its environment, timeout, memory, logging, role statements, and the event sources that
 //! invoke it.
 
@@ -139,7 +139,7 @@ pub fn resolve(python: &Path, root: &Path, template: &Path, local_stack: &Value)
     let input = tempfile_path("local-stack", "json");
     std::fs::write(&input, serde_json::to_vec(local_stack)?)?;
     let output = Command::new(python)
-        .arg(root.join("scripts/rehearse/resolve.py"))
+        .arg(root.join("harness/rehearse/resolve.py"))
         .arg(template)
         .arg(&input)
         .env("AWS_DEFAULT_REGION", local_stack["region"].as_str().unwrap_or("us-east-1"))

@@ -3,7 +3,7 @@
 //! lifecycle at the same concurrency (each of our tasks also writes its completion event) and,
 //! when the end-to-end section ran, its throughput (HTTP create to the completion event on the
 //! queue). graphile-worker is installed by `scripts/graphile.sh` from the lockfile in
-//! `tools/bench/graphile/`, once, into the cache folder outside the clone (`scripts/warm.sh`
+//! `harness/bench/graphile/`, once, into the cache folder outside the clone (`scripts/warm.sh`
 //! does it in the background); a failed install fails the section.
 
 use std::process::Command;

@@ -3,10 +3,10 @@
 -- creation time, as the store writes them), every sixth one of them (500,000 of 3,000,000) a
 -- task of tenant `app-big` in scope `big` and run 00000000-0000-7000-8000-00000000b1b1, all
 -- succeeded; the others spread over 100 tenants and 10,000 scopes, 70% of them in runs of 20
--- tasks, ended 95% succeeded, 3% failed, 2% canceled. Payloads are thin (as tools/bench/sql/
+-- tasks, ended 95% succeeded, 3% failed, 2% canceled. Payloads are thin (as harness/bench/sql/
 -- growth_load.sql's: the listing's reads depend on the indexes and the row count, not on them).
 -- Run on a migrated, empty database:
---   psql "$URL" -v rows=3000000 -f tools/bench/sql/listing_load.sql
+--   psql "$URL" -v rows=3000000 -f harness/bench/sql/listing_load.sql
 \set ON_ERROR_STOP on
 SET growth.rows = :rows;
 

@@ -56,7 +56,7 @@ pub type Failure = Box<dyn std::error::Error + Send + Sync>;
 /// What to rehearse, and with what.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// The repository root (for `scripts/rehearse/resolve.py`).
+    /// The repository root (for `harness/rehearse/resolve.py`).
     pub root: PathBuf,
     pub template: PathBuf,
     /// Where cargo-lambda put the binaries: `<dir>/<binary>/bootstrap`.

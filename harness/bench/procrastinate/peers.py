@@ -1,5 +1,5 @@
 """make bench's peers section: procrastinate as one adapter of the cross-queue method
-(tools/bench/src/peers/). ROLE=work runs one worker of WORKERS concurrent jobs (LISTEN/NOTIFY,
+(harness/bench/src/peers/). ROLE=work runs one worker of WORKERS concurrent jobs (LISTEN/NOTIFY,
 polling every 50 ms, as the public method's adapter configures it) and prints one JSON line per
 job run ({"id","at","start","done"}, epoch ms); ROLE=produce defers RATE jobs a second for
 SECONDS, paced on the wall clock, in bulk (batch_defer_async), and prints {"produced"}."""

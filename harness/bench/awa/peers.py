@@ -1,5 +1,5 @@
 """make bench's peers section: awa (PyPI awa-pg, Python bindings over awa's Rust core) as one
-adapter of the cross-queue method (tools/bench/src/peers/). ROLE=work migrates awa's schema with
+adapter of the cross-queue method (harness/bench/src/peers/). ROLE=work migrates awa's schema with
 the package's own migration (AsyncClient.migrate) and installs its queue-storage backend
 (install_queue_storage), then runs one worker runtime of WORKERS concurrent jobs on one queue,
 polling every 50 ms as a queue-storage target (as the public method's awa adapter configures
