@@ -24,7 +24,7 @@ help:
 	@echo "make chaos     2000 tasks through faults, kills and a Postgres restart; then long property runs"
 	@echo "make fuzz      schemathesis against openapi.yaml: 1000 cases an operation, a new seed (make test: 100, fixed)"
 	@echo "make load      64 HTTP clients for 60 s against the dev server: no 5xx, no lost task, latencies"
-	@echo "make audit     the RustSec advisories over Cargo.lock (AUDIT_DB=path: a local clone of the database)"
+	@echo "make audit     the RustSec advisories over both lockfiles (AUDIT_DB=path: a local clone of the database)"
 	@echo "make sbom      a CycloneDX SBOM for each function, beside its build (target/lambda/<fn>/bootstrap.cdx.json)"
 	@echo "make client-ts the TypeScript client: type drift check, strict tsc, type tests, unit tests, end to end on the dev server"
 	@echo "parts of make test: warm fmt lint deny script-tests build unit client-ts template-lint lambda-smoke rehearse-fast local-model"
@@ -67,8 +67,10 @@ simulate:
 growth:
 	@scripts/growth.sh
 
+# Both workspaces: the product (the root) and the harness (harness/: the benchmarks, the rehearsal).
 fmt:
 	cargo fmt --all -- --check
+	cd harness && cargo fmt --all -- --check
 
 # No service needed: unit tests and the integration tests that start nothing but themselves.
 check: fmt lint
@@ -77,6 +79,7 @@ check: fmt lint
 
 lint:
 	cargo clippy --workspace --all-targets -- -D warnings
+	cd harness && cargo clippy --workspace --all-targets -- -D warnings
 
 # The scripts' own tests (no service, seconds): scripts/tests/*.sh.
 script-tests:
@@ -86,6 +89,7 @@ script-tests:
 # each crate, banned crates, crates.io only.
 deny:
 	@$(TOOLS)/cargo-deny check licenses bans sources
+	@$(TOOLS)/cargo-deny --manifest-path harness/Cargo.toml check --config deny.toml licenses bans sources
 
 # The RustSec advisories: cargo-deny (the gate) and cargo-audit. Fetches the database from
 # GitHub, or reads AUDIT_DB=path.
@@ -103,16 +107,19 @@ build:
 # The rehearsal's tests need the functions built as Lambda bootstraps (lambda-smoke): they run in rehearse-fast.
 # The web console's browser tests (the `console` test binary) drive headless Chromium: installed
 # from the OS packages when missing (scripts/chromium.sh).
-# Every test but the one on the local model (`make local-model`, the last part of `make test`).
+# Every test but the one on the local model (`make local-model`, the last part of `make test`),
+# then the harness's but the rehearsal's: the benchmark at its smallest (bench_smoke) and the
+# bench's unit tests. The harness builds into the same target folder (harness/.cargo/config.toml).
 unit: build services
 	@scripts/chromium.sh install
-	@$(LOAD_ENV) cargo test --workspace --exclude aitasks-rehearse -- --skip local_model::
+	@$(LOAD_ENV) cargo test --workspace -- --skip local_model::
+	@$(LOAD_ENV) cd harness && cargo test --workspace --exclude aitasks-rehearse
 
 # The four kinds against the real local model: last in `make test`, so the model's build (started
 # in the background by `make warm`) has the lint, the build and every other test to finish in.
 # The workspace's selection, as `unit`'s: `-p aitasks-e2e` would resolve features anew and rebuild.
 local-model: build up
-	@$(LOAD_ENV) cargo test --workspace --exclude aitasks-rehearse --test e2e local_model::
+	@$(LOAD_ENV) cargo test --workspace --test e2e local_model::
 
 # cfn-lint, sam validate, then checkov (the IaC security scanner compliance pipelines run): a
 # finding must be fixed, or skipped on its resource with a written reason (scripts/checkov_gate.py).

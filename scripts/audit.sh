@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# make audit: the RustSec advisories over Cargo.lock. cargo-deny is the gate (deny.toml's
-# [advisories]: vulnerabilities, unmaintained, unsound and yanked crates fail, nothing ignored
-# without a written reason); cargo-audit gives the report security teams know. Both fetch the
+# make audit: the RustSec advisories over Cargo.lock and harness/Cargo.lock. cargo-deny is the
+# gate (deny.toml's [advisories]: vulnerabilities, unmaintained, unsound and yanked crates fail,
+# nothing ignored without a written reason); cargo-audit gives the report security teams know. Both fetch the
 # database from GitHub. Where that is out of reach, AUDIT_DB=path names a local clone of it
 # (a git repository of github.com/rustsec/advisory-db with its `main` branch):
 #   git clone https://github.com/rustsec/advisory-db /tmp/advisory-db   # wherever it is reachable
@@ -27,7 +27,10 @@ else
   log "advisory database: $DB_URL (AUDIT_DB=path to use a local clone)"
 fi
 
+# Both lockfiles: the product's and the harness's (harness/Cargo.lock).
 log "cargo-deny check advisories"
 "$TOOLS/cargo-deny" check advisories
+"$TOOLS/cargo-deny" --manifest-path harness/Cargo.toml check --config deny.toml advisories
 log "cargo-audit"
 "$TOOLS/cargo-audit" audit "${audit_args[@]}"
+"$TOOLS/cargo-audit" audit "${audit_args[@]}" --file harness/Cargo.lock

@@ -42,8 +42,10 @@ if [ "${BENCH_NO_BUILD:-0}" = 1 ]; then
   log "BENCH_NO_BUILD=1: the release binaries as they are"
 else
   log "building release binaries (the functions, the dev server, the benchmark tool)"
-  cargo build --release --quiet -p aitasks-bench -p aitasks-dev-server \
+  cargo build --release --quiet -p aitasks-dev-server \
     -p create-task -p process-task -p sweeper -p release-delete -p migrate
+  # The benchmark tool is the harness's (harness/Cargo.toml): same target folder, same profile.
+  (cd harness && cargo build --release --quiet -p aitasks-bench)
 fi
 release="$(target_dir)/release"
 DATABASE_URL="$bench_url" BENCH_OUT="$(target_dir)/bench" BENCH_BIN_DIR="${BENCH_BIN_DIR:-$release}" \

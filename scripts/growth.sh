@@ -33,10 +33,10 @@ trap cleanup EXIT
 owner_url="postgres://postgres@127.0.0.1:$(cat "$LOCAL/pg-growth/port")/aitasks"
 cd "$ROOT"
 log "building the benchmark tool"
-cargo build --release --quiet -p aitasks-bench
+(cd harness && cargo build --release --quiet -p aitasks-bench)
 out="docs/growth"
 [ "$rows" = 100000000 ] || out="$(target_dir)/growth"
 mkdir -p "$out"
 DATABASE_URL="$owner_url" BENCH_ONLY=growth GROWTH_ROWS="$rows" GROWTH_OUT="$out" \
-  GROWTH_LOAD_SQL="$ROOT/tools/bench/sql/growth_load.sql" GROWTH_PG_LOG="$AITASK_PG_DIR/server.log" \
+  GROWTH_LOAD_SQL="$ROOT/harness/bench/sql/growth_load.sql" GROWTH_PG_LOG="$AITASK_PG_DIR/server.log" \
   "$(target_dir)/release/aitasks-bench"

@@ -73,13 +73,13 @@ target_dir() {
 }
 
 # workspace_executables DIR: the executables of the package in DIR (relative to the root) as
-# `make build` builds them, one a line: `bin PATH` for its binaries, `test PATH` for its test
-# executables. Built with the workspace's selection, never `-p`: a package alone gets its
-# dependencies' features resolved for it alone, and cargo compiles dozens of crates a second
-# time (minutes on two cores). Fails when the build does, or when the package has no tests.
+# its workspace's whole build makes them (the root's, or the harness's for harness/*), one a
+# line: `bin PATH` for its binaries, `test PATH` for its test executables. Built with the
+# workspace's selection, never `-p`: a package alone gets its dependencies' features resolved
+# for it alone, and cargo compiles dozens of crates a second time (minutes on two cores). Fails when the build does, or when the package has no tests.
 workspace_executables() {
   local out; out="$(mktemp)"
-  (cd "$ROOT" && cargo test --workspace --no-run --message-format=json-render-diagnostics) >"$out" \
+  (cd "$ROOT/$1" && cargo test --workspace --no-run --message-format=json-render-diagnostics) >"$out" \
     || { rm -f "$out"; return 1; }
   python3 - "$ROOT/$1/Cargo.toml" "$out" <<'PY' || { rm -f "$out"; return 1; }
 import json, os, sys

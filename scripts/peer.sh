@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The benchmark's peers (make bench's graphile and peers sections), each installed from its
-# lockfile in tools/bench/<peer>/ once, outside the clone: one folder of the cache per lockfile,
+# lockfile in harness/bench/<peer>/ once, outside the clone: one folder of the cache per lockfile,
 # so a changed lockfile installs anew and an unchanged one never does.
 #   scripts/peer.sh install PEER   install when missing (scripts/warm.sh); prints the folder
 #   scripts/peer.sh dir PEER       the folder (installed or not)
 # PEER is graphile, pgboss (npm: package.json + package-lock.json, `npm ci`), procrastinate or
 # awa (PyPI: requirements.txt, every version pinned, into a venv). The folder also holds the peer's
-# scripts (*.mjs, *.py), copied from tools/bench/<peer> at each install call, so an edited
+# scripts (*.mjs, *.py), copied from harness/bench/<peer> at each install call, so an edited
 # script runs without a reinstall.
 source "$(dirname "$0")/lib.sh"
 
@@ -18,7 +18,7 @@ case "$PEER" in
   awa) NAME=awa-pg ;;
   *) echo "usage: $0 install|dir graphile|pgboss|procrastinate|awa" >&2; exit 2 ;;
 esac
-SOURCE="$ROOT/tools/bench/$PEER"
+SOURCE="$ROOT/harness/bench/$PEER"
 locks() { local f; for f in package.json package-lock.json requirements.txt; do [ -f "$SOURCE/$f" ] && echo "$SOURCE/$f"; done; return 0; }
 dir() { echo "$AITASK_CACHE/$NAME-$(cat $(locks) | md5sum | cut -c1-12)"; }
 
@@ -29,7 +29,7 @@ install() (
     if [ -f "$SOURCE/requirements.txt" ]; then need_apt python3 python3 python3-venv; else need_apt npm nodejs npm; fi
     locked "$NAME"
     if [ ! -f "$target/.installed" ]; then
-      log "installing $NAME (tools/bench/$PEER) into $target"
+      log "installing $NAME (harness/bench/$PEER) into $target"
       rm -rf "$target"
       mkdir -p "$target"
       cp $(locks) "$target/"
@@ -44,7 +44,7 @@ install() (
   fi
   cp "$SOURCE"/*.mjs "$SOURCE"/*.py "$target/" 2>/dev/null || true
   # The producer every peer of its kind shares (pace.mjs, pace.py).
-  cp "$ROOT"/tools/bench/peers-common/pace.* "$target/"
+  cp "$ROOT"/harness/bench/peers-common/pace.* "$target/"
   echo "$target"
 )
 

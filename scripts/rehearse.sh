@@ -41,11 +41,11 @@ if [ "${1:-}" = "fast" ] && [ -z "${AITASK_LAMBDA_DIR:-}" ] && [ "${AITASK_LAMBD
   export AITASK_LAMBDA_DIR="$(target_dir)/lambda-test"
 fi
 # The rehearsal and its tests as `make build` built them (lib.sh, workspace_executables).
-executables="$(workspace_executables tools/rehearse)"
+executables="$(workspace_executables harness/rehearse)"
 rehearsal="$(sed -n 's|^bin \(.*/aitasks-rehearse\)$|\1|p' <<<"$executables")"
 [ -n "$rehearsal" ] || { log "the build made no aitasks-rehearse binary"; exit 1; }
 "$rehearsal"
 while read -r kind executable; do
   [ "$kind" = test ] || continue
-  (cd "$ROOT/tools/rehearse" && "$executable" -q)
+  (cd "$ROOT/harness/rehearse" && "$executable" -q)
 done <<<"$executables"
