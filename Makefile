@@ -86,10 +86,11 @@ script-tests:
 	@for t in scripts/tests/*.sh; do bash "$$t" || exit 1; done
 
 # The dependency policy (deny.toml) that needs no advisory database: licenses, one version of
-# each crate, banned crates, crates.io only.
+# each crate, banned crates, crates.io only. Both lockfiles, each against deny.toml (the
+# working folder's).
 deny:
 	@$(TOOLS)/cargo-deny check licenses bans sources
-	@$(TOOLS)/cargo-deny --manifest-path harness/Cargo.toml check --config deny.toml licenses bans sources
+	@$(TOOLS)/cargo-deny --manifest-path harness/Cargo.toml check licenses bans sources
 
 # The RustSec advisories: cargo-deny (the gate) and cargo-audit. Fetches the database from
 # GitHub, or reads AUDIT_DB=path.

@@ -30,7 +30,7 @@ fi
 # Both lockfiles: the product's and the harness's (harness/Cargo.lock).
 log "cargo-deny check advisories"
 "$TOOLS/cargo-deny" check advisories
-"$TOOLS/cargo-deny" --manifest-path harness/Cargo.toml check --config deny.toml advisories
+"$TOOLS/cargo-deny" --manifest-path harness/Cargo.toml check advisories
 log "cargo-audit"
 "$TOOLS/cargo-audit" audit "${audit_args[@]}"
 "$TOOLS/cargo-audit" audit "${audit_args[@]}" --file harness/Cargo.lock
