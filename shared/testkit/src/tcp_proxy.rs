@@ -4,6 +4,11 @@
 //! server has done the work (an autocommitted insert is committed before its answer is sent),
 //! and the client never hears of it; that needs a connection without TLS
 //! (`Stack::start_through_in_plaintext`).
+//!
+//! Home-made, not Toxiproxy (docs/development.md, "Home-made parts and why"): Toxiproxy installs
+//! from none of the registries this project uses, its crates.io port (`noxious`, 2021) publishes
+//! no server and brings second copies of crates deny.toml refuses, and no toxic of either cuts a
+//! connection on what the server answers (`limit_data` counts bytes).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
