@@ -76,7 +76,8 @@ target_dir() {
 # its workspace's whole build makes them (the root's, or the harness's for harness/*), one a
 # line: `bin PATH` for its binaries, `test PATH` for its test executables. Built with the
 # workspace's selection, never `-p`: a package alone gets its dependencies' features resolved
-# for it alone, and cargo compiles dozens of crates a second time (minutes on two cores). Fails when the build does, or when the package has no tests.
+# for it alone, and cargo compiles dozens of crates a second time (minutes on two cores). Fails
+# when the build does, or when the package has no tests.
 workspace_executables() {
   local out; out="$(mktemp)"
   (cd "$ROOT/$1" && cargo test --workspace --no-run --message-format=json-render-diagnostics) >"$out" \

@@ -40,7 +40,7 @@ load_local_env
 if [ "${1:-}" = "fast" ] && [ -z "${AITASK_LAMBDA_DIR:-}" ] && [ "${AITASK_LAMBDA_BUILD:-test}" != release ]; then
   export AITASK_LAMBDA_DIR="$(target_dir)/lambda-test"
 fi
-# The rehearsal and its tests as `make build` built them (lib.sh, workspace_executables).
+# The rehearsal and its tests as the harness's whole build makes them (lib.sh, workspace_executables).
 executables="$(workspace_executables harness/rehearse)"
 rehearsal="$(sed -n 's|^bin \(.*/aitasks-rehearse\)$|\1|p' <<<"$executables")"
 [ -n "$rehearsal" ] || { log "the build made no aitasks-rehearse binary"; exit 1; }
