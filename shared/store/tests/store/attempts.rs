@@ -44,7 +44,7 @@ async fn every_way_out_of_running_is_recorded_once_and_a_give_back_not_at_all() 
     // Attempt 2: its worker dies; the sweeper requeues it.
     claimed(&db, task.id).await;
     db.sql("UPDATE tasks SET heartbeat_at = now() - interval '1 minute'").await;
-    let expired = store::expire_running(&client, Duration::from_secs(30), 100).await.unwrap();
+    let expired = crate::stale::expire_stale(&client, Duration::from_secs(30), 100).await;
     assert_eq!(expired.requeued.len(), 1);
     // Attempt 3 answers.
     let third = claimed(&db, task.id).await;

@@ -23,3 +23,5 @@ mod stored_size;
 mod sweeps;
 mod task_indexes;
 mod tls;
+
+mod stale;
