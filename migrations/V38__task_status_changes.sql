@@ -52,14 +52,17 @@ ALTER TABLE tasks ADD CONSTRAINT tasks_running_holder_check CHECK (
     OR (batch_id IS NULL AND heartbeat_at IS NOT NULL)
     OR (batch_id IS NOT NULL AND batch_lease_until IS NOT NULL));
 
--- The completion event's payload (docs/events.md), from the row of a task that ended; NULL for
--- a task that has not.
-CREATE OR REPLACE FUNCTION task_event_payload(t tasks) RETURNS jsonb LANGUAGE sql STABLE
-RETURN CASE WHEN t.status IN ('succeeded', 'failed', 'canceled') THEN
-    jsonb_build_object('type', 'task.settled', 'taskId', t.id, 'appId', t.app_id,
-        'runId', t.run_id, 'stepKey', t.step_key, 'effectKey', t.effect_key, 'status', t.status,
-        'errorCode', t.error_code,
-        'completedAt', to_char(t.completed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))
+-- The completion event's payload (docs/events.md), from the columns of a task that ended; NULL
+-- for a task that has not. Columns, not the whole row: a whole-row value would bring the task's
+-- request (detoasted) along for eight fields.
+CREATE OR REPLACE FUNCTION task_event_payload(id uuid, app_id text, run_id uuid, step_key text,
+        effect_key text, status text, error_code text, completed_at timestamptz)
+    RETURNS jsonb LANGUAGE sql STABLE
+RETURN CASE WHEN status IN ('succeeded', 'failed', 'canceled') THEN
+    jsonb_build_object('type', 'task.settled', 'taskId', id, 'appId', app_id,
+        'runId', run_id, 'stepKey', step_key, 'effectKey', effect_key, 'status', status,
+        'errorCode', error_code,
+        'completedAt', to_char(completed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))
 END;
 
 CREATE OR REPLACE FUNCTION task_status_changed() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -100,7 +103,9 @@ BEGIN
         RETURN NEW;
     ELSIF TG_OP = 'INSERT' THEN
         INSERT INTO task_events (id, task_id, app_id, payload) OVERRIDING SYSTEM VALUE
-        VALUES (NEW.ended_event_id, NEW.id, NEW.app_id, task_event_payload(NEW));
+        VALUES (NEW.ended_event_id, NEW.id, NEW.app_id,
+            task_event_payload(NEW.id, NEW.app_id, NEW.run_id, NEW.step_key, NEW.effect_key,
+                NEW.status, NEW.error_code, NEW.completed_at));
         -- Never counted active nor given a step; nobody can wait on it yet.
         RETURN NULL;
     END IF;
@@ -112,7 +117,9 @@ BEGIN
     END IF;
 
     INSERT INTO task_events (task_id, app_id, payload)
-    VALUES (NEW.id, NEW.app_id, task_event_payload(NEW))
+    VALUES (NEW.id, NEW.app_id,
+        task_event_payload(NEW.id, NEW.app_id, NEW.run_id, NEW.step_key, NEW.effect_key,
+            NEW.status, NEW.error_code, NEW.completed_at))
     RETURNING id INTO NEW.ended_event_id;
 
     -- A read first: most tasks have no callback, and an UPDATE would open task_callbacks and all

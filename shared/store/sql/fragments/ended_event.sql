@@ -3,4 +3,6 @@
 -- only flagged for a cancel). The trigger on `tasks` wrote the event (migrations/V38, "what
 -- follows a change of a task's status") and keeps its id on the row; the payload is the same
 -- function's. Every statement that can end a task answers this (src/statement.rs).
-ended_event_id AS event_id, task_event_payload(tasks) AS event_payload
+ended_event_id AS event_id,
+    task_event_payload(id, app_id, run_id, step_key, effect_key, status, error_code, completed_at)
+        AS event_payload

@@ -1,4 +1,4 @@
-//! Each attempt of a task on record (the `tasks_record_attempt` trigger, migrations/V28), through
+//! Each attempt of a task on record (the trigger on `tasks`, `task_status_changed`, migrations/V38), through
 //! the store's own statements: every way out of `running` that spends the attempt is recorded
 //! once, with the error it left and a success's usage; an attempt given back uncounted is not;
 //! the record is bounded; another application's task is not found.
