@@ -49,6 +49,8 @@ fragments! {
     // A fragment may name only those after it (they are spliced in this order).
     // The completion event of a row the statement ended (the trigger wrote it), for the caller.
     "fragments/ended_event",
+    // What a cancel writes on a task it reaches: ended if queued or in a batch, else flagged.
+    "fragments/cancel_set",
     // The lease's fence: the task still runs this attempt, in its batch, with no cancel asked.
     "fragments/attempt_fence",
     // A narrowed listing's page, after the statement's own walk `examined`.
@@ -268,6 +270,7 @@ mod tests {
         // A phrase of each fragment that no statement writes out itself.
         let phrases = [
             ("fragments/ended_event", "ended_event_id AS event_id"),
+            ("fragments/cancel_set", "WHEN status = 'queued' OR batch_id IS NOT NULL THEN 'canceled'"),
             ("fragments/attempt_fence", "batch_id IS NOT DISTINCT FROM $"),
             ("fragments/narrowed_page", "SELECT page.*, edge.last_examined"),
             (

@@ -10,11 +10,6 @@ WITH candidates AS (
     FOR UPDATE SKIP LOCKED
 )
 UPDATE tasks
-SET cancel_requested_at = now(),
-    status = CASE WHEN status = 'queued' OR batch_id IS NOT NULL THEN 'canceled' ELSE status END,
-    completed_at = CASE WHEN status = 'queued' OR batch_id IS NOT NULL THEN now() ELSE completed_at END,
-    error_code = CASE WHEN status = 'queued' OR batch_id IS NOT NULL THEN :canceled_code ELSE error_code END,
-    error_message = CASE WHEN status = 'queued' OR batch_id IS NOT NULL THEN 'The task was canceled.' ELSE error_message END,
-    updated_at = now()
+SET {{fragments/cancel_set}}
 FROM candidates WHERE id = candidate_id
 RETURNING id, {{fragments/ended_event}}

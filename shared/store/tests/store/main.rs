@@ -25,3 +25,4 @@ mod task_indexes;
 mod tls;
 
 mod stale;
+mod status_changes;
