@@ -12,7 +12,7 @@
 //!    heartbeat a task, as the lifecycle measured before issue 37 had;
 //! 4. the settler (`worker/settler.rs`, through the runtime's `settle::complete_together`):
 //!    `complete_many` (`settle/complete_many`, the group commit with the completion events; a
-//!    group of one here, which it writes with `settle/complete_attempt_unscoped`, the single
+//!    group of one here, which it writes with `settle/complete_attempt`, the single
 //!    statement: no id-order lock for one row);
 //! 5. `App::publish`, once the event is on the events queue: `mark_delivered_and_take_owed`
 //!    (`callbacks/mark_delivered_and_take_owed`, which also takes the callbacks the task made owed: none here).

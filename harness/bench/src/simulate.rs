@@ -115,7 +115,18 @@ async fn run_point(
             while running.load(Ordering::Relaxed) {
                 if let Ok(client) = pool.get().await {
                     let _ = store::expire_queued(&client, Duration::from_secs(900), 100).await;
-                    let _ = store::expire_running(&client, Duration::from_secs(30), 100).await;
+                    let runtime = aitasks_runtime::RuntimeConfig::default();
+                    if let Ok(stale) = store::take_stale_running(&client, runtime.stale_running, 100).await {
+                        let decided: Vec<_> = stale
+                            .iter()
+                            .filter_map(|attempt| {
+                                let (ending, _delay) =
+                                    aitasks_runtime::sweeper::stale_ending(attempt, &runtime)?;
+                                Some((attempt.lease, ending))
+                            })
+                            .collect();
+                        let _ = store::expire_running(&client, runtime.stale_running, &decided).await;
+                    }
                     let _ =
                         store::take_unsent(&client, Duration::from_secs(5), Duration::from_secs(300), 100)
                             .await;

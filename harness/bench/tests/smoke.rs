@@ -108,8 +108,7 @@ fn every_section_of_the_benchmark_runs_at_its_smallest() {
         // Every statement the lifecycle sends is the store's, named by its file.
         assert!(names.iter().all(|name| name.contains('/') && !name.contains(' ')), "{names:?}");
         // A group of one settles through the single statement (store::complete_many), ten through the group's.
-        let settled =
-            names.contains(&"settle/complete_many") || names.contains(&"settle/complete_attempt_unscoped");
+        let settled = names.contains(&"settle/complete_many") || names.contains(&"settle/complete_attempt");
         assert!(names.contains(&"lease/claim_by") && settled, "{names:?}");
         assert!(number(&ours["statementsPerTask"], "statements a task") >= 1.0);
         assert!(number(&ours["walPerTask"]["records"], "WAL records a task") > 0.0);

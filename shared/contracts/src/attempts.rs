@@ -1,5 +1,5 @@
 //! `GET /v1/tasks/{taskId}/attempts` (docs/api.md, "History"): each counted attempt of a task,
-//! oldest first, as the database recorded it when the attempt ended (migrations/V28), and the
+//! oldest first, as the database recorded it when the attempt ended (migrations/V38), and the
 //! attempt running now, if any.
 
 use chrono::{DateTime, Utc};

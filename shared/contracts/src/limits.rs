@@ -62,7 +62,7 @@ pub const RUN_SCAN_MAX: usize = 1_000;
 pub const TASK_SCAN_MAX: usize = 1_000;
 /// Attempts a task keeps on record (`GET /v1/tasks/{taskId}/attempts`): the last this many
 /// (the attempt budget, `maxAttempts`, is at most 100 too). Held by the database trigger that
-/// records them (migrations/V28).
+/// records them (migrations/V38).
 pub const ATTEMPTS_KEPT_MAX: usize = 100;
 /// Tasks one `GET /v1/summary` reads, newest first: past them the answer says `complete: false`.
 pub const SUMMARY_SCAN_MAX: usize = 100_000;

@@ -1,5 +1,5 @@
 //! A task's attempts (`sql/attempts/task_attempts.sql`): each counted attempt as the
-//! `tasks_record_attempt` trigger recorded it when it ended (migrations/V28), and the one
+//! trigger on `tasks` recorded it when it ended (`task_status_changed`, migrations/V38), and the one
 //! running now.
 
 use aitasks_contracts::{AttemptOutcome, AttemptUsage, TaskAttempt};

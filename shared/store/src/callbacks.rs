@@ -20,7 +20,7 @@ use crate::queries::{
     ATTACH_CALLBACKS, CALLBACK_ROOM, CANCEL_ABANDONED, MARK_DELIVERED_AND_TAKE_OWED, RECORD_CALLBACKS,
     TAKE_HEARTBEATS, TAKE_OWED_CALLBACKS, UNMARK_HEARTBEATS, WAITING_CALLBACKS,
 };
-use crate::rows::event_from_row;
+use crate::rows::ended_event_from_row;
 
 /// A callback a create names.
 #[derive(Clone, PartialEq, Eq)]
@@ -356,7 +356,7 @@ pub async fn cancel_abandoned(
     }
     let statement = client.prepare_cached(CANCEL_ABANDONED.text()).await?;
     let params = CANCEL_ABANDONED.bind(&[("task_ids", &task_ids), ("canceled_code", &CANCELED_CODE)])?;
-    client.query(&statement, &params).await?.iter().map(event_from_row).collect()
+    client.query(&statement, &params).await?.iter().map(ended_event_from_row).collect()
 }
 
 fn status(row: &Row) -> StoreResult<TaskStatus> {

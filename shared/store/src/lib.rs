@@ -137,8 +137,8 @@ pub use settle::{complete_attempt, complete_many, end_canceled, fail_attempt, gi
 pub use stats::{backlog, overview, Backlog, Overview};
 pub use summary::summary;
 pub use sweep::{
-    expire_queued, expire_running, mark_unsent, owed_beyond, prune_admissions, take_lost, take_unsent,
-    ExpiredRunning, OwedMessage,
+    expire_queued, expire_running, mark_unsent, owed_beyond, prune_admissions, take_lost, take_stale_running,
+    take_unsent, ExpiredRunning, OwedMessage, StaleAttempt, StaleEnding,
 };
 pub use tenant_quota::{create_task_within_quota, prune_quota_days};
 

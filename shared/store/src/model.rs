@@ -84,7 +84,8 @@ pub struct ListedTask {
 pub struct Lease {
     pub task_id: Uuid,
     pub attempt: i32,
-    /// A scoped task (admission, cache): ending it also updates the admission bookkeeping.
+    /// A scoped task (admission, cache): ending it also lowers its shard's count of active
+    /// scoped tasks (the trigger on `tasks`, migrations/V38).
     pub scoped: bool,
     /// The provider batch running this attempt; `None` for an on-demand attempt. A batch gives
     /// its tasks back with their attempt uncounted, so the next attempt (on-demand, or in a newer
@@ -96,8 +97,9 @@ pub struct Lease {
 impl Lease {
     /// Whether this attempt's success is written by a statement of its own
     /// ([`crate::complete_attempt`]) rather than with others that end together
-    /// ([`crate::complete_many`]): a scoped task's completion also updates its admission
-    /// bookkeeping, which only the single statement does. The one place that says so.
+    /// ([`crate::complete_many`]): a scoped task's completion also updates its shard's count
+    /// row, and a group of them would lock several count rows in no set order (two groups could
+    /// deadlock). The one place that says so.
     pub fn completes_alone(&self) -> bool {
         self.scoped
     }

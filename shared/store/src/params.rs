@@ -4,7 +4,8 @@
 /// The codes some statements write, as the `text` parameters they bind.
 pub(crate) const CANCELED_CODE: &str = aitasks_contracts::ErrorCode::Canceled.as_str();
 pub(crate) const QUEUE_TIMEOUT_CODE: &str = aitasks_contracts::ErrorCode::QueueTimeout.as_str();
-pub(crate) const INTERRUPTED_CODE: &str = aitasks_contracts::ErrorCode::Interrupted.as_str();
+/// The message a canceled task keeps, whoever ends it.
+pub(crate) const CANCELED_MESSAGE: &str = "The task was canceled.";
 
 /// Error messages are stored truncated to the column's limit (characters, not bytes).
 pub(crate) fn truncate_message(message: &str) -> String {

@@ -1,12 +1,15 @@
 //! Every statement of the store. Each one's text is `shared/store/sql/<module>/<function>.sql`:
 //! the folder is the module of `src/` that runs it and the file is named for the function that
 //! does (`sql/settle/complete_attempt.sql` is run by `settle::complete_attempt`; a function that
-//! runs several adds a word: `complete_attempt_unscoped.sql`, `claim_by_misses.sql`), so the
+//! runs several adds a word: `claim_by_misses.sql`), so the
 //! statement of a function and the function of a statement are found by name. The few steps of
 //! one function named for their step instead are listed in the test
 //! `every_statement_is_named_for_its_function` (the admission steps of `create_scoped`, say). Open the file to
 //! see exactly what runs and what it writes. A piece several statements share is written once in
-//! `sql/fragments/` and named where it goes (`{{fragments/settled_event}}`, see `statement.rs`).
+//! `sql/fragments/` and named where it goes (`{{fragments/ended_event}}`, see `statement.rs`).
+//! What follows a change of a task's status (its completion event, callbacks owed, a scoped
+//! task's step and count, the attempt's record) is no statement's: the trigger on `tasks`
+//! writes it (migrations/V38).
 //! Parameters are named (`:task_id`) and bound by name (`Sql::bind`);
 //! `tests/snapshots/statements.snap` shows every final statement as Postgres gets it, with the
 //! fragments it includes.
@@ -44,17 +47,10 @@ macro_rules! fragments {
 
 fragments! {
     // A fragment may name only those after it (they are spliced in this order).
-    // The end of a statement that ends whole tasks: the outbox rows and the bookkeeping of those
-    // that ended, then each row with its event.
-    "fragments/ended_tasks_answer",
-    // The outbox's rows for the tasks of `settled` that ended, with their payloads.
-    "fragments/ended_events",
-    // The completion event's payload (docs/events.md), from a row of `settled`.
-    "fragments/settled_event",
-    // The admission bookkeeping of scoped tasks that ended: a failed or canceled one frees its
-    // logical step; every one lowers its application's count of active scoped tasks.
-    "fragments/free_steps",
-    "fragments/lower_active",
+    // The completion event of a row the statement ended (the trigger wrote it), for the caller.
+    "fragments/ended_event",
+    // What a cancel writes on a task it reaches: ended if queued or in a batch, else flagged.
+    "fragments/cancel_set",
     // The lease's fence: the task still runs this attempt, in its batch, with no cancel asked.
     "fragments/attempt_fence",
     // A narrowed listing's page, after the statement's own walk `examined`.
@@ -192,11 +188,9 @@ statements! {
     GET_RUN = "runs/get_run";
 
     COMPLETE_ATTEMPT = "settle/complete_attempt";
-    COMPLETE_ATTEMPT_UNSCOPED = "settle/complete_attempt_unscoped";
     COMPLETE_MANY = "settle/complete_many";
     END_CANCELED = "settle/end_canceled";
     FAIL_ATTEMPT = "settle/fail_attempt";
-    FAIL_ATTEMPT_UNSCOPED = "settle/fail_attempt_unscoped";
     GIVE_BACK = "settle/give_back";
     REQUEUE_ATTEMPT = "settle/requeue_attempt";
 
@@ -209,6 +203,7 @@ statements! {
     OWED_BEYOND = "sweep/owed_beyond";
     PRUNE_ADMISSIONS = "sweep/prune_admissions";
     TAKE_LOST = "sweep/take_lost";
+    TAKE_STALE_RUNNING = "sweep/take_stale_running";
     TAKE_UNSENT = "sweep/take_unsent";
 
     SPEND_READS = "read_rate/spend_reads";
@@ -269,20 +264,13 @@ mod tests {
     }
 
     /// The pieces several statements share have one home each, `sql/fragments/`: no statement
-    /// writes one out itself, every fragment is named by a statement, and every statement that
-    /// writes the outbox builds the event's payload from the one fragment.
+    /// writes one out itself, and every fragment is named by a statement.
     #[test]
     fn every_shared_piece_has_one_home() {
         // A phrase of each fragment that no statement writes out itself.
         let phrases = [
-            ("fragments/settled_event", "'task.settled'"),
-            ("fragments/free_steps", "UPDATE scope_admissions SET logical_key = NULL"),
-            ("fragments/lower_active", "UPDATE app_concurrency SET active = GREATEST(active - ended_count"),
-            (
-                "fragments/ended_events",
-                "FROM settled WHERE status IN ('succeeded', 'failed', 'canceled') RETURNING",
-            ),
-            ("fragments/ended_tasks_answer", "SELECT settled.*, events.id AS event_id"),
+            ("fragments/ended_event", "ended_event_id AS event_id"),
+            ("fragments/cancel_set", "WHEN status = 'queued' OR batch_id IS NOT NULL THEN 'canceled'"),
             ("fragments/attempt_fence", "batch_id IS NOT DISTINCT FROM $"),
             ("fragments/narrowed_page", "SELECT page.*, edge.last_examined"),
             (
@@ -316,16 +304,44 @@ mod tests {
                 fragment.name
             );
         }
-        let mut outbox = 0;
-        for sql in ALL.iter().filter(|sql| folded(sql.text()).contains("INSERT INTO task_events")) {
-            assert!(
-                sql.includes().contains(&"fragments/settled_event"),
-                "{}: the event's payload by hand",
-                sql.name
-            );
-            outbox += 1;
+    }
+
+    /// What follows a change of a task's status has one home, the trigger on `tasks`
+    /// (migrations/V38): no statement writes the outbox, owes callbacks, frees a step or lowers a
+    /// count itself; and every statement that can end a task answers the event the trigger wrote
+    /// (`fragments/ended_event`), so its caller can publish it.
+    #[test]
+    fn what_follows_a_task_status_change_is_the_triggers_alone() {
+        let consequences = [
+            "INSERT INTO task_events",
+            "UPDATE task_callbacks SET state = 'owed'",
+            "UPDATE scope_admissions SET logical_key = NULL",
+            "UPDATE app_concurrency SET active = GREATEST",
+        ];
+        for sql in ALL {
+            let text = folded(sql.text());
+            for consequence in consequences {
+                assert!(!text.contains(consequence), "{} writes {consequence}: the trigger's job", sql.name);
+            }
         }
-        assert!(outbox >= 10, "{outbox} statements write the outbox");
+        let mut ending = 0;
+        for sql in ALL {
+            let text = folded(sql.text());
+            let ends = ["'succeeded'", "'failed'", "'canceled'", "decided.new_status"].iter().any(|status| {
+                text.contains(&format!("SET status = {status}"))
+                    || text.contains(&format!("THEN {status}"))
+                    || text.contains(&format!("{status}, $"))
+            });
+            if ends {
+                ending += 1;
+                assert!(
+                    sql.includes().contains(&"fragments/ended_event"),
+                    "{} ends a task without answering its event (fragments/ended_event)",
+                    sql.name
+                );
+            }
+        }
+        assert!(ending >= 10, "{ending} statements end a task");
     }
 
     /// Every fragment a statement names is spliced in (a misspelt name would reach Postgres); a
@@ -425,6 +441,9 @@ mod tests {
             "lease/heartbeat",
             // The same fence item by item, for many attempts in one statement.
             "settle/complete_many",
+            // The same fence item by item, save the cancel: a stale attempt whose cancel was
+            // requested is ended `canceled` by it.
+            "sweep/expire_running",
             // Stricter: only a task still in the given provider batch goes back.
             "repair/give_back_for_repair",
             // Live output changes no task: its chunks are written while the task runs this
@@ -450,7 +469,7 @@ mod tests {
             );
             fenced += 1;
         }
-        assert!(fenced >= 6, "{fenced} statements use the fence");
+        assert!(fenced >= 5, "{fenced} statements use the fence");
     }
 
     #[test]

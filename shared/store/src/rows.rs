@@ -156,13 +156,16 @@ impl NewTask {
 }
 
 pub(crate) fn ended_from_row(row: &Row) -> StoreResult<Ended> {
-    Ok(Ended {
-        task: Task::from_row(row)?,
-        event: PendingEvent {
-            id: row.try_get("event_id")?,
-            task_id: row.try_get("id")?,
-            payload: row.try_get("event_payload")?,
-        },
+    Ok(Ended { task: Task::from_row(row)?, event: ended_event_from_row(row)? })
+}
+
+/// The completion event of a task a statement ended, as it answers it (`id`, and
+/// fragments/ended_event.sql: `event_id`, `event_payload`).
+pub(crate) fn ended_event_from_row(row: &Row) -> StoreResult<PendingEvent> {
+    Ok(PendingEvent {
+        id: row.try_get("event_id")?,
+        task_id: row.try_get("id")?,
+        payload: row.try_get("event_payload")?,
     })
 }
 
@@ -180,7 +183,7 @@ pub(crate) fn split_ended(rows: &[Row]) -> StoreResult<(Vec<Ended>, Vec<Task>)> 
     Ok((settled, other))
 }
 
-/// A completion event as a statement returns it (`id, task_id, payload`).
+/// A completion event as the outbox holds it (`id, task_id, payload`).
 pub(crate) fn event_from_row(row: &Row) -> StoreResult<PendingEvent> {
     Ok(PendingEvent {
         id: row.try_get("id")?,

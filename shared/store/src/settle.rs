@@ -1,6 +1,6 @@
 //! How an attempt ends (`sql/settle/`): the terminal transitions (complete, one or many
-//! together; fail; a requested cancel), each one statement that also writes the completion
-//! event; and the ways back to the queue (a retry, a claim given back unworked). Every one is
+//! together; fail; a requested cancel), each one statement, whose trigger writes the completion
+//! event (migrations/V38) that the statement answers; and the ways back to the queue (a retry, a claim given back unworked). Every one is
 //! fenced: it changes nothing unless the task is still in the state (and attempt, and provider
 //! batch) the caller holds. A provider batch's results settle through these too, their leases
 //! naming the batch ([`Lease::batch_id`]).
@@ -17,10 +17,9 @@ use crate::model::{Ended, Fenced, Lease, PendingEvent};
 use crate::params::{truncate_message, CANCELED_CODE};
 use crate::pool::GenericClient;
 use crate::queries::{
-    COMPLETE_ATTEMPT, COMPLETE_ATTEMPT_UNSCOPED, COMPLETE_MANY, END_CANCELED, FAIL_ATTEMPT,
-    FAIL_ATTEMPT_UNSCOPED, GIVE_BACK, REQUEUE_ATTEMPT,
+    COMPLETE_ATTEMPT, COMPLETE_MANY, END_CANCELED, FAIL_ATTEMPT, GIVE_BACK, REQUEUE_ATTEMPT,
 };
-use crate::rows::{ended_from_row, event_from_row};
+use crate::rows::{ended_event_from_row, ended_from_row};
 
 /// Store a validated output. One round trip, event included; only the event comes back.
 /// [`Fenced::Lost`] when the lease is gone or a cancel was requested (then settle the cancel
@@ -31,7 +30,7 @@ pub async fn complete_attempt(
     output: &Value,
     usage: Option<&Value>,
 ) -> StoreResult<Fenced<PendingEvent>> {
-    let sql = if lease.scoped { &COMPLETE_ATTEMPT } else { &COMPLETE_ATTEMPT_UNSCOPED };
+    let sql = &COMPLETE_ATTEMPT;
     let statement = client.prepare_cached(sql.text()).await?;
     let params = sql.bind(&[
         ("task_id", &lease.task_id),
@@ -52,7 +51,7 @@ pub async fn fail_attempt(
     code: ErrorCode,
     message: &str,
 ) -> StoreResult<Fenced<PendingEvent>> {
-    let sql = if lease.scoped { &FAIL_ATTEMPT } else { &FAIL_ATTEMPT_UNSCOPED };
+    let sql = &FAIL_ATTEMPT;
     let statement = client.prepare_cached(sql.text()).await?;
     let (code, message) = (code.as_str(), truncate_message(message));
     let params = sql.bind(&[
@@ -106,7 +105,7 @@ pub async fn complete_many(
             ("usages", &usages),
         ])?;
         for row in client.query(&statement, &params).await? {
-            let event = event_from_row(&row)?;
+            let event = ended_event_from_row(&row)?;
             events.insert(event.task_id, event);
         }
     }
@@ -152,7 +151,7 @@ pub async fn give_back(client: &impl GenericClient, lease: Lease) -> StoreResult
 
 fn written_event(row: Option<tokio_postgres::Row>) -> StoreResult<Fenced<PendingEvent>> {
     match row {
-        Some(row) => Ok(Fenced::Written(event_from_row(&row)?)),
+        Some(row) => Ok(Fenced::Written(ended_event_from_row(&row)?)),
         None => Ok(Fenced::Lost),
     }
 }

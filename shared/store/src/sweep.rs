@@ -7,12 +7,15 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use aitasks_contracts::ErrorCode;
+
 use crate::error::StoreResult;
-use crate::model::{Ended, Task};
-use crate::params::{limit, millis, CANCELED_CODE, INTERRUPTED_CODE, QUEUE_TIMEOUT_CODE};
+use crate::model::{Ended, Lease, Task};
+use crate::params::{limit, millis, truncate_message, CANCELED_CODE, CANCELED_MESSAGE, QUEUE_TIMEOUT_CODE};
 use crate::pool::GenericClient;
 use crate::queries::{
-    EXPIRE_QUEUED, EXPIRE_RUNNING, MARK_UNSENT, OWED_BEYOND, PRUNE_ADMISSIONS, TAKE_LOST, TAKE_UNSENT,
+    EXPIRE_QUEUED, EXPIRE_RUNNING, MARK_UNSENT, OWED_BEYOND, PRUNE_ADMISSIONS, TAKE_LOST, TAKE_STALE_RUNNING,
+    TAKE_UNSENT,
 };
 use crate::rows::split_ended;
 
@@ -35,30 +38,102 @@ pub async fn expire_queued(
     Ok(split_ended(&rows)?.0)
 }
 
-/// What [`expire_running`] did.
+/// A running attempt whose holder is gone ([`take_stale_running`]): an on-demand attempt whose
+/// worker stopped sending heartbeats, or one in a provider batch whose lease has passed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StaleAttempt {
+    pub lease: Lease,
+    pub app_id: String,
+    pub max_attempts: i32,
+    pub cancel_requested: bool,
+}
+
+/// What the sweeper decided a stale attempt's ending writes (the worker's rule decides it:
+/// `aitasks_runtime`'s settle::decision).
+#[derive(Debug, Clone, PartialEq)]
+pub enum StaleEnding {
+    /// Back in the queue for a counted retry; the sweeper sends its message after the backoff.
+    Requeue { code: ErrorCode, message: String },
+    /// Ended `failed`.
+    Fail { code: ErrorCode, message: String },
+    /// Ended `canceled` (a cancel was requested).
+    Canceled,
+}
+
+/// What [`expire_running`] wrote.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ExpiredRunning {
-    /// Back in the queue with attempts left; their message is owed (see [`take_unsent`]).
+    /// Back in the queue with attempts left, marked sent: the caller sends their message.
     pub requeued: Vec<Task>,
-    /// Ended `failed`/`WORKFLOW_AI_INTERRUPTED` (budget spent) or `canceled`.
+    /// Ended `failed` (budget spent) or `canceled`.
     pub settled: Vec<Ended>,
 }
 
-/// Running tasks whose heartbeat is older than `stale_after`: their worker died. Requeued while
-/// attempts remain, else `failed` with `WORKFLOW_AI_INTERRUPTED`; `canceled` where a cancel was
-/// requested.
-pub async fn expire_running(
+/// Up to `page` running tasks whose holder is gone, oldest first: an on-demand attempt whose
+/// heartbeat is older than `stale_after`, or a provider batch's whose lease has passed. A plain
+/// read: [`expire_running`] checks it all again as it writes.
+pub async fn take_stale_running(
     client: &impl GenericClient,
     stale_after: Duration,
     page: usize,
-) -> StoreResult<ExpiredRunning> {
-    let statement = client.prepare_cached(EXPIRE_RUNNING.text()).await?;
+) -> StoreResult<Vec<StaleAttempt>> {
+    let statement = client.prepare_cached(TAKE_STALE_RUNNING.text()).await?;
     let (stale_after_ms, page) = (millis(stale_after), limit(page));
+    let params = TAKE_STALE_RUNNING.bind(&[("stale_after_ms", &stale_after_ms), ("page", &page)])?;
+    let rows = client.query(&statement, &params).await?;
+    rows.iter()
+        .map(|row| {
+            Ok(StaleAttempt {
+                lease: Lease {
+                    task_id: row.try_get("id")?,
+                    attempt: row.try_get("attempts")?,
+                    scoped: row.try_get("scoped")?,
+                    batch_id: row.try_get("batch_id")?,
+                },
+                app_id: row.try_get("app_id")?,
+                max_attempts: row.try_get("max_attempts")?,
+                cancel_requested: row.try_get("cancel_requested")?,
+            })
+        })
+        .collect()
+}
+
+/// Write what was decided for stale attempts ([`take_stale_running`]), in one statement. An
+/// attempt is written only while it is still running, still stale, in the same batch, and its
+/// cancel requested exactly when the ending is [`StaleEnding::Canceled`]: one that a worker or
+/// another sweeper wrote meanwhile is left alone.
+pub async fn expire_running(
+    client: &impl GenericClient,
+    stale_after: Duration,
+    decided: &[(Lease, StaleEnding)],
+) -> StoreResult<ExpiredRunning> {
+    if decided.is_empty() {
+        return Ok(ExpiredRunning::default());
+    }
+    let task_ids: Vec<Uuid> = decided.iter().map(|(lease, _)| lease.task_id).collect();
+    let attempts: Vec<i32> = decided.iter().map(|(lease, _)| lease.attempt).collect();
+    let batch_ids: Vec<Option<Uuid>> = decided.iter().map(|(lease, _)| lease.batch_id).collect();
+    let (mut statuses, mut codes, mut messages) = (Vec::new(), Vec::new(), Vec::new());
+    for (_, ending) in decided {
+        let (status, code, message) = match ending {
+            StaleEnding::Requeue { code, message } => ("queued", code.as_str(), truncate_message(message)),
+            StaleEnding::Fail { code, message } => ("failed", code.as_str(), truncate_message(message)),
+            StaleEnding::Canceled => ("canceled", CANCELED_CODE, CANCELED_MESSAGE.to_owned()),
+        };
+        statuses.push(status);
+        codes.push(code);
+        messages.push(message);
+    }
+    let statement = client.prepare_cached(EXPIRE_RUNNING.text()).await?;
+    let stale_after_ms = millis(stale_after);
     let params = EXPIRE_RUNNING.bind(&[
+        ("task_ids", &task_ids),
+        ("attempts", &attempts),
+        ("batch_ids", &batch_ids),
+        ("statuses", &statuses),
+        ("error_codes", &codes),
+        ("error_messages", &messages),
         ("stale_after_ms", &stale_after_ms),
-        ("page", &page),
-        ("canceled_code", &CANCELED_CODE),
-        ("interrupted_code", &INTERRUPTED_CODE),
     ])?;
     let rows = client.query(&statement, &params).await?;
     let (settled, requeued) = split_ended(&rows)?;

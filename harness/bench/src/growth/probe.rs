@@ -261,7 +261,16 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
         store::expire_queued(&client, Duration::from_secs(900), 100).await?;
     });
     operation!("sweeper: expire stale running tasks", |_i| {
-        store::expire_running(&client, Duration::from_secs(30), 100).await?;
+        let runtime = aitasks_runtime::RuntimeConfig::default();
+        let stale = store::take_stale_running(&client, runtime.stale_running, 100).await?;
+        let decided: Vec<_> = stale
+            .iter()
+            .filter_map(|attempt| {
+                let (ending, _delay) = aitasks_runtime::sweeper::stale_ending(attempt, &runtime)?;
+                Some((attempt.lease, ending))
+            })
+            .collect();
+        store::expire_running(&client, runtime.stale_running, &decided).await?;
     });
     operation!("sweeper: re-send owed messages", |_i| {
         let owed = store::take_unsent(&client, Duration::from_secs(5), Duration::from_secs(300), 100).await?;

@@ -177,7 +177,9 @@ pub(crate) async fn work() -> Result<(), Failure> {
 
 async fn sweep_once(pool: &store::StorePool, queues: &Queues) -> Result<(), Failure> {
     let client = pool.get().await?;
-    store::expire_running(&client, Duration::from_secs(5), 500).await?;
+    let runtime =
+        aitasks_runtime::RuntimeConfig { stale_running: Duration::from_secs(5), ..Default::default() };
+    aitasks_runtime::sweeper::expire_stale_running(&client, queues, &runtime, 500).await?;
     let owed = store::take_unsent(&client, Duration::from_secs(5), Duration::from_secs(30), 500).await?;
     let failed = queues.send_tasks(&owed).await;
     if !failed.is_empty() {

@@ -29,6 +29,10 @@ pub(crate) enum Ending {
     /// Every profile the attempt could use was at its provider-side limit: no call was made.
     /// The task goes back unworked, its attempt uncounted, for another try after the delay.
     Throttled(Duration),
+    /// The sweeper found the attempt's holder gone: an on-demand worker that stopped sending
+    /// heartbeats (`in_batch` false), or a provider batch whose lease passed without the batcher
+    /// giving the task back. A counted attempt that ended without an answer, as a deadline's.
+    HolderGone { in_batch: bool },
     /// The task is held (docs/api.md, "Holds"): its scope, or every profile of its chain, by these
     /// holds, found at its claim or placed by its own call's failure. It is parked, its attempt
     /// uncounted, until one of them is released.
@@ -47,6 +51,11 @@ impl Ending {
 
 /// The message stored when a deadline stops an attempt (with [`ErrorCode::Interrupted`]).
 const DEADLINE_MESSAGE: &str = "The invocation was about to reach its deadline.";
+
+/// The messages stored when the sweeper finds an attempt's holder gone (with
+/// [`ErrorCode::Interrupted`]).
+const HEARTBEATS_STOPPED_MESSAGE: &str = "The worker stopped sending heartbeats.";
+const BATCH_LEASE_PASSED_MESSAGE: &str = "The provider batch did not answer for the task in time.";
 
 /// The message stored with [`ErrorCode::RuntimeError`]: the detail may hold internals.
 pub(crate) const UNEXPECTED_MESSAGE: &str = "The worker failed unexpectedly.";
@@ -134,6 +143,18 @@ pub(crate) fn decide<'a>(
         },
         Ending::Deadline => {
             Decision::Fail { code: ErrorCode::Interrupted, message: DEADLINE_MESSAGE.to_owned() }
+        }
+        Ending::HolderGone { in_batch } => {
+            let message = if *in_batch { BATCH_LEASE_PASSED_MESSAGE } else { HEARTBEATS_STOPPED_MESSAGE };
+            let (code, message) = (ErrorCode::Interrupted, message.to_owned());
+            if attempts_left {
+                // The backoff, as any retry: a worker that died on this task (out of memory, a
+                // crash in a dependency) may die again, and tasks a dead instance held together
+                // should not all come back together.
+                Decision::Requeue { code, message, delay: backoff }
+            } else {
+                Decision::Fail { code, message }
+            }
         }
         Ending::CancelRequested => Decision::EndCanceled,
         Ending::LeaseLost => Decision::Abandon,
@@ -270,6 +291,30 @@ mod tests {
                 3,
                 3,
                 Decision::Fail { code: ErrorCode::RuntimeError, message: UNEXPECTED_MESSAGE.to_owned() },
+            ),
+            (
+                "a worker gone silent with attempts left is retried after the backoff",
+                Ending::HolderGone { in_batch: false },
+                2,
+                3,
+                requeue(ErrorCode::Interrupted, HEARTBEATS_STOPPED_MESSAGE, 2),
+            ),
+            (
+                "a worker gone silent on the last attempt fails",
+                Ending::HolderGone { in_batch: false },
+                3,
+                3,
+                Decision::Fail {
+                    code: ErrorCode::Interrupted,
+                    message: HEARTBEATS_STOPPED_MESSAGE.to_owned(),
+                },
+            ),
+            (
+                "a batch whose lease passed, with attempts left, is retried after the backoff",
+                Ending::HolderGone { in_batch: true },
+                1,
+                2,
+                requeue(ErrorCode::Interrupted, BATCH_LEASE_PASSED_MESSAGE, 1),
             ),
             ("a requested cancel ends canceled", Ending::CancelRequested, 1, 3, Decision::EndCanceled),
             ("a lost lease writes nothing", Ending::LeaseLost, 2, 3, Decision::Abandon),

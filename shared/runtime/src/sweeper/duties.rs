@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use aitasks_store::{self as store, StoreError, TaskStatus};
 
 use super::pages::{drain, Pages};
-use super::{redelivery, SweepSummary, HORIZON};
+use super::{redelivery, stale_running, SweepSummary, HORIZON};
 use crate::app::App;
 use crate::{batcher, callbacks};
 
@@ -32,7 +32,8 @@ const OPERATIONS_WORK: Duration = Duration::from_secs(20);
 pub enum Duty {
     /// Queued tasks past the queue timeout end `failed` (or `canceled`).
     ExpireQueued,
-    /// Running tasks whose heartbeat went stale are requeued, or end `failed` (or `canceled`).
+    /// Running tasks whose holder is gone (a stale heartbeat, a batch lease passed) are
+    /// requeued after the backoff, or end `failed` (or `canceled`), by the worker's rule.
     ExpireRunning,
     /// The queue holds fewer messages than the store owes: send them again now.
     RestoreLost,
@@ -147,16 +148,18 @@ impl Duty {
             }
             Duty::ExpireRunning => {
                 while pages.next() {
-                    let expired = store::expire_running(client, config.stale_running, page).await?;
-                    pages.took(expired.requeued.len() + expired.settled.len());
-                    summary.stale_requeued += expired.requeued.len() as u64;
-                    for s in &expired.settled {
+                    let expired =
+                        stale_running::expire_stale_running(client, &app.queues, config, page).await?;
+                    pages.took(expired.found);
+                    summary.stale_requeued += expired.requeued;
+                    summary.messages_failed += expired.unsent;
+                    for s in &expired.ended {
                         match s.task.status {
                             TaskStatus::Canceled => summary.stale_canceled += 1,
                             _ => summary.stale_interrupted += 1,
                         }
                     }
-                    app.publish(expired.settled.into_iter().map(|s| s.event).collect()).await;
+                    app.publish(expired.ended.into_iter().map(|s| s.event).collect()).await;
                 }
             }
             Duty::RestoreLost => {

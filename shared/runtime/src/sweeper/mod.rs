@@ -11,6 +11,9 @@ mod heartbeat_plan;
 mod heartbeats;
 mod pages;
 mod redelivery;
+mod stale_running;
+
+pub use stale_running::{expire_stale_running, stale_ending, ExpiredPage};
 
 use std::time::{Duration, Instant};
 

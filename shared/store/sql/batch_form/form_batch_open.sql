@@ -3,9 +3,10 @@
 -- this commit finds the batch `submitting` and submits it (idempotently) on its next look.
 --
 -- Each task's next attempt is counted and leased as a worker's claim would (status running,
--- attempts + 1), with `batch_id` naming the batch. Its heartbeat is half the slack past the time
--- the batcher gives the batch up for it (its window's end less :slack_ms; the batcher looks at a
--- batch by then, batches/look_at_batch_later.sql): the stale-running sweep leaves it alone while the batcher may
+-- attempts + 1), with `batch_id` naming the batch. Its lease (`batch_lease_until`, a batch task's
+-- own: it has no worker's heartbeat) ends half the slack past the time the batcher gives the
+-- batch up for it (its window's end less :slack_ms; the batcher looks at a batch by then,
+-- batches/look_at_batch_later.sql): the stale-running sweep leaves it alone while the batcher may
 -- still give it back uncounted, and takes it back only if the batcher never does.
 WITH batch AS (
     INSERT INTO task_batches (id, profile, provider, records, give_up_at)
@@ -17,7 +18,8 @@ WITH batch AS (
 claimed AS (
     UPDATE tasks
     SET status = 'running', attempts = attempts + 1, started_at = COALESCE(started_at, now()),
-        heartbeat_at = GREATEST(now(), deferred_by - :slack_ms::bigint * interval '1 millisecond')
+        heartbeat_at = NULL,
+        batch_lease_until = GREATEST(now(), deferred_by - :slack_ms::bigint * interval '1 millisecond')
             + :slack_ms::bigint / 2 * interval '1 millisecond',
         updated_at = now(), awaiting_batch = false, claim_token = NULL,
         batch_id = (SELECT id FROM batch)

@@ -10,7 +10,7 @@ WITH locked AS (
     FOR UPDATE
 )
 UPDATE tasks
-SET status = 'queued', attempts = attempts - 1, heartbeat_at = NULL, batch_id = NULL,
+SET status = 'queued', attempts = attempts - 1, batch_lease_until = NULL, batch_id = NULL,
     message_sent_at = now(), updated_at = now()
 FROM locked
 WHERE id = locked_id AND status = 'running' AND cancel_requested_at IS NULL

@@ -8,21 +8,8 @@ WITH candidates AS (
     WHERE run_id = :run_id AND status IN ('queued', 'running') AND cancel_requested_at IS NULL
     ORDER BY id LIMIT :page
     FOR UPDATE SKIP LOCKED
-),
-settled AS (
-    UPDATE tasks
-    SET cancel_requested_at = now(),
-        status = CASE WHEN status = 'queued' OR batch_id IS NOT NULL THEN 'canceled' ELSE status END,
-        completed_at = CASE WHEN status = 'queued' OR batch_id IS NOT NULL THEN now() ELSE completed_at END,
-        error_code = CASE WHEN status = 'queued' OR batch_id IS NOT NULL THEN :canceled_code ELSE error_code END,
-        error_message = CASE WHEN status = 'queued' OR batch_id IS NOT NULL THEN 'The task was canceled.' ELSE error_message END,
-        updated_at = now()
-    FROM candidates WHERE id = candidate_id
-    RETURNING id, app_id, run_id, scope_id, cache_key, step_key, effect_key, status, error_code, completed_at
-),
-{{fragments/ended_events}},
-{{fragments/free_steps}},
-{{fragments/lower_active}}
--- Each touched task's id, with its event when it became terminal (NULL when only flagged).
-SELECT settled.id, events.id AS event_id, events.payload AS event_payload
-FROM settled LEFT JOIN events ON events.task_id = settled.id
+)
+UPDATE tasks
+SET {{fragments/cancel_set}}
+FROM candidates WHERE id = candidate_id
+RETURNING id, {{fragments/ended_event}}

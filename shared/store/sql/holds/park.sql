@@ -20,7 +20,7 @@ WITH holding AS (
 ),
 parked AS (
     UPDATE tasks
-    SET status = 'queued', attempts = attempts - 1, heartbeat_at = NULL, batch_id = NULL,
+    SET status = 'queued', attempts = attempts - 1, heartbeat_at = NULL, batch_lease_until = NULL, batch_id = NULL,
         message_sent_at = CASE WHEN EXISTS (SELECT 1 FROM holding) THEN 'infinity'::timestamptz
                           ELSE now() END,
         updated_at = now()

@@ -1,7 +1,8 @@
 -- Delete up to :page of a scope's application-owned tasks (or one source's, when :source_id is
--- set), lowering the application's active count for the active scoped ones among them. The
--- admission history stays. Returns how many were deleted. The rows are locked in id order, as
--- every statement that locks several tasks locks them (no deadlock with a group commit).
+-- set). An active scoped one among them lowers the application's active count, by the trigger on
+-- `tasks` (migrations/V38). The admission history stays. Returns how many were deleted. The rows
+-- are locked in id order, as every statement that locks several tasks locks them (no deadlock
+-- with a group commit).
 WITH deleted AS (
     DELETE FROM tasks WHERE id IN (
         SELECT id FROM tasks
@@ -9,12 +10,6 @@ WITH deleted AS (
           AND (:source_id::text IS NULL OR source_id = :source_id)
         ORDER BY id LIMIT :page
         FOR UPDATE)
-    RETURNING status, cache_key
-),
-ended AS (
-    UPDATE app_concurrency
-    SET active = GREATEST(active - (SELECT count(*) FROM deleted
-                                    WHERE status IN ('queued', 'running') AND cache_key IS NOT NULL)::int, 0)
-    WHERE app_id = :app_id AND shard = scope_shard(:scope_id)
+    RETURNING 1
 )
 SELECT count(*) FROM deleted

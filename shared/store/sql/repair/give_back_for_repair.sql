@@ -5,7 +5,7 @@
 -- batch (an on-demand attempt) has no batch answer to repair and matches nothing.
 WITH back AS (
     UPDATE tasks
-    SET status = 'queued', attempts = attempts - 1, heartbeat_at = NULL, batch_id = NULL,
+    SET status = 'queued', attempts = attempts - 1, batch_lease_until = NULL, batch_id = NULL,
         message_sent_at = now(), updated_at = now()
     WHERE id = :task_id AND status = 'running' AND attempts = :attempt AND batch_id = :batch_id
       AND cancel_requested_at IS NULL

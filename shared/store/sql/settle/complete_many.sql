@@ -1,8 +1,10 @@
--- complete_attempt_unscoped.sql for the attempts of one invocation that finished together: one
--- statement completes them all and writes each one's completion event. Item i of each array is
--- attempt i. Fenced item by item exactly as the single statement is: an attempt whose lease is
--- gone (its provider batch too: a late result of a batch the task has left), or whose cancel was
--- requested, or that is scoped after all, is left alone and returns no event.
+-- complete_attempt.sql for the attempts of one invocation that finished together: one statement
+-- completes them all (the trigger on `tasks` writes each one's completion event, migrations/V38).
+-- Item i of each array is attempt i. Fenced item by item exactly as the single statement is: an
+-- attempt whose lease is gone (its provider batch too: a late result of a batch the task has
+-- left), or whose cancel was requested, is left alone and returns no event. A scoped task is
+-- left alone too (it completes by itself, `Lease::completes_alone`): its ending updates its
+-- shard's count row, and a group would lock several such rows in no set order.
 --
 -- `tasks.id = ANY(:task_ids)` repeats what the join says, for the planner: without it the
 -- generic plan found the rows through the in-flight index and filtered every queued and running
@@ -18,19 +20,13 @@ WITH given AS (
 ),
 locked AS (
     SELECT id AS locked_id FROM tasks WHERE id = ANY(:task_ids::uuid[]) ORDER BY id FOR UPDATE
-),
-settled AS (
-    UPDATE tasks
-    SET status = 'succeeded', output = given.new_output, usage = given.new_usage, error_code = NULL,
-        error_message = NULL, completed_at = now(), updated_at = now()
-    FROM given JOIN locked ON locked_id = given.task_id
-    WHERE tasks.id = ANY(:task_ids::uuid[]) AND tasks.id = given.task_id
-      AND tasks.status = 'running' AND tasks.attempts = given.attempt
-      AND tasks.batch_id IS NOT DISTINCT FROM given.given_batch_id
-      AND tasks.cancel_requested_at IS NULL AND tasks.cache_key IS NULL
-    RETURNING id, app_id, scope_id, cache_key, status,
-        {{fragments/settled_event}} AS payload
 )
-INSERT INTO task_events (task_id, app_id, payload)
-SELECT id, app_id, payload FROM settled
-RETURNING id, task_id, payload
+UPDATE tasks
+SET status = 'succeeded', output = given.new_output, usage = given.new_usage, error_code = NULL,
+    error_message = NULL, completed_at = now(), updated_at = now()
+FROM given JOIN locked ON locked_id = given.task_id
+WHERE tasks.id = ANY(:task_ids::uuid[]) AND tasks.id = given.task_id
+  AND tasks.status = 'running' AND tasks.attempts = given.attempt
+  AND tasks.batch_id IS NOT DISTINCT FROM given.given_batch_id
+  AND tasks.cancel_requested_at IS NULL AND tasks.cache_key IS NULL
+RETURNING id, {{fragments/ended_event}}

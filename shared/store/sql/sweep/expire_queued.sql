@@ -31,18 +31,15 @@ out_of_window AS (
 ),
 candidates AS (
     SELECT candidate_id FROM timed_out UNION ALL SELECT candidate_id FROM out_of_window
-),
-settled AS (
-    UPDATE tasks
-    SET status = CASE WHEN cancel_requested_at IS NOT NULL THEN 'canceled' ELSE 'failed' END,
-        error_code = CASE WHEN cancel_requested_at IS NOT NULL THEN :canceled_code
-                     ELSE :queue_timeout_code END,
-        error_message = CASE WHEN cancel_requested_at IS NOT NULL THEN 'The task was canceled.'
-                        WHEN deferred_by IS NOT NULL THEN 'The deferred task was not started within its window.'
-                        ELSE 'The task was not started within the queue timeout of its creation.' END,
-        awaiting_batch = false,
-        output = NULL, completed_at = now(), updated_at = now()
-    FROM candidates WHERE id = candidate_id
-    RETURNING {{fragments/task_columns}}
-),
-{{fragments/ended_tasks_answer}}
+)
+UPDATE tasks
+SET status = CASE WHEN cancel_requested_at IS NOT NULL THEN 'canceled' ELSE 'failed' END,
+    error_code = CASE WHEN cancel_requested_at IS NOT NULL THEN :canceled_code
+                 ELSE :queue_timeout_code END,
+    error_message = CASE WHEN cancel_requested_at IS NOT NULL THEN 'The task was canceled.'
+                    WHEN deferred_by IS NOT NULL THEN 'The deferred task was not started within its window.'
+                    ELSE 'The task was not started within the queue timeout of its creation.' END,
+    awaiting_batch = false,
+    output = NULL, completed_at = now(), updated_at = now()
+FROM candidates WHERE id = candidate_id
+RETURNING {{fragments/task_columns}}, {{fragments/ended_event}}

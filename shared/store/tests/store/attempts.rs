@@ -1,4 +1,4 @@
-//! Each attempt of a task on record (the `tasks_record_attempt` trigger, migrations/V28), through
+//! Each attempt of a task on record (the trigger on `tasks`, `task_status_changed`, migrations/V38), through
 //! the store's own statements: every way out of `running` that spends the attempt is recorded
 //! once, with the error it left and a success's usage; an attempt given back uncounted is not;
 //! the record is bounded; another application's task is not found.
@@ -44,7 +44,7 @@ async fn every_way_out_of_running_is_recorded_once_and_a_give_back_not_at_all() 
     // Attempt 2: its worker dies; the sweeper requeues it.
     claimed(&db, task.id).await;
     db.sql("UPDATE tasks SET heartbeat_at = now() - interval '1 minute'").await;
-    let expired = store::expire_running(&client, Duration::from_secs(30), 100).await.unwrap();
+    let expired = crate::stale::expire_stale(&client, Duration::from_secs(30), 100).await;
     assert_eq!(expired.requeued.len(), 1);
     // Attempt 3 answers.
     let third = claimed(&db, task.id).await;

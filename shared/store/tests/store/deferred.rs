@@ -99,7 +99,7 @@ async fn a_group_becomes_a_batch_when_full_or_after_the_wait_and_below_the_minim
     assert_eq!(running.status, TaskStatus::Running);
     assert!(!running.awaiting_batch);
     // The stale-running sweep leaves a batch's task alone until the batcher gives the batch up.
-    let stale = store::expire_running(&client, Duration::from_secs(30), 100).await.unwrap();
+    let stale = crate::stale::expire_stale(&client, Duration::from_secs(30), 100).await;
     assert!(stale.requeued.is_empty() && stale.settled.is_empty());
     // After the wait, one task is below a minimum of two: sent on-demand, marked sent.
     let Formed::SentNow(owed) = store::form_batch(&mut client, &group(10, Duration::ZERO, 2)).await.unwrap()

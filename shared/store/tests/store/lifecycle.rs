@@ -237,7 +237,7 @@ async fn a_stale_worker_cannot_settle_after_the_sweeper_requeued_its_task() {
     let task = store::create_task(&client, &new_task(APP, app_owner("s"), "k")).await.unwrap().into_task();
     let stale = claimed(&db, task.id).await.lease();
     db.sql("UPDATE tasks SET heartbeat_at = now() - interval '10 minutes'").await;
-    let expired = store::expire_running(&client, Duration::from_secs(30), 100).await.unwrap();
+    let expired = crate::stale::expire_stale(&client, Duration::from_secs(30), 100).await;
     assert_eq!(expired.requeued.len(), 1);
 
     assert_eq!(store::complete_attempt(&client, stale, &json!("pos"), None).await.unwrap(), Fenced::Lost);
@@ -326,23 +326,26 @@ async fn a_stale_running_task_is_requeued_then_interrupted_when_its_budget_is_sp
 
     claimed(&db, task.id).await;
     db.sql("UPDATE tasks SET heartbeat_at = now() - interval '1 minute'").await;
-    let first = store::expire_running(&client, Duration::from_secs(30), 100).await.unwrap();
+    let first = crate::stale::expire_stale(&client, Duration::from_secs(30), 100).await;
     assert_eq!(first.requeued.iter().map(|t| t.id).collect::<Vec<_>>(), vec![task.id]);
     assert!(first.settled.is_empty());
     assert_eq!(first.requeued[0].status, TaskStatus::Queued);
     assert_eq!(first.requeued[0].error_code.as_deref(), Some("WORKFLOW_AI_INTERRUPTED"));
-    // Its message is owed again: the re-send duty lists it (and marks it sent).
-    let owed =
-        store::take_unsent(&client, Duration::from_secs(5), Duration::from_secs(300), 100).await.unwrap();
-    assert_eq!(owed, vec![store::OwedMessage { task_id: task.id, app_id: APP.to_owned() }]);
+    // Marked sent: the sweeper sends its message itself, after the backoff. The re-send duty
+    // lists it only once that send is overdue (lost), or at once if the send failed (unmarked).
     assert!(store::take_unsent(&client, Duration::from_secs(5), Duration::from_secs(300), 100)
         .await
         .unwrap()
         .is_empty());
+    assert!(store::take_unsent(&client, Duration::from_secs(5), Duration::ZERO, 100)
+        .await
+        .unwrap()
+        .iter()
+        .any(|owed| owed.task_id == task.id));
 
     claimed(&db, task.id).await;
     db.sql("UPDATE tasks SET heartbeat_at = now() - interval '1 minute'").await;
-    let second = store::expire_running(&client, Duration::from_secs(30), 100).await.unwrap();
+    let second = crate::stale::expire_stale(&client, Duration::from_secs(30), 100).await;
     assert!(second.requeued.is_empty());
     assert_eq!(second.settled.len(), 1);
     let ended = &second.settled[0].task;
@@ -361,7 +364,7 @@ async fn a_stale_running_task_with_a_cancel_request_ends_canceled() {
         Some(store::CancelRequest::Flagged(_))
     ));
     db.sql("UPDATE tasks SET heartbeat_at = now() - interval '1 minute'").await;
-    let expired = store::expire_running(&client, Duration::from_secs(30), 100).await.unwrap();
+    let expired = crate::stale::expire_stale(&client, Duration::from_secs(30), 100).await;
     assert_eq!(expired.settled.len(), 1);
     assert_eq!(expired.settled[0].task.status, TaskStatus::Canceled);
     assert_eq!(expired.settled[0].task.error_code.as_deref(), Some("WORKFLOW_AI_CANCELED"));

@@ -45,7 +45,7 @@ async fn a_lost_workers_open_that_waited_does_not_take_the_stream_from_the_new_a
     // The old worker is lost: the sweeper requeues the task, attempt 2 claims it and opens its
     // segment (in the session that holds the row).
     db.sql("UPDATE tasks SET heartbeat_at = now() - interval '1 minute'").await;
-    let expired = store::expire_running(&client, Duration::from_secs(30), 100).await.unwrap();
+    let expired = crate::stale::expire_stale(&client, Duration::from_secs(30), 100).await;
     assert_eq!(expired.requeued.len(), 1);
     let second = claimed(&db, task.id).await.lease();
     assert_eq!(second.attempt, 2);

@@ -23,3 +23,6 @@ mod stored_size;
 mod sweeps;
 mod task_indexes;
 mod tls;
+
+mod stale;
+mod status_changes;
