@@ -32,7 +32,8 @@
 --
 -- A BEFORE trigger, so the row can carry what it wrote: it runs once the row to change is
 -- locked and re-checked (a concurrent change re-evaluates the statement's conditions first), so
--- it writes nothing for a row the statement then leaves alone.
+-- it writes nothing for a row the statement then leaves alone. The counts are lowered by AFTER
+-- triggers of the same function, once the statement holds all its tasks' locks.
 --
 -- A task in a provider batch gets its own lease (`batch_lease_until`): the time past which the
 -- sweeper takes it back if the batcher never gives it back. `heartbeat_at` is a worker's
@@ -42,15 +43,18 @@ ALTER TABLE tasks
     ADD COLUMN IF NOT EXISTS ended_event_id bigint,
     ADD COLUMN IF NOT EXISTS batch_lease_until timestamptz;
 
+-- A running task has a holder's time: a worker's heartbeat on-demand, a lease in a batch. The
+-- old check goes first (the tasks running in a batch now are moved to their lease below), and
+-- the new one is checked only for rows written from now on: V39 validates it in a transaction of
+-- its own, under a lock that lets writes go on, so no write to `tasks` waits for a scan of the
+-- whole table.
+ALTER TABLE tasks DROP CONSTRAINT tasks_running_heartbeat_check;
 UPDATE tasks SET batch_lease_until = heartbeat_at, heartbeat_at = NULL
 WHERE status = 'running' AND batch_id IS NOT NULL;
-
--- A running task has a holder's time: a worker's heartbeat on-demand, a lease in a batch.
-ALTER TABLE tasks DROP CONSTRAINT tasks_running_heartbeat_check;
 ALTER TABLE tasks ADD CONSTRAINT tasks_running_holder_check CHECK (
     status <> 'running'
     OR (batch_id IS NULL AND heartbeat_at IS NOT NULL)
-    OR (batch_id IS NOT NULL AND batch_lease_until IS NOT NULL));
+    OR (batch_id IS NOT NULL AND batch_lease_until IS NOT NULL)) NOT VALID;
 
 -- The completion event's payload (docs/events.md), from the columns of a task that ended; NULL
 -- for a task that has not. Columns, not the whole row: a whole-row value would bring the task's
@@ -69,11 +73,14 @@ CREATE OR REPLACE FUNCTION task_status_changed() RETURNS trigger LANGUAGE plpgsq
 DECLARE
     ended boolean;
 BEGIN
-    IF TG_OP = 'DELETE' THEN
-        -- The trigger's WHEN: an active scoped task.
+    IF TG_WHEN = 'AFTER' AND TG_OP IN ('UPDATE', 'DELETE') THEN
+        -- The triggers' WHEN: a scoped task that ended, or an active one deleted. After the row,
+        -- so a statement takes every task's lock before any count row's, as statements did when
+        -- they lowered the count themselves (a count row taken between two task locks could
+        -- close a cycle with a worker holding the second task and ending a task of that count).
         UPDATE app_concurrency SET active = GREATEST(active - 1, 0)
         WHERE app_id = OLD.app_id AND shard = scope_shard(OLD.scope_id);
-        RETURN OLD;
+        RETURN NULL;
     END IF;
 
     IF TG_OP = 'UPDATE' AND (OLD.status = 'running') <> (NEW.status = 'running') THEN
@@ -130,12 +137,9 @@ BEGIN
         WHERE task_id = NEW.id AND state = 'waiting';
     END IF;
 
-    IF NEW.cache_key IS NOT NULL THEN
-        IF NEW.status <> 'succeeded' THEN
-            UPDATE scope_admissions SET logical_key = NULL WHERE task_id = NEW.id;
-        END IF;
-        UPDATE app_concurrency SET active = GREATEST(active - 1, 0)
-        WHERE app_id = NEW.app_id AND shard = scope_shard(NEW.scope_id);
+    -- A scoped task's step (its own row: no other task waits on it); its count, after the row.
+    IF NEW.cache_key IS NOT NULL AND NEW.status <> 'succeeded' THEN
+        UPDATE scope_admissions SET logical_key = NULL WHERE task_id = NEW.id;
     END IF;
     RETURN NEW;
 END
@@ -155,6 +159,10 @@ CREATE TRIGGER tasks_inserted_ended BEFORE INSERT ON tasks
     EXECUTE FUNCTION task_status_changed();
 CREATE TRIGGER tasks_inserted_ended_event AFTER INSERT ON tasks
     FOR EACH ROW WHEN (NEW.ended_event_id IS NOT NULL)
+    EXECUTE FUNCTION task_status_changed();
+CREATE TRIGGER tasks_scoped_ended AFTER UPDATE OF status ON tasks
+    FOR EACH ROW WHEN (NEW.cache_key IS NOT NULL AND OLD.status IN ('queued', 'running')
+                       AND NEW.status IN ('succeeded', 'failed', 'canceled'))
     EXECUTE FUNCTION task_status_changed();
 CREATE TRIGGER tasks_deleted_active AFTER DELETE ON tasks
     FOR EACH ROW WHEN (OLD.cache_key IS NOT NULL AND OLD.status IN ('queued', 'running'))

@@ -107,7 +107,7 @@ pub use holds::{
 pub use lease::{check, claim_by, give_back_claims, heartbeat, ClaimMark};
 pub use listing::{list_tasks, ListedTasks};
 pub use migrations::{
-    concurrent_statements, is_outside_a_transaction, migrate, migrate_with, migrate_with_more,
+    concurrent_statements, is_outside_a_transaction, migrate, migrate_until, migrate_with, migrate_with_more,
     ConcurrentStatement, NO_TRANSACTION,
 };
 pub use model::{

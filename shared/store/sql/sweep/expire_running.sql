@@ -16,8 +16,8 @@ candidates AS (
       AND batch_id IS NOT DISTINCT FROM decided.given_batch_id
       AND (cancel_requested_at IS NOT NULL) = (decided.new_status = 'canceled')
       AND (decided.new_status <> 'queued' OR attempts < max_attempts)
-      AND (heartbeat_at < now() - :stale_after_ms::bigint * interval '1 millisecond'
-           OR batch_lease_until < now())
+      AND ((batch_id IS NULL AND heartbeat_at < now() - :stale_after_ms::bigint * interval '1 millisecond')
+           OR (batch_id IS NOT NULL AND batch_lease_until < now()))
     ORDER BY id
     FOR UPDATE SKIP LOCKED
 )

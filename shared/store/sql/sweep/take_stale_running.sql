@@ -8,7 +8,7 @@ SELECT id, app_id, attempts, max_attempts, batch_id, cache_key IS NOT NULL AS sc
     cancel_requested_at IS NOT NULL AS cancel_requested
 FROM tasks
 WHERE status = 'running'
-  AND (heartbeat_at < now() - :stale_after_ms::bigint * interval '1 millisecond'
-       OR batch_lease_until < now())
+  AND ((batch_id IS NULL AND heartbeat_at < now() - :stale_after_ms::bigint * interval '1 millisecond')
+       OR (batch_id IS NOT NULL AND batch_lease_until < now()))
 ORDER BY COALESCE(batch_lease_until, heartbeat_at), id
 LIMIT :page

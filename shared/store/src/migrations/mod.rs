@@ -58,6 +58,23 @@ pub async fn migrate_with_more(
     run(database_url, ca_file, Runner::new(&migrations)).await
 }
 
+/// The embedded migrations up to version `last` only: for tests of a migration over the data an
+/// earlier schema held.
+#[doc(hidden)]
+pub async fn migrate_until(
+    database_url: &str,
+    ca_file: Option<&std::path::Path>,
+    last: u32,
+) -> StoreResult<Vec<u32>> {
+    let migrations: Vec<Migration> = embedded::migrations::runner()
+        .get_migrations()
+        .iter()
+        .filter(|migration| migration.version() <= last)
+        .cloned()
+        .collect();
+    run(database_url, ca_file, Runner::new(&migrations)).await
+}
+
 async fn run(database_url: &str, ca_file: Option<&std::path::Path>, runner: Runner) -> StoreResult<Vec<u32>> {
     let (client, connection) = tokio_postgres::connect(database_url, tls_connector(ca_file)?).await?;
     let driver = tokio::spawn(async move {

@@ -24,5 +24,6 @@ mod sweeps;
 mod task_indexes;
 mod tls;
 
+mod migration_v38;
 mod stale;
 mod status_changes;

@@ -42,7 +42,8 @@ async fn a_bare_update_that_ends_a_scoped_task_writes_everything_that_follows_on
     let db = TestDb::new().await;
     let task = scoped_task(&db, "one").await;
     let other = scoped_task(&db, "two").await;
-    assert_eq!(active(&db).await, 2);
+    let kept = scoped_task(&db, "three").await;
+    assert_eq!(active(&db).await, 3);
     db.sql(&format!(
         "INSERT INTO task_callbacks (task_id, app_id, kind, token, token_hash, state) \
          SELECT id, app_id, 'step_functions', 't', sha256('t'::bytea), 'waiting' FROM tasks WHERE id = '{task}'"
@@ -83,16 +84,21 @@ async fn a_bare_update_that_ends_a_scoped_task_writes_everything_that_follows_on
         1,
         "a failure frees its step"
     );
-    assert_eq!(active(&db).await, 1);
+    assert_eq!(active(&db).await, 2);
 
     // A change that is no ending (a terminal task touched again) writes nothing more.
     db.sql(&format!("UPDATE tasks SET status = 'failed', error_message = 'again' WHERE id = '{task}'")).await;
     assert_eq!(count(&db, &format!("SELECT count(*) FROM task_events WHERE task_id = '{task}'")).await, 1);
-    assert_eq!(active(&db).await, 1);
+    assert_eq!(active(&db).await, 2);
 
-    // A deleted active scoped task lowers the count; a deleted ended one does not.
+    // A deleted active scoped task lowers the count; a deleted ended one does not (`kept` stays
+    // active and counted).
     db.sql(&format!("DELETE FROM tasks WHERE id IN ('{task}', '{other}')")).await;
-    assert_eq!(active(&db).await, 0);
+    assert_eq!(active(&db).await, 1);
+    assert_eq!(
+        count(&db, &format!("SELECT count(*) FROM tasks WHERE id = '{kept}' AND status = 'queued'")).await,
+        1
+    );
 }
 
 #[tokio::test]
