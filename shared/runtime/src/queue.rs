@@ -42,6 +42,11 @@ pub fn message_group(app_id: &str) -> String {
 /// The longest delay SQS gives a message.
 const MAX_DELAY_SECONDS: i32 = 900;
 
+/// A delay as SQS takes it: whole seconds, rounded up, at most its 15 minutes.
+fn delay_seconds(delay: Duration) -> i32 {
+    i32::try_from(delay.as_secs_f64().ceil() as u64).unwrap_or(MAX_DELAY_SECONDS).min(MAX_DELAY_SECONDS)
+}
+
 /// An SQS call failed.
 #[derive(Debug, thiserror::Error)]
 #[error("SQS {operation} failed: {message}")]
@@ -105,9 +110,7 @@ impl Queues {
         group: Option<&str>,
         delay: Duration,
     ) -> Result<(), QueueError> {
-        let seconds = i32::try_from(delay.as_secs_f64().ceil() as u64)
-            .unwrap_or(MAX_DELAY_SECONDS)
-            .min(MAX_DELAY_SECONDS);
+        let seconds = delay_seconds(delay);
         self.sqs
             .send_message()
             .queue_url(&self.task_queue_url)
@@ -122,6 +125,16 @@ impl Queues {
 
     /// Send many tasks' messages, ten to a batch. Returns the ids whose send failed.
     pub async fn send_tasks(&self, owed: &[OwedMessage]) -> Vec<Uuid> {
+        self.send_tasks_after(owed, |_| Duration::ZERO).await
+    }
+
+    /// [`Queues::send_tasks`], each message visible after its own `delay` (SQS delays at most 15
+    /// minutes; none: the queue's own).
+    pub async fn send_tasks_after(
+        &self,
+        owed: &[OwedMessage],
+        delay: impl Fn(&OwedMessage) -> Duration,
+    ) -> Vec<Uuid> {
         let mut failed = Vec::new();
         for chunk in owed.chunks(10) {
             let entries: Vec<_> = chunk
@@ -132,6 +145,7 @@ impl Queues {
                         .id(i.to_string())
                         .message_body(TaskMessage { task_id: message.task_id }.body())
                         .message_group_id(message_group(&message.app_id))
+                        .set_delay_seconds(Some(delay_seconds(delay(message))).filter(|seconds| *seconds > 0))
                         .build()
                         .ok()
                 })

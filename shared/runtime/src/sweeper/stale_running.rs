@@ -6,11 +6,13 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use aitasks_store::{self as store, Ended, GenericClient, StaleAttempt, StaleEnding, StoreError};
+use aitasks_store::{
+    self as store, Ended, GenericClient, OwedMessage, StaleAttempt, StaleEnding, StoreError,
+};
 use uuid::Uuid;
 
 use crate::config::RuntimeConfig;
-use crate::queue::{message_group, Queues};
+use crate::queue::Queues;
 use crate::settle::decision::{self, Decision, Ending};
 use crate::settle::jitter;
 
@@ -45,16 +47,15 @@ pub async fn expire_stale_running(
         })
         .collect();
     let written = store::expire_running(client, runtime.stale_running, &decided).await?;
-    // One at a time: each has its own delay, and a page of stale attempts is rare and bounded.
-    let mut unsent = Vec::new();
-    for task in &written.requeued {
-        let delay = delays.get(&task.id).copied().unwrap_or_default();
-        let group = message_group(&task.app_id);
-        if let Err(error) = queues.send_task_after(task.id, Some(&group), delay).await {
-            tracing::warn!(task_id = %task.id, %error, "the requeued task's message was not sent; it is owed");
-            unsent.push(task.id);
-        }
-    }
+    // Ten to a call, each with its own delay.
+    let owed: Vec<OwedMessage> = written
+        .requeued
+        .iter()
+        .map(|task| OwedMessage { task_id: task.id, app_id: task.app_id.clone() })
+        .collect();
+    let unsent = queues
+        .send_tasks_after(&owed, |message| delays.get(&message.task_id).copied().unwrap_or_default())
+        .await;
     if !unsent.is_empty() {
         store::mark_unsent(client, &unsent).await?;
     }
