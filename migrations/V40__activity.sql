@@ -19,7 +19,8 @@
 --     failure's error code, its queue wait (creation to first start) and, when it ended
 --     running, its run time (its last attempt's start to its end), and the usage of its answer.
 -- Times are binned on a log scale (histogram_bin): bin b holds (2^((b-1)/2), 2^(b/2)] ms,
--- bin 1 everything to 1.41 ms and bin 56 everything over 2^27.5 ms (about 52 hours).
+-- bin 1 everything to 1.41 ms and bin 56 everything over 2^27.5 ms (about 52 hours); slot 57
+-- counts endings with no sample.
 
 CREATE TABLE activity (
     app_id          text NOT NULL,
@@ -29,18 +30,24 @@ CREATE TABLE activity (
     -- The backend that counted into the row; 0 once folded.
     writer          integer NOT NULL,
     model_id        text NOT NULL,
+    -- The columns that change least come first, the histograms last: an update's WAL record
+    -- holds only the span from its first changed byte to its last (a HOT update on the same
+    -- page), so an ending logs its counters and the histograms up to its bins, not the row.
+    -- The failed tasks by error code: {"CODE": n}.
+    failures        jsonb NOT NULL DEFAULT '{}'::jsonb,
     created         bigint NOT NULL DEFAULT 0,
     succeeded       bigint NOT NULL DEFAULT 0,
     failed          bigint NOT NULL DEFAULT 0,
     canceled        bigint NOT NULL DEFAULT 0,
-    -- The failed tasks by error code: {"CODE": n}.
-    failures        jsonb NOT NULL DEFAULT '{}'::jsonb,
-    wait_ms         integer[] NOT NULL DEFAULT array_fill(0, ARRAY[56]),
-    run_ms          integer[] NOT NULL DEFAULT array_fill(0, ARRAY[56]),
     input_tokens    bigint NOT NULL DEFAULT 0,
     output_tokens   bigint NOT NULL DEFAULT 0,
     -- NULL until a usage with a known cost is counted.
     cost_usd        double precision,
+    -- The queue-wait and run-time histograms, interleaved so that an ending's two bins lie close
+    -- together: slot 2b - 1 counts queue waits in bin b, slot 2b run times in bin b (bins
+    -- 1..56, histogram_bin); bin 57 (slots 113, 114) counts endings without a sample, so that an
+    -- ending always adds one somewhere (a subscript is never NULL).
+    times           integer[] NOT NULL DEFAULT array_fill(0, ARRAY[114]),
     PRIMARY KEY (app_id, starts_at, minutes, writer, model_id)
 );
 COMMENT ON INDEX activity_pkey IS
@@ -110,8 +117,8 @@ $$;
 -- A task that ended: its status, failure, times and usage.
 CREATE FUNCTION activity_task_ended() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
-    wait_bin integer;
-    run_bin integer;
+    wait_bin integer := 57;
+    run_bin integer := 57;
     input bigint := 0;
     output bigint := 0;
     cost double precision;
@@ -138,19 +145,19 @@ BEGIN
         END IF;
     END IF;
     INSERT INTO activity AS a (app_id, starts_at, minutes, writer, model_id, succeeded, failed,
-        canceled, failures, wait_ms, run_ms, input_tokens, output_tokens, cost_usd)
+        canceled, failures, times, input_tokens, output_tokens, cost_usd)
     VALUES (NEW.app_id, date_trunc('minute', now()), 1, pg_backend_pid(), NEW.model_id,
         (NEW.status = 'succeeded')::int, (NEW.status = 'failed')::int, (NEW.status = 'canceled')::int,
-        failure, histogram_plus(array_fill(0, ARRAY[56]), wait_bin),
-        histogram_plus(array_fill(0, ARRAY[56]), run_bin), input, output, cost)
+        failure, histogram_plus(histogram_plus(array_fill(0, ARRAY[114]), 2 * wait_bin - 1), 2 * run_bin),
+        input, output, cost)
     ON CONFLICT (app_id, starts_at, minutes, writer, model_id) DO UPDATE SET
         succeeded = a.succeeded + EXCLUDED.succeeded,
         failed = a.failed + EXCLUDED.failed,
         canceled = a.canceled + EXCLUDED.canceled,
         failures = CASE WHEN EXCLUDED.failures = '{}'::jsonb THEN a.failures
                         ELSE counts_add(a.failures, EXCLUDED.failures) END,
-        wait_ms = histogram_plus(a.wait_ms, wait_bin),
-        run_ms = histogram_plus(a.run_ms, run_bin),
+        times[2 * wait_bin - 1] = a.times[2 * wait_bin - 1] + 1,
+        times[2 * run_bin] = a.times[2 * run_bin] + 1,
         input_tokens = a.input_tokens + EXCLUDED.input_tokens,
         output_tokens = a.output_tokens + EXCLUDED.output_tokens,
         cost_usd = CASE WHEN EXCLUDED.cost_usd IS NULL THEN a.cost_usd

@@ -12,7 +12,8 @@ pub enum ReadCost {
     ByKey,
     /// A page of a run's or a scope's tasks (up to 100 rows, or a walk of 1,000 index entries and
     /// their rows), a page of unreleased sources, a page of operations (up to 100 rows by the
-    /// tenant's key), or a page of holds.
+    /// tenant's key), a page of holds, or the activity (`GET /v1/activity`: the window's minute
+    /// and hour rows, at most 20,000 small rows).
     Page,
     /// A run's progress: up to 10,000 of its tasks counted by status
     /// ([`RUN_PROGRESS_COUNTED_MAX`](crate::RUN_PROGRESS_COUNTED_MAX)).

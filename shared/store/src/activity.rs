@@ -61,8 +61,10 @@ impl Sums {
         for (code, tasks) in failures.as_object().into_iter().flatten() {
             *self.failures.entry(code.clone()).or_default() += tasks.as_u64().unwrap_or(0);
         }
-        self.wait.add(&row.try_get::<_, Vec<i32>>("wait_ms")?);
-        self.run.add(&row.try_get::<_, Vec<i32>>("run_ms")?);
+        // Interleaved: queue wait in bin b at 2b - 1, run time at 2b (migrations/V40).
+        let times: Vec<i32> = row.try_get("times")?;
+        self.wait.add(&times.iter().step_by(2).copied().collect::<Vec<_>>());
+        self.run.add(&times.iter().skip(1).step_by(2).copied().collect::<Vec<_>>());
         self.input_tokens += input_tokens;
         self.output_tokens += output_tokens;
         add_cost(&mut self.cost, cost);

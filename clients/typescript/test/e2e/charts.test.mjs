@@ -13,8 +13,10 @@ let other;
 
 before(async () => {
   stack = await startStack();
-  client = new AitasksClient({ baseUrl: stack.baseUrl, token: () => devToken(tenant("charts")) });
-  other = new AitasksClient({ baseUrl: stack.baseUrl, token: () => devToken(tenant("charts-other")) });
+  const mine = tenant("charts");
+  const theirs = tenant("charts-other");
+  client = new AitasksClient({ baseUrl: stack.baseUrl, token: () => devToken(mine) });
+  other = new AitasksClient({ baseUrl: stack.baseUrl, token: () => devToken(theirs) });
 });
 after(async () => {
   await stack?.stop();

@@ -4,7 +4,7 @@
 -- :rows_max + 1 rows (the caller answers `complete: false` past :rows_max). The rows are a
 -- minute (per writer for the last minutes, then one), or an hour once folded: their number is
 -- the window's minutes and hours, not its tasks.
-SELECT starts_at, model_id, created, succeeded, failed, canceled, failures, wait_ms, run_ms,
+SELECT starts_at, model_id, created, succeeded, failed, canceled, failures, times,
     input_tokens, output_tokens, cost_usd
 FROM activity
 WHERE app_id = :app_id AND starts_at >= :from::timestamptz AND starts_at < :to::timestamptz

@@ -35,7 +35,7 @@ folded AS (
              THEN 60 ELSE 1 END::smallint AS minutes,
         sum(created) AS created, sum(succeeded) AS succeeded, sum(failed) AS failed,
         sum(canceled) AS canceled, counts_sum(failures) AS failures,
-        histogram_sum(wait_ms) AS wait_ms, histogram_sum(run_ms) AS run_ms,
+        histogram_sum(times) AS times,
         sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
         sum(cost_usd) AS cost_usd, count(*) AS row_count
     FROM taken
@@ -43,9 +43,9 @@ folded AS (
 ),
 written AS (
     INSERT INTO activity AS a (app_id, starts_at, minutes, writer, model_id, created, succeeded,
-        failed, canceled, failures, wait_ms, run_ms, input_tokens, output_tokens, cost_usd)
+        failed, canceled, failures, times, input_tokens, output_tokens, cost_usd)
     SELECT app_id, starts_at, minutes, 0, model_id, created, succeeded, failed, canceled, failures,
-        wait_ms, run_ms, input_tokens, output_tokens, cost_usd
+        times, input_tokens, output_tokens, cost_usd
     FROM folded
     ORDER BY app_id, starts_at, minutes, model_id
     ON CONFLICT (app_id, starts_at, minutes, writer, model_id) DO UPDATE SET
@@ -54,8 +54,7 @@ written AS (
         failed = a.failed + EXCLUDED.failed,
         canceled = a.canceled + EXCLUDED.canceled,
         failures = counts_add(a.failures, EXCLUDED.failures),
-        wait_ms = histogram_add(a.wait_ms, EXCLUDED.wait_ms),
-        run_ms = histogram_add(a.run_ms, EXCLUDED.run_ms),
+        times = histogram_add(a.times, EXCLUDED.times),
         input_tokens = a.input_tokens + EXCLUDED.input_tokens,
         output_tokens = a.output_tokens + EXCLUDED.output_tokens,
         cost_usd = CASE WHEN EXCLUDED.cost_usd IS NULL THEN a.cost_usd

@@ -3,7 +3,7 @@
 //! old minute into its hour) and prunes, and the read's bound: it walks only its tenant's rows,
 //! as many as the window's minutes and hours, however many tasks they count.
 
-use aitasks_contracts::{ActivityQuery, ActivityWindow, ErrorCode, ACTIVITY_ROWS_MAX, HISTOGRAM_BINS};
+use aitasks_contracts::{ActivityQuery, ActivityWindow, ErrorCode, ACTIVITY_ROWS_MAX};
 use aitasks_store::{self as store, Claim, Fenced};
 use aitasks_testkit::*;
 use chrono::{DateTime, Utc};
@@ -135,11 +135,10 @@ async fn the_read_walks_only_its_tenants_rows_and_stays_bounded_with_a_million_t
         // Folded minutes: 1,000,000 tasks over minutes × models rows.
         let rows = minutes * models;
         db.sql(&format!(
-            "INSERT INTO activity (app_id, starts_at, minutes, writer, model_id, created, succeeded, wait_ms, run_ms) \
+            "INSERT INTO activity (app_id, starts_at, minutes, writer, model_id, created, succeeded, times) \
              SELECT '{tenant}', date_trunc('minute', now()) - (3 + n / {models}) * interval '1 minute', 1, 0, \
                  'model-' || (n % {models}), 1000000 / {rows} + CASE WHEN n < 1000000 % {rows} THEN 1 ELSE 0 END, \
-                 1000000 / {rows}, histogram_plus(array_fill(0, ARRAY[{HISTOGRAM_BINS}]), 14), \
-                 histogram_plus(array_fill(0, ARRAY[{HISTOGRAM_BINS}]), 20) \
+                 1000000 / {rows}, histogram_plus(histogram_plus(array_fill(0, ARRAY[114]), 27), 40) \
              FROM generate_series(0, {rows} - 1) n"
         ))
         .await;
