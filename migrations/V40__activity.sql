@@ -83,6 +83,11 @@ CREATE AGGREGATE histogram_sum(integer[]) (
     SFUNC = histogram_add, STYPE = integer[], INITCOND = '{}'
 );
 
+-- Two counts added, held below bigint's limit (a hostile usage repeated cannot overflow it).
+CREATE FUNCTION activity_sum(a bigint, b bigint) RETURNS bigint
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN LEAST(a::numeric + b, 9e18)::bigint;
+
 -- Two {"key": n} maps added key by key.
 CREATE FUNCTION counts_add(a jsonb, b jsonb) RETURNS jsonb
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
@@ -133,15 +138,18 @@ BEGIN
     IF NEW.status = 'failed' THEN
         failure := jsonb_build_object(COALESCE(left(NEW.error_code, 100), 'UNKNOWN'), 1);
     END IF;
+    -- A usage is what a provider answered: hostile. Each figure is held to [0, 1e12] and every
+    -- sum saturates (activity_sum), so no answer can make this trigger fail the statement that
+    -- ends its task, or the tasks ended beside it.
     IF jsonb_typeof(NEW.usage) = 'object' THEN
         IF jsonb_typeof(NEW.usage->'inputTokens') = 'number' THEN
-            input := GREATEST((NEW.usage->>'inputTokens')::numeric, 0)::bigint;
+            input := LEAST(GREATEST((NEW.usage->>'inputTokens')::numeric, 0), 1e12)::bigint;
         END IF;
         IF jsonb_typeof(NEW.usage->'outputTokens') = 'number' THEN
-            output := GREATEST((NEW.usage->>'outputTokens')::numeric, 0)::bigint;
+            output := LEAST(GREATEST((NEW.usage->>'outputTokens')::numeric, 0), 1e12)::bigint;
         END IF;
         IF jsonb_typeof(NEW.usage->'estimatedCostUsd') = 'number' THEN
-            cost := (NEW.usage->>'estimatedCostUsd')::double precision;
+            cost := LEAST(GREATEST((NEW.usage->>'estimatedCostUsd')::numeric, 0), 1e12)::double precision;
         END IF;
     END IF;
     INSERT INTO activity AS a (app_id, starts_at, minutes, writer, model_id, succeeded, failed,
@@ -158,8 +166,8 @@ BEGIN
                         ELSE counts_add(a.failures, EXCLUDED.failures) END,
         times[2 * wait_bin - 1] = a.times[2 * wait_bin - 1] + 1,
         times[2 * run_bin] = a.times[2 * run_bin] + 1,
-        input_tokens = a.input_tokens + EXCLUDED.input_tokens,
-        output_tokens = a.output_tokens + EXCLUDED.output_tokens,
+        input_tokens = activity_sum(a.input_tokens, EXCLUDED.input_tokens),
+        output_tokens = activity_sum(a.output_tokens, EXCLUDED.output_tokens),
         cost_usd = CASE WHEN EXCLUDED.cost_usd IS NULL THEN a.cost_usd
                         ELSE COALESCE(a.cost_usd, 0) + EXCLUDED.cost_usd END;
     RETURN NULL;

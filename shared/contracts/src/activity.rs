@@ -151,12 +151,12 @@ impl Histogram {
     /// Adds a stored histogram (shorter or longer arrays are read as far as they go).
     pub fn add(&mut self, bins: &[i32]) {
         for (total, count) in self.0.iter_mut().zip(bins) {
-            *total += u64::try_from(*count).unwrap_or(0);
+            *total = total.saturating_add(u64::try_from(*count).unwrap_or(0));
         }
     }
 
     pub fn samples(&self) -> u64 {
-        self.0.iter().sum()
+        self.0.iter().fold(0u64, |total, count| total.saturating_add(*count))
     }
 
     /// The `q` quantile (0 < q ≤ 1) in milliseconds: the geometric middle of the bin holding it,
@@ -167,9 +167,9 @@ impl Histogram {
             return None;
         }
         let rank = ((samples as f64) * q).ceil().max(1.0) as u64;
-        let mut seen = 0;
+        let mut seen: u64 = 0;
         for (index, count) in self.0.iter().enumerate() {
-            seen += count;
+            seen = seen.saturating_add(*count);
             if seen >= rank {
                 let bin = index as i32 + 1;
                 let exponent = match bin {

@@ -52,21 +52,23 @@ impl Sums {
             (count(row, "succeeded")?, count(row, "failed")?, count(row, "canceled")?);
         let (input_tokens, output_tokens) = (count(row, "input_tokens")?, count(row, "output_tokens")?);
         let cost: Option<f64> = row.try_get("cost_usd")?;
-        self.created += count(row, "created")?;
-        self.succeeded += succeeded;
-        self.failed += failed;
-        self.canceled += canceled;
+        // Saturating: the token sums come from providers' answers (held below 9e18 a row).
+        self.created = self.created.saturating_add(count(row, "created")?);
+        self.succeeded = self.succeeded.saturating_add(succeeded);
+        self.failed = self.failed.saturating_add(failed);
+        self.canceled = self.canceled.saturating_add(canceled);
         // A code's count that is not a whole number is not ours: it is left out, not trusted.
         let failures: serde_json::Value = row.try_get("failures")?;
         for (code, tasks) in failures.as_object().into_iter().flatten() {
-            *self.failures.entry(code.clone()).or_default() += tasks.as_u64().unwrap_or(0);
+            let total = self.failures.entry(code.clone()).or_default();
+            *total = total.saturating_add(tasks.as_u64().unwrap_or(0));
         }
         // Interleaved: queue wait in bin b at 2b - 1, run time at 2b (migrations/V40).
         let times: Vec<i32> = row.try_get("times")?;
         self.wait.add(&times.iter().step_by(2).copied().collect::<Vec<_>>());
         self.run.add(&times.iter().skip(1).step_by(2).copied().collect::<Vec<_>>());
-        self.input_tokens += input_tokens;
-        self.output_tokens += output_tokens;
+        self.input_tokens = self.input_tokens.saturating_add(input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(output_tokens);
         add_cost(&mut self.cost, cost);
         let model_id: String = row.try_get("model_id")?;
         let model = self.models.entry(model_id.clone()).or_insert_with(|| ModelActivity {
@@ -76,9 +78,9 @@ impl Sums {
             output_tokens: 0,
             estimated_cost_usd: None,
         });
-        model.tasks += succeeded + failed + canceled;
-        model.input_tokens += input_tokens;
-        model.output_tokens += output_tokens;
+        model.tasks = model.tasks.saturating_add(succeeded.saturating_add(failed).saturating_add(canceled));
+        model.input_tokens = model.input_tokens.saturating_add(input_tokens);
+        model.output_tokens = model.output_tokens.saturating_add(output_tokens);
         add_cost(&mut model.estimated_cost_usd, cost);
         Ok(())
     }

@@ -36,7 +36,8 @@ folded AS (
         sum(created) AS created, sum(succeeded) AS succeeded, sum(failed) AS failed,
         sum(canceled) AS canceled, counts_sum(failures) AS failures,
         histogram_sum(times) AS times,
-        sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
+        LEAST(sum(input_tokens), 9e18)::bigint AS input_tokens,
+        LEAST(sum(output_tokens), 9e18)::bigint AS output_tokens,
         sum(cost_usd) AS cost_usd, count(*) AS row_count
     FROM taken
     GROUP BY 1, 2, 3, 4
@@ -55,8 +56,8 @@ written AS (
         canceled = a.canceled + EXCLUDED.canceled,
         failures = counts_add(a.failures, EXCLUDED.failures),
         times = histogram_add(a.times, EXCLUDED.times),
-        input_tokens = a.input_tokens + EXCLUDED.input_tokens,
-        output_tokens = a.output_tokens + EXCLUDED.output_tokens,
+        input_tokens = activity_sum(a.input_tokens, EXCLUDED.input_tokens),
+        output_tokens = activity_sum(a.output_tokens, EXCLUDED.output_tokens),
         cost_usd = CASE WHEN EXCLUDED.cost_usd IS NULL THEN a.cost_usd
                         ELSE COALESCE(a.cost_usd, 0) + EXCLUDED.cost_usd END
 )

@@ -118,6 +118,39 @@ async fn the_triggers_count_what_tasks_did_and_the_fold_keeps_every_figure() {
     );
 }
 
+/// A provider's usage is hostile: figures far past any real answer, negative or not numbers
+/// end their tasks (and the task ended beside them in the same statement) as any other, and are
+/// counted held to their bound.
+#[tokio::test]
+async fn a_hostile_usage_never_fails_the_ending_and_is_counted_within_bounds() {
+    let db = TestDb::new().await;
+    let client = db.client().await;
+    let mut leases = Vec::new();
+    for key in ["huge", "plain"] {
+        let created = store::create_task(&client, &new_task(APP, app_owner("s"), key)).await.unwrap();
+        leases.push(claimed(&db, created.task().id).await.lease());
+    }
+    let hostile = json!({"inputTokens": 1e300, "outputTokens": -5, "estimatedCostUsd": "lots"});
+    let plain = json!({"inputTokens": 10, "outputTokens": 2});
+    let output = json!("pos");
+    for _ in 0..3 {
+        // Three times over, so that the sums would pass bigint's limit unheld.
+        let attempts = vec![(leases[0], &output, Some(&hostile)), (leases[1], &output, Some(&plain))];
+        store::complete_many(&client, &attempts).await.unwrap();
+        db.sql(&format!(
+            "UPDATE tasks SET status = 'running', completed_at = NULL, heartbeat_at = now() WHERE app_id = '{APP}'"
+        ))
+        .await;
+    }
+    let activity =
+        store::activity(&client, APP, &window("60", Utc::now() - chrono::Duration::hours(1))).await.unwrap();
+    assert_eq!(totals(&activity).1, 6, "every ending counted: {activity:#?}");
+    let input: u64 = activity.buckets.iter().map(|b| b.input_tokens).sum();
+    assert_eq!(input, 3 * 1_000_000_000_000 + 30, "each figure held to 1e12");
+    let output_tokens: u64 = activity.buckets.iter().map(|b| b.output_tokens).sum();
+    assert_eq!(output_tokens, 6, "a negative count counts none");
+}
+
 /// A million tasks in 23 hours, laid out as the triggers and the fold leave them: one row a
 /// minute and model for the day (and one an hour before it), and one per backend for the minutes
 /// not folded yet. Nine other tenants hold the same beside it. The read answers every task, and
