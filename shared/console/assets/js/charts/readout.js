@@ -24,7 +24,7 @@ export function wireReadout(svg, columns, readout, texts, idle) {
     });
     col.addEventListener("mouseenter", () => show(i));
     col.addEventListener("keydown", (event) => {
-      const to = { ArrowRight: i + 1, ArrowLeft: i - 1, ArrowUp: i + 1, ArrowDown: i - 1, Home: 0, End: columns.length - 1 }[event.key];
+      const to = { ArrowRight: i + 1, ArrowLeft: i - 1, Home: 0, End: columns.length - 1 }[event.key];
       if (to === undefined) return;
       event.preventDefault();
       columns[Math.max(0, Math.min(columns.length - 1, to))].focus();
