@@ -23,13 +23,12 @@ export function chartFigure(chart) {
   const label = summaryOf(chart);
   const { svg, columns } = chart.kind === "line" ? lineChart(chart, label, texts) : barChart(chart, { stacked: chart.kind === "stacked" }, label, texts);
   const readout = h("p", { class: "chart-readout", id: `${chart.id}-readout`, "aria-live": "polite" });
-  wireReadout(svg, columns, readout, texts, "Hover over a bar or point, or tab to the chart and use the arrow keys, for its numbers.");
+  wireReadout(svg, columns, readout, texts, "Hover over a bucket, or Tab to the chart and use the arrow keys, for its numbers.");
   const legend = h("ul", { class: "chart-legend", "aria-label": `${chart.title}: legend` },
     chart.series.map((series, k) => h("li", {}, h("span", { class: `swatch tone-${series.tone ?? k}${series.dashed ? " dashed" : ""}`, "aria-hidden": "true" }), series.label)));
   return h("figure", { class: "chart", id: chart.id },
-    h("figcaption", {}, h("strong", {}, chart.title), " ", h("span", { class: "muted" }, chart.windowText)),
+    h("figcaption", {}, h("span", {}, h("strong", {}, chart.title), " ", h("span", { class: "muted" }, chart.windowText)), legend),
     svg,
-    legend,
     readout,
     chart.note ? h("p", { class: "muted chart-note" }, chart.note) : null,
     numbersTable(chart));
@@ -74,5 +73,5 @@ function numbersTable(chart) {
   return h("details", { class: "chart-numbers", id: `${chart.id}-numbers` },
     h("summary", {}, "Show the numbers"),
     rows.length ? table(`${chart.title}, ${chart.windowText}`, columns, rows) : h("p", { class: "muted" }, "Nothing in this window."),
-    rows.length < chart.starts.length ? h("p", { class: "muted" }, `Buckets with nothing in them are left out (${rows.length} of ${chart.starts.length} shown).`) : null);
+    rows.length && rows.length < chart.starts.length ? h("p", { class: "muted" }, `Buckets with nothing in them are left out (${rows.length} of ${chart.starts.length} shown).`) : null);
 }

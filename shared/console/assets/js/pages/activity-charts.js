@@ -45,7 +45,7 @@ function latency(base, buckets) {
       { label: "run time p50", values: of("runMs", "p50"), tone: 3 },
       { label: "run time p95", values: of("runMs", "p95"), tone: 3, dashed: true },
     ],
-    note: "Of the tasks that ended in each bucket: queue wait from creation to first start, run time of the last attempt.",
+    note: "Of the tasks that ended in each bucket: creation to first start, and the last attempt's run.",
   };
 }
 

@@ -49,14 +49,14 @@ export function activitySection({ query, signal }) {
   });
   const section = h("section", { "aria-labelledby": "h-activity", id: "activity" },
     h("h2", { id: "h-activity" }, "Activity"),
-    h("fieldset", { class: "window-choice" }, h("legend", {}, "Window"), radios),
-    state, problem, charts);
+    h("div", { class: "activity-bar" }, h("fieldset", { class: "window-choice" }, h("legend", {}, "Window"), radios), state),
+    problem, charts);
 
   // One window's drawing at a time: a new choice (or leaving the page) ends the one before.
   const start = () => {
     drawing?.abort();
+    if (signal.aborted) return Promise.resolve();
     drawing = new AbortController();
-    if (signal.aborted) drawing.abort();
     return keepDrawn(choice, drawing.signal);
   };
 
