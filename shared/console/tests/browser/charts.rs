@@ -104,7 +104,8 @@ async fn the_summary_charts_show_a_known_workload_live_and_hostile_text_as_text(
     ];
     let mut ids = Vec::new();
     for (i, (model, prompt)) in workload.iter().enumerate() {
-        let (status, task) = api.post("/v1/tasks", &classify(&run_id, &format!("chart-{i}"), model, prompt)).await;
+        let (status, task) =
+            api.post("/v1/tasks", &classify(&run_id, &format!("chart-{i}"), model, prompt)).await;
         assert_eq!(status, 201, "{task}");
         ids.push(task["id"].as_str().unwrap().to_owned());
     }
@@ -115,11 +116,27 @@ async fn the_summary_charts_show_a_known_workload_live_and_hostile_text_as_text(
     }
     assert_eq!(
         codes,
-        ["", "", "", "", "WORKFLOW_AI_PROVIDER_ERROR", "WORKFLOW_AI_PROVIDER_ERROR", "WORKFLOW_AI_PROVIDER_ERROR", "AI_PROVIDER_AUTH"],
+        [
+            "",
+            "",
+            "",
+            "",
+            "WORKFLOW_AI_PROVIDER_ERROR",
+            "WORKFLOW_AI_PROVIDER_ERROR",
+            "WORKFLOW_AI_PROVIDER_ERROR",
+            "AI_PROVIDER_AUTH"
+        ],
         "the workload ended as planned"
     );
     // An error code is the platform's own: hostile text can only be one as a stored row.
-    stack.db.sql(&format!("UPDATE tasks SET error_code = '{}' WHERE id = '{}'", HOSTILE.replace('\'', "''"), ids[6])).await;
+    stack
+        .db
+        .sql(&format!(
+            "UPDATE tasks SET error_code = '{}' WHERE id = '{}'",
+            HOSTILE.replace('\'', "''"),
+            ids[6]
+        ))
+        .await;
 
     let browser = sign_in(&stack, APP).await;
     open(&browser, &stack, "#/summary?window=hour").await;
@@ -174,14 +191,19 @@ async fn the_summary_charts_show_a_known_workload_live_and_hostile_text_as_text(
     browser.keys(&[TAB]).await;
     let (chart, start, _) = focused(&browser).await;
     assert_eq!(chart, "chart-throughput", "the focus is back on the chart");
-    let (status, task) = api.post("/v1/tasks", &classify(&run_id, "chart-live", "default", "Sentiment?")).await;
+    let (status, task) =
+        api.post("/v1/tasks", &classify(&run_id, "chart-live", "default", "Sentiment?")).await;
     assert_eq!(status, 201, "{task}");
     let done = api.wait_terminal(task["id"].as_str().unwrap()).await;
     assert_eq!(done["status"], "succeeded", "{done}");
     let updated = wait_label(&browser, "chart-throughput", "created 9; succeeded 5; failed 4.").await;
     assert!(updated.contains("last hour, by minute"), "{updated}");
     let (chart_after, start_after, readout) = focused(&browser).await;
-    assert_eq!((chart_after.as_str(), start_after.as_str()), ("chart-throughput", start.as_str()), "focus kept");
+    assert_eq!(
+        (chart_after.as_str(), start_after.as_str()),
+        ("chart-throughput", start.as_str()),
+        "focus kept"
+    );
     assert!(readout.contains(" UTC: created "), "{readout}");
     browser.screenshot("summary").await;
     browser.quit().await;

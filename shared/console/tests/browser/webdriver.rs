@@ -186,7 +186,9 @@ impl Browser {
     pub async fn keys(&self, keys: &[&str]) {
         let actions: Vec<Value> = keys
             .iter()
-            .flat_map(|key| [json!({"type": "keyDown", "value": key}), json!({"type": "keyUp", "value": key})])
+            .flat_map(|key| {
+                [json!({"type": "keyDown", "value": key}), json!({"type": "keyUp", "value": key})]
+            })
             .collect();
         let body = json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]});
         self.must(reqwest::Method::POST, "/actions", Some(body)).await;
