@@ -5,7 +5,7 @@
 import { labelled, linear, niceTicks, shortTime } from "./scale.js";
 import { s } from "./svg.js";
 
-export const BOX = { width: 600, height: 170, left: 64, right: 8, top: 10, bottom: 24 };
+export const BOX = { width: 600, height: 160, left: 64, right: 8, top: 10, bottom: 24 };
 
 /**
  * The frame of `chart` for values up to `max`: `{svg, plot, y, band, x}`; marks go in `plot`

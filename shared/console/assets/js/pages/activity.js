@@ -70,7 +70,7 @@ export function activitySection({ query, signal }) {
         draw(charts, activity, shown);
         replace(problem);
         replace(state, `${shown.live ? "Live: read again every 10 seconds; last read" : "Read"} at ${when(new Date().toISOString())}. From ${when(activity.from)} to ${when(activity.to)}.`);
-        if (activity.complete === false) problem.append(h("p", { class: "notice", role: "note" }, "Partial: the window holds more tasks than one read counts; the numbers are of the tasks counted."));
+        if (activity.complete === false) problem.append(h("p", { class: "notice", role: "note" }, "Partial: this window holds more rows of activity than one read takes, so its later buckets are short. A shorter window reads them all."));
       } catch (error) {
         if (error.name === "AbortError" || own.aborted) return;
         replace(problem, errorBox(error));
