@@ -202,6 +202,148 @@ async fn the_summary_charts_show_a_known_workload_live_and_hostile_text_as_text(
     // Seconds and a redraw later, still nothing ran (an image's error handler would have).
     let later = browser.eval("return window.__pwned ?? null", json!([])).await;
     assert_eq!(later, Value::Null, "nothing ran");
+    browser.screenshot("summary-live").await;
+    browser.quit().await;
+}
+
+/// One stored minute of a model's activity (a row as migrations/V40's triggers count them).
+struct Minute {
+    ago: u32,
+    model: &'static str,
+    created: u64,
+    failures: Vec<(&'static str, u64)>,
+    wait_bins: (usize, usize),
+    run_bins: (usize, usize),
+    input_per_task: u64,
+    output_per_task: u64,
+    /// US dollars a million input and output tokens.
+    prices: (f64, f64),
+}
+
+impl Minute {
+    fn failed(&self) -> u64 {
+        self.failures.iter().map(|(_, n)| n).sum()
+    }
+
+    fn succeeded(&self) -> u64 {
+        self.created - self.failed()
+    }
+
+    /// A histogram (56 log-scale bins) of `ended` samples: all but one in `bins.0`, one in `bins.1`.
+    fn histogram(&self, bins: (usize, usize)) -> String {
+        let ended = self.created;
+        let mut counts = [0u64; 56];
+        counts[bins.0 - 1] = ended - 1;
+        counts[bins.1 - 1] += 1;
+        format!("'{{{}}}'::integer[]", counts.map(|c| c.to_string()).join(","))
+    }
+
+    fn row(&self, app: &str) -> String {
+        let failures: serde_json::Map<String, Value> =
+            self.failures.iter().map(|(code, n)| ((*code).to_owned(), json!(n))).collect();
+        let (input, output) =
+            (self.succeeded() * self.input_per_task, self.succeeded() * self.output_per_task);
+        let cost = input as f64 * self.prices.0 / 1e6 + output as f64 * self.prices.1 / 1e6;
+        format!(
+            "('{app}', date_trunc('minute', now()) - interval '{} minutes', 1, 0, '{}', {}, {}, {}, 0, '{}'::jsonb, {}, {}, {input}, {output}, {cost})",
+            self.ago,
+            self.model,
+            self.created,
+            self.succeeded(),
+            self.failed(),
+            Value::Object(failures),
+            self.histogram(self.wait_bins),
+            self.histogram(self.run_bins),
+        )
+    }
+}
+
+/// An hour of a busy tenant's activity: two models, a few failures of three codes.
+fn an_hour() -> Vec<Minute> {
+    let mut minutes = Vec::new();
+    for ago in 1..=58u32 {
+        let n = u64::from(ago);
+        let failures = match (n % 11, n % 4) {
+            (0, _) => vec![("WORKFLOW_AI_PROVIDER_ERROR", 2), ("AI_OUTPUT_TRUNCATED", 1)],
+            (_, 0) => vec![("WORKFLOW_AI_PROVIDER_ERROR", 1)],
+            _ => vec![],
+        };
+        minutes.push(Minute {
+            ago,
+            model: "default",
+            created: 6 + (n * 7) % 5 + if (20..26).contains(&n) { 6 } else { 0 },
+            failures,
+            wait_bins: (14 + (n % 3) as usize, 19 + (n % 4) as usize),
+            run_bins: (20 + (n % 2) as usize, 23),
+            input_per_task: 850,
+            output_per_task: 120,
+            prices: (2.5, 10.0),
+        });
+        minutes.push(Minute {
+            ago,
+            model: "large",
+            created: 2 + n % 3,
+            failures: if n % 13 == 0 { vec![("WORKFLOW_AI_QUEUE_TIMEOUT", 2)] } else { vec![] },
+            wait_bins: (15, 21),
+            run_bins: (23, 25 + (n % 2) as usize),
+            input_per_task: 1400,
+            output_per_task: 300,
+            prices: (5.0, 15.0),
+        });
+    }
+    minutes
+}
+
+#[tokio::test]
+async fn an_hour_of_stored_activity_is_charted_bucket_by_bucket() {
+    const BUSY: &str = "charts-busy";
+    let stack = Stack::start_with(&[("AITASK_LOCAL_POLLERS", "0")]).await;
+    // An hour as the triggers would have counted it (its tasks are not needed: the read and the
+    // charts see only these rows), so the page shows the shape of an hour.
+    let hour = an_hour();
+    let rows: Vec<String> = hour.iter().map(|m| m.row(BUSY)).collect();
+    stack
+        .db
+        .sql(&format!(
+            "INSERT INTO activity (app_id, starts_at, minutes, writer, model_id, created, succeeded, failed, \
+                 canceled, failures, wait_ms, run_ms, input_tokens, output_tokens, cost_usd) VALUES {}",
+            rows.join(", ")
+        ))
+        .await;
+    let total = |f: &dyn Fn(&Minute) -> u64| hour.iter().map(f).sum::<u64>();
+    let (created, succeeded, failed) =
+        (total(&|m| m.created), total(&|m| m.succeeded()), total(&|m| m.failed()));
+    let code = |c: &str| total(&|m| m.failures.iter().filter(|(k, _)| *k == c).map(|(_, n)| n).sum());
+
+    let browser = sign_in(&stack, BUSY).await;
+    open(&browser, &stack, "#/summary?window=hour").await;
+    let throughput = wait_label(&browser, "chart-throughput", "In all").await;
+    assert!(
+        throughput.contains(&format!("created {created}; succeeded {succeeded}; failed {failed}.")),
+        "{throughput}"
+    );
+    let failures = wait_label(&browser, "chart-failures", "In all").await;
+    for name in ["WORKFLOW_AI_PROVIDER_ERROR", "AI_OUTPUT_TRUNCATED", "WORKFLOW_AI_QUEUE_TIMEOUT"] {
+        assert!(failures.contains(&format!("{name} {}", code(name))), "{name} in {failures}");
+    }
+    // Every minute with a task is a row of the table, and each is its own bucket.
+    browser.click("#chart-throughput-numbers summary").await;
+    let rows = browser
+        .eval("return document.querySelectorAll('#chart-throughput-numbers tbody tr').length", json!([]))
+        .await;
+    assert_eq!(rows, json!(58), "a row a minute");
+    browser.click("#chart-throughput-numbers summary").await;
+    wait_label(&browser, "chart-cost", "large $").await;
+    wait_label(&browser, "chart-latency", "run time p95 highest").await;
+    // The picture of the charts: a bucket of the busy stretch focused, its numbers read out (the
+    // page scrolled first, so that the pointer rests on the window's choice, not on a chart).
+    browser.eval("document.getElementById('activity').scrollIntoView()", json!([])).await;
+    browser.click("#activity-window-hour").await;
+    browser.keys(&[TAB, END]).await;
+    browser.keys(&[LEFT; 23]).await;
+    let (chart, _, readout) = focused(&browser).await;
+    assert_eq!(chart, "chart-throughput");
+    assert!(readout.contains(" UTC: created "), "{readout}");
     browser.screenshot("summary").await;
     browser.quit().await;
 }
