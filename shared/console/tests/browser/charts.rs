@@ -2,7 +2,9 @@
 //! models (one named with hostile text), fail with known error codes (one of them hostile text),
 //! and their usage. The charts say the right numbers in their names, in the readout of the
 //! bucket the keyboard focuses, and in "Show the numbers"; hostile text stays text; the last
-//! hour is redrawn while open once another task ends, the focus kept on its bucket.
+//! hour is redrawn while open once another task ends, the focus kept on its bucket. And an hour of
+//! a busy tenant's activity, stored as the triggers count it, a bucket a minute and in every
+//! window (the photograph of the summary).
 
 use aitasks_testkit::{wait_until, Reply, Stack};
 use serde_json::{json, Value};
@@ -345,5 +347,22 @@ async fn an_hour_of_stored_activity_is_charted_bucket_by_bucket() {
     assert_eq!(chart, "chart-throughput");
     assert!(readout.contains(" UTC: created "), "{readout}");
     browser.screenshot("summary").await;
+
+    // The other windows hold the same hour in their buckets (and leave the URL saying which).
+    for (key, text) in [
+        ("day", "last 24 hours, by hour"),
+        ("week", "last 7 days, by hour"),
+        ("month", "last 30 days, by day"),
+    ] {
+        browser.click(&format!("#activity-window-{key}")).await;
+        let label = wait_label(&browser, "chart-throughput", text).await;
+        assert!(
+            label.contains(&format!("created {created}; succeeded {succeeded}; failed {failed}.")),
+            "{label}"
+        );
+        let hash = browser.eval("return location.hash", json!([])).await;
+        let expected = if key == "day" { "#/summary".to_owned() } else { format!("#/summary?window={key}") };
+        assert_eq!(hash, json!(expected));
+    }
     browser.quit().await;
 }
