@@ -1,7 +1,8 @@
-// A chart as the page shows it: a <figure> with its caption; the SVG (role="img", named by a
-// summary of its numbers); a readout line with the numbers of the bucket under the pointer or the
-// focus; a legend; and "Show the numbers", the same numbers as a table. Every text, the API's
-// model ids and error codes among them, goes in as text nodes.
+// A chart as the page shows it: a <figure> with its caption and legend; the SVG (role="img",
+// named by a summary of its numbers) under its layer of focusable buckets; a readout line with
+// the numbers of the bucket under the pointer or the focus; and "Show the numbers", the same
+// numbers as a table. Every text, the API's model ids and error codes among them, goes in as
+// text nodes.
 
 import { h, table } from "../dom.js";
 import { barChart } from "./bars.js";
@@ -21,14 +22,14 @@ const shown = (chart, v) => present(v) && (chart.summary === "max" || v > 0);
 export function chartFigure(chart) {
   const texts = chart.starts.map((start, i) => `${bucketSpan(start, chart.bucketSeconds)}: ${bucketNumbers(chart, i)}`);
   const label = summaryOf(chart);
-  const { svg, columns } = chart.kind === "line" ? lineChart(chart, label, texts) : barChart(chart, { stacked: chart.kind === "stacked" }, label, texts);
+  const { box, overlay, columns } = chart.kind === "line" ? lineChart(chart, label, texts) : barChart(chart, { stacked: chart.kind === "stacked" }, label, texts);
   const readout = h("p", { class: "chart-readout", id: `${chart.id}-readout`, "aria-live": "polite" });
-  wireReadout(svg, columns, readout, texts, "Hover over a bucket, or Tab to the chart and use the arrow keys, for its numbers.");
+  wireReadout(overlay, columns, readout, texts, "Hover over a bucket, or Tab to the chart and use the arrow keys, for its numbers.");
   const legend = h("ul", { class: "chart-legend", "aria-label": `${chart.title}: legend` },
     chart.series.map((series, k) => h("li", {}, h("span", { class: `swatch tone-${series.tone ?? k}${series.dashed ? " dashed" : ""}`, "aria-hidden": "true" }), series.label)));
   return h("figure", { class: "chart", id: chart.id },
     h("figcaption", {}, h("span", {}, h("strong", {}, chart.title), " ", h("span", { class: "muted" }, chart.windowText)), legend),
-    svg,
+    box,
     readout,
     chart.note ? h("p", { class: "muted chart-note" }, chart.note) : null,
     numbersTable(chart));

@@ -1,17 +1,18 @@
 // A line chart: a line per series through its buckets' values, broken where a bucket has none
-// (null: no sample), and a point per value in the bucket's column (see axes.js, readout.js).
+// (null: no sample), and a point per value; each bucket is a focusable column over the picture
+// (see axes.js, readout.js).
 
 import { column, frame } from "./axes.js";
 import { s } from "./svg.js";
 
-/** `{svg, columns}` for `chart` (series of numbers or nulls); `names[i]` names bucket i. */
+/** `{box, overlay, columns}` for `chart` (series of numbers or nulls); `names[i]` names bucket i. */
 export function lineChart(chart, label, names) {
   const present = (v) => typeof v === "number" && Number.isFinite(v);
   const max = Math.max(0, ...chart.series.flatMap((series) => series.values.filter(present)));
   const geometry = frame(chart, max, label);
   const { y, band, x } = geometry;
   const middle = (i) => x(i) + band / 2;
-  const lines = s("g", { "aria-hidden": "true" });
+  const lines = s("g");
   chart.series.forEach((series, k) => {
     let path = "";
     let drawing = false;
@@ -25,14 +26,12 @@ export function lineChart(chart, label, names) {
     });
     if (path) lines.append(s("path", { d: path.trim(), class: `chart-line tone-${series.tone ?? k}${series.dashed ? " dashed" : ""}` }));
   });
-  const list = s("g", { class: "chart-cols" });
+  geometry.plot.append(lines);
   const columns = chart.starts.map((_, i) => {
-    const points = chart.series.map((series, k) =>
-      present(series.values[i]) ? s("circle", { class: `chart-point tone-${series.tone ?? k}`, cx: middle(i), cy: y(series.values[i]), r: 2.5 }) : null,
-    );
-    return column(chart, geometry, i, names[i], points.filter(Boolean));
+    chart.series.forEach((series, k) => {
+      if (present(series.values[i])) geometry.plot.append(s("circle", { class: `chart-point tone-${series.tone ?? k}`, cx: middle(i), cy: y(series.values[i]), r: 2.5 }));
+    });
+    return column(chart, geometry, i, names[i]);
   });
-  list.append(...columns);
-  geometry.plot.append(lines, list);
-  return { svg: geometry.svg, columns };
+  return { box: geometry.box, overlay: geometry.columns, columns };
 }

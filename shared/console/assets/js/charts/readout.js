@@ -3,7 +3,7 @@
 // columns are one tab stop: the arrow keys, Home and End move between buckets (a roving tabindex).
 
 /** Wire `columns` (one per bucket) to `readout`; `texts[i]` is bucket i's line. */
-export function wireReadout(svg, columns, readout, texts, idle) {
+export function wireReadout(layer, columns, readout, texts, idle) {
   let focused = null;
   const show = (i) => {
     readout.textContent = i === null ? idle : texts[i];
@@ -30,7 +30,7 @@ export function wireReadout(svg, columns, readout, texts, idle) {
       columns[Math.max(0, Math.min(columns.length - 1, to))].focus();
     });
   });
-  svg.addEventListener("mouseleave", () => show(focused));
+  layer.addEventListener("mouseleave", () => show(focused));
   // The latest bucket takes the tab stop until a key moves it.
   if (columns.length) settle(columns.length - 1);
   show(null);
