@@ -335,6 +335,12 @@ async fn an_hour_of_stored_activity_is_charted_bucket_by_bucket() {
         .await;
     assert_eq!(rows, json!(58), "a row a minute");
     browser.click("#chart-throughput-numbers summary").await;
+    // The pointer over a bucket: the line under the chart says its numbers, as its name does.
+    let bucket = "#chart-throughput .chart-col[data-index='30']";
+    browser.hover(bucket).await;
+    let said = browser.text("#chart-throughput-readout").await.unwrap_or_default();
+    assert_eq!(said, attribute(&browser, bucket, "aria-label").await);
+    assert!(said.contains(" UTC: created ") && said.contains(", failed "), "{said}");
     wait_label(&browser, "chart-cost", "large $").await;
     wait_label(&browser, "chart-latency", "run time p95 highest").await;
     // The picture of the charts: a bucket of the busy stretch focused, its numbers read out (the
