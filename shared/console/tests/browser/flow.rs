@@ -116,6 +116,6 @@ async fn a_tenant_follows_and_steers_its_tasks() {
     for expected in ["succeeded 1", "canceled 1", "queued 4", "default", "$0.00009750"] {
         assert!(summary.contains(expected), "{expected} in {summary}");
     }
-    browser.screenshot("summary").await;
+    browser.screenshot("summary-tables").await;
     browser.quit().await;
 }

@@ -6,11 +6,13 @@
 //! summary; tasks selected and canceled after a confirmation that counts them, "all that match"
 //! as an operation followed to its end, replay from a task's page, holds held and released;
 //! another tenant's task is not found; a running task's answer grows on its page as the stub
-//! streams it; hostile text stays text, streamed or not. Screenshots of each
+//! streams it; hostile text stays text, streamed or not; the summary's charts of a known
+//! workload, by name, keyboard and table, live for the last hour. Screenshots of each
 //! page go to target/console-screenshots (and docs/console with `CONSOLE_SCREENSHOTS=docs`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod charts;
 mod flow;
 mod holds;
 mod hostile;

@@ -181,6 +181,28 @@ impl Browser {
             .await;
     }
 
+    /// Press these keys, one after another, where the focus is (WebDriver's key codes:
+    /// `"\u{E004}"` Tab, `"\u{E012}"` ArrowLeft, `"\u{E014}"` ArrowRight).
+    pub async fn keys(&self, keys: &[&str]) {
+        let actions: Vec<Value> = keys
+            .iter()
+            .flat_map(|key| {
+                [json!({"type": "keyDown", "value": key}), json!({"type": "keyUp", "value": key})]
+            })
+            .collect();
+        let body = json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]});
+        self.must(reqwest::Method::POST, "/actions", Some(body)).await;
+    }
+
+    /// Move the pointer over the middle of what `css` selects.
+    pub async fn hover(&self, css: &str) {
+        let element = self.element(css).await;
+        let origin = json!({ELEMENT: element});
+        let body = json!({"actions": [{"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"},
+                                       "actions": [{"type": "pointerMove", "duration": 0, "origin": origin, "x": 0, "y": 0}]}]});
+        self.must(reqwest::Method::POST, "/actions", Some(body)).await;
+    }
+
     /// The page as it looks now, to `target/console-screenshots/NAME.png`, and to
     /// `docs/console/NAME.png` as well when `CONSOLE_SCREENSHOTS=docs`.
     pub async fn screenshot(&self, name: &str) {

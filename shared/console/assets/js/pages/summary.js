@@ -1,8 +1,10 @@
-// The tenant's summary (GET /v1/summary): tasks by status, and tokens and estimated cost by day
-// and model, over a time range.
+// The tenant's summary: charts of its activity over a window (pages/activity.js), then tables
+// from GET /v1/summary: tasks by status, and tokens and estimated cost by day and model, over a
+// time range of creation.
 
 import { api } from "../api.js";
 import { errorBox, h, replace, table } from "../dom.js";
+import { activitySection } from "./activity.js";
 import { filterForm } from "../filters.js";
 import { count, usd, when } from "../format.js";
 import { statusCounts } from "../task-table.js";
@@ -19,7 +21,10 @@ export async function renderSummary({ main, query, signal }) {
     ],
   });
   const results = h("div", { id: "summary-results" }, h("p", { class: "muted" }, "Loading…"));
-  replace(main, h("h1", { tabindex: "-1" }, "Summary"), form, results);
+  const activity = activitySection({ query, signal });
+  replace(main, h("h1", { tabindex: "-1" }, "Summary"), activity.section, h("h2", { id: "h-summary-tables" }, "Tasks and cost by creation time"), form, results);
+  // Drawn beside the tables' read; live for the last hour until the page is left.
+  activity.start();
   let summary;
   try {
     summary = await api("GET", "/v1/summary", { signal, query: { createdAfter: query.createdAfter, createdBefore: query.createdBefore } });
