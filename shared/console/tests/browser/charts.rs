@@ -232,11 +232,14 @@ impl Minute {
     }
 
     /// A histogram (56 log-scale bins) of `ended` samples: all but one in `bins.0`, one in `bins.1`.
-    fn histogram(&self, bins: (usize, usize)) -> String {
+    /// The row's `times` (migrations/V40): queue waits in bin b at slot 2b - 1, run times at 2b.
+    fn times(&self) -> String {
         let ended = self.created;
-        let mut counts = [0u64; 56];
-        counts[bins.0 - 1] = ended - 1;
-        counts[bins.1 - 1] += 1;
+        let mut counts = [0u64; 114];
+        counts[2 * self.wait_bins.0 - 2] = ended - 1;
+        counts[2 * self.wait_bins.1 - 2] += 1;
+        counts[2 * self.run_bins.0 - 1] = ended - 1;
+        counts[2 * self.run_bins.1 - 1] += 1;
         format!("'{{{}}}'::integer[]", counts.map(|c| c.to_string()).join(","))
     }
 
@@ -247,15 +250,14 @@ impl Minute {
             (self.succeeded() * self.input_per_task, self.succeeded() * self.output_per_task);
         let cost = input as f64 * self.prices.0 / 1e6 + output as f64 * self.prices.1 / 1e6;
         format!(
-            "('{app}', date_trunc('minute', now()) - interval '{} minutes', 1, 0, '{}', {}, {}, {}, 0, '{}'::jsonb, {}, {}, {input}, {output}, {cost})",
+            "('{app}', date_trunc('minute', now()) - interval '{} minutes', 1, 0, '{}', {}, {}, {}, 0, '{}'::jsonb, {}, {input}, {output}, {cost})",
             self.ago,
             self.model,
             self.created,
             self.succeeded(),
             self.failed(),
             Value::Object(failures),
-            self.histogram(self.wait_bins),
-            self.histogram(self.run_bins),
+            self.times(),
         )
     }
 }
@@ -308,7 +310,7 @@ async fn an_hour_of_stored_activity_is_charted_bucket_by_bucket() {
         .db
         .sql(&format!(
             "INSERT INTO activity (app_id, starts_at, minutes, writer, model_id, created, succeeded, failed, \
-                 canceled, failures, wait_ms, run_ms, input_tokens, output_tokens, cost_usd) VALUES {}",
+                 canceled, failures, times, input_tokens, output_tokens, cost_usd) VALUES {}",
             rows.join(", ")
         ))
         .await;
