@@ -12,8 +12,10 @@ mod dropped_commit;
 mod follow;
 mod history;
 mod library;
+mod on_terminal;
 mod settings;
 mod tasks;
+mod terminal;
 
 use std::path::PathBuf;
 
