@@ -1,5 +1,5 @@
-//! What `tail --run` and `batch` draw on a terminal (a pseudo-terminal, read as a screen): the
-//! run's bar with its counts by status kept below the changes, batch's sent and refused
+//! What `runs get`, `tail --run` and `batch` draw on a terminal (a pseudo-terminal, read as a screen): the
+//! run's bar with its counts by status (below the changes, for `tail`), batch's sent and refused
 //! figures; and the plain lines, byte for byte, off a terminal, with `NO_COLOR` or `TERM=dumb`.
 
 use std::time::Duration;
@@ -49,6 +49,7 @@ async fn tail_keeps_the_runs_bar_below_its_changes_on_a_terminal_and_plain_lines
 
     let mut tail = Terminal::start(&stack, &token, &[], &args);
     tail.wait_for("3/4 done · succeeded 2 · failed 1 · canceled 0 · running 1 · queued 0", WITHIN).await;
+    runs_get_shows_three_of_four_done(&stack, &token, &run_id).await;
     client.cancel(slow).await.unwrap();
     tail.wait_for("running -> canceled", WITHIN).await;
     assert_eq!(tail.finish(WITHIN).await, 0, "{}", tail.raw());
@@ -96,6 +97,42 @@ async fn tail_keeps_the_runs_bar_below_its_changes_on_a_terminal_and_plain_lines
         expected.push(end.clone());
         assert_eq!(quiet.screen(), expected, "{env:?}");
     }
+    assert_json_only(&stack, &token, &[&args[..], &["--json"]].concat(), 0).await;
+}
+
+/// With `--json` on a terminal: JSON alone (a document or lines), no bar.
+async fn assert_json_only(stack: &Stack, token: &str, args: &[&str], code: i32) {
+    let mut json = Terminal::start(stack, token, &[], args);
+    assert_eq!(json.finish(WITHIN).await, code, "{}", json.raw());
+    assert!(!json.raw().contains('\x1b'), "no bar: {:?}", json.raw());
+    let text = json.screen().join("\n");
+    let values = serde_json::Deserializer::from_str(&text).into_iter::<Value>();
+    assert!(values.collect::<Result<Vec<_>, _>>().is_ok_and(|v| !v.is_empty()), "JSON only: {text}");
+}
+
+/// `runs get` while the run's slow task runs: on a terminal its `tasks:` line starts with the
+/// bar; off it, with `NO_COLOR` or `TERM=dumb`, the same line without; `--json` the run alone.
+async fn runs_get_shows_three_of_four_done(stack: &Stack, token: &str, run_id: &str) {
+    let counts = "3/4 done · succeeded 2 · failed 1 · canceled 0 · running 1 · queued 0";
+    let mut get = Terminal::start(stack, token, &[], &["runs", "get", run_id]);
+    assert_eq!(get.finish(WITHIN).await, 0, "{}", get.raw());
+    let screen = get.screen();
+    let split = format!("[{}{}{}]", "█".repeat(15), "▓".repeat(8), "░".repeat(7));
+    assert_eq!(screen.last().unwrap(), &format!("tasks:       {split} {counts}"), "{}", screen.join("\n"));
+    assert_eq!(screen[0], format!("id:          {run_id}"));
+
+    let piped = aitasks(stack, token, &["runs", "get", run_id]).await.ok();
+    let plain: Vec<&str> = piped.stdout.lines().collect();
+    assert_eq!(plain.last().unwrap(), &format!("tasks:       {counts}"), "{}", piped.stdout);
+    assert_eq!(plain[..plain.len() - 1], screen[..screen.len() - 1], "the run's lines, the same");
+    for env in [("NO_COLOR", "1"), ("TERM", "dumb")] {
+        let mut quiet = Terminal::start(stack, token, &[env], &["runs", "get", run_id]);
+        assert_eq!(quiet.finish(WITHIN).await, 0);
+        assert!(!quiet.raw().contains('\x1b'), "{env:?}: {:?}", quiet.raw());
+        assert_eq!(quiet.screen(), plain, "{env:?}");
+    }
+    let json = aitasks(stack, token, &["runs", "get", run_id, "--json"]).await.ok().json();
+    assert_eq!((json["id"].as_str(), json.get("tasks"), json.get("queued")), (Some(run_id), None, None));
 }
 
 #[tokio::test]
@@ -130,4 +167,5 @@ async fn batch_draws_sent_and_refused_on_a_terminal_and_prints_the_same_summary_
     let mut quiet = Terminal::start(&stack, &token, &[("NO_COLOR", "1")], &["batch", path]);
     assert_eq!(quiet.finish(WITHIN).await, 1);
     assert_eq!(quiet.screen(), ["3 items: created 0, existing 2, refused 1", screen[2].as_str()]);
+    assert_json_only(&stack, &token, &["batch", path, "--json"], 1).await;
 }
