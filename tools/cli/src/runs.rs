@@ -1,4 +1,5 @@
-//! `runs create|get|cancel|list`.
+//! `runs create|get|cancel|list`; `get` with the run's tasks by status (`progress` draws
+//! them as a bar when standard output is a terminal).
 
 use aitasks_client::{Client, ListRuns, RunProgress, RunState};
 use aitasks_contracts::limits::RUN_PROGRESS_COUNTED_MAX;
