@@ -89,9 +89,11 @@ pub(crate) enum Command {
     Summary(SummaryArgs),
     /// List a run's or a scope's tasks, page by page
     List(ListArgs),
-    /// Create the tasks of a JSONL file (one create body a line), in chunks of up to 1,000
+    /// Create the tasks of a JSONL file (one create body a line), in chunks of up to 1,000 (on a
+    /// terminal, a bar of the items sent and refused on standard error)
     Batch(BulkArgs),
-    /// Follow a run's tasks as they change
+    /// Follow a run's tasks as they change (on a terminal, the run's bar below them on standard
+    /// error)
     Tail(TailArgs),
     /// Print a shell completion script
     Completions(CompletionsArgs),
@@ -342,7 +344,7 @@ pub(crate) enum RunsCommand {
         #[arg(long, value_name = "KEY")]
         idempotency_key: Option<String>,
     },
-    /// Read a run
+    /// Read a run and its tasks by status (on a terminal, as a bar)
     Get { id: Uuid },
     /// Cancel a run: its queued tasks end canceled, running ones are aborted
     Cancel { id: Uuid },

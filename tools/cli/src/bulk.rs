@@ -1,15 +1,15 @@
 //! `batch FILE`: a JSONL file of create bodies, every line checked before the first request
 //! (a malformed or invalid line stops it with nothing sent), then sent in chunks of up to 1,000
-//! with a progress bar, and a summary of created, existing and refused items.
+//! with a progress bar on a terminal (`progress`), and a summary of created, existing and refused items.
 
 use aitasks_client::{Client, TaskBody};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::args::BulkArgs;
 use crate::failure::Failure;
 use crate::output;
+use crate::progress;
 use crate::tasks::read_input;
 
 /// Refused items (or bad lines) listed on standard error; the rest are counted.
@@ -74,16 +74,18 @@ pub(crate) async fn load(client: &Client, args: &BulkArgs, json: bool) -> Result
         return Err(Failure::Input(format!("{}: no create bodies", args.file.display())));
     }
     let total = bodies.len() as u64;
-    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-    bar.set_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} · {msg} · {elapsed}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
+    // On a terminal (standard error), a live bar: items sent and answered, refused, the rate.
+    let bar = progress::live(json, "{bar:30} {msg} · {elapsed}");
+    bar.set_length(total);
+    bar.set_message(format!("sent 0/{total}"));
+    let started = std::time::Instant::now();
     let report = client
         .create_many_with(&bodies, |counts| {
-            bar.set_position(counts.answered() as u64);
+            let sent = counts.answered() as u64;
+            bar.set_position(sent);
+            let rate = sent as f64 / started.elapsed().as_secs_f64().max(0.001);
             bar.set_message(format!(
-                "created {} · existing {} · refused {}",
+                "sent {sent}/{total} · created {} · existing {} · refused {} · {rate:.0} items/s",
                 counts.created, counts.existing, counts.refused
             ));
         })
@@ -91,7 +93,7 @@ pub(crate) async fn load(client: &Client, args: &BulkArgs, json: bool) -> Result
     let report = match report {
         Ok(report) => report,
         Err(error) => {
-            bar.abandon();
+            progress::leave(&bar);
             eprintln!(
                 "{} of {total} items were answered before this failure; sending the same file again is \
                  safe (each line is idempotent on its effect key)",
@@ -100,7 +102,8 @@ pub(crate) async fn load(client: &Client, args: &BulkArgs, json: bool) -> Result
             return Err(error.into());
         }
     };
-    bar.finish_and_clear();
+    // The bar stays with its final figures; the summary below is the same with or without it.
+    progress::leave(&bar);
     let refused: Vec<Value> = report
         .refused()
         .map(|(index, error)| json!({"line": lines[index], "status": error.status, "error": error}))

@@ -10,6 +10,7 @@ mod holds;
 mod listing;
 mod operations;
 mod output;
+mod progress;
 mod replay;
 mod runs;
 mod summary;

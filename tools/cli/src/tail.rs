@@ -2,12 +2,16 @@
 //! each read costs what is open, not what has ended: the run's tasks created since the last
 //! one seen (`after`), its `queued` and `running` tasks, and a read by id of each open task that
 //! left both lists (it ended, or moved between the two reads).
+//!
+//! On a terminal, a live bar of the run (its tasks by status, exact: every task is followed)
+//! stays at the bottom of standard error while the changes print above it (`progress`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use aitasks_client::{tasks_of, Client, ListTasks, RunState, Task, TaskFilter, TaskStatus};
 use chrono::{DateTime, Utc};
+use indicatif::ProgressBar;
 use serde_json::json;
 use tokio::time::Instant;
 use uuid::Uuid;
@@ -15,6 +19,7 @@ use uuid::Uuid;
 use crate::args::TailArgs;
 use crate::failure::Failure;
 use crate::output;
+use crate::progress::{self, Tally};
 
 /// What is known of the run's tasks.
 struct Follower {
@@ -24,6 +29,8 @@ struct Follower {
     /// The last task id seen: newer tasks are listed after it.
     cursor: Option<Uuid>,
     json: bool,
+    /// The live bar (hidden off a terminal and with `--json`).
+    bar: ProgressBar,
 }
 
 impl Follower {
@@ -75,7 +82,25 @@ impl Follower {
             _ => task.status.to_string(),
         };
         let error = task.error_code.as_deref().unwrap_or_default();
-        println!("{}  {}  {}  {change}  {error}", task.updated_at.to_rfc3339(), task.id, task.step_key);
+        let line =
+            format!("{}  {}  {}  {change}  {error}", task.updated_at.to_rfc3339(), task.id, task.step_key);
+        progress::println(&self.bar, &line);
+    }
+
+    /// The bar drawn again with the tasks as they are now.
+    fn draw(&self, state: RunState) {
+        let mut tally = Tally::default();
+        for (status, _) in self.seen.values() {
+            let count = match status {
+                TaskStatus::Queued => &mut tally.queued,
+                TaskStatus::Running => &mut tally.running,
+                TaskStatus::Succeeded => &mut tally.succeeded,
+                TaskStatus::Failed => &mut tally.failed,
+                TaskStatus::Canceled => &mut tally.canceled,
+            };
+            *count += 1;
+        }
+        self.bar.set_message(format!("{} {} · run {}", tally.bar(), tally.text(), state.as_str()));
     }
 
     /// Tasks by status.
@@ -98,13 +123,16 @@ pub(crate) async fn tail(client: &Client, args: &TailArgs, json: bool) -> Result
         .filter(|i| *i >= Duration::from_millis(100))
         .ok_or_else(|| Failure::Input("--interval: at least 0.1 seconds".into()))?;
     let deadline = args.timeout.map(|s| Instant::now() + Duration::from_secs(s));
-    let mut follower = Follower { run: args.run, seen: HashMap::new(), cursor: None, json };
+    let bar = progress::live(json, "{msg}");
+    let mut follower = Follower { run: args.run, seen: HashMap::new(), cursor: None, json, bar };
     loop {
         // The run first: a task that joins it after this read is listed by the next.
         let run = client.get_run(args.run).await?;
         follower.read(client).await?;
+        follower.draw(run.state);
         let has_tasks = !follower.seen.is_empty();
         if args.until_done && follower.all_ended() && (has_tasks || run.state == RunState::Canceled) {
+            progress::leave(&follower.bar);
             let counts = follower.counts();
             if json {
                 output::json_line(&json!({"done": true, "run": run.id, "counts": counts}));
@@ -114,6 +142,7 @@ pub(crate) async fn tail(client: &Client, args: &TailArgs, json: bool) -> Result
             return Ok(());
         }
         if deadline.is_some_and(|d| Instant::now() + interval > d) {
+            progress::leave(&follower.bar);
             return match args.until_done {
                 true => Err(Failure::Timeout(format!("run {}: tasks still open at --timeout", run.id))),
                 false => Ok(()),

@@ -1,7 +1,8 @@
 //! `aitasks`, the built binary, run as a process against the dev server (Postgres, the
 //! SQS-compatible server and the stub provider behind it): every subcommand, its `--json`
 //! output parsed, a 5,000-line batch, and bad input refused with the API's code and a non-zero
-//! exit, with nothing created; replays, operations and holds. Each test starts a stack of its own.
+//! exit, with nothing created; replays, operations and holds; and what `runs get`, `tail` and
+//! `batch` draw on a pseudo-terminal (`terminal`). Each test starts a stack of its own.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -12,8 +13,10 @@ mod dropped_commit;
 mod follow;
 mod history;
 mod library;
+mod on_terminal;
 mod settings;
 mod tasks;
+mod terminal;
 
 use std::path::PathBuf;
 
