@@ -47,6 +47,8 @@ export function setProgress(whole, counts, bound) {
   const t = tally(counts);
   const [track, text] = whole.children;
   const sentence = progressText(counts, bound);
+  // No task: no bar to draw, only the sentence.
+  track.hidden = t.total === 0;
   track.setAttribute("aria-valuemin", "0");
   track.setAttribute("aria-valuemax", String(t.total));
   track.setAttribute("aria-valuenow", String(t.done));

@@ -97,6 +97,21 @@ async fn runs_show_their_progress_as_bars_that_move_live() {
     let known = "6 of 8 done: 3 succeeded, 2 failed, 1 canceled; 0 running, 2 queued";
     assert_eq!(text, known);
     assert_eq!(aria, json!(["6", "8", known, "progressbar"]));
+    // Drawn: succeeded, failed and canceled from the left in their shares of the track (3, 2 and 1
+    // of 8); the queued rest is the empty track.
+    let drawn = browser
+        .eval(
+            "const track = document.getElementById(arguments[0]); const whole = track.clientWidth; \
+             return [...track.children].map((s) => [s.dataset.status, 100 * s.getBoundingClientRect().width / whole]);",
+            json!([format!("runbar-{run_id}-bar")]),
+        )
+        .await;
+    let drawn: Vec<(String, f64)> = serde_json::from_value(drawn).unwrap();
+    let shares = [("succeeded", 37.5), ("failed", 25.0), ("canceled", 12.5)];
+    assert_eq!(drawn.len(), shares.len(), "{drawn:?}");
+    for ((status, width), (expected, share)) in drawn.iter().zip(shares) {
+        assert!(status == expected && (width - share).abs() < 1.5, "{drawn:?}");
+    }
     let (text, aria) = bar(&browser, &format!("runbar-{big_id}")).await;
     let first = "1,000 of 1,000 done: 1,000 succeeded, 0 failed, 0 canceled; 0 running, 0 queued \
                  (first 1,000 tasks counted: the run has more)";
