@@ -53,8 +53,9 @@ fn template_routes() -> BTreeSet<(String, String, String)> {
 #[tokio::test]
 async fn every_documented_operation_is_served_and_routed() {
     let operations = openapi_operations();
-    // Seventeen, four of holds, six of replays and operations, one of live output.
-    assert_eq!(operations.len(), 17 + 4 + 6 + 1, "the twenty-eight routes of docs/api.md");
+    // Seventeen, four of holds, six of replays and operations, one of live output, two of
+    // pictures (a run's progress, the activity).
+    assert_eq!(operations.len(), 17 + 4 + 6 + 1 + 2, "the thirty routes of docs/api.md");
     let routed: BTreeSet<(String, String)> =
         template_routes().into_iter().filter(|(m, _, _)| m != "ANY").map(|(m, p, _)| (m, p)).collect();
     assert_eq!(routed, operations, "template.yaml routes exactly the documented operations");
@@ -96,6 +97,7 @@ async fn every_documented_operation_is_served_and_routed() {
     // A documented path with a method it does not take is a 405 naming the ones it does; the
     // methods named are exactly the documented ones.
     let task = format!("/v1/tasks/{}", uuid::Uuid::new_v4());
+    let progress = format!("/v1/runs/{}/progress", uuid::Uuid::new_v4());
     for (method, path, template) in [
         ("PUT", "/v1/tasks", "/v1/tasks"),
         ("DELETE", "/v1/runs", "/v1/runs"),
@@ -105,6 +107,8 @@ async fn every_documented_operation_is_served_and_routed() {
         ("DELETE", task.as_str(), "/v1/tasks/{taskId}"),
         ("POST", "/v1/unreleased-sources", "/v1/unreleased-sources"),
         ("POST", "/v1/summary", "/v1/summary"),
+        ("POST", "/v1/activity", "/v1/activity"),
+        ("DELETE", &progress, "/v1/runs/{runId}/progress"),
     ] {
         let answer = api.send(method.parse().expect("method"), path, None).await;
         assert_eq!(

@@ -8,6 +8,7 @@
 mod batch_hygiene;
 mod batch_results;
 mod bounded;
+mod charts;
 mod contract;
 mod create_many_and_pages;
 mod deferred;

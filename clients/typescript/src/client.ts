@@ -34,6 +34,9 @@ import {
   type RunPage,
   type Summary,
   type SummaryQuery,
+  type Activity,
+  type ActivityQuery,
+  type RunProgress,
   type TaskAttempts,
   type TaskBatch,
   type TaskCallbacks,
@@ -427,6 +430,24 @@ export class AitasksClient {
       if (error instanceof AitasksError && error.code === "NOT_IN_BATCH") return null;
       throw error;
     }
+  }
+
+  /** `GET /v1/runs/{runId}/progress`: the run's tasks counted by status now, over its first 10,000 (`complete: false` past them). */
+  async getRunProgress(runId: string, options: CallOptions = {}): Promise<RunProgress> {
+    return expect(
+      await this.api.GET("/v1/runs/{runId}/progress", { params: { path: { runId } }, ...signalOf(options) }),
+      "GET /v1/runs/{runId}/progress",
+    );
+  }
+
+  /**
+   * `GET /v1/activity`: the tenant's activity in time buckets (created, ended by status, failures
+   * by error code, p50/p95 queue wait and run time, tokens and cost by model), every bucket of
+   * the window oldest first (default: the last 24 hours by the hour).
+   */
+  async getActivity(query: ActivityQuery = {}, options: CallOptions = {}): Promise<Activity> {
+    const answer = await this.api.GET("/v1/activity", { params: { query }, ...signalOf(options) });
+    return expect(answer, "GET /v1/activity");
   }
 
   /** `GET /v1/summary`: the tenant's tasks created in the window, by status, and their tokens and cost by UTC day and model. */

@@ -204,7 +204,17 @@ export interface SummaryQuery {
   createdBefore?: string;
 }
 
+/** `GET /v1/activity`'s window: `bucket` in seconds (60, 300, 900, 3600 by default, 86400). */
+export interface ActivityQuery {
+  bucket?: 60 | 300 | 900 | 3600 | 86400;
+  from?: string;
+  to?: string;
+}
+
 export type RunPage = Schemas["RunPage"];
+export type RunProgress = Schemas["RunProgress"];
+export type Activity = Schemas["Activity"];
+export type ActivityBucket = Schemas["ActivityBucket"];
 export type TaskAttempts = Schemas["TaskAttempts"];
 export type TaskAttempt = TaskAttempts["attempts"][number];
 export type TaskEvents = Schemas["TaskEvents"];

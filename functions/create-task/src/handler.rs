@@ -1,7 +1,7 @@
 //! `create-task`, behind API Gateway: runs and tasks. Parses the event, calls the runtime,
 //! maps the result; nothing else.
 
-use aitasks_contracts::{HoldsQuery, ListQuery, OperationsQuery, RunsQuery, SummaryQuery};
+use aitasks_contracts::{ActivityQuery, HoldsQuery, ListQuery, OperationsQuery, RunsQuery, SummaryQuery};
 use aitasks_lambda_kit::{
     check_method, json_response, many_response, serve_http, ApiError, HttpRequest, Route,
 };
@@ -16,6 +16,7 @@ const ROUTES: &[Route] = &[
     Route { path: &["v1", "runs"], allow: &["GET", "POST"] },
     Route { path: &["v1", "runs", "{}"], allow: &["GET"] },
     Route { path: &["v1", "runs", "{}", "cancel"], allow: &["POST"] },
+    Route { path: &["v1", "runs", "{}", "progress"], allow: &["GET"] },
     Route { path: &["v1", "tasks"], allow: &["GET", "POST"] },
     Route { path: &["v1", "tasks", "batch"], allow: &["POST"] },
     Route { path: &["v1", "tasks", "{}"], allow: &["GET"] },
@@ -25,6 +26,7 @@ const ROUTES: &[Route] = &[
     Route { path: &["v1", "tasks", "{}", "callbacks"], allow: &["GET"] },
     Route { path: &["v1", "tasks", "{}", "batch"], allow: &["GET"] },
     Route { path: &["v1", "summary"], allow: &["GET"] },
+    Route { path: &["v1", "activity"], allow: &["GET"] },
     // Holds (docs/api.md, "Holds").
     Route { path: &["v1", "holds"], allow: &["GET", "POST"] },
     Route { path: &["v1", "holds", "{}"], allow: &["GET"] },
@@ -74,6 +76,14 @@ async fn route<P>(app: &App<P>, request: &HttpRequest<'_>) -> Result<ApiGatewayV
                 limit: request.query("limit"),
             };
             Ok(json_response(200, &history::list_runs(app, &tenant, query).await?))
+        }
+        ("GET", ["v1", "activity"]) => {
+            let query = ActivityQuery {
+                bucket: request.query("bucket"),
+                from: request.query("from"),
+                to: request.query("to"),
+            };
+            Ok(json_response(200, &history::activity(app, &tenant, query).await?))
         }
         ("GET", ["v1", "summary"]) => {
             let query = SummaryQuery {
@@ -132,6 +142,9 @@ async fn route<P>(app: &App<P>, request: &HttpRequest<'_>) -> Result<ApiGatewayV
             Ok(json_response(200, &operations::stop_operation(app, &tenant, id).await?))
         }
         ("GET", ["v1", "runs", run_id]) => Ok(run_answer(200, &api::get_run(app, &tenant, run_id).await?)),
+        ("GET", ["v1", "runs", run_id, "progress"]) => {
+            Ok(json_response(200, &api::run_progress(app, &tenant, run_id).await?))
+        }
         ("POST", ["v1", "runs", run_id, "cancel"]) => {
             Ok(run_answer(200, &api::cancel_run(app, &tenant, run_id).await?))
         }

@@ -136,8 +136,10 @@ TRUNCATE tasks, runs, task_events, scope_admissions, scope_budgets, app_concurre
 ALTER TABLE tasks SET (fillfactor = 100);
 
 -- Loaded rows are history, not endings: the trigger that writes what follows a task's end
--- (migrations/V38) would write an event for each.
-ALTER TABLE tasks DISABLE TRIGGER tasks_inserted_ended, DISABLE TRIGGER tasks_inserted_ended_event;
+-- (migrations/V38) would write an event for each, and the activity count (V40) would count them
+-- all created now (the probe writes the activity of a busy day itself).
+ALTER TABLE tasks DISABLE TRIGGER tasks_inserted_ended, DISABLE TRIGGER tasks_inserted_ended_event,
+    DISABLE TRIGGER tasks_activity_inserted;
 
 DO $$
 DECLARE
@@ -154,7 +156,8 @@ BEGIN
     END LOOP;
 END
 $$;
-ALTER TABLE tasks ENABLE TRIGGER tasks_inserted_ended, ENABLE TRIGGER tasks_inserted_ended_event;
+ALTER TABLE tasks ENABLE TRIGGER tasks_inserted_ended, ENABLE TRIGGER tasks_inserted_ended_event,
+    ENABLE TRIGGER tasks_activity_inserted;
 
 -- One run per 20 task numbers, with the id its tasks refer to; 1% canceled.
 INSERT INTO runs (id, app_id, scope_id, state, actor, cancel_requested_at, created_at, updated_at)

@@ -4,7 +4,7 @@
 //! TaskAttempts, TaskEvents, TaskCallbacks, TaskBatch, TenantSummary}`).
 
 use aitasks_contracts::{
-    ErrorCode, ListRuns, ListedRun, RunPage, TaskAttempts, TaskBatch, TaskCallbacks, TaskEvents,
+    Activity, ErrorCode, ListRuns, ListedRun, RunPage, TaskAttempts, TaskBatch, TaskCallbacks, TaskEvents,
     TenantSummary, RUN_PAGE_MAX,
 };
 use chrono::SecondsFormat;
@@ -77,6 +77,26 @@ impl Client {
         let target = format!(
             "/v1/summary{}",
             query(&[("createdAfter", instant(created_after)), ("createdBefore", instant(created_before))])
+        );
+        self.send(&Call::new(Method::GET, target)).await?.decode()
+    }
+
+    /// `GET /v1/activity`: the tenant's activity in buckets of `bucket_seconds` (60, 300, 900,
+    /// 3600 or 86400; the API's default: an hour) over `[from, to)` (the API's defaults: the 24
+    /// hours before now, 30 days for a bucket of a day).
+    pub async fn activity(
+        &self,
+        bucket_seconds: Option<u32>,
+        from: Option<DateTime<Utc>>,
+        to: Option<DateTime<Utc>>,
+    ) -> Result<Activity, Error> {
+        let target = format!(
+            "/v1/activity{}",
+            query(&[
+                ("bucket", bucket_seconds.map(|seconds| seconds.to_string())),
+                ("from", instant(from)),
+                ("to", instant(to)),
+            ])
         );
         self.send(&Call::new(Method::GET, target)).await?.decode()
     }

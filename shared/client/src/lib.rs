@@ -99,11 +99,11 @@ mod scopes;
 mod tasks;
 
 pub use aitasks_contracts::{
-    AttemptOutcome, AttemptUsage, DailyCost, ErrorCode, Kind, ListOperations, ListRuns, ListTasks, ListedRun,
-    Operation, OperationAction, OperationFilter, OperationPage, OperationState, Problem, Problems, RunPage,
-    RunState, StatusCounts, TaskAttempt, TaskAttempts, TaskBatch, TaskCallback, TaskCallbacks, TaskCounts,
-    TaskEvent, TaskEvents, TaskFilter, TaskOutput, TaskReplay, TaskReplays, TaskStatus, TenantSummary,
-    HOLD_PAGE_MAX, OPERATION_PAGE_MAX,
+    Activity, ActivityBucket, AttemptOutcome, AttemptUsage, DailyCost, ErrorCode, Kind, ListOperations,
+    ListRuns, ListTasks, ListedRun, Operation, OperationAction, OperationFilter, OperationPage,
+    OperationState, Problem, Problems, RunPage, RunProgress, RunState, StatusCounts, TaskAttempt,
+    TaskAttempts, TaskBatch, TaskCallback, TaskCallbacks, TaskCounts, TaskEvent, TaskEvents, TaskFilter,
+    TaskOutput, TaskReplay, TaskReplays, TaskStatus, TenantSummary, HOLD_PAGE_MAX, OPERATION_PAGE_MAX,
 };
 pub use answers::holds::{
     Hold, HoldCreated, HoldKind, HoldPage, HoldState, HoldTarget, ListHolds, ReleasedBy,

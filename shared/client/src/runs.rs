@@ -4,6 +4,8 @@ use reqwest::Method;
 use serde_json::json;
 use uuid::Uuid;
 
+use aitasks_contracts::RunProgress;
+
 use crate::answers::Run;
 use crate::client::{Call, Client};
 use crate::error::Error;
@@ -39,6 +41,12 @@ impl Client {
     /// `GET /v1/runs/{id}`.
     pub async fn get_run(&self, id: Uuid) -> Result<Run, Error> {
         self.send(&Call::new(Method::GET, format!("/v1/runs/{id}"))).await?.decode()
+    }
+
+    /// `GET /v1/runs/{id}/progress`: how far along the run is, its tasks counted by status now
+    /// (over its first 10,000: `complete` is false past them).
+    pub async fn run_progress(&self, id: Uuid) -> Result<RunProgress, Error> {
+        self.send(&Call::new(Method::GET, format!("/v1/runs/{id}/progress"))).await?.decode()
     }
 
     /// `POST /v1/runs/{id}/cancel`: the run, canceled; its queued tasks end `canceled`, running

@@ -135,6 +135,31 @@ pub struct ListedRun {
     pub tasks: TaskCounts,
 }
 
+/// `GET /v1/runs/{runId}/progress`: how far along a run is, its tasks counted by status now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunProgress {
+    pub run_id: Uuid,
+    pub state: RunState,
+    pub queued: u64,
+    pub running: u64,
+    pub succeeded: u64,
+    pub failed: u64,
+    pub canceled: u64,
+    /// The tasks counted: the sum of the five.
+    pub total: u64,
+    /// False when the run has more than [`crate::limits::RUN_PROGRESS_COUNTED_MAX`] tasks: the
+    /// counts are then of its first ones (in creation order).
+    pub complete: bool,
+}
+
+impl RunProgress {
+    /// Tasks that ended: succeeded, failed or canceled.
+    pub fn done(&self) -> u64 {
+        self.succeeded + self.failed + self.canceled
+    }
+}
+
 /// `GET /v1/runs`: a page of runs, and where the next page starts (absent on the last page).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

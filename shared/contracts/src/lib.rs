@@ -15,6 +15,7 @@
 //!
 //! Parsing never panics, whatever the input (property-tested).
 
+mod activity;
 mod answer;
 mod attempts;
 mod bodies;
@@ -40,6 +41,12 @@ mod schema;
 mod stored_size;
 mod summary;
 
+pub use activity::{
+    Activity, ActivityBucket, ActivityQuery, ActivityWindow, FailureCount, Histogram, ModelActivity,
+    Percentiles, ACTIVITY_BUCKETS, ACTIVITY_BUCKETS_MAX, ACTIVITY_BUCKET_DEFAULT, ACTIVITY_KEPT_DAYS,
+    ACTIVITY_MINUTES_KEPT_HOURS, ACTIVITY_MINUTE_WINDOW_HOURS, ACTIVITY_ROWS_MAX, ACTIVITY_WINDOW_MAX_DAYS,
+    HISTOGRAM_BINS,
+};
 pub use answer::check_answer;
 pub use attempts::{AttemptOutcome, AttemptUsage, TaskAttempt, TaskAttempts};
 pub use bodies::{parse_json, Budget, CreateRun, CreateTask, Owner, Release, Scope, UsageSubject};
@@ -48,8 +55,8 @@ pub use codes::{ErrorCode, RunState, TaskStatus};
 pub use delivery::{parse_duration, DeliveryMode, DEFERRED_MAX_WITHIN, DEFERRED_MIN_WITHIN};
 pub use hash::{canonical_hash, canonical_json};
 pub use history::{
-    ListRuns, ListedRun, RunPage, RunsQuery, TaskBatch, TaskCallback, TaskCallbacks, TaskCounts, TaskEvent,
-    TaskEvents,
+    ListRuns, ListedRun, RunPage, RunProgress, RunsQuery, TaskBatch, TaskCallback, TaskCallbacks, TaskCounts,
+    TaskEvent, TaskEvents,
 };
 pub use holds::{
     HoldAnswer, HoldOn, HoldPage, HoldTargetAnswer, HoldsQuery, ListHolds, PlaceHold, HOLD_PAGE_MAX,

@@ -53,6 +53,10 @@ pub const RUN_PAGE_MAX: usize = 100;
 /// `more` (a page of runs reads at most `RUN_PAGE_MAX` × (this + 1) tasks).
 pub const RUN_TASKS_COUNTED_MAX: usize = 1_000;
 
+/// Tasks `GET /v1/runs/{runId}/progress` counts: a larger run is counted over its first ones
+/// (by id, creation order) and says `complete: false`.
+pub const RUN_PROGRESS_COUNTED_MAX: usize = 10_000;
+
 /// Runs one `GET /v1/runs` answer looks at: with a filter that keeps few of them, the page is short
 /// and `next` points past the last one looked at.
 pub const RUN_SCAN_MAX: usize = 1_000;

@@ -2,7 +2,7 @@
 //! database work of its answer at its bound, so that a tenant's dashboards are held to a share of
 //! the database whatever mix of reads they send.
 
-/// The three sizes of read.
+/// The four sizes of read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReadCost {
     /// A few rows found by key: a task (`GET /v1/tasks/{taskId}`, a long poll included: its later
@@ -14,6 +14,9 @@ pub enum ReadCost {
     /// their rows), a page of unreleased sources, a page of operations (up to 100 rows by the
     /// tenant's key), or a page of holds.
     Page,
+    /// A run's progress: up to 10,000 of its tasks counted by status
+    /// ([`RUN_PROGRESS_COUNTED_MAX`](crate::RUN_PROGRESS_COUNTED_MAX)).
+    Count,
     /// A page of runs (up to 1,000 runs walked and 100 × 1,001 tasks counted) or the summary (up to
     /// 100,000 tasks).
     Wide,
@@ -25,6 +28,7 @@ impl ReadCost {
         match self {
             ReadCost::ByKey => 1,
             ReadCost::Page => 20,
+            ReadCost::Count => 100,
             ReadCost::Wide => 1_000,
         }
     }

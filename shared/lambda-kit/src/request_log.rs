@@ -11,11 +11,12 @@ use aws_lambda_events::apigw::ApiGatewayV2httpRequest;
 /// The routes of the HTTP API, as API Gateway names them (`template.yaml`), for events whose
 /// route key is `$default` (the dev server). Every route of docs/api.md; a literal segment is listed before a pattern in the same place
 /// (`/v1/tasks/batch` before `/v1/tasks/{taskId}`), as API Gateway prefers it.
-const ROUTES: [(&str, &[&str]); 28] = [
+const ROUTES: [(&str, &[&str]); 30] = [
     ("POST", &["v1", "runs"]),
     ("GET", &["v1", "runs"]),
     ("GET", &["v1", "runs", "{runId}"]),
     ("POST", &["v1", "runs", "{runId}", "cancel"]),
+    ("GET", &["v1", "runs", "{runId}", "progress"]),
     ("POST", &["v1", "tasks", "release"]),
     ("POST", &["v1", "tasks", "batch"]),
     ("POST", &["v1", "tasks"]),
@@ -30,6 +31,7 @@ const ROUTES: [(&str, &[&str]); 28] = [
     ("GET", &["v1", "tasks", "{taskId}", "replays"]),
     ("GET", &["v1", "tasks", "{taskId}", "output"]),
     ("GET", &["v1", "summary"]),
+    ("GET", &["v1", "activity"]),
     ("DELETE", &["v1", "scopes", "{scopeId}", "tasks"]),
     ("GET", &["v1", "unreleased-sources"]),
     ("POST", &["v1", "operations"]),

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use aitasks_contracts::{
     parse_json, AppId, CreateRun, EffectKey, IdempotencyKey, ListQuery, ListTasks, ReadCost, Release, RunId,
-    TaskId, ANSWER_MAX_BYTES, ID_MAX_CHARS, MAX_WAIT_SECONDS,
+    RunProgress, TaskId, ANSWER_MAX_BYTES, ID_MAX_CHARS, MAX_WAIT_SECONDS,
 };
 use aitasks_store::{self as store, CreatedRun, NewRun, Run, SourceRef, Task};
 use serde_json::json;
@@ -71,6 +71,15 @@ pub async fn get_run<P>(app: &App<P>, tenant: &AppId, run_id: &str) -> Result<Ru
     app.reads.charge(&app.pool, tenant, ReadCost::ByKey).await?;
     let client = client(app).await?;
     store::get_run(&client, tenant.as_str(), run_id.uuid()).await?.ok_or(ApiError::NotFound)
+}
+
+/// `GET /v1/runs/{runId}/progress`: the run's tasks counted by status now (over its first
+/// `RUN_PROGRESS_COUNTED_MAX`).
+pub async fn run_progress<P>(app: &App<P>, tenant: &AppId, run_id: &str) -> Result<RunProgress, ApiError> {
+    let run_id = path_id(run_id, RunId::parse)?;
+    app.reads.charge(&app.pool, tenant, ReadCost::Count).await?;
+    let client = client(app).await?;
+    store::run_progress(&client, tenant.as_str(), run_id.uuid()).await?.ok_or(ApiError::NotFound)
 }
 
 /// `POST /v1/runs/{runId}/cancel`: queued tasks end `canceled`, running ones are aborted. The

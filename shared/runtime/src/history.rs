@@ -4,8 +4,9 @@
 //! run or task is a 404 exactly as a missing one.
 
 use aitasks_contracts::{
-    AppId, ListRuns, ReadCost, RunPage, RunsQuery, SummaryQuery, SummaryWindow, TaskAttempts, TaskBatch,
-    TaskCallbacks, TaskEvents, TaskId, TenantSummary, HISTORY_ITEMS_MAX,
+    Activity, ActivityQuery, ActivityWindow, AppId, ListRuns, ReadCost, RunPage, RunsQuery, SummaryQuery,
+    SummaryWindow, TaskAttempts, TaskBatch, TaskCallbacks, TaskEvents, TaskId, TenantSummary,
+    HISTORY_ITEMS_MAX,
 };
 use aitasks_store as store;
 
@@ -59,6 +60,19 @@ pub async fn summary<P>(
     app.reads.charge(&app.pool, tenant, ReadCost::Wide).await?;
     let client = client(app).await?;
     Ok(store::summary(&client, tenant.as_str(), &window).await?)
+}
+
+/// `GET /v1/activity?bucket=&from=&to=`: the tenant's activity in time buckets (the last 24
+/// hours by the hour by default), from the rows migrations/V40 counts into.
+pub async fn activity<P>(
+    app: &App<P>,
+    tenant: &AppId,
+    query: ActivityQuery<'_>,
+) -> Result<Activity, ApiError> {
+    let window = ActivityWindow::parse(query, chrono::Utc::now()).map_err(ApiError::Invalid)?;
+    app.reads.charge(&app.pool, tenant, ReadCost::Page).await?;
+    let client = client(app).await?;
+    Ok(store::activity(&client, tenant.as_str(), &window).await?)
 }
 
 /// `GET /v1/tasks/{taskId}/events`: the oldest [`HISTORY_ITEMS_MAX`].

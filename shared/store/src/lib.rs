@@ -37,6 +37,7 @@
 //! a requeue, a cancel or another worker's claim changes nothing and reports
 //! [`Fenced::Lost`], [`Fenced::Lost`] or [`LeaseCheck::Lost`].
 
+mod activity;
 mod admission;
 mod attempts;
 mod batch_copies;
@@ -73,6 +74,7 @@ mod summary;
 mod sweep;
 mod tenant_quota;
 
+pub use activity::{activity, fold_activity, prune_activity};
 pub use admission::create_scoped;
 pub use attempts::{task_attempts, AttemptsOfTask};
 pub use batch_copies::{
@@ -132,7 +134,7 @@ pub use read::{get_task, get_task_by_effect_key};
 pub use read_rate::{spend_reads, ReadBucket, ReadSpend};
 pub use repair::{give_back_for_repair, read_repair, take_repair};
 pub use replays::{replay_sources, task_replays, ReplaySource};
-pub use runs::{create_run, get_run};
+pub use runs::{create_run, get_run, run_progress};
 pub use settle::{complete_attempt, complete_many, end_canceled, fail_attempt, give_back, requeue_attempt};
 pub use stats::{backlog, overview, Backlog, Overview};
 pub use summary::summary;

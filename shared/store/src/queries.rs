@@ -66,6 +66,10 @@ fragments! {
 }
 
 statements! {
+    ACTIVITY = "activity/activity";
+    FOLD_ACTIVITY = "activity/fold_activity";
+    PRUNE_ACTIVITY = "activity/prune_activity";
+
     ADMIT = "admission/admit";
     INSERT_CACHED = "admission/insert_cached";
     LOCK_APP_EXCLUSIVE = "admission/lock_app_exclusive";
@@ -186,6 +190,7 @@ statements! {
 
     CREATE_RUN = "runs/create_run";
     GET_RUN = "runs/get_run";
+    RUN_PROGRESS = "runs/run_progress";
 
     COMPLETE_ATTEMPT = "settle/complete_attempt";
     COMPLETE_MANY = "settle/complete_many";

@@ -38,6 +38,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/runs/{runId}/progress": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How far along a run is: its tasks counted by status now, over its first 10,000 (by creation; `complete: false` when it has more). */
+        get: operations["getRunProgress"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/runs/{runId}/cancel": {
         parameters: {
             query?: never;
@@ -149,6 +166,23 @@ export interface paths {
         };
         /** The tenant's tasks created in [createdAfter, createdBefore) (default: the 7 days before now; at most 31 days), counted by status, and their tokens and estimated cost by UTC day and model. Reads at most the newest 100,000 of them (`complete: false` past that). */
         get: operations["getSummary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's activity in time buckets: tasks created and ended, failures by error code, p50/p95 queue wait and run time, tokens and estimated cost, by model. Every bucket of the window, oldest first; read from per-minute records (never the tasks), at most 20,000 of them (`complete: false` past that). */
+        get: operations["getActivity"];
         put?: never;
         post?: never;
         delete?: never;
@@ -582,6 +616,67 @@ export interface components {
             }[];
             /** @description The task has ended attempts beyond these 100. */
             more: boolean;
+        };
+        RunProgress: {
+            /** Format: uuid */
+            runId: string;
+            /** @enum {string} */
+            state: "running" | "canceled";
+            queued: number;
+            running: number;
+            succeeded: number;
+            failed: number;
+            canceled: number;
+            /** @description The tasks counted: the sum of the five. */
+            total: number;
+            /** @description false when the run has more than 10,000 tasks: the counts are then its first 10,000's. */
+            complete: boolean;
+        };
+        Percentiles: {
+            /** @description Milliseconds, within 19%; null with no sample. */
+            p50: number | null;
+            p95: number | null;
+            samples: number;
+        };
+        ActivityBucket: {
+            /** Format: date-time */
+            start: string;
+            /** @description Tasks created in the bucket. */
+            created: number;
+            /** @description Tasks that ended succeeded in the bucket (a result-cache hit included). */
+            succeeded: number;
+            failed: number;
+            canceled: number;
+            /** @description The failed tasks by error code, most first. */
+            failures: {
+                errorCode: string;
+                tasks: number;
+            }[];
+            queueWaitMs: components["schemas"]["Percentiles"];
+            runMs: components["schemas"]["Percentiles"];
+            inputTokens: number;
+            outputTokens: number;
+            /** @description null when no cost is known. */
+            estimatedCostUsd: number | null;
+            /** @description The tasks that ended in the bucket by model id. */
+            models: {
+                modelId: string;
+                tasks: number;
+                inputTokens: number;
+                outputTokens: number;
+                estimatedCostUsd: number | null;
+            }[];
+        };
+        Activity: {
+            /** Format: date-time */
+            from: string;
+            /** Format: date-time */
+            to: string;
+            /** @enum {integer} */
+            bucketSeconds: 60 | 300 | 900 | 3600 | 86400;
+            /** @description false when the window held more than 20,000 records: later buckets are short. */
+            complete: boolean;
+            buckets: components["schemas"]["ActivityBucket"][];
         };
         Summary: {
             /** Format: date-time */
@@ -1190,6 +1285,32 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    getRunProgress: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                runId: components["parameters"]["runId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run's progress. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunProgress"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["ReadRate"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     cancelRun: {
         parameters: {
             query?: never;
@@ -1435,6 +1556,37 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Summary"];
+                };
+            };
+            400: components["responses"]["Invalid"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["ReadRate"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getActivity: {
+        parameters: {
+            query?: {
+                /** @description The bucket, in seconds: 60, 300, 900, 3600 (default) or 86400. */
+                bucket?: 60 | 300 | 900 | 3600 | 86400;
+                /** @description The window's start (RFC 3339, with its offset), moved down to a bucket's edge; default: 24 hours before `to` (30 days for a bucket of 86400). A bucket under an hour reaches back 24 hours from now at most. */
+                from?: string;
+                /** @description The window's end (RFC 3339, with its offset), moved up to a bucket's edge; default: now. At most 31 days and 1,440 buckets after `from`. */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The activity. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Activity"];
                 };
             };
             400: components["responses"]["Invalid"];

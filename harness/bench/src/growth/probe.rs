@@ -346,6 +346,30 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
             aitasks_contracts::ListTasks { status: Some(aitasks_contracts::TaskStatus::Succeeded), ..scope };
         store::list_tasks(&client, APP, &succeeded).await?;
     });
+    operation!("read: a run's progress (10,000 tasks counted)", |_i| {
+        store::run_progress(&client, APP, run_id).await?;
+    });
+    // The activity the loader's tasks would have counted (the load itself runs without
+    // triggers): a row a minute for the last day, per model, for every application, so that the
+    // read's walk has other tenants' rows beside its own.
+    client
+        .batch_execute(
+            "INSERT INTO activity (app_id, starts_at, minutes, writer, model_id, created, succeeded) \
+             SELECT 'app-' || lpad(a::text, 2, '0'), date_trunc('minute', now()) - m * interval '1 minute', \
+                 1, 0, 'model-' || d, 700, 690 \
+             FROM generate_series(0, 99) a, generate_series(3, 1439) m, generate_series(0, 1) d \
+             ON CONFLICT DO NOTHING; ANALYZE activity",
+        )
+        .await?;
+    operation!("read: the activity, a day by the minute", |_i| {
+        let query = aitasks_contracts::ActivityQuery { bucket: Some("60"), from: None, to: None };
+        let window = aitasks_contracts::ActivityWindow::parse(query, chrono::Utc::now())
+            .map_err(|problems| format!("the activity window: {problems:?}"))?;
+        store::activity(&client, APP, &window).await?;
+    });
+    operation!("sweeper: fold activity", |_i| {
+        store::fold_activity(&client, 1_000).await?;
+    });
     Ok(timings)
 }
 

@@ -228,6 +228,8 @@ impl Scenario<'_> {
         self.http("GET", "/v1/tasks/{taskId}/callbacks", &format!("{task}/callbacks"), &[], None, 200).await;
         self.http("GET", "/v1/tasks/{taskId}/batch", &format!("{task}/batch"), &[], None, 404).await;
         self.http("GET", "/v1/summary", "/v1/summary", &[], None, 200).await;
+        self.http("GET", "/v1/activity", "/v1/activity", &[], None, 200).await;
+        self.http("GET", "/v1/runs/{runId}/progress", &format!("/v1/runs/{run_id}/progress"), &[], None, 200).await;
     }
 
     /// Acting on tasks: a replay of the canceled task and its listing, an operation over the run
@@ -269,10 +271,11 @@ impl Scenario<'_> {
             "/v1/operations/0190d1c3-0000-7000-8000-000000000000",
             "/v1/holds/0190d1c3-0000-7000-8000-000000000000",
         );
-        let calls: [(&str, String, &str, &str); 24] = [
+        let calls: [(&str, String, &str, &str); 26] = [
             ("/v1/runs", "/v1/runs".into(), "DELETE", "GET, POST"),
             ("/v1/runs/{runId}", run.clone(), "DELETE", "GET"),
             ("/v1/runs/{runId}/cancel", format!("{run}/cancel"), "GET", "POST"),
+            ("/v1/runs/{runId}/progress", format!("{run}/progress"), "POST", "GET"),
             ("/v1/tasks", "/v1/tasks".into(), "PUT", "GET, POST"),
             ("/v1/tasks/batch", "/v1/tasks/batch".into(), "GET", "POST"),
             ("/v1/tasks/{taskId}", task.clone(), "PATCH", "GET"),
@@ -282,6 +285,7 @@ impl Scenario<'_> {
             ("/v1/tasks/{taskId}/batch", format!("{task}/batch"), "POST", "GET"),
             ("/v1/tasks/{taskId}/attempts", format!("{task}/attempts"), "POST", "GET"),
             ("/v1/summary", "/v1/summary".into(), "POST", "GET"),
+            ("/v1/activity", "/v1/activity".into(), "POST", "GET"),
             ("/v1/tasks/release", "/v1/tasks/release".into(), "GET", "POST"),
             ("/v1/scopes/{scopeId}/tasks", "/v1/scopes/docs/tasks".into(), "GET", "DELETE"),
             ("/v1/unreleased-sources", "/v1/unreleased-sources".into(), "POST", "GET"),

@@ -70,11 +70,14 @@ pub enum Duty {
     /// Live output of tasks that ended `AITASK_STREAM_KEEP_SECONDS` ago (docs/api.md, "Live
     /// output").
     PruneOutputs,
+    /// The tenant's activity (`GET /v1/activity`, migrations/V40): a closed minute's rows per
+    /// backend folded into one, a minute over a day old into its hour, hours over 93 days deleted.
+    FoldActivity,
 }
 
 /// Every duty, in the order a sweep runs them. The heartbeat of waiting callbacks is not among
 /// them: it runs beside them, from the sweep's start (`super::heartbeats`).
-pub const DUTIES: [Duty; 19] = [
+pub const DUTIES: [Duty; 20] = [
     Duty::ExpireQueued,
     Duty::ExpireRunning,
     Duty::RestoreLost,
@@ -93,6 +96,7 @@ pub const DUTIES: [Duty; 19] = [
     Duty::PruneProviderMinutes,
     Duty::PruneBatches,
     Duty::PruneOutputs,
+    Duty::FoldActivity,
     // Last: their provider calls take the longest, and never delay the other duties.
     Duty::FormBatches,
     Duty::LookAtBatches,
@@ -122,6 +126,7 @@ impl Duty {
             Duty::PruneProviderMinutes => "pruneProviderMinutes",
             Duty::PruneBatches => "pruneBatches",
             Duty::PruneOutputs => "pruneOutputs",
+            Duty::FoldActivity => "foldActivity",
         }
     }
 
@@ -255,6 +260,13 @@ impl Duty {
                 let keep = app.settings.runtime.streams.keep;
                 summary.outputs_pruned +=
                     drain(pages, |page| store::prune_outputs(client, keep, page)).await?;
+            }
+            Duty::FoldActivity => {
+                summary.activity_rows_folded +=
+                    drain(pages, |page| store::fold_activity(client, page)).await?;
+                let hours = Pages::new(config.sweep_page, config.sweep_max_pages);
+                summary.activity_rows_pruned +=
+                    drain(hours, |page| store::prune_activity(client, page)).await?;
             }
             Duty::PruneAdmissions => {
                 summary.admissions_pruned +=

@@ -74,6 +74,10 @@ pub struct SweepSummary {
     pub events_pruned: u64,
     /// Tasks whose live output was deleted.
     pub outputs_pruned: u64,
+    /// Activity rows folded (a minute's per backend into one, a minute into its hour), and hour
+    /// rows deleted after 93 days.
+    pub activity_rows_folded: u64,
+    pub activity_rows_pruned: u64,
     pub released_deleted: u64,
     pub quota_days_pruned: u64,
     /// Per-minute provider counts older than an hour (`limits` in `AITASK_MODELS`).

@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod activity;
 mod admission;
 mod attempts;
 mod bounded_work;
