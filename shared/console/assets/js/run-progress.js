@@ -1,6 +1,6 @@
 // A run's progress at the top of its page (GET /v1/runs/{runId}/progress): its tasks counted by
 // status as a bar, read again every REFRESH_MS while a task of the run is queued or running,
-// until the page is left (its signal aborts). The read counts the run's first 100,000
+// until the page is left (its signal aborts). The read counts the run's first 10,000
 // tasks; `complete: false` (it has more) is said in the bar's text.
 
 import { api, sleep } from "./api.js";
@@ -10,7 +10,7 @@ import { progressBar, progressText, setProgress, tally } from "./progress-bar.js
 
 const REFRESH_MS = 3000;
 /** How many tasks the read counts at most (docs/api.md). */
-const COUNTED = 100000;
+const COUNTED = 10000;
 
 /** `{panel, follow(), wake()}`: the panel to place on the page, its reads (resolving once the
  * run has nothing open, or the page is left), and a read at once (after an action). */

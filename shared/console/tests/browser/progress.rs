@@ -1,7 +1,7 @@
 //! Runs' progress bars: a run whose tasks ended succeeded, failed and canceled in known numbers,
 //! two left queued, is drawn done of total on the runs list (over a run's first 1,000 tasks, said
-//! so for a bigger run) and at the top of its page, with the numbers written and as the bar's
-//! value; the run's page moves when a task ends while it is open. A hostile scope id beside the
+//! so for a bigger run) and at the top of its page (over its first 10,000), with the numbers
+//! written and as the bar's value; the run's page moves when a task ends while it is open. A hostile scope id beside the
 //! bar stays text.
 
 use std::time::Duration;
@@ -77,7 +77,8 @@ async fn runs_show_their_progress_as_bars_that_move_live() {
     let ends_later = create(&api, &run_id, "queued-1", "Sentiment of the review?").await;
     create(&api, &run_id, "queued-2", "Sentiment of the review?").await;
 
-    // A run of 1,001 tasks, all succeeded: the list counts its first 1,000.
+    // A run of 10,001 tasks, all succeeded: the list counts its first 1,000, its page its first
+    // 10,000.
     let (status, big) = api.post("/v1/runs", &json!({"scopeId": "catalog"})).await;
     assert_eq!(status, 201, "{big}");
     let big_id = big["id"].as_str().unwrap().to_owned();
@@ -88,7 +89,7 @@ async fn runs_show_their_progress_as_bars_that_move_live() {
                  max_attempts, status, attempts, output, completed_at) \
              SELECT ('00000000-0000-7000-8000-' || lpad(to_hex(n), 12, '0'))::uuid, '{APP}', '{big_id}', 'step', \
                  'big-' || n, 'classify', '{{}}', repeat('0', 64), 'default', 3, 'succeeded', 1, '\"pos\"'::jsonb, now() \
-             FROM generate_series(1, 1001) n"
+             FROM generate_series(1, 10001) n"
         ))
         .await;
 
@@ -142,6 +143,14 @@ async fn runs_show_their_progress_as_bars_that_move_live() {
     assert_eq!(status, 200, "{run}");
     browser.wait_text_for("#run-progress-text", "8 of 8 done", Duration::from_secs(30)).await;
     browser.wait_text("#run-progress-live", "No task of the run is queued or running.").await;
+
+    // The big run's page counts its first 10,000 tasks, and says so.
+    open(&browser, &stack, &format!("#/runs/{big_id}")).await;
+    let counted = "10,000 of 10,000 done: 10,000 succeeded, 0 failed, 0 canceled; 0 running, 0 queued \
+                   (first 10,000 tasks counted: the run has more)";
+    browser.wait_text("#run-progress-text", counted).await;
+    let (_, aria) = bar(&browser, "run-progress").await;
+    assert_eq!(aria, json!(["10000", "10000", counted, "progressbar"]));
 
     // A hostile scope id beside the bar, on the list and on the run's page, stays text.
     let (status, hostile) = api.post("/v1/runs", &json!({"scopeId": HOSTILE})).await;
