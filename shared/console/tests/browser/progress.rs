@@ -16,8 +16,10 @@ use crate::{open, sign_in, MODELS};
 const APP: &str = "console-progress";
 const HOSTILE: &str = r#"<img src=x onerror="window.__pwned=1">"#;
 
-/// A bar's sentence and its `progressbar`'s `[aria-valuenow, aria-valuemax, aria-valuetext]`.
+/// A bar's sentence and its `progressbar`'s `[aria-valuenow, aria-valuemax, aria-valuetext]`,
+/// once it is on the page.
 async fn bar(browser: &Browser, id: &str) -> (String, Value) {
+    browser.element(&format!("#{id}-bar")).await;
     let text = browser.text(&format!("#{id}-text")).await.unwrap_or_else(|| panic!("no bar {id}"));
     let aria = browser
         .eval(
