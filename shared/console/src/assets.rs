@@ -71,6 +71,8 @@ assets! {
     "js/selection.js" => JS,
     "js/bulk-actions.js" => JS,
     "js/live-output.js" => JS,
+    "js/progress-bar.js" => JS,
+    "js/run-progress.js" => JS,
     "js/pages/signin.js" => JS,
     "js/pages/runs.js" => JS,
     "js/pages/tasks.js" => JS,

@@ -6,8 +6,9 @@
 //! summary; tasks selected and canceled after a confirmation that counts them, "all that match"
 //! as an operation followed to its end, replay from a task's page, holds held and released;
 //! another tenant's task is not found; a running task's answer grows on its page as the stub
-//! streams it; hostile text stays text, streamed or not; the summary's charts of a known
-//! workload, by name, keyboard and table, live for the last hour. Screenshots of each
+//! streams it; runs' progress bars, moving live on a run's page; hostile text stays text,
+//! streamed or not; the summary's charts of a known workload, by name, keyboard and table, live
+//! for the last hour. Screenshots of each
 //! page go to target/console-screenshots (and docs/console with `CONSOLE_SCREENSHOTS=docs`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -18,6 +19,7 @@ mod holds;
 mod hostile;
 mod live;
 mod operations;
+mod progress;
 mod reads;
 mod selection;
 mod tenancy;

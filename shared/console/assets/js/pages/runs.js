@@ -1,11 +1,11 @@
-// The tenant's runs: filters (state, scope, time), each run's tasks counted by status, keyset
-// pages (GET /v1/runs).
+// The tenant's runs: filters (state, scope, time), each run's tasks counted by status as a
+// progress bar (over its first 1,000 tasks, as GET /v1/runs counts them), keyset pages.
 
 import { api } from "../api.js";
 import { badge, errorBox, h, link, replace, table } from "../dom.js";
 import { filterForm, pager } from "../filters.js";
 import { shortId, when } from "../format.js";
-import { statusCounts } from "../task-table.js";
+import { progressBar } from "../progress-bar.js";
 
 const PAGE = 25;
 
@@ -40,7 +40,7 @@ export async function renderRuns({ main, query, signal }) {
     link(shortId(run.id), "runs", run.id),
     link(run.scopeId, "scopes", run.scopeId),
     badge(run.state),
-    statusCounts(run.tasks ?? {}, run.tasks?.more),
+    progressBar(run.tasks ?? {}, { id: `runbar-${run.id}`, label: `Tasks of run ${shortId(run.id)} done`, bound: run.tasks?.more ? "(first 1,000 tasks counted: the run has more)" : null }),
     when(run.createdAt),
   ]);
   replace(

@@ -1,7 +1,8 @@
-// A run's tasks (or a scope's): the run, filters (status, kind, model, time), keyset pages, and
-// live progress: while a listed task is queued or running the page is listed again every
-// REFRESH_MS, without a reload. Tasks are selected (some, or all that match the filter) and
-// replayed or canceled after a confirmation. A run can be canceled (after a confirmation).
+// A run's tasks (or a scope's): the run and its progress bar (live, run-progress.js), filters
+// (status, kind, model, time), keyset pages, and live progress of the listed tasks: while a
+// listed task is queued or running the page is listed again every REFRESH_MS, without a reload.
+// Tasks are selected (some, or all that match the filter) and replayed or canceled after a
+// confirmation. A run can be canceled (after a confirmation).
 
 import { api, sleep } from "../api.js";
 import { bulkActions } from "../bulk-actions.js";
@@ -9,6 +10,7 @@ import { announce, badge, errorBox, facts, h, link, replace } from "../dom.js";
 import { confirmDialog } from "../dialog.js";
 import { filterForm, pager } from "../filters.js";
 import { when } from "../format.js";
+import { runProgress } from "../run-progress.js";
 import { Selection } from "../selection.js";
 import { statusCounts, taskTable } from "../task-table.js";
 
@@ -39,20 +41,25 @@ export async function renderTasks({ main, id, query, owner, signal }) {
   const live = h("p", { class: "live", id: "live" });
   const results = h("div", { id: "tasks-results" }, h("p", { class: "muted" }, "Loading…"));
   const selection = new Selection();
+  const progress = owner === "run" ? runProgress(id, signal) : null;
   const follower = listFollower({ owner, id, query, segments, selection, counts, live, results, signal });
   const actions = bulkActions({
     selection,
     signal,
     list: { ownerKey: owner === "run" ? "runId" : "scopeId", ownerId: id, query },
     current: () => ({ tasks: follower.shown.tasks, complete: !follower.shown.next && !query.after }),
-    onActed: () => follower.wake(),
+    onActed: () => {
+      follower.wake();
+      progress?.wake();
+    },
   });
-  replace(main, heading, header, h("h2", {}, "Tasks"), form, actions, counts, live, results);
+  replace(main, heading, header, progress?.panel, h("h2", {}, "Tasks"), form, actions, counts, live, results);
 
   if (owner === "run") {
     try {
       const run = await api("GET", `/v1/runs/${encodeURIComponent(id)}`, { signal });
       renderRun(header, heading, run, signal);
+      progress.follow();
     } catch (error) {
       if (error.name === "AbortError") throw error;
       if (error.status === 404) {
