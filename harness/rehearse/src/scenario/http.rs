@@ -229,7 +229,8 @@ impl Scenario<'_> {
         self.http("GET", "/v1/tasks/{taskId}/batch", &format!("{task}/batch"), &[], None, 404).await;
         self.http("GET", "/v1/summary", "/v1/summary", &[], None, 200).await;
         self.http("GET", "/v1/activity", "/v1/activity", &[], None, 200).await;
-        self.http("GET", "/v1/runs/{runId}/progress", &format!("/v1/runs/{run_id}/progress"), &[], None, 200).await;
+        self.http("GET", "/v1/runs/{runId}/progress", &format!("/v1/runs/{run_id}/progress"), &[], None, 200)
+            .await;
     }
 
     /// Acting on tasks: a replay of the canceled task and its listing, an operation over the run
