@@ -8,9 +8,11 @@
 -- (pg_backend_pid()). A backend runs one transaction at a time, so two transactions never
 -- write the same row at once: counting takes no lock another task's statement holds, on the
 -- hot path or in a page of thousands (no lock order, no deadlock, no serialisation of a
--- tenant's settles on one row). The sweeper's `foldActivity` duty then folds a closed minute's
--- rows into one (writer 0), and minute rows over a day old into their hour, so that a read's
--- rows are bounded by its window (docs/api.md gives the bound).
+-- tenant's settles on one row). A writer can wait only for a fold statement of the sweeper
+-- that holds its row, which takes no other lock. The sweeper's `foldActivity` duty folds a
+-- closed minute's rows into two: the minute's one row (writer 0, kept 26 hours, for buckets
+-- under an hour) and its hour's row (kept 93 days, for the rest), so that a read's rows are
+-- bounded by its window's minutes or hours, not its tasks (docs/api.md gives the bound).
 --
 -- What is counted, by the triggers below (what follows a change of status, docs/lifecycle.md):
 --   * a task inserted: `created` (a result-cache hit, inserted already succeeded, is `succeeded`
@@ -25,7 +27,7 @@
 CREATE TABLE activity (
     app_id          text NOT NULL,
     starts_at       timestamptz NOT NULL,
-    -- 1 (a minute) or 60 (an hour, once folded).
+    -- 1 (a minute) or 60 (an hour, written by the fold).
     minutes         smallint NOT NULL CHECK (minutes IN (1, 60)),
     -- The backend that counted into the row; 0 once folded.
     writer          integer NOT NULL,
@@ -48,21 +50,24 @@ CREATE TABLE activity (
     -- 1..56, histogram_bin); bin 57 (slots 113, 114) counts endings without a sample, so that an
     -- ending always adds one somewhere (a subscript is never NULL).
     times           integer[] NOT NULL DEFAULT array_fill(0, ARRAY[114]),
-    PRIMARY KEY (app_id, starts_at, minutes, writer, model_id)
+    PRIMARY KEY (app_id, minutes, starts_at, writer, model_id)
 );
 COMMENT ON INDEX activity_pkey IS
-    'A tenant''s activity by time: the read (history/activity.sql) walks one tenant''s part only; the triggers'' upserts; the fold.';
+    'A tenant''s minutes or hours by time: the read (activity/activity.sql) walks one tenant''s part of one kind only; the triggers'' and the fold''s upserts.';
+CREATE INDEX activity_writers_app_idx ON activity (app_id, starts_at) WHERE writer <> 0;
+COMMENT ON INDEX activity_writers_app_idx IS
+    'A tenant''s minutes not folded yet: an hourly read (activity/activity.sql) adds them to its hours.';
 -- The sweeper's walks, oldest first, whatever the tenant: each kind of row by its own index, so
 -- no walk reads past rows it does not want.
 CREATE INDEX activity_writers_idx ON activity (starts_at) WHERE writer <> 0;
 COMMENT ON INDEX activity_writers_idx IS
-    'A minute''s rows per backend, until activity/fold_activity.sql folds them into one.';
+    'A minute''s rows per backend, until activity/fold_activity.sql folds them.';
 CREATE INDEX activity_minutes_idx ON activity (starts_at) WHERE writer = 0 AND minutes = 1;
 COMMENT ON INDEX activity_minutes_idx IS
-    'Folded minute rows, until activity/fold_activity.sql folds them into their hour.';
+    'Folded minute rows, until activity/prune_activity.sql deletes them after 26 hours.';
 CREATE INDEX activity_hours_idx ON activity (starts_at) WHERE minutes = 60;
 COMMENT ON INDEX activity_hours_idx IS
-    'Hour rows, until activity/prune_activity.sql deletes them.';
+    'Hour rows, until activity/prune_activity.sql deletes them after 93 days.';
 
 -- The bin of a duration: 1..56.
 CREATE FUNCTION histogram_bin(d interval) RETURNS integer
@@ -104,7 +109,7 @@ CREATE AGGREGATE counts_sum(jsonb) (
 CREATE FUNCTION activity_tasks_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO activity AS a (app_id, starts_at, minutes, writer, model_id, created, succeeded, failed, canceled)
-    SELECT app_id, date_trunc('minute', now()), 1, pg_backend_pid(), model_id, count(*),
+    SELECT app_id, date_trunc('minute', now(), 'UTC'), 1, pg_backend_pid(), model_id, count(*),
         count(*) FILTER (WHERE status = 'succeeded'), count(*) FILTER (WHERE status = 'failed'),
         count(*) FILTER (WHERE status = 'canceled')
     FROM inserted_tasks
@@ -149,12 +154,14 @@ BEGIN
             output := LEAST(GREATEST((NEW.usage->>'outputTokens')::numeric, 0), 1e12)::bigint;
         END IF;
         IF jsonb_typeof(NEW.usage->'estimatedCostUsd') = 'number' THEN
-            cost := LEAST(GREATEST((NEW.usage->>'estimatedCostUsd')::numeric, 0), 1e12)::double precision;
+            -- Below 1e-300 is zero: a smaller figure does not fit a double precision.
+            cost := CASE WHEN (NEW.usage->>'estimatedCostUsd')::numeric < 1e-300 THEN 0
+                         ELSE LEAST((NEW.usage->>'estimatedCostUsd')::numeric, 1e12) END::double precision;
         END IF;
     END IF;
     INSERT INTO activity AS a (app_id, starts_at, minutes, writer, model_id, succeeded, failed,
         canceled, failures, times, input_tokens, output_tokens, cost_usd)
-    VALUES (NEW.app_id, date_trunc('minute', now()), 1, pg_backend_pid(), NEW.model_id,
+    VALUES (NEW.app_id, date_trunc('minute', now(), 'UTC'), 1, pg_backend_pid(), NEW.model_id,
         (NEW.status = 'succeeded')::int, (NEW.status = 'failed')::int, (NEW.status = 'canceled')::int,
         failure, histogram_plus(histogram_plus(array_fill(0, ARRAY[114]), 2 * wait_bin - 1), 2 * run_bin),
         input, output, cost)

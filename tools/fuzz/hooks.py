@@ -133,6 +133,53 @@ def broken_window(spec, query):
         return True
 
 
+def broken_bucketed_window(spec, query, margin=datetime.timedelta(seconds=10)):
+    """The activity read's window (docs/api.md, "Activity"; ActivityWindow in the contracts
+    crate): `bucket` seconds (default `defaultBucket`); `to` (default now) moved up and `from`
+    moved down to a bucket's edge, `from` defaulting to a day before `to` (30 days for a bucket of
+    a day), and for a bucket under an hour to no earlier than `minuteWindowHours` back. Not
+    empty, at most `maxDays` long and `maxBuckets` buckets; a bucket under an hour only within
+    the last `minuteWindowHours`. A case within `margin` of that edge counts as broken: the
+    server's clock reads it a moment later."""
+    query = query or {}
+    given = {key: query.get(spec[key]) for key in ("from", "to")}
+    ends = {key: instant(value) if value is not None else None for key, value in given.items()}
+    if any(given[key] is not None and ends[key] is None for key in ends):
+        return False  # a malformed instant is the schema's business, not this rule's
+    try:
+        bucket = int(query.get(spec["bucket"], spec["defaultBucket"]))
+    except (TypeError, ValueError):
+        return False  # the schema's business too
+    utc = datetime.timezone.utc
+    now = datetime.datetime.now(utc)
+    step = datetime.timedelta(seconds=bucket)
+    minutes_back = datetime.timedelta(hours=spec["minuteWindowHours"])
+
+    def down(at):
+        return datetime.datetime.fromtimestamp(int(at.timestamp()) // bucket * bucket, utc)
+
+    def up(at):
+        edge = down(at)
+        return edge if edge == at else edge + step
+
+    try:
+        to = up(ends["to"] or now)
+        if ends["from"] is not None:
+            start = down(ends["from"])
+        else:
+            default = to - (datetime.timedelta(days=30) if bucket >= 86400 else datetime.timedelta(hours=24))
+            earliest = now - minutes_back if bucket < 3600 else None
+            start = up(earliest) if earliest is not None and default < earliest else down(default)
+        return not (
+            start < to
+            and to - start <= datetime.timedelta(days=spec["maxDays"])
+            and (to - start) // step <= spec["maxBuckets"]
+            and (bucket >= 3600 or start >= now - minutes_back - step + margin)
+        )
+    except (OverflowError, ValueError, OSError):
+        return True
+
+
 def broken_query_rules(rules, query):
     present = {name for name, value in (query or {}).items() if value is not None}
     broken = []
@@ -146,7 +193,9 @@ def broken_query_rules(rules, query):
             broken.append(name)
         elif name == "window" and broken_window(spec, query):
             broken.append(name)
-        elif name not in ("exactlyOneOf", "requires", "onlyWith", "window", "sameBodyPerHeader"):
+        elif name == "bucketedWindow" and broken_bucketed_window(spec, query):
+            broken.append(name)
+        elif name not in ("exactlyOneOf", "requires", "onlyWith", "window", "bucketedWindow", "sameBodyPerHeader"):
             raise ValueError(f"openapi.yaml names a rule the fuzzer does not know: {name}")
     return broken
 

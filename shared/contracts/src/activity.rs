@@ -85,9 +85,21 @@ impl ActivityWindow {
         let width = i64::from(bucket_seconds);
         let default_span = if bucket_seconds >= 86_400 { Duration::days(30) } else { Duration::hours(24) };
         let to_given = to.unwrap_or(now);
+        // Without `from`, a window of minutes starts no earlier than they are kept.
+        let earliest = (width < 3_600).then(|| now - Duration::hours(ACTIVITY_MINUTE_WINDOW_HOURS));
         let window = align_up(to_given, width).and_then(|to| {
-            let from = from.or_else(|| to.checked_sub_signed(default_span))?;
-            Some((align_down(from, width)?, to))
+            let from = match from {
+                Some(from) => align_down(from, width)?,
+                None => {
+                    let default = to.checked_sub_signed(default_span)?;
+                    match earliest {
+                        // Up to a bucket's edge, so that it stays within the minutes kept.
+                        Some(earliest) if default < earliest => align_up(earliest, width)?,
+                        _ => align_down(default, width)?,
+                    }
+                }
+            };
+            Some((from, to))
         });
         let Some((from, to)) = window else {
             problems.add(&root.key("to"), "is too far from now");
@@ -315,6 +327,11 @@ mod tests {
             to: Some("2026-02-20T01:00:00Z"),
         };
         assert_eq!(paths(old_minutes), ["from"], "minute buckets reach back 24 hours");
+        // Without `from`, a window of minutes ending two hours ago starts 24 hours back, not 26.
+        let now = at("2026-03-01T12:30:10Z");
+        let earlier = ActivityQuery { bucket: Some("60"), from: None, to: Some("2026-03-01T10:30:00Z") };
+        let window = ActivityWindow::parse(earlier, now).unwrap();
+        assert_eq!((window.from, window.to), (at("2026-02-28T12:31:00Z"), at("2026-03-01T10:30:00Z")));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! database work of its answer at its bound, so that a tenant's dashboards are held to a share of
 //! the database whatever mix of reads they send.
 
-/// The four sizes of read.
+/// The five sizes of read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReadCost {
     /// A few rows found by key: a task (`GET /v1/tasks/{taskId}`, a long poll included: its later
@@ -12,12 +12,14 @@ pub enum ReadCost {
     ByKey,
     /// A page of a run's or a scope's tasks (up to 100 rows, or a walk of 1,000 index entries and
     /// their rows), a page of unreleased sources, a page of operations (up to 100 rows by the
-    /// tenant's key), a page of holds, or the activity (`GET /v1/activity`: the window's minute
-    /// and hour rows, at most 20,000 small rows).
+    /// tenant's key), or a page of holds.
     Page,
     /// A run's progress: up to 10,000 of its tasks counted by status
     /// ([`RUN_PROGRESS_COUNTED_MAX`](crate::RUN_PROGRESS_COUNTED_MAX)).
     Count,
+    /// The activity (`GET /v1/activity`): up to 20,000 of the tenant's minute or hour rows
+    /// ([`ACTIVITY_ROWS_MAX`](crate::ACTIVITY_ROWS_MAX)), each a few hundred bytes.
+    Series,
     /// A page of runs (up to 1,000 runs walked and 100 × 1,001 tasks counted) or the summary (up to
     /// 100,000 tasks).
     Wide,
@@ -30,6 +32,7 @@ impl ReadCost {
             ReadCost::ByKey => 1,
             ReadCost::Page => 20,
             ReadCost::Count => 100,
+            ReadCost::Series => 200,
             ReadCost::Wide => 1_000,
         }
     }

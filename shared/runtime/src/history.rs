@@ -70,7 +70,7 @@ pub async fn activity<P>(
     query: ActivityQuery<'_>,
 ) -> Result<Activity, ApiError> {
     let window = ActivityWindow::parse(query, chrono::Utc::now()).map_err(ApiError::Invalid)?;
-    app.reads.charge(&app.pool, tenant, ReadCost::Page).await?;
+    app.reads.charge(&app.pool, tenant, ReadCost::Series).await?;
     let client = client(app).await?;
     Ok(store::activity(&client, tenant.as_str(), &window).await?)
 }

@@ -1,5 +1,5 @@
 //! The tenant's activity over time (`sql/activity/`, migrations/V40): the read behind
-//! `GET /v1/activity`, summing the window's minute and hour rows into its buckets, and the
+//! `GET /v1/activity`, summing the window's minute or hour rows into its buckets, and the
 //! sweeper's fold and prune of those rows.
 
 use std::collections::BTreeMap;
@@ -120,14 +120,18 @@ pub async fn activity(
 ) -> StoreResult<Activity> {
     let statement = client.prepare_cached(ACTIVITY.text()).await?;
     let rows_max = ACTIVITY_ROWS_MAX as i64;
+    // An hour or more reads the hour rows (and the minutes not folded yet); less, the minutes.
+    let hourly = window.bucket_seconds >= 3_600;
     let params = ACTIVITY.bind(&[
         ("app_id", &app_id),
         ("from", &window.from),
         ("to", &window.to),
         ("rows_max", &rows_max),
+        ("hourly", &hourly),
     ])?;
     let rows = client.query(&statement, &params).await?;
     let mut sums: Vec<Sums> = (0..window.buckets()).map(|_| Sums::default()).collect();
+    // Newest first: an answer cut at the bound keeps the latest buckets.
     for row in rows.iter().take(ACTIVITY_ROWS_MAX) {
         let starts_at: DateTime<Utc> = row.try_get("starts_at")?;
         // An hour row lies in one bucket whole: a bucket under an hour reads only minute rows.
@@ -149,28 +153,28 @@ pub async fn activity(
     })
 }
 
-/// The sweeper's fold: at most `max_rows` activity rows folded (a closed minute's rows per
-/// backend into one; a minute's row over a day old into its hour). How many rows it folded.
+/// The sweeper's fold: at most `max_rows` of the rows backends counted into, of minutes closed
+/// two minutes ago, folded into their minute's row and their hour's. How many rows it folded.
 pub async fn fold_activity(client: &impl GenericClient, max_rows: usize) -> StoreResult<u64> {
     let statement = client.prepare_cached(FOLD_ACTIVITY.text()).await?;
     let closed_ms = millis(CLOSED_AFTER);
-    let kept_hours = ACTIVITY_MINUTES_KEPT_HOURS;
     let max_rows = limit(max_rows);
-    let params = FOLD_ACTIVITY.bind(&[
-        ("closed_ms", &closed_ms),
-        ("minutes_kept_hours", &kept_hours),
-        ("limit", &max_rows),
-    ])?;
+    let params = FOLD_ACTIVITY.bind(&[("closed_ms", &closed_ms), ("limit", &max_rows)])?;
     let row = client.query_one(&statement, &params).await?;
     Ok(row.try_get::<_, i64>("folded")?.max(0) as u64)
 }
 
-/// The sweeper's prune: at most `max_rows` hour rows of activity older than
+/// The sweeper's prune: at most `max_rows` folded minute rows older than
+/// [`ACTIVITY_MINUTES_KEPT_HOURS`] (their hours hold them) and as many hour rows older than
 /// [`ACTIVITY_KEPT_DAYS`] deleted. How many.
 pub async fn prune_activity(client: &impl GenericClient, max_rows: usize) -> StoreResult<u64> {
     let statement = client.prepare_cached(PRUNE_ACTIVITY.text()).await?;
-    let kept_days = ACTIVITY_KEPT_DAYS;
+    let (kept_hours, kept_days) = (ACTIVITY_MINUTES_KEPT_HOURS, ACTIVITY_KEPT_DAYS);
     let max_rows = limit(max_rows);
-    let params = PRUNE_ACTIVITY.bind(&[("kept_days", &kept_days), ("limit", &max_rows)])?;
+    let params = PRUNE_ACTIVITY.bind(&[
+        ("minutes_kept_hours", &kept_hours),
+        ("kept_days", &kept_days),
+        ("limit", &max_rows),
+    ])?;
     Ok(client.execute(&statement, &params).await?)
 }

@@ -22,9 +22,17 @@ pub(crate) async fn run(client: &Client, command: &RunsCommand, json: bool) -> R
         }
         RunsCommand::Get { id } if json => client.get_run(*id).await?,
         RunsCommand::Get { id } => {
-            let (run, progress) = futures::try_join!(client.get_run(*id), client.run_progress(*id))?;
+            let run = client.get_run(*id).await?;
             output::run(&run);
-            println!("{}", tasks_lines(&progress, progress::drawable(&std::io::stdout())));
+            match client.run_progress(*id).await {
+                Ok(progress) => {
+                    println!("{}", tasks_lines(&progress, progress::drawable(&std::io::stdout())))
+                }
+                // The run was found, so a 404 here is a server from before the progress read:
+                // the run alone, as that server's CLI printed it.
+                Err(error) if error.status() == Some(404) => {}
+                Err(error) => return Err(error.into()),
+            }
             return Ok(());
         }
         RunsCommand::Cancel { id } => client.cancel_run(*id).await?,

@@ -358,17 +358,30 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
              SELECT 'app-' || lpad(a::text, 2, '0'), date_trunc('minute', now()) - m * interval '1 minute', \
                  1, 0, 'model-' || d, 700, 690 \
              FROM generate_series(0, 99) a, generate_series(3, 1439) m, generate_series(0, 1) d \
+             ON CONFLICT DO NOTHING; \
+             INSERT INTO activity (app_id, starts_at, minutes, writer, model_id, created, succeeded) \
+             SELECT app_id, date_trunc('hour', starts_at, 'UTC'), 60, 0, model_id, sum(created), sum(succeeded) \
+             FROM activity WHERE minutes = 1 GROUP BY 1, 2, 5 ON CONFLICT DO NOTHING; \
+             INSERT INTO activity (app_id, starts_at, minutes, writer, model_id, created) \
+             SELECT 'app-' || lpad(a::text, 2, '0'), date_trunc('minute', now()) - m * interval '1 minute', \
+                 1, 1000 + w, 'model-0', 1 \
+             FROM generate_series(0, 99) a, generate_series(0, 9) m, generate_series(1, 20) w \
              ON CONFLICT DO NOTHING; ANALYZE activity",
         )
         .await?;
-    operation!("read: the activity, a day by the minute", |_i| {
-        let query = aitasks_contracts::ActivityQuery { bucket: Some("60"), from: None, to: None };
-        let window = aitasks_contracts::ActivityWindow::parse(query, chrono::Utc::now())
-            .map_err(|problems| format!("the activity window: {problems:?}"))?;
-        store::activity(&client, APP, &window).await?;
-    });
-    operation!("sweeper: fold activity", |_i| {
-        store::fold_activity(&client, 1_000).await?;
+    for (name, bucket) in
+        [("read: the activity, a day by the minute", "60"), ("read: the activity, a day by the hour", "3600")]
+    {
+        operation!(name, |_i| {
+            let query = aitasks_contracts::ActivityQuery { bucket: Some(bucket), from: None, to: None };
+            let window = aitasks_contracts::ActivityWindow::parse(query, chrono::Utc::now())
+                .map_err(|problems| format!("the activity window: {problems:?}"))?;
+            store::activity(&client, APP, &window).await?;
+        });
+    }
+    // 100 tenants × 20 connections × 10 minutes of rows not folded yet: 20,000, in pages.
+    operation!("sweeper: fold activity (a page of 2,000)", |_i| {
+        store::fold_activity(&client, 2_000).await?;
     });
     Ok(timings)
 }

@@ -20,7 +20,7 @@ export function runProgress(runId, signal) {
   bar.hidden = true;
   const live = h("p", { class: "live", id: "run-progress-live" }, "Loading…");
   const panel = h("section", { "aria-labelledby": "h-run-progress" }, h("h2", { id: "h-run-progress" }, "Progress"), bar, live);
-  const state = { previous: null, following: false, kicked: false, early: null };
+  const state = { previous: null, following: false, kicked: false, early: null, incomplete: false };
 
   const readOnce = async () => {
     const progress = await api("GET", path, { signal });
@@ -31,7 +31,9 @@ export function runProgress(runId, signal) {
     if (state.previous !== null && now !== state.previous) announce(`Run progress: ${now}`);
     state.previous = now;
     const t = tally(progress);
-    return t.queued + t.running > 0;
+    // Past the first 10,000 the counts say nothing of the later tasks: keep reading.
+    state.incomplete = progress.complete === false;
+    return state.incomplete || t.queued + t.running > 0;
   };
 
   const loop = async () => {
@@ -54,7 +56,9 @@ export function runProgress(runId, signal) {
         replace(live, "No task of the run is queued or running.");
         return;
       }
-      replace(live, `Live: read again every ${REFRESH_MS / 1000} s while a task of the run is queued or running.`);
+      replace(live, state.incomplete
+        ? `Live: read again every ${REFRESH_MS / 1000} s (the run has more tasks than the ${count(COUNTED)} counted).`
+        : `Live: read again every ${REFRESH_MS / 1000} s while a task of the run is queued or running.`);
       if (state.kicked) continue;
       state.early = new AbortController();
       const stop = () => state.early.abort();

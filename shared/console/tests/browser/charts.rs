@@ -314,6 +314,18 @@ async fn an_hour_of_stored_activity_is_charted_bucket_by_bucket() {
             rows.join(", ")
         ))
         .await;
+    // And by the hour, as the sweeper's fold writes the same minutes (the longer windows read these).
+    stack
+        .db
+        .sql(&format!(
+            "INSERT INTO activity (app_id, starts_at, minutes, writer, model_id, created, succeeded, failed, \
+                 canceled, failures, times, input_tokens, output_tokens, cost_usd) \
+             SELECT app_id, date_trunc('hour', starts_at, 'UTC'), 60, 0, model_id, sum(created), sum(succeeded), \
+                 sum(failed), sum(canceled), counts_sum(failures), histogram_sum(times), sum(input_tokens), \
+                 sum(output_tokens), sum(cost_usd) \
+             FROM activity WHERE app_id = '{BUSY}' AND minutes = 1 GROUP BY 1, 2, 5"
+        ))
+        .await;
     let total = |f: &dyn Fn(&Minute) -> u64| hour.iter().map(f).sum::<u64>();
     let (created, succeeded, failed) =
         (total(&|m| m.created), total(&|m| m.succeeded()), total(&|m| m.failed()));

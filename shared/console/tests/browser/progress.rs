@@ -153,6 +153,8 @@ async fn runs_show_their_progress_as_bars_that_move_live() {
     browser.wait_text("#run-progress-text", counted).await;
     let (_, aria) = bar(&browser, "run-progress").await;
     assert_eq!(aria, json!(["10000", "10000", counted, "progressbar"]));
+    // Its first 10,000 are done, but not the run: the page keeps reading.
+    browser.wait_text("#run-progress-live", "the run has more tasks than the 10,000 counted").await;
 
     // A hostile scope id beside the bar, on the list and on the run's page, stays text.
     let (status, hostile) = api.post("/v1/runs", &json!({"scopeId": HOSTILE})).await;

@@ -27,6 +27,13 @@ const HOLDS_WORK: Duration = Duration::from_secs(10);
 /// `AITASK_REQUEST_PAGE` creates, and the sweep has a minute for everything.
 const OPERATIONS_WORK: Duration = Duration::from_secs(20);
 
+/// The activity fold's pages (rows a statement folds, statements a sweep) and time: 100,000
+/// rows a minute at most, far past what a deployment's backends leave (one row a minute per
+/// backend, tenant and model that counted), within a share of the sweep's minute.
+const ACTIVITY_FOLD_PAGE: usize = 2_000;
+const ACTIVITY_FOLD_PAGES: usize = 50;
+const ACTIVITY_WORK: Duration = Duration::from_secs(10);
+
 /// One duty of the sweep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Duty {
@@ -262,11 +269,18 @@ impl Duty {
                     drain(pages, |page| store::prune_outputs(client, keep, page)).await?;
             }
             Duty::FoldActivity => {
-                summary.activity_rows_folded +=
-                    drain(pages, |page| store::fold_activity(client, page)).await?;
-                let hours = Pages::new(config.sweep_page, config.sweep_max_pages);
+                // Pages of its own: every backend that counted into a minute leaves a row per
+                // tenant and model, many more than a sweep page (docs/lifecycle.md).
+                let mut folds = Pages::new(ACTIVITY_FOLD_PAGE, ACTIVITY_FOLD_PAGES);
+                let started = Instant::now();
+                while started.elapsed() < ACTIVITY_WORK && folds.next() {
+                    let folded = store::fold_activity(client, folds.size()).await?;
+                    folds.took(usize::try_from(folded).unwrap_or(usize::MAX));
+                    summary.activity_rows_folded += folded;
+                }
+                let old = Pages::new(ACTIVITY_FOLD_PAGE, ACTIVITY_FOLD_PAGES);
                 summary.activity_rows_pruned +=
-                    drain(hours, |page| store::prune_activity(client, page)).await?;
+                    drain(old, |page| store::prune_activity(client, page)).await?;
             }
             Duty::PruneAdmissions => {
                 summary.admissions_pruned +=

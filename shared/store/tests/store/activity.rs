@@ -83,28 +83,31 @@ async fn the_triggers_count_what_tasks_did_and_the_fold_keeps_every_figure() {
     };
     check(&read("60", hour_ago).await);
 
-    // A minute two closed is folded into one row; nothing changes in the answer.
+    // Read by the hour before any fold: the rows backends count into now are read too.
+    let two_hours_ago = Utc::now() - chrono::Duration::hours(2);
+    check(&read("3600", two_hours_ago).await);
+    // A minute two closed is folded into its minute's one row and its hour's; nothing changes
+    // in either answer.
     db.sql(&format!(
         "UPDATE activity SET starts_at = starts_at - interval '3 minutes' WHERE app_id = '{APP}'"
     ))
     .await;
     let folded = store::fold_activity(&client, 100).await.unwrap();
     assert!(folded >= 1, "{folded}");
-    assert_eq!(
-        db.count(&format!("SELECT count(*) FROM activity WHERE app_id = '{APP}' AND writer <> 0")).await,
-        0
-    );
+    let rows = |kind: &'static str| {
+        let db = &db;
+        async move { db.count(&format!("SELECT count(*) FROM activity WHERE app_id = '{APP}' AND {kind}")).await }
+    };
+    assert_eq!((rows("writer <> 0").await, rows("minutes = 1").await, rows("minutes = 60").await), (0, 1, 1));
     check(&read("60", hour_ago).await);
-    // A minute over a day old is folded into its hour, read by the hour.
+    check(&read("3600", two_hours_ago).await);
+    // A minute over 26 hours old is deleted: its hour holds it, read by the hour.
     db.sql(&format!(
         "UPDATE activity SET starts_at = starts_at - interval '27 hours' WHERE app_id = '{APP}'"
     ))
     .await;
-    store::fold_activity(&client, 100).await.unwrap();
-    assert_eq!(
-        db.count(&format!("SELECT count(*) FROM activity WHERE app_id = '{APP}' AND minutes = 60")).await,
-        1
-    );
+    assert_eq!(store::prune_activity(&client, 100).await.unwrap(), 1);
+    assert_eq!((rows("minutes = 1").await, rows("minutes = 60").await), (0, 1));
     check(&read("3600", Utc::now() - chrono::Duration::hours(30)).await);
     // An hour over 93 days old is deleted.
     db.sql(&format!("UPDATE activity SET starts_at = starts_at - interval '94 days' WHERE app_id = '{APP}'"))
@@ -151,11 +154,12 @@ async fn a_hostile_usage_never_fails_the_ending_and_is_counted_within_bounds() {
     assert_eq!(output_tokens, 6, "a negative count counts none");
 }
 
-/// A million tasks in 23 hours, laid out as the triggers and the fold leave them: one row a
-/// minute and model for the day (and one an hour before it), and one per backend for the minutes
-/// not folded yet. Nine other tenants hold the same beside it. The read answers every task, and
-/// its plan walks the tenant's part of the primary key only: rows read are the window's rows of
-/// this tenant, none dropped, far under the bound.
+/// A million tasks in 23 hours, laid out as the triggers and the fold leave them: a row a
+/// minute and model, the same sums a row an hour and model (and hours of the day before), and
+/// one row per backend for the minutes not folded yet. Nine other tenants hold the same beside
+/// it. Both reads (by the minute, by the hour) answer every task, and their plans walk the
+/// tenant's part of the primary key (and of the unfolded rows' index) only: rows read are the
+/// window's rows of this tenant, none dropped, far under the bound.
 #[tokio::test]
 async fn the_read_walks_only_its_tenants_rows_and_stays_bounded_with_a_million_tasks() {
     let db = TestDb::new().await;
@@ -182,9 +186,13 @@ async fn the_read_walks_only_its_tenants_rows_and_stays_bounded_with_a_million_t
              FROM generate_series(0, 2) m, generate_series(1, {live_writers}) w"
         ))
         .await;
-        // The day before, folded into hours.
+        // The same minutes by the hour, as the fold writes them, and the day before in hours.
         db.sql(&format!(
-            "INSERT INTO activity (app_id, starts_at, minutes, writer, model_id, created) \
+            "INSERT INTO activity (app_id, starts_at, minutes, writer, model_id, created, succeeded, times) \
+             SELECT app_id, date_trunc('hour', starts_at, 'UTC'), 60, 0, model_id, sum(created), sum(succeeded), \
+                 histogram_sum(times) \
+             FROM activity WHERE app_id = '{tenant}' AND minutes = 1 AND writer = 0 GROUP BY 1, 2, 5; \
+             INSERT INTO activity (app_id, starts_at, minutes, writer, model_id, created) \
              SELECT '{tenant}', date_trunc('hour', now()) - (26 + h) * interval '1 hour', 60, 0, 'model-0', 1000 \
              FROM generate_series(0, 23) h"
         ))
@@ -206,38 +214,53 @@ async fn the_read_walks_only_its_tenants_rows_and_stays_bounded_with_a_million_t
         store::activity(&client, APP, &week).await.unwrap().buckets.iter().map(|b| b.created).sum();
     assert_eq!(created, 1_000_000 + 3 * live_writers as u64 + 24 * 1000, "the hours before the day too");
 
-    // The plan, generic as a long-lived connection runs it: the tenant's part of the key only.
+    // The plans, generic as a long-lived connection runs them: the tenant's part of the key only.
     let (_, text, names) = aitasks_store::queries::statements()
         .find(|(name, _, _)| *name == "activity/activity")
         .expect("the statement");
-    let value = |name: &str| match name {
-        "app_id" => format!("'{APP}'"),
-        "from" => "now() - interval '3 days'".to_owned(),
-        "to" => "now() + interval '1 hour'".to_owned(),
-        "rows_max" => ACTIVITY_ROWS_MAX.to_string(),
-        other => panic!("a parameter this test does not know: {other}"),
-    };
-    let arguments: Vec<String> = names.iter().map(|name| value(name)).collect();
     client
         .batch_execute(&format!("SET plan_cache_mode = force_generic_plan; PREPARE activity_read AS {text}"))
         .await
         .unwrap();
-    let row = client
-        .query_one(
-            &format!("EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE activity_read({})", arguments.join(", ")),
-            &[],
-        )
-        .await
-        .unwrap();
-    let plan: Value = row.get(0);
-    let text = plan.to_string();
-    assert!(text.contains("activity_pkey"), "{plan:#}");
-    assert!(!text.contains("Seq Scan"), "{plan:#}");
-    let own_rows = (minutes * models + 3 * live_writers + 24) as u64;
-    let (read, dropped) = scanned(&plan[0]["Plan"]);
-    assert_eq!(read, own_rows, "the tenant's rows of the window, no other: {plan:#}");
-    assert_eq!(dropped, 0, "no row read and dropped: {plan:#}");
-    assert!(read < ACTIVITY_ROWS_MAX as u64);
+    let own = |kind: &str| format!("SELECT count(*) FROM activity WHERE app_id = '{APP}' AND ({kind})");
+    for (hourly, from, own_rows) in [
+        // By the minute: the window's minute rows, folded or not.
+        (false, "now() - interval '23 hours 10 minutes'", db.count(&own("minutes = 1")).await),
+        // By the hour: the hour rows and the minutes not folded yet.
+        (
+            true,
+            "now() - interval '3 days'",
+            db.count(&own("(minutes = 60 AND starts_at > now() - interval '3 days') OR writer <> 0")).await,
+        ),
+    ] {
+        let value = |name: &str| match name {
+            "app_id" => format!("'{APP}'"),
+            "from" => from.to_owned(),
+            "to" => "now() + interval '1 hour'".to_owned(),
+            "rows_max" => ACTIVITY_ROWS_MAX.to_string(),
+            "hourly" => hourly.to_string(),
+            other => panic!("a parameter this test does not know: {other}"),
+        };
+        let arguments: Vec<String> = names.iter().map(|name| value(name)).collect();
+        let row = client
+            .query_one(
+                &format!("EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE activity_read({})", arguments.join(", ")),
+                &[],
+            )
+            .await
+            .unwrap();
+        let plan: Value = row.get(0);
+        let text = plan.to_string();
+        assert!(text.contains("activity_pkey"), "{plan:#}");
+        assert!(!text.contains("Seq Scan"), "{plan:#}");
+        let (read, dropped) = scanned(&plan[0]["Plan"]);
+        assert_eq!(
+            read, own_rows as u64,
+            "the tenant's rows of the window, no other (hourly {hourly}): {plan:#}"
+        );
+        assert_eq!(dropped, 0, "no row read and dropped (hourly {hourly}): {plan:#}");
+        assert!(read < ACTIVITY_ROWS_MAX as u64);
+    }
 }
 
 /// The rows the scans of `activity` in a plan returned, and the rows they read and dropped.
