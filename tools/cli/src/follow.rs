@@ -10,6 +10,7 @@ use uuid::Uuid;
 
 use crate::failure::Failure;
 use crate::output;
+use crate::shown;
 use crate::tasks::{succeeded, waiting};
 
 /// Where the printed text stands: whether its last line is open (a newline goes before a
@@ -36,7 +37,8 @@ impl Printed {
             return;
         }
         let mut out = std::io::stdout().lock();
-        let _ = out.write_all(piece.text.as_bytes());
+        // The model's answer: its control characters escaped, never sent to the terminal raw.
+        let _ = out.write_all(shown::block(&piece.text).as_bytes());
         let _ = out.flush();
         self.open_line = !piece.text.ends_with('\n');
     }

@@ -13,6 +13,7 @@ mod output;
 mod progress;
 mod replay;
 mod runs;
+mod shown;
 mod summary;
 mod tail;
 mod tasks;

@@ -8,6 +8,8 @@ use aitasks_client::{
 };
 use serde::Serialize;
 
+use crate::shown;
+
 /// One JSON document, pretty-printed.
 pub(crate) fn json(value: &impl Serialize) {
     match serde_json::to_string_pretty(value) {
@@ -30,7 +32,11 @@ pub(crate) fn task_line(task: &Task) -> String {
     let error = task.error_code.as_deref().map(|code| format!("  {code}")).unwrap_or_default();
     format!(
         "{}  {:<9}  {:<13}  {}  {}{error}",
-        task.id, task.status, task.kind, task.step_key, task.effect_key
+        task.id,
+        task.status,
+        task.kind,
+        shown::line(&task.step_key),
+        shown::line(&task.effect_key)
     )
 }
 
@@ -39,22 +45,22 @@ pub(crate) fn task(task: &Task) {
     println!("id:          {}", task.id);
     println!("status:      {}", task.status);
     println!("kind:        {}", task.kind);
-    println!("step key:    {}", task.step_key);
-    println!("effect key:  {}", task.effect_key);
+    println!("step key:    {}", shown::line(&task.step_key));
+    println!("effect key:  {}", shown::line(&task.effect_key));
     if let Some(run) = task.run_id {
         println!("run:         {run}");
     }
     if let Some(original) = task.replay_of {
         println!("replay of:   {original}");
     }
-    println!("model:       {}", task.model_id);
+    println!("model:       {}", shown::line(&task.model_id));
     println!("attempts:    {}", task.attempts);
     println!("created:     {}", task.created_at.to_rfc3339());
     if let Some(at) = task.completed_at {
         println!("completed:   {}", at.to_rfc3339());
     }
     if let Some(code) = &task.error_code {
-        println!("error:       {code}: {}", task.error_message.as_deref().unwrap_or_default());
+        println!("error:       {code}: {}", shown::block(task.error_message.as_deref().unwrap_or_default()));
     }
     if let Some(usage) = &task.usage {
         println!("usage:       {usage}");
@@ -69,7 +75,7 @@ pub(crate) fn task(task: &Task) {
 pub(crate) fn run(run: &Run) {
     println!("id:          {}", run.id);
     println!("state:       {}", run.state.as_str());
-    println!("scope:       {}", run.scope_id);
+    println!("scope:       {}", shown::line(&run.scope_id));
     println!("created:     {}", run.created_at.to_rfc3339());
     if let Some(at) = run.cancel_requested_at {
         println!("canceled:    {}", at.to_rfc3339());
@@ -84,7 +90,7 @@ pub(crate) fn listed_run_line(run: &ListedRun) -> String {
         "{}  {:<8}  {}  queued {} running {} succeeded {} failed {} canceled {}{}  {}",
         run.id,
         run.state.as_str(),
-        run.scope_id,
+        shown::line(&run.scope_id),
         t.queued,
         t.running,
         t.succeeded,
@@ -109,13 +115,13 @@ pub(crate) fn attempts(attempts: &TaskAttempts) {
             .unwrap_or_default();
         let cost = attempt.estimated_cost_usd.map(|c| format!("  ${c:.6}")).unwrap_or_default();
         let answered = match (&attempt.profile, &attempt.model_id) {
-            (Some(profile), Some(model)) => format!("  {profile} ({model})"),
-            (Some(profile), None) => format!("  {profile}"),
-            (None, Some(model)) => format!("  ({model})"),
+            (Some(profile), Some(model)) => format!("  {} ({})", shown::line(profile), shown::line(model)),
+            (Some(profile), None) => format!("  {}", shown::line(profile)),
+            (None, Some(model)) => format!("  ({})", shown::line(model)),
             (None, None) => String::new(),
         };
         let error = match (&attempt.error_code, &attempt.error_message) {
-            (Some(code), Some(message)) => format!("  {code}: {message}"),
+            (Some(code), Some(message)) => format!("  {code}: {}", shown::line(message)),
             (Some(code), None) => format!("  {code}"),
             _ => String::new(),
         };
@@ -145,7 +151,7 @@ pub(crate) fn summary(summary: &TenantSummary) {
         println!(
             "  {}  {}  tasks {}  tokens {} in / {} out  cost {}",
             cost.day,
-            cost.model_id,
+            shown::line(&cost.model_id),
             cost.tasks,
             cost.input_tokens,
             cost.output_tokens,

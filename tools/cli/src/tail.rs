@@ -20,6 +20,7 @@ use crate::args::TailArgs;
 use crate::failure::Failure;
 use crate::output;
 use crate::progress::{self, Tally};
+use crate::shown;
 
 /// What is known of the run's tasks.
 struct Follower {
@@ -82,8 +83,12 @@ impl Follower {
             _ => task.status.to_string(),
         };
         let error = task.error_code.as_deref().unwrap_or_default();
-        let line =
-            format!("{}  {}  {}  {change}  {error}", task.updated_at.to_rfc3339(), task.id, task.step_key);
+        let line = format!(
+            "{}  {}  {}  {change}  {error}",
+            task.updated_at.to_rfc3339(),
+            task.id,
+            shown::line(&task.step_key)
+        );
         progress::println(&self.bar, &line);
     }
 

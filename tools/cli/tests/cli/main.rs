@@ -12,6 +12,7 @@ mod bulk_load;
 mod dropped_commit;
 mod follow;
 mod history;
+mod hostile_text;
 mod library;
 mod on_terminal;
 mod settings;
