@@ -16,7 +16,9 @@
 --
 -- What is counted, by the triggers below (what follows a change of status, docs/lifecycle.md):
 --   * a task inserted: `created` (a result-cache hit, inserted already succeeded, is `succeeded`
---     too, with no usage: it called no model) -- one upsert per statement and model;
+--     too, with no usage: it called no model) -- one upsert per statement and model (the
+--     statement's transition table holds its inserted rows, which the API's request-size limit
+--     keeps to a few megabytes a create);
 --   * a task that ends (queued or running to succeeded, failed or canceled): its status, a
 --     failure's error code, its queue wait (creation to first start) and, when it ended
 --     running, its run time (its last attempt's start to its end), and the usage of its answer.
