@@ -63,6 +63,8 @@ fragments! {
     "fragments/operation_columns",
     // Whether a task an operation's walk looked at matches its filter.
     "fragments/operation_match",
+    // A run's tasks counted by status over its first ones, for a page of runs and a run's progress.
+    "fragments/run_task_counts",
 }
 
 statements! {
@@ -288,6 +290,7 @@ mod tests {
                 "fragments/operation_match",
                 "OR error_code = $4::text) AND ($5::timestamptz IS NULL OR created_at >=",
             ),
+            ("fragments/run_task_counts", "SELECT status, row_number() OVER (ORDER BY tasks.id) AS n"),
         ];
         for (name, phrase) in phrases {
             let fragment = FRAGMENTS.iter().find(|f| f.name == name).unwrap();

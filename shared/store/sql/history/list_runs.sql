@@ -10,8 +10,8 @@
 -- pages instead of one long scan.
 --
 -- The counts read each listed run's part of tasks_run_list_idx (migrations/V15) and its rows, at
--- most :counted_max + 1 a run: a run with more tasks is counted over its first :counted_max (by
--- id) and says so (`more`).
+-- most :counted_max + 1 a run (fragments/run_task_counts): a run with more tasks is counted over
+-- its first :counted_max (by id) and says so (`more`).
 WITH examined AS (
     SELECT id FROM runs WHERE app_id = :app_id AND id > :after ORDER BY id LIMIT :examine_max
 ),
@@ -35,15 +35,5 @@ SELECT page.id, page.app_id, page.scope_id, page.state, page.actor, page.cancel_
     edge.last_examined, edge.examined
 FROM edge
 LEFT JOIN page ON true
-LEFT JOIN LATERAL (
-    SELECT count(*) FILTER (WHERE t.status = 'queued' AND t.n <= :counted_max::bigint) AS queued,
-        count(*) FILTER (WHERE t.status = 'running' AND t.n <= :counted_max::bigint) AS running,
-        count(*) FILTER (WHERE t.status = 'succeeded' AND t.n <= :counted_max::bigint) AS succeeded,
-        count(*) FILTER (WHERE t.status = 'failed' AND t.n <= :counted_max::bigint) AS failed,
-        count(*) FILTER (WHERE t.status = 'canceled' AND t.n <= :counted_max::bigint) AS canceled,
-        count(*) > :counted_max::bigint AS more
-    FROM (SELECT status, row_number() OVER (ORDER BY tasks.id) AS n
-          FROM (SELECT status, id FROM tasks WHERE tasks.run_id = page.id ORDER BY tasks.run_id, tasks.id
-                LIMIT :counted_max::bigint + 1) tasks) t
-) c ON page.id IS NOT NULL
+LEFT JOIN LATERAL {{fragments/run_task_counts}} c ON page.id IS NOT NULL
 ORDER BY page.id
