@@ -256,7 +256,7 @@ async fn main() -> Result<(), Failure> {
         report.insert("simulate".into(), simulate::section(&base, size).await?);
         report.insert("fairness".into(), fairness::section(&base, size).await?);
     }
-    if wanted("lifecycle") || wanted("batches") {
+    if ["lifecycle", "batches", "peers", "footprint"].into_iter().any(&wanted) {
         let report_so_far = Value::Object(report.clone());
         report.insert("targets".into(), targets::section(&report_so_far));
     }

@@ -1,18 +1,13 @@
-//! The targets of issue 37, each row with its figure from this run and whether it was met:
-//! read from the report the lifecycle and batches sections wrote. A figure this run did not
-//! measure (a section or a client count left out) is said so, never guessed.
+//! The per-task path's targets (issues 37 and 51), read from the report the lifecycle and
+//! batches sections wrote.
 
-use serde_json::{json, Value};
+use serde_json::Value;
+
+use super::verdict::Target;
 
 /// A drop in tasks a second from one client count to the next larger one within this share is
 /// noise (runs of the same point on this machine move by about as much).
 pub(crate) const NOISE: f64 = 0.10;
-
-struct Target {
-    text: String,
-    figure: Option<String>,
-    met: Option<bool>,
-}
 
 /// The shipped lifecycle's points: none when the run was the what-if without the publish mark
 /// (its figures are not the shipped path's, so no target is judged on them).
@@ -21,6 +16,14 @@ fn shipped_points(report: &Value) -> Option<&Vec<Value>> {
         return None;
     }
     report["lifecycle"]["points"].as_array()
+}
+
+fn plural(count: u64) -> &'static str {
+    if count == 1 {
+        ""
+    } else {
+        "s"
+    }
 }
 
 fn point(report: &Value, clients: u64) -> Option<&Value> {
@@ -32,14 +35,14 @@ fn ratio_target(report: &Value, clients: u64, key: &str, at_least: f64, against:
     Target {
         text: format!(
             "per-task lifecycle ≥ {at_least}x the {against} at {clients} client{}",
-            if clients == 1 { "" } else { "s" }
+            plural(clients)
         ),
         figure: ratio.map(|r| format!("{r:.2}x")),
         met: ratio.map(|r| r >= at_least),
     }
 }
 
-fn targets(report: &Value) -> Vec<Target> {
+pub(crate) fn targets(report: &Value) -> Vec<Target> {
     let mut out = Vec::new();
     let mut one = ratio_target(report, 1, "ratioToFloor", 0.7, "floor");
     if let (Some(figure), Some(trips)) = (&one.figure, report["lifecycle"]["roundTripsAtOneClient"].as_f64())
@@ -71,15 +74,20 @@ fn targets(report: &Value) -> Vec<Target> {
     });
     let batch_points: Vec<&Value> =
         report["batches"]["lifecycle"]["points"].as_array().map(|p| p.iter().collect()).unwrap_or_default();
-    let at_64 = batch_points
-        .iter()
-        .find(|p| p["clients"].as_u64() == Some(64))
-        .and_then(|p| p["ratioToFloor"].as_f64());
-    out.push(Target {
-        text: "lifecycle in batches of 10 ≥ 2x the floor (64 clients)".into(),
-        figure: at_64.map(|r| format!("{r:.2}x")),
-        met: at_64.map(|r| r >= 2.0),
-    });
+    // Issue 51: at every client count the batches section measured, not only the largest.
+    for point in &batch_points {
+        let (Some(clients), ratio) = (point["clients"].as_u64(), point["ratioToFloor"].as_f64()) else {
+            continue;
+        };
+        out.push(Target::new(
+            format!("lifecycle in batches of 10 ≥ 2x the floor at {clients} client{}", plural(clients)),
+            ratio.map(|r| format!("{r:.2}x")),
+            ratio.map(|r| r >= 2.0),
+        ));
+    }
+    if batch_points.is_empty() {
+        out.push(Target::new("lifecycle in batches of 10 ≥ 2x the floor", None, None));
+    }
     let most = batch_points.iter().filter_map(|p| p["statementsPerTask"].as_f64()).max_by(f64::total_cmp);
     out.push(Target {
         text: "statements a task in batches of 10 ≤ 1.5 (the most at any client count)".into(),
@@ -89,26 +97,10 @@ fn targets(report: &Value) -> Vec<Target> {
     out
 }
 
-/// Print the targets' rows; their JSON.
-pub(crate) fn section(report: &Value) -> Value {
-    let targets = targets(report);
-    println!("\ntargets (issue 37)");
-    println!("{:<78} {:>34}  verdict", "target", "figure");
-    for target in &targets {
-        let verdict = match target.met {
-            Some(true) => "met",
-            Some(false) => "MISSED",
-            None => "not measured",
-        };
-        println!("{:<78} {:>34}  {verdict}", target.text, target.figure.as_deref().unwrap_or("—"));
-    }
-    Value::Array(
-        targets.iter().map(|t| json!({"target": t.text, "figure": t.figure, "met": t.met})).collect(),
-    )
-}
-
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]
@@ -139,7 +131,8 @@ mod tests {
         assert_eq!(verdict("3x the reference at 64"), (None, None));
         // 4 → 16 fell 13%: more than noise.
         assert_eq!(verdict("noise"), (Some("worst 4→16: 0.87x".into()), Some(false)));
-        assert_eq!(verdict("2x the floor"), (Some("2.10x".into()), Some(true)));
+        assert_eq!(verdict("2x the floor at 64 clients"), (Some("2.10x".into()), Some(true)));
+        assert_eq!(verdict("2x the floor at 1 client"), (Some("1.20x".into()), Some(false)));
         assert_eq!(verdict("≤ 1.5"), (Some("1.60".into()), Some(false)));
     }
 
