@@ -10,7 +10,9 @@
 //! the sweeper function's two duties that matter here, every second instead of every minute)
 //! requeues a dead worker's tasks once their heartbeat is 5 s old (`expire_running`) and sends
 //! the messages owed (`take_unsent`). A job's insert time and sequence number ride in its
-//! `effect_key` (`<seq>:<epoch ms>`); a run is printed once its `complete_many` wrote it.
+//! `effect_key` (`<seq>:<epoch ms>`); a run is printed once its `complete_many` wrote it, with
+//! the queue's `SentTimestamp` of its message and the time its receive returned, so that the
+//! section can split its pickup into the create and send, the queue, and the claim.
 
 use std::time::Duration;
 
@@ -18,6 +20,7 @@ use aitasks_runtime::queue::message_group;
 use aitasks_runtime::Queues;
 use aitasks_store::{self as store, Claim, Fenced, OwedMessage, PoolSettings};
 use aitasks_testkit::claim_mark;
+use aws_sdk_sqs::types::MessageSystemAttributeName;
 
 use super::process::Record;
 use serde_json::json;
@@ -88,15 +91,27 @@ async fn one_delivery(pool: &store::StorePool, queues: &Queues) -> Result<bool, 
         .queue_url(queues.task_queue_url())
         .max_number_of_messages(10)
         .wait_time_seconds(1)
+        .message_system_attribute_names(MessageSystemAttributeName::SentTimestamp)
+        .message_system_attribute_names(MessageSystemAttributeName::ApproximateReceiveCount)
         .send()
         .await?;
+    let received_at = epoch_ms();
     let messages = received.messages();
     if messages.is_empty() {
         return Ok(false);
     }
     let mut records = Vec::with_capacity(messages.len());
+    // Each task's message: when the queue took it, and how many times it has delivered it.
+    let mut stamps = std::collections::HashMap::with_capacity(messages.len());
     for message in messages {
         let task = message.body().and_then(aitasks_runtime::TaskMessage::parse).map(|m| m.task_id);
+        let attribute = |name: MessageSystemAttributeName| {
+            message.attributes().and_then(|a| a.get(&name)).and_then(|v| v.parse::<i64>().ok())
+        };
+        if let Some(task) = task {
+            let sent = attribute(MessageSystemAttributeName::SentTimestamp);
+            stamps.insert(task, (sent, attribute(MessageSystemAttributeName::ApproximateReceiveCount)));
+        }
         records.push((task, message.receipt_handle().unwrap_or_default().to_owned()));
     }
     let ids: Vec<_> = records.iter().filter_map(|(id, _)| *id).collect();
@@ -124,7 +139,12 @@ async fn one_delivery(pool: &store::StorePool, queues: &Queues) -> Result<bool, 
         if let Fenced::Written(event) = fenced {
             events.push(event.id);
             if let Some((seq, at)) = job_of(&task.effect_key) {
-                println!("{}", json!({"id": seq, "at": at, "start": start, "done": done}));
+                let (sent, receives) = stamps.get(&task.id).copied().unwrap_or_default();
+                println!(
+                    "{}",
+                    json!({"id": seq, "at": at, "sent": sent, "received": received_at, "receives": receives,
+                           "start": start, "done": done})
+                );
             }
         }
     }
@@ -217,7 +237,15 @@ pub(crate) async fn settled_records(url: &str, base: i64, produced: u64) -> Resu
         .iter()
         .filter_map(|row| {
             let (id, at) = job_of(row.get::<_, &str>(0))?;
-            Some(Record { id, at, start: row.get(1), done: row.get(2) })
+            Some(Record {
+                id,
+                at,
+                start: row.get(1),
+                done: row.get(2),
+                sent: None,
+                received: None,
+                receives: None,
+            })
         })
         .collect())
 }

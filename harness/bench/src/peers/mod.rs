@@ -19,6 +19,7 @@
 mod aitasks;
 mod measure;
 mod pace;
+mod parts;
 mod phase;
 mod plan;
 mod plot;

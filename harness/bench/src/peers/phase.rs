@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use super::measure::{self, Pickup, Tally};
 use super::pace::epoch_ms;
+use super::parts::{self, Parts};
 use super::process::{self, Records, Workers};
 use super::systems::{Launch, System};
 use crate::{db, Failure};
@@ -57,6 +58,8 @@ pub(crate) struct Phase {
     pub(crate) crashed: bool,
     pub(crate) from_ms: i64,
     pub(crate) to_ms: i64,
+    /// This system's pickup in its parts; `None` for a peer.
+    pub(crate) parts: Option<Parts>,
 }
 
 impl Phase {
@@ -71,6 +74,7 @@ impl Phase {
                "lost": self.tally.lost, "twice": self.tally.twice, "sustained": self.sustained,
                "throughput": self.throughput, "recoverySeconds": self.recovery, "crashed": self.crashed,
                "pickupMs": {"p50": w.p50, "p95": w.p95, "p99": w.p99},
+               "pickupPartsMs": self.parts.as_ref().map(Parts::json),
                "windows": self.windows.iter().map(|p| json!({"p50": p.p50, "p95": p.p95, "p99": p.p99, "jobs": p.jobs})).collect::<Vec<_>>()})
     }
 }
@@ -209,6 +213,7 @@ impl Runner {
             recovery: fault_ms.and_then(|at| measure::recovery(&phase, at, last_insert, rate)),
             from_ms,
             to_ms: epoch_ms(),
+            parts: parts::of(&phase),
         })
     }
 }

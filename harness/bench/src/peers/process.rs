@@ -16,13 +16,20 @@ use serde_json::Value;
 use crate::Failure;
 
 /// One job run as a worker reported it: its sequence number, the epoch milliseconds of its
-/// insert, of its worker's start, and of its completion.
+/// insert, of its worker's start, and of its completion. This system's worker also reports when
+/// the queue took its message (SQS's `SentTimestamp`) and when its receive returned, so that
+/// its pickup can be split into its parts ([`super::parts`]); a peer's records have neither.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Record {
     pub(crate) id: i64,
     pub(crate) at: i64,
     pub(crate) start: i64,
     pub(crate) done: i64,
+    pub(crate) sent: Option<i64>,
+    pub(crate) received: Option<i64>,
+    /// How many times the queue had delivered the message (SQS's `ApproximateReceiveCount`):
+    /// more than one when an earlier delivery never became a run.
+    pub(crate) receives: Option<i64>,
 }
 
 /// Every record every worker process of one system printed.
@@ -35,6 +42,9 @@ fn parse(line: &str) -> Option<Record> {
         at: value["at"].as_i64()?,
         start: value["start"].as_i64()?,
         done: value["done"].as_i64()?,
+        sent: value["sent"].as_i64(),
+        received: value["received"].as_i64(),
+        receives: value["receives"].as_i64(),
     })
 }
 

@@ -127,6 +127,20 @@ pub(crate) fn print(outcomes: &[Outcome], hop: Option<&Outcome>, plan: &Plan) {
             row(&format!("{} {}", outcome.name, outcome.version), &figures);
         }
     }
+    // Where this system's pickup goes, at the fixed rate and on each ladder step.
+    for outcome in outcomes {
+        for phase in outcome.fixed.iter().chain(&outcome.ladder) {
+            if let Some(parts) = &phase.parts {
+                println!(
+                    "  {} pickup in parts, {:.0} jobs/s, {} workers: {}",
+                    outcome.name,
+                    phase.rate,
+                    phase.workers,
+                    parts.line()
+                );
+            }
+        }
+    }
 }
 
 fn phase_list(phases: &[Phase]) -> Vec<Value> {
