@@ -7,9 +7,10 @@ polling every 50 ms with a 10 s claim timeout, as the public method's absurd ada
 it, and prints one JSON line per job run ({"id","at","start","done"}, epoch ms). The worker is
 the SDK's alone: it holds one connection and does not reconnect, so a lost connection ends the
 process. ROLE=produce spawns RATE jobs a second for SECONDS, paced on the wall clock, through
-AsyncAbsurd.spawn, each batch (at most 128) in one transaction of its own connection (a
-connection lost to a restarting Postgres is opened again, as the public adapter's producer
-does), and prints {"produced"}."""
+AsyncAbsurd.spawn (absurd has no bulk spawn; the public adapter calls the same absurd.spawn_task
+through executemany), each batch (at most 128) in one transaction of its own connection, so one
+commit a batch (a connection lost to a restarting Postgres is opened again, as the public
+adapter's producer does), and prints {"produced"}."""
 
 import asyncio
 import json
