@@ -14,11 +14,11 @@
 #                        10-minute provider outage with 1,000 queued tasks), streams (live output: chunk to
 #                        reader latency, a streamed task's rows, WAL and worker CPU beside a whole answer's),
 #                        peers (the public cross-queue method, github.com/hardbyte/postgresql-job-queue-benchmarking:
-#                        this system beside graphile-worker, pg-boss, procrastinate and awa, installed by
+#                        this system beside graphile-worker, pg-boss, procrastinate, awa and absurd, installed by
 #                        scripts/peer.sh; pickup latency, sustained rate, dead tuples, chaos cells
 #                        that restart this Postgres; about 15 minutes, 5 with BENCH_QUICK=1)
 #   BENCH_PEERS=a,b      the peers section runs only these systems (aitasks, with the SQS hop;
-#                        graphile-worker, pg-boss, procrastinate, awa)
+#                        graphile-worker, pg-boss, procrastinate, awa, absurd)
 #                        (make simulate: simulate; its fairness half alone: fairness)
 source "$(dirname "$0")/lib.sh"
 export AITASK_PG_DURABLE=1 AITASK_PG_TLS=0 AITASK_PG_DIR="/tmp/aitasks-pg-bench-$(printf '%s' "$ROOT" | md5sum | cut -c1-10)"

@@ -4,8 +4,9 @@
 # so a changed lockfile installs anew and an unchanged one never does.
 #   scripts/peer.sh install PEER   install when missing (scripts/warm.sh); prints the folder
 #   scripts/peer.sh dir PEER       the folder (installed or not)
-# PEER is graphile, pgboss (npm: package.json + package-lock.json, `npm ci`), procrastinate or
-# awa (PyPI: requirements.txt, every version pinned, into a venv). The folder also holds the peer's
+# PEER is graphile, pgboss (npm: package.json + package-lock.json, `npm ci`), procrastinate, awa
+# or absurd (PyPI: requirements.txt, every version pinned, into a venv; absurd's schema comes
+# with its absurdctl, applied through psql). The folder also holds the peer's
 # scripts (*.mjs, *.py), copied from harness/bench/<peer> at each install call, so an edited
 # script runs without a reinstall.
 source "$(dirname "$0")/lib.sh"
@@ -16,7 +17,8 @@ case "$PEER" in
   pgboss) NAME=pg-boss ;;
   procrastinate) NAME=procrastinate ;;
   awa) NAME=awa-pg ;;
-  *) echo "usage: $0 install|dir graphile|pgboss|procrastinate|awa" >&2; exit 2 ;;
+  absurd) NAME=absurd-sdk ;;
+  *) echo "usage: $0 install|dir graphile|pgboss|procrastinate|awa|absurd" >&2; exit 2 ;;
 esac
 SOURCE="$ROOT/harness/bench/$PEER"
 locks() { local f; for f in package.json package-lock.json requirements.txt; do [ -f "$SOURCE/$f" ] && echo "$SOURCE/$f"; done; return 0; }
@@ -27,6 +29,8 @@ install() (
   local target; target="$(dir)"
   if [ ! -f "$target/.installed" ]; then
     if [ -f "$SOURCE/requirements.txt" ]; then need_apt python3 python3 python3-venv; else need_apt npm nodejs npm; fi
+    # absurdctl applies absurd's schema through psql.
+    if [ "$PEER" = absurd ]; then need_apt psql postgresql-client; fi
     locked "$NAME"
     if [ ! -f "$target/.installed" ]; then
       log "installing $NAME (harness/bench/$PEER) into $target"
@@ -51,5 +55,5 @@ install() (
 case "${1:-}" in
   install) install ;;
   dir) dir ;;
-  *) echo "usage: $0 install|dir graphile|pgboss|procrastinate|awa" >&2; exit 2 ;;
+  *) echo "usage: $0 install|dir graphile|pgboss|procrastinate|awa|absurd" >&2; exit 2 ;;
 esac

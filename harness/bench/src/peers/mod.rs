@@ -12,9 +12,9 @@
 //!
 //! This system runs as its functions do (see [`aitasks`]): the task id reaches the worker
 //! through the SQS-compatible server, a hop measured alone as its own row ([`sqs_hop`]). The
-//! peers (graphile-worker and pg-boss from npm, procrastinate and awa from PyPI) are installed by
-//! `scripts/peer.sh` from the lockfiles in `harness/bench/<peer>/`; one that does not install is
-//! printed `not installed` with the reason, and has no figures.
+//! peers (graphile-worker and pg-boss from npm, procrastinate, awa and absurd from PyPI) are
+//! installed by `scripts/peer.sh` from the lockfiles in `harness/bench/<peer>/`; one that does not
+//! install is printed `not installed` with the reason, and has no figures.
 
 mod aitasks;
 mod measure;
@@ -171,11 +171,6 @@ pub(crate) async fn section(base: &str, size: Size, out: &Path) -> Result<Value,
                 outcomes.push(run_system(base, system, &plan, out).await?);
             }
             Err((name, why)) => outcomes.push(Outcome::not_installed(name, &why)),
-        }
-    }
-    if plan.peers {
-        for (name, why) in systems::NOT_INSTALLABLE.into_iter().filter(|(name, _)| wanted(name)) {
-            outcomes.push(Outcome::not_installed(name, why));
         }
     }
     // The SQS hop is this system's reference row: run with it.

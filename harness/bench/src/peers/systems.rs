@@ -127,16 +127,10 @@ pub(crate) fn peers(wanted: impl Fn(&str) -> bool) -> Vec<Result<System, (&'stat
         pip("procrastinate", "procrastinate", "procrastinate", "relname LIKE 'procrastinate%'"),
         // awa's tables, its queue storage's included, are all in its schema `awa`.
         pip("awa", "awa", "awa-pg", "schemaname = 'awa'"),
+        // absurd's tables, its queues' included, are all in its schema `absurd`.
+        pip("absurd", "absurd", "absurd-sdk", "schemaname = 'absurd'"),
     ]
     .into_iter()
     .flatten()
     .collect()
 }
-
-/// The peer the brief names that does not install here, and why (tried by hand on 2026-12-05;
-/// see BENCHMARKS.md).
-pub(crate) const NOT_INSTALLABLE: [(&str, &str); 1] = [(
-    "absurd",
-    "absurd-sdk 0.5.1 installs from PyPI but ships no schema: its SQL (sql/absurd.sql) comes from \
-     the absurd GitHub repository (the public method's Dockerfile downloads it), in no registry",
-)];
