@@ -63,7 +63,8 @@ fn replot() -> Result<(), Failure> {
     Ok(())
 }
 
-/// This system, or the SQS hop alone, with a queue of its own (visibility 5 s).
+/// This system, or the SQS hop alone, with a queue of its own (visibility 5 s), a new one each
+/// phase ([`Runner`]).
 async fn own(
     name: &'static str,
     prefix: &'static str,

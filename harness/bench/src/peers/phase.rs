@@ -19,6 +19,10 @@ use crate::{db, Failure};
 const PRODUCER_SLACK: Duration = Duration::from_secs(60);
 /// How often the drain looks whether every job completed.
 const DRAIN_POLL: Duration = Duration::from_millis(200);
+/// The longest the workers are given, after a phase, to work off what its drain left; and how
+/// long without a completion ends that early.
+const CATCH_UP: Duration = Duration::from_secs(90);
+const CATCH_UP_IDLE: Duration = Duration::from_secs(3);
 
 /// The method's chaos cells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,6 +110,26 @@ fn restart_postgres() -> Result<(), Failure> {
 }
 
 impl Runner {
+    /// A queue of its own for each phase of this system and of the SQS hop: a worker stopped at
+    /// the end of the last phase may leave its long poll waiting on the server, which would take
+    /// the new phase's first messages and hold them for the visibility timeout (measured: one
+    /// receive's worth at each phase's start, on the SQS hop alone too).
+    async fn fresh_queue(&mut self) {
+        let endpoint = self.system.env.iter().find(|(k, _)| k == "SQS_ENDPOINT").map(|(_, v)| v.clone());
+        let Some(endpoint) = endpoint else { return };
+        let queues = aitasks_testkit::TestQueues::create_at(&endpoint, 10, 5).await;
+        for (key, value) in &mut self.system.env {
+            if key == "QUEUE_URL" {
+                value.clone_from(&queues.tasks);
+            }
+        }
+    }
+
+    fn all_completed(&self, base: i64, produced: u64) -> bool {
+        let phase = measure::of_phase(&self.records.lock().unwrap(), base, produced);
+        Tally::of(&phase, produced).completed >= produced
+    }
+
     pub(crate) fn new(
         system: System,
         url: String,
@@ -132,6 +156,7 @@ impl Runner {
     ) -> Result<Phase, Failure> {
         let base = self.next_base;
         self.next_base += 100_000_000;
+        self.fresh_queue().await;
         let sweeper = match self.system.launch {
             Launch::OwnBinary("aitasks") => {
                 let command = self.system.command("sweep", &self.url);
@@ -172,14 +197,40 @@ impl Runner {
         let end_ms = epoch_ms();
         drop(held);
         let until = Instant::now() + self.drain;
-        while Instant::now() < until {
-            let phase = measure::of_phase(&self.records.lock().unwrap(), base, produced);
-            if Tally::of(&phase, produced).completed >= produced {
-                break;
-            }
+        while Instant::now() < until && !self.all_completed(base, produced) {
             tokio::time::sleep(DRAIN_POLL).await;
         }
+        // What completed after this is not the phase's: it is measured up to here.
+        let drained_ms = epoch_ms();
         let crashed = running.exited();
+        // The backlog the drain left is worked off before the next phase, unmeasured, so that no
+        // phase starts behind on the one before it (by fresh workers when these crashed).
+        if !self.all_completed(base, produced) {
+            if crashed {
+                blocking(move || running.stop()).await?;
+                running = self.start_workers(workers, rate).await?;
+            }
+            // Until every job completed, or none did for a while (a job a killed worker settled
+            // without printing it never will be printed), at most CATCH_UP.
+            let started = Instant::now();
+            let (mut seen, mut progress) = (self.records.lock().unwrap().len(), Instant::now());
+            while started.elapsed() < CATCH_UP
+                && progress.elapsed() < CATCH_UP_IDLE
+                && !self.all_completed(base, produced)
+            {
+                tokio::time::sleep(DRAIN_POLL).await;
+                let now = self.records.lock().unwrap().len();
+                if now > seen {
+                    (seen, progress) = (now, Instant::now());
+                }
+            }
+            println!(
+                "    ({} jobs/s, {workers} workers: the drain's backlog worked off in {:.0} s{})",
+                rate,
+                started.elapsed().as_secs_f64(),
+                if self.all_completed(base, produced) { "" } else { ", not all of it" }
+            );
+        }
         blocking(move || running.stop()).await?;
         if let Some(sweeper) = sweeper {
             blocking(move || sweeper.stop()).await?;
@@ -193,12 +244,15 @@ impl Runner {
                 measure::of_phase(&records, base, produced).iter().map(|r| r.id).collect();
             records.extend(settled.into_iter().filter(|r| !printed.contains(&r.id)));
         }
-        let phase = measure::of_phase(&self.records.lock().unwrap(), base, produced);
+        let every_run = measure::of_phase(&self.records.lock().unwrap(), base, produced);
+        // A job run twice is counted whenever its second run came, the catch-up's included.
+        let twice = Tally::of(&every_run, produced).twice;
+        let phase: Vec<_> = every_run.into_iter().filter(|r| r.done <= drained_ms).collect();
         // From the first insert (a producer's start-up is not the system's), and the recovery
         // looked at until the last insert (not the producer's teardown).
         let from_ms = phase.iter().map(|r| r.at).min().unwrap_or(from_ms);
         let last_insert = phase.iter().map(|r| r.at).max().unwrap_or(end_ms);
-        let tally = Tally::of(&phase, produced);
+        let tally = Tally { twice, ..Tally::of(&phase, produced) };
         let last_done = phase.iter().map(|r| r.done).max().unwrap_or(end_ms);
         let throughput = tally.completed as f64 / ((last_done - from_ms).max(1) as f64 / 1000.0);
         Ok(Phase {

@@ -127,8 +127,9 @@ pub(crate) fn print(outcomes: &[Outcome], hop: Option<&Outcome>, plan: &Plan) {
             row(&format!("{} {}", outcome.name, outcome.version), &figures);
         }
     }
-    // Where this system's pickup goes, at the fixed rate and on each ladder step.
-    for outcome in outcomes {
+    // Where this system's pickup goes (and the SQS hop's, which has no claim), at the fixed rate
+    // and on each ladder step.
+    for outcome in outcomes.iter().chain(hop) {
         for phase in outcome.fixed.iter().chain(&outcome.ladder) {
             if let Some(parts) = &phase.parts {
                 println!(

@@ -1,14 +1,17 @@
 //! The SQS hop alone, its own row: how long a task id takes from `SendMessageBatch` to a
 //! worker's `ReceiveMessage` on the SQS-compatible server, with no database. The same producer
 //! (ten ids a batch) and workers (long poll of 1 s, ten at most, then `DeleteMessageBatch`) as
-//! [`super::aitasks`]; the body carries the sequence number and the send time.
+//! [`super::aitasks`]; the body carries the sequence number and the send time, and each record the
+//! queue's `SentTimestamp` and `ApproximateReceiveCount`, as this system's do (its pickup in parts).
 
 use std::time::Duration;
 
 /// A receive loop's pause after an error.
 const AFTER_ERROR: Duration = Duration::from_millis(100);
 
-use aws_sdk_sqs::types::{DeleteMessageBatchRequestEntry, SendMessageBatchRequestEntry};
+use aws_sdk_sqs::types::{
+    DeleteMessageBatchRequestEntry, MessageSystemAttributeName, SendMessageBatchRequestEntry,
+};
 use serde_json::{json, Value};
 
 use super::aitasks::queues;
@@ -58,13 +61,26 @@ async fn one_receive(queues: &aitasks_runtime::Queues) -> Result<(), Failure> {
         .queue_url(url)
         .max_number_of_messages(10)
         .wait_time_seconds(1)
+        .message_system_attribute_names(MessageSystemAttributeName::SentTimestamp)
+        .message_system_attribute_names(MessageSystemAttributeName::ApproximateReceiveCount)
         .send()
         .await?;
     let start = epoch_ms();
     let mut acks = Vec::new();
     for (i, message) in received.messages().iter().enumerate() {
         let body: Value = serde_json::from_str(message.body().unwrap_or("{}"))?;
-        println!("{}", json!({"id": body["seq"], "at": body["at"], "start": start, "done": epoch_ms()}));
+        let attribute = |name: MessageSystemAttributeName| {
+            message.attributes().and_then(|a| a.get(&name)).and_then(|v| v.parse::<i64>().ok())
+        };
+        let (sent, receives) = (
+            attribute(MessageSystemAttributeName::SentTimestamp),
+            attribute(MessageSystemAttributeName::ApproximateReceiveCount),
+        );
+        println!(
+            "{}",
+            json!({"id": body["seq"], "at": body["at"], "sent": sent, "received": start, "receives": receives,
+                   "start": start, "done": epoch_ms()})
+        );
         if let Ok(entry) = DeleteMessageBatchRequestEntry::builder()
             .id(i.to_string())
             .receipt_handle(message.receipt_handle().unwrap_or_default())
