@@ -93,7 +93,9 @@ async def produce():
         try:
             async with conn.transaction():
                 for seq, at in jobs:
-                    await app.spawn(TASK, {"seq": seq, "at": at}, queue=QUEUE)
+                    # The job's number as absurd's own idempotency key: a batch retried after a
+                    # commit whose answer was lost (a restarting Postgres) spawns nothing twice.
+                    await app.spawn(TASK, {"seq": seq, "at": at}, queue=QUEUE, idempotency_key=str(seq))
         except Exception:
             client = None
             await conn.close()

@@ -210,15 +210,17 @@ pub(crate) async fn section(base: &str, bin_dir: &Path, size: Size) -> Result<Va
         results.push(Footprint { function, bytes, ready, peak_rss_kib: peak, handled, warm_ms });
     }
 
-    println!("\nLambda footprint (release, stripped; targets: < 10 MB, < 30 ms to ready, < 40 MB peak RSS)");
+    println!(
+        "\nLambda footprint (release, stripped; MB = 10^6 bytes; targets: < 10 MB, < 30 ms to ready, < 40 MB peak RSS)"
+    );
     row("function", &["MB".into(), "ready ms".into(), "peak MB".into(), "handled".into()]);
     for r in &results {
         row(
             r.function,
             &[
-                format!("{:.1}", r.bytes as f64 / 1_048_576.0),
+                format!("{:.2}", r.bytes as f64 / 1e6),
                 format!("{:.1}", r.ready.as_secs_f64() * 1000.0),
-                format!("{:.1}", r.peak_rss_kib as f64 / 1024.0),
+                format!("{:.1}", r.peak_rss_kib as f64 * 1024.0 / 1e6),
                 if r.handled { "yes".into() } else { "NO".into() },
             ],
         );

@@ -1,7 +1,10 @@
 //! This system's pickup split into its parts, from the records its worker prints: the create
 //! and its send (insert time to the queue's `SentTimestamp`), the queue (to the receive's
-//! return: delivery and the long poll's wake-up), and the claim (to the worker's start: a pooled
-//! connection and `claim_by`). Each part's percentiles, and where the slowest 1% of jobs spent
+//! return: delivery, the long poll's wake-up, and any wait for a worker loop free to receive),
+//! and the claim (to the worker's start: a pooled connection and `claim_by`). A message sent
+//! again (a busy row's, or the sweeper's) is its own: its parts count from that send, and the
+//! first delivery's time falls in "create and send". On one machine the queue's clock is the
+//! workers'; on two, the split would carry their skew. Each part's percentiles, and where the slowest 1% of jobs spent
 //! their time (each part's median over the jobs at or above the phase's pickup p99, and the
 //! slowest job's parts): which step holds the tail. Medians, not means: one job held for seconds
 //! would make a mean of every part say nothing about the others.

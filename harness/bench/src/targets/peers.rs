@@ -60,28 +60,44 @@ fn throughput(ours: &Value, peer: &Value) -> Target {
     }
 }
 
-fn fixed_phases(system: &Value) -> Vec<(u64, f64)> {
+/// A fixed-rate phase's p99, or why it cannot be compared: a phase that lost jobs or crashed
+/// leaves its slowest jobs out of its percentiles (and one with no job has none).
+fn fixed_phases(system: &Value) -> Vec<(u64, Result<f64, String>)> {
     system["fixed"]
         .as_array()
         .map(|phases| {
             phases
                 .iter()
-                .filter_map(|p| Some((p["workers"].as_u64()?, p["pickupMs"]["p99"].as_f64()?)))
+                .filter_map(|p| {
+                    let workers = p["workers"].as_u64()?;
+                    let lost = p["lost"].as_u64().unwrap_or(0);
+                    let p99 = if p["crashed"].as_bool() == Some(true) {
+                        Err("the worker crashed".to_owned())
+                    } else if lost > 0 {
+                        Err(format!("{lost} not completed"))
+                    } else {
+                        p["pickupMs"]["p99"].as_f64().ok_or_else(|| "no job completed".to_owned())
+                    };
+                    Some((workers, p99))
+                })
                 .collect()
         })
         .unwrap_or_default()
 }
 
-/// Ahead on pickup p99 at each worker count both ran at the fixed rate: a lower p99.
+/// Ahead on pickup p99 at each worker count both ran at the fixed rate: a lower p99 (whole
+/// milliseconds; a tie is not ahead). Judged only where both phases completed every job.
 fn pickup(ours: &Value, peer: &Value, rate: f64) -> Vec<Target> {
     let theirs = fixed_phases(peer);
     fixed_phases(ours)
         .into_iter()
         .map(|(workers, a)| {
             let text = format!("pickup p99 ahead of {} ({workers} workers, {rate:.0} jobs/s)", label(peer));
-            match theirs.iter().find(|(w, _)| *w == workers) {
-                Some((_, b)) => Target::new(text, Some(format!("{a:.0} vs {b:.0} ms")), Some(a < *b)),
-                None => Target::new(text, None, None),
+            match (a, theirs.iter().find(|(w, _)| *w == workers).map(|(_, b)| b)) {
+                (Ok(a), Some(Ok(b))) => Target::new(text, Some(format!("{a:.0} vs {b:.0} ms")), Some(a < *b)),
+                (Err(why), Some(_)) => Target::new(text, Some(format!("ours: {why}")), None),
+                (Ok(_), Some(Err(why))) => Target::new(text, Some(format!("theirs: {why}")), None),
+                (_, None) => Target::new(text, None, None),
             }
         })
         .collect()
@@ -102,12 +118,17 @@ fn chaos(ours: &Value) -> Vec<Target> {
             } else {
                 let (lost, twice) =
                     (phase["lost"].as_u64().unwrap_or(0), phase["twice"].as_u64().unwrap_or(0));
+                // Not completed by the drain's end, but completed in the catch-up after it.
+                let late = match phase["lateCompleted"].as_u64().unwrap_or(0) {
+                    0 => String::new(),
+                    n => format!(" ({n} later)"),
+                };
                 let recovery = match phase["recoverySeconds"].as_f64() {
                     Some(s) => format!("at rate again in {s:.0} s"),
                     // The method's "ok, slow": every job once, the rate not back before the end.
                     None => "rate not back by the end".to_owned(),
                 };
-                format!("{lost} lost, {twice} twice; {recovery}")
+                format!("{lost} lost{late}, {twice} twice; {recovery}")
             };
             Target::new(
                 format!(
@@ -196,6 +217,19 @@ mod tests {
         let restarted = find(&rows, "chaos, Postgres restarted");
         assert_eq!(restarted.met, Some(false));
         assert_eq!(restarted.figure.as_deref(), Some("3 lost, 0 twice; rate not back by the end"));
+    }
+
+    #[test]
+    fn a_pickup_is_not_compared_where_a_phase_lost_jobs_or_completed_none() {
+        let mut ours = system("aitasks", None, vec![], [9.0, 60.0]);
+        ours["fixed"][1]["lost"] = json!(4);
+        let mut peer = system("absurd", None, vec![], [50.0, 70.0]);
+        peer["fixed"][0]["pickupMs"] = Value::Null;
+        let rows = targets(&json!({"peers": {"fixedRate": 100.0, "systems": [ours, peer]}}));
+        let four = find(&rows, "(4 workers");
+        assert_eq!((four.figure.as_deref(), four.met), (Some("theirs: no job completed"), None));
+        let sixteen = find(&rows, "(16 workers");
+        assert_eq!((sixteen.figure.as_deref(), sixteen.met), (Some("ours: 4 not completed"), None));
     }
 
     #[test]
