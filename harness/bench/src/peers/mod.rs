@@ -103,25 +103,53 @@ async fn run_system(base: &str, system: System, plan: &Plan, out: &Path) -> Resu
     let sampler = system.tables.map(|condition| tables::Sampler::start(url.clone(), condition));
     let mut runner = Runner::new(system.clone(), url, log, plan.window, plan.drain);
     let mut outcome = Outcome::new(&system);
-    for &workers in &plan.fixed_workers {
-        outcome.fixed.push(runner.run(workers, plan.fixed_rate, plan.fixed_seconds, None).await?);
-    }
-    for &rate in &plan.ladder {
-        let step = runner.run(plan.ladder_workers, rate, plan.step_seconds, None).await?;
-        let kept_up = step.sustained;
-        outcome.ladder.push(step);
-        if !kept_up {
-            break;
-        }
-    }
-    if system.chaos {
-        for &fault in &plan.chaos {
-            let cell =
-                runner.run(plan.ladder_workers, plan.fixed_rate, plan.chaos_seconds, Some(fault)).await?;
-            if let Some(sampler) = &sampler {
-                outcome.chaos_tables.push(sampler.max_between(cell.from_ms, cell.to_ms));
+    // A phase that cannot run (its workers never said they were ready) ends this system's run,
+    // said in the table, and the section goes on with the next system.
+    let stopped = |outcome: &mut Outcome, phase: String, e: Failure| {
+        println!("    ({}: the run stopped at {phase}: {e})", outcome.name);
+        outcome.stopped = Some(format!("{phase}: {e}"));
+    };
+    'phases: {
+        for &workers in &plan.fixed_workers {
+            match runner.run(workers, plan.fixed_rate, plan.fixed_seconds, None).await {
+                Ok(phase) => outcome.fixed.push(phase),
+                Err(e) => {
+                    stopped(&mut outcome, format!("{} jobs/s, {workers} workers", plan.fixed_rate), e);
+                    break 'phases;
+                }
             }
-            outcome.chaos.push((fault, cell));
+        }
+        for &rate in &plan.ladder {
+            let step = match runner.run(plan.ladder_workers, rate, plan.step_seconds, None).await {
+                Ok(step) => step,
+                Err(e) => {
+                    stopped(&mut outcome, format!("the ladder's {rate} jobs/s"), e);
+                    break 'phases;
+                }
+            };
+            let kept_up = step.sustained;
+            outcome.ladder.push(step);
+            if !kept_up {
+                break;
+            }
+        }
+        if system.chaos {
+            for &fault in &plan.chaos {
+                let cell = match runner
+                    .run(plan.ladder_workers, plan.fixed_rate, plan.chaos_seconds, Some(fault))
+                    .await
+                {
+                    Ok(cell) => cell,
+                    Err(e) => {
+                        stopped(&mut outcome, format!("the chaos cell {}", fault.name()), e);
+                        break 'phases;
+                    }
+                };
+                if let Some(sampler) = &sampler {
+                    outcome.chaos_tables.push(sampler.max_between(cell.from_ms, cell.to_ms));
+                }
+                outcome.chaos.push((fault, cell));
+            }
         }
     }
     if let Some(sampler) = sampler {

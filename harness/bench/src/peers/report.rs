@@ -21,6 +21,8 @@ pub(crate) struct Outcome {
     pub(crate) chaos_tables: Vec<(i64, i64)>,
     /// (epoch ms, dead tuples, bytes) every 2 s over the whole run.
     pub(crate) tables: Option<Vec<(i64, i64, i64)>>,
+    /// Where and why its run stopped before the plan's end (workers that never became ready).
+    pub(crate) stopped: Option<String>,
 }
 
 impl Outcome {
@@ -34,6 +36,7 @@ impl Outcome {
             chaos: Vec::new(),
             chaos_tables: Vec::new(),
             tables: None,
+            stopped: None,
         }
     }
 
@@ -47,6 +50,7 @@ impl Outcome {
             chaos: Vec::new(),
             chaos_tables: Vec::new(),
             tables: None,
+            stopped: None,
         }
     }
 
@@ -127,6 +131,9 @@ pub(crate) fn print(outcomes: &[Outcome], hop: Option<&Outcome>, plan: &Plan) {
             row(&format!("{} {}", outcome.name, outcome.version), &figures);
         }
     }
+    for outcome in outcomes.iter().filter(|o| o.stopped.is_some()) {
+        println!("  {}: its run stopped at {}", outcome.name, outcome.stopped.as_deref().unwrap_or_default());
+    }
     // Where this system's pickup goes (and the SQS hop's, which has no claim), at the fixed rate
     // and on each ladder step.
     for outcome in outcomes.iter().chain(hop) {
@@ -151,7 +158,7 @@ fn phase_list(phases: &[Phase]) -> Vec<Value> {
 pub(crate) fn json(outcomes: &[Outcome], hop: Option<&Outcome>, plan: &Plan) -> Value {
     let one = |o: &Outcome| {
         json!({
-            "system": o.name, "version": o.version, "notInstalled": o.not_installed,
+            "system": o.name, "version": o.version, "notInstalled": o.not_installed, "stopped": o.stopped,
             "fixed": phase_list(&o.fixed), "ladder": phase_list(&o.ladder),
             "sustainedRate": o.sustained().map(|s| s.0), "sustainedThroughput": o.sustained().map(|s| s.1),
             "chaos": o.chaos.iter().zip(o.chaos_tables.iter().map(Some).chain(std::iter::repeat(None)))
