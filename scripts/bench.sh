@@ -16,7 +16,7 @@
 #                        peers (the public cross-queue method, github.com/hardbyte/postgresql-job-queue-benchmarking:
 #                        this system beside graphile-worker, pg-boss, procrastinate, awa and absurd, installed by
 #                        scripts/peer.sh; pickup latency, sustained rate, dead tuples, chaos cells
-#                        that restart this Postgres; about 15 minutes, 5 with BENCH_QUICK=1)
+#                        that restart this Postgres; about 30 minutes, 6 with BENCH_QUICK=1)
 #   BENCH_PEERS=a,b      the peers section runs only these systems (aitasks, with the SQS hop;
 #                        graphile-worker, pg-boss, procrastinate, awa, absurd)
 #                        (make simulate: simulate; its fairness half alone: fairness)
