@@ -83,6 +83,18 @@ fn job_of(effect_key: &str) -> Option<(i64, i64)> {
     Some((seq.parse().ok()?, at.parse().ok()?))
 }
 
+/// A received message's `SentTimestamp` (epoch ms) and `ApproximateReceiveCount`, which the
+/// receive asks for: the pickup's parts (`super::parts`).
+pub(crate) fn stamps_of(message: &aws_sdk_sqs::types::Message) -> (Option<i64>, Option<i64>) {
+    let attribute = |name: MessageSystemAttributeName| {
+        message.attributes().and_then(|a| a.get(&name)).and_then(|v| v.parse::<i64>().ok())
+    };
+    (
+        attribute(MessageSystemAttributeName::SentTimestamp),
+        attribute(MessageSystemAttributeName::ApproximateReceiveCount),
+    )
+}
+
 /// One receive and what follows it; `false` when the queue had nothing.
 async fn one_delivery(pool: &store::StorePool, queues: &Queues) -> Result<bool, Failure> {
     let received = queues
@@ -105,12 +117,8 @@ async fn one_delivery(pool: &store::StorePool, queues: &Queues) -> Result<bool, 
     let mut stamps = std::collections::HashMap::with_capacity(messages.len());
     for message in messages {
         let task = message.body().and_then(aitasks_runtime::TaskMessage::parse).map(|m| m.task_id);
-        let attribute = |name: MessageSystemAttributeName| {
-            message.attributes().and_then(|a| a.get(&name)).and_then(|v| v.parse::<i64>().ok())
-        };
         if let Some(task) = task {
-            let sent = attribute(MessageSystemAttributeName::SentTimestamp);
-            stamps.insert(task, (sent, attribute(MessageSystemAttributeName::ApproximateReceiveCount)));
+            stamps.insert(task, stamps_of(message));
         }
         records.push((task, message.receipt_handle().unwrap_or_default().to_owned()));
     }

@@ -64,13 +64,17 @@ pub(crate) fn pickup(records: &[Record]) -> Pickup {
         let entry = first.entry(r.id).or_insert((r.at, r.start));
         entry.1 = entry.1.min(r.start);
     }
-    let mut latencies: Vec<i64> = first.values().map(|(at, start)| (start - at).max(0)).collect();
-    latencies.sort_unstable();
+    percentiles(first.values().map(|(at, start)| (start - at).max(0)).collect())
+}
+
+/// p50, p95 and p99 of any milliseconds (a pickup, or one of its parts).
+pub(crate) fn percentiles(mut values: Vec<i64>) -> Pickup {
+    values.sort_unstable();
     Pickup {
-        p50: percentile(&latencies, 0.50),
-        p95: percentile(&latencies, 0.95),
-        p99: percentile(&latencies, 0.99),
-        jobs: latencies.len(),
+        p50: percentile(&values, 0.50),
+        p95: percentile(&values, 0.95),
+        p99: percentile(&values, 0.99),
+        jobs: values.len(),
     }
 }
 

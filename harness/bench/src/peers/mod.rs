@@ -72,7 +72,7 @@ async fn own(
 ) -> Result<System, Failure> {
     let endpoint =
         aitasks_testkit::try_local_env("AWS_ENDPOINT_URL_SQS").ok_or("AWS_ENDPOINT_URL_SQS is not set")?;
-    let queues = aitasks_testkit::TestQueues::create_at(&endpoint, 10, 5).await;
+    // Its queue is made by each phase (`Runner`'s fresh queue), which sets QUEUE_URL.
     Ok(System {
         name,
         version: env!("CARGO_PKG_VERSION").into(),
@@ -80,7 +80,7 @@ async fn own(
         tables,
         migrated: tables.is_some(),
         chaos: tables.is_some(),
-        env: vec![("SQS_ENDPOINT".into(), endpoint), ("QUEUE_URL".into(), queues.tasks.clone())],
+        env: vec![("SQS_ENDPOINT".into(), endpoint), ("QUEUE_URL".into(), String::new())],
     })
 }
 

@@ -41,23 +41,6 @@ fn split(r: &Record) -> Option<Split> {
     Some(((sent - r.at).max(0), (received - sent).max(0), (r.start - received).max(0)))
 }
 
-/// The percentiles of one part, through [`measure::pickup`]'s arithmetic.
-fn percentiles(values: impl Iterator<Item = i64>) -> Pickup {
-    let records: Vec<Record> = values
-        .enumerate()
-        .map(|(i, ms)| Record {
-            id: i as i64,
-            at: 0,
-            start: ms,
-            done: ms,
-            sent: None,
-            received: None,
-            receives: None,
-        })
-        .collect();
-    measure::pickup(&records)
-}
-
 /// The parts of a phase's jobs; `None` when none carries the stamps.
 pub(crate) fn of(records: &[Record]) -> Option<Parts> {
     // A job run twice counts its first run, as its pickup does.
@@ -73,13 +56,13 @@ pub(crate) fn of(records: &[Record]) -> Option<Parts> {
     // Slowest first.
     jobs.sort_unstable_by_key(|(total, _)| std::cmp::Reverse(*total));
     let slowest = *jobs.first()?;
-    let p99 = percentiles(jobs.iter().map(|(total, _)| *total)).p99 as i64;
+    let p99 = measure::percentiles(jobs.iter().map(|(total, _)| *total).collect()).p99 as i64;
     let tail: Vec<Split> = jobs.iter().take_while(|(total, _)| *total >= p99).map(|(_, p)| *p).collect();
-    let median = |f: fn(&Split) -> i64| percentiles(tail.iter().map(f)).p50;
+    let median = |f: fn(&Split) -> i64| measure::percentiles(tail.iter().map(f).collect()).p50;
     Some(Parts {
-        create_and_send: percentiles(jobs.iter().map(|(_, p)| p.0)),
-        queue: percentiles(jobs.iter().map(|(_, p)| p.1)),
-        claim: percentiles(jobs.iter().map(|(_, p)| p.2)),
+        create_and_send: measure::percentiles(jobs.iter().map(|(_, p)| p.0).collect()),
+        queue: measure::percentiles(jobs.iter().map(|(_, p)| p.1).collect()),
+        claim: measure::percentiles(jobs.iter().map(|(_, p)| p.2).collect()),
         tail: (median(|p| p.0), median(|p| p.1), median(|p| p.2)),
         tail_jobs: tail.len(),
         slowest,

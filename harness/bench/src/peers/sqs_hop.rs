@@ -14,7 +14,7 @@ use aws_sdk_sqs::types::{
 };
 use serde_json::{json, Value};
 
-use super::aitasks::queues;
+use super::aitasks::{queues, stamps_of};
 use super::pace::{env_f64, epoch_ms, pace};
 use crate::Failure;
 
@@ -69,13 +69,7 @@ async fn one_receive(queues: &aitasks_runtime::Queues) -> Result<(), Failure> {
     let mut acks = Vec::new();
     for (i, message) in received.messages().iter().enumerate() {
         let body: Value = serde_json::from_str(message.body().unwrap_or("{}"))?;
-        let attribute = |name: MessageSystemAttributeName| {
-            message.attributes().and_then(|a| a.get(&name)).and_then(|v| v.parse::<i64>().ok())
-        };
-        let (sent, receives) = (
-            attribute(MessageSystemAttributeName::SentTimestamp),
-            attribute(MessageSystemAttributeName::ApproximateReceiveCount),
-        );
+        let (sent, receives) = stamps_of(message);
         println!(
             "{}",
             json!({"id": body["seq"], "at": body["at"], "sent": sent, "received": start, "receives": receives,
