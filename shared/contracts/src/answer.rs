@@ -9,6 +9,7 @@ use crate::fields::check_document;
 use crate::problems::{Path, Problems};
 use crate::request::{AiRequest, FieldType};
 use crate::schema::answer_schema;
+use crate::schema_check::schema_problems;
 
 /// An answer nests far less than this; deeper is not a valid answer of any kind.
 const ANSWER_MAX_DEPTH: usize = 16;
@@ -21,15 +22,15 @@ const ANSWER_MAX_DEPTH: usize = 16;
 /// - `extract_data`: an object of the declared fields, optional ones absent when null, text
 ///   within `maxLength`, date-times in RFC 3339 with an offset.
 ///
-/// The answer must first pass the answer schema itself (validated with the `jsonschema`
-/// crate), so a checked answer always conforms to the schema the model was given.
+/// The answer must first pass the answer schema itself ([`crate::schema_problems`]), so a
+/// checked answer always conforms to the schema the model was given.
 pub fn check_answer(request: &AiRequest, answer: &Value) -> Result<Value, Problems> {
     let mut problems = Problems::new();
     // What the store cannot hold is as invalid as what the schema refuses: Postgres refuses a
     // NUL in `jsonb` (SQLSTATE 22P05), anywhere in a string or a key, and an output it cannot
     // store would fail the statement that settles it (with its neighbours, in a group commit).
     check_document(answer, &Path::root(), ANSWER_MAX_DEPTH, &mut problems);
-    schema_problems(request, answer, &mut problems);
+    problems.absorb(schema_problems(&answer_schema(request), answer));
     if !problems.is_empty() {
         return Err(problems);
     }
@@ -83,13 +84,8 @@ pub fn check_answer(request: &AiRequest, answer: &Value) -> Result<Value, Proble
                             problems.add(&path, format!("must have at most {limit} characters"));
                         }
                     }
-                    FieldType::DateTime => {
-                        let text = value.as_str().unwrap_or_default();
-                        if chrono::DateTime::parse_from_rfc3339(text).is_err() {
-                            problems.add(&path, "must be an RFC 3339 date-time with an offset");
-                        }
-                    }
-                    FieldType::Number | FieldType::Boolean | FieldType::Choice => {}
+                    // A date-time's form is the schema's `format`, checked above.
+                    FieldType::DateTime | FieldType::Number | FieldType::Boolean | FieldType::Choice => {}
                 }
                 out.insert(field.name.clone(), value.clone());
             }
@@ -97,33 +93,4 @@ pub fn check_answer(request: &AiRequest, answer: &Value) -> Result<Value, Proble
         }
     };
     problems.into_result(output)
-}
-
-fn schema_problems(request: &AiRequest, answer: &Value, problems: &mut Problems) {
-    let schema = answer_schema(request);
-    let validator = match jsonschema::options().should_validate_formats(true).build(&schema) {
-        Ok(validator) => validator,
-        Err(error) => {
-            // Our own schemas always compile; if one does not, no answer can be trusted.
-            problems.add(&Path::root(), format!("the answer schema does not compile: {error}"));
-            return;
-        }
-    };
-    for error in validator.iter_errors(answer).take(20) {
-        let pointer = error.instance_path().to_string();
-        problems.add(&pointer_to_path(&pointer), error.to_string());
-    }
-}
-
-/// `/choices/2` → `choices[2]`.
-fn pointer_to_path(pointer: &str) -> Path {
-    let mut path = Path::root();
-    for segment in pointer.split('/').skip(1) {
-        let segment = segment.replace("~1", "/").replace("~0", "~");
-        path = match segment.parse::<usize>() {
-            Ok(index) => path.index(index),
-            Err(_) => path.key(&segment),
-        };
-    }
-    path
 }

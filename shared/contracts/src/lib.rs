@@ -38,6 +38,7 @@ mod read_cost;
 mod request;
 mod response_size;
 mod schema;
+mod schema_check;
 mod stored_size;
 mod summary;
 
@@ -77,6 +78,7 @@ pub use read_cost::ReadCost;
 pub use request::{AiRequest, Classify, ClassifyMany, ExtractData, FieldSpec, FieldType, GenerateText, Kind};
 pub use response_size::{escaped_json_bytes, oversized_output, response_body_bytes};
 pub use schema::{answer_schema, answer_schema_for, schema_name, SchemaDialect};
+pub use schema_check::schema_problems;
 pub use stored_size::stored_size;
 pub use summary::{DailyCost, StatusCounts, SummaryQuery, SummaryWindow, TenantSummary};
 

@@ -7,3 +7,4 @@ mod answers;
 mod bounded;
 mod malformed;
 mod properties;
+mod schema_agreement;

@@ -11,7 +11,7 @@ use proptest::test_runner::FileFailurePersistence;
 use serde_json::{json, Map, Value};
 
 /// Cases per property: 400 in `make test`, many more in `make chaos` (`PROPTEST_CASES`).
-fn cases() -> u32 {
+pub(crate) fn cases() -> u32 {
     std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(400)
 }
 
@@ -38,7 +38,7 @@ fn body_bytes() -> impl Strategy<Value = Vec<u8>> {
     prop_oneof![prop::collection::vec(any::<u8>(), 0..256), mutated]
 }
 
-fn any_json() -> impl Strategy<Value = Value> {
+pub(crate) fn any_json() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
@@ -103,7 +103,7 @@ fn field_json() -> impl Strategy<Value = Value> {
         })
 }
 
-fn valid_request() -> impl Strategy<Value = AiRequest> {
+pub(crate) fn valid_request() -> impl Strategy<Value = AiRequest> {
     let input = || any_json().prop_filter("no NUL", |v| !v.to_string().contains("\\u0000"));
     prop_oneof![
         (input(), 1u32..500).prop_map(|(input, max)| json!({"kind": "generate_text", "prompt": "p", "input": input, "maxOutputChars": max})),
@@ -122,7 +122,7 @@ fn valid_request() -> impl Strategy<Value = AiRequest> {
 }
 
 /// An answer that satisfies everything the request demands, chosen by `seed`.
-fn answer_for(request: &AiRequest, seed: u64) -> Value {
+pub(crate) fn answer_for(request: &AiRequest, seed: u64) -> Value {
     match request {
         AiRequest::GenerateText(r) => {
             json!({"text": "x".repeat((seed % (u64::from(r.max_output_chars) + 1)) as usize)})
