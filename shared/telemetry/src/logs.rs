@@ -7,15 +7,14 @@
 //! `task_id` and `attempt`. CloudWatch Logs Insights filters on them directly
 //! (`filter tenant = "..." and task_id = "..."`).
 
-use tracing_subscriber::filter::filter_fn;
+use tracing::Level;
+use tracing_subscriber::filter::{filter_fn, Targets};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
-use tracing_subscriber::{EnvFilter, Layer};
+use tracing_subscriber::Layer;
 
 pub fn init_tracing() {
-    let level =
-        std::env::var("AWS_LAMBDA_LOG_LEVEL").ok().map(|l| l.to_lowercase()).unwrap_or_else(|| "info".into());
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
+    let filter = log_filter(std::env::var("RUST_LOG").ok(), std::env::var("AWS_LAMBDA_LOG_LEVEL").ok());
     let json = std::env::var("AWS_LAMBDA_LOG_FORMAT").is_ok_and(|f| f.eq_ignore_ascii_case("json"))
         || std::env::var("AITASK_LOG_FORMAT").is_ok_and(|f| f.eq_ignore_ascii_case("json"));
     // Traces go to the X-Ray daemon when Lambda runs one (`Tracing: Active`), whatever the log
@@ -35,5 +34,62 @@ pub fn init_tracing() {
     } else {
         let layer = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(false);
         let _ = tracing_subscriber::registry().with(xray).with(layer.with_filter(filter)).try_init();
+    }
+}
+
+/// What is logged: `RUST_LOG`'s directives (`info`, `warn,aitasks_runtime=debug`, `off`), else
+/// `AWS_LAMBDA_LOG_LEVEL` (`TRACE` to `FATAL`, any case; `FATAL` is `error` here), else `info`.
+/// A value that does not parse is passed over for the next.
+///
+/// `Targets` takes the level-and-target directives `EnvFilter` takes, but not its span and
+/// field filters (`[span{field=value}]`): those need a regex engine, which was 0.3 MB of each
+/// binary for a feature no deployment here uses (BENCHMARKS.md, issue 51).
+pub(crate) fn log_filter(rust_log: Option<String>, lambda_level: Option<String>) -> Targets {
+    let lambda = lambda_level.and_then(|level| match level.to_ascii_lowercase().as_str() {
+        "fatal" => Some(Targets::new().with_default(Level::ERROR)),
+        other => other.parse::<Level>().ok().map(|level| Targets::new().with_default(level)),
+    });
+    rust_log
+        .filter(|directives| !directives.trim().is_empty())
+        .and_then(|directives| directives.parse::<Targets>().ok())
+        .or(lambda)
+        .unwrap_or_else(|| Targets::new().with_default(Level::INFO))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn enables(filter: &Targets, target: &str, level: Level) -> bool {
+        filter.would_enable(target, &level)
+    }
+
+    #[test]
+    fn rust_log_directives_come_first() {
+        let filter = log_filter(Some("warn,aitasks_runtime=debug".into()), Some("TRACE".into()));
+        assert!(enables(&filter, "hyper", Level::WARN));
+        assert!(!enables(&filter, "hyper", Level::INFO));
+        assert!(enables(&filter, "aitasks_runtime::worker", Level::DEBUG));
+        assert!(!enables(&filter, "aitasks_runtime", Level::TRACE));
+        let off = log_filter(Some("off".into()), None);
+        assert!(!enables(&off, "aitasks_runtime", Level::ERROR));
+    }
+
+    #[test]
+    fn the_lambda_level_applies_when_rust_log_is_absent_or_blank() {
+        let debug = log_filter(None, Some("DEBUG".into()));
+        assert!(enables(&debug, "aitasks_store", Level::DEBUG));
+        assert!(!enables(&debug, "aitasks_store", Level::TRACE));
+        let fatal = log_filter(Some("  ".into()), Some("FATAL".into()));
+        assert!(enables(&fatal, "aitasks_store", Level::ERROR));
+        assert!(!enables(&fatal, "aitasks_store", Level::WARN));
+    }
+
+    #[test]
+    fn info_when_nothing_is_set_or_the_level_is_unknown() {
+        for filter in [log_filter(None, None), log_filter(None, Some("loud".into()))] {
+            assert!(enables(&filter, "aitasks_store", Level::INFO));
+            assert!(!enables(&filter, "aitasks_store", Level::DEBUG));
+        }
     }
 }
