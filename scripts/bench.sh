@@ -43,7 +43,7 @@ if [ "${BENCH_NO_BUILD:-0}" = 1 ]; then
 else
   log "building release binaries (the functions, the dev server, the benchmark tool)"
   cargo build --release --quiet -p aitasks-dev-server \
-    -p create-task -p process-task -p sweeper -p release-delete -p migrate
+    -p create-task -p process-task -p sweeper -p release-delete -p migrate -p intake-task -p web-console
   # The benchmark tool is the harness's (harness/Cargo.toml): same target folder, same profile.
   (cd harness && cargo build --release --quiet -p aitasks-bench)
 fi
