@@ -129,7 +129,8 @@ async fn event_for(function: &str, url: &str, response_url: &str) -> Result<Valu
         "sweeper" => fixture("eventbridge-schedule.json")?,
         "release-delete" => fixture("apigw-unreleased-sources.json")?,
         // A create from a workflow's intake queue that names no queue configured here: refused
-        // and reported as a failed record, which is an answer (the binary's whole path runs).
+        // and reported as a failed record, which is an answer (the start, the batch's parse
+        // and its refusal run; a create through intake is the create-task rows' work).
         "intake-task" => fixture("sqs-intake.json")?,
         "web-console" => fixture("apigw-console.json")?,
         _ => {

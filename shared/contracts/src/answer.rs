@@ -22,8 +22,10 @@ const ANSWER_MAX_DEPTH: usize = 16;
 /// - `extract_data`: an object of the declared fields, optional ones absent when null, text
 ///   within `maxLength`, date-times in RFC 3339 with an offset.
 ///
-/// The answer must first pass the answer schema itself ([`crate::schema_problems`]), so a
-/// checked answer always conforms to the schema the model was given.
+/// The answer must first pass the strict-mode answer schema ([`crate::schema_problems`]), so a
+/// checked answer conforms to the schema a strict-mode model was given. The bounds the full
+/// dialect adds are then judged here as the output has them: `classify_many`'s count on the
+/// distinct choices (the schema's `maxItems` would count a repeat).
 pub fn check_answer(request: &AiRequest, answer: &Value) -> Result<Value, Problems> {
     let mut problems = Problems::new();
     // What the store cannot hold is as invalid as what the schema refuses: Postgres refuses a

@@ -78,6 +78,17 @@ impl Problems {
         }
     }
 
+    /// Add a problem whose message is only made if it will be listed: past the first
+    /// [`PROBLEMS_MAX`] a problem is only counted, so a message that costs something to write
+    /// (one listing an `enum`'s values) costs nothing for the millionth offender.
+    pub fn add_with(&mut self, path: &Path, message: impl FnOnce() -> String) {
+        if self.listed.len() < PROBLEMS_MAX {
+            self.listed.push(Problem { path: cut(path.as_str()), message: message() });
+        } else {
+            self.more += 1;
+        }
+    }
+
     /// Add a problem found by another parser (its path is already absolute).
     pub fn add_raw(&mut self, problem: Problem) {
         if self.listed.len() < PROBLEMS_MAX {

@@ -1,20 +1,24 @@
 //! Checking a value against one of our own answer schemas ([`crate::answer_schema_for`]).
 //!
 //! The answer schemas are generated here from the request, never taken from a caller, and they
-//! use a handful of keywords: `type` (one name or a list), `enum`, `properties`, `required`,
-//! `additionalProperties: false`, `items`, `format: "date-time"`, `maxLength`, `minItems`,
-//! `maxItems`, and `description` (which asserts nothing). This walks exactly those, with JSON
-//! Schema's meaning, so an answer it passes conforms to the schema the model was given.
+//! use eleven keywords: `type` (one name or a list), `enum` (strings and `null`), `properties`,
+//! `required`, `additionalProperties: false`, `items`, `format: "date-time"`, `maxLength`,
+//! `minItems`, `maxItems`, and `description` (which asserts nothing). This walks exactly those,
+//! with JSON Schema's meaning, so an answer it passes conforms to the schema.
 //!
-//! Why not a general validator: the `jsonschema` crate and the three regex engines it brings
-//! were 2 MB of every Lambda binary that checks answers (BENCHMARKS.md, issue 51), for keywords
-//! our schemas never use. The contract's property tests hold this checker to `jsonschema`'s
-//! verdict on generated schemas and hostile answers, so the two cannot drift apart.
+//! Why not a general validator: the `jsonschema` crate, with what it brings, was 2.6 MB of every
+//! Lambda binary that checks answers (BENCHMARKS.md, issue 51), for keywords our schemas never
+//! use. The contract's property tests hold this checker to `jsonschema`'s verdict
+//! on generated schemas and hostile answers, so the two cannot drift apart.
 //!
-//! A keyword this checker does not know is a problem, not something to skip: a schema that
-//! outgrows the checker refuses every answer (and fails the tests) instead of passing unchecked
-//! ones.
+//! A keyword, or a keyword's argument, this checker does not know is a problem, not something
+//! to skip: a schema that outgrows the checker refuses every answer (and fails the tests)
+//! instead of passing unchecked ones.
+//!
+//! The work is linear in the answer: the walk follows the schema (three levels deep at most),
+//! and a problem's message is written only while the list has room ([`Problems::add_with`]).
 
+use chrono::Timelike;
 use serde_json::{Map, Value};
 
 use crate::fields::type_name;
@@ -30,18 +34,20 @@ pub fn schema_problems(schema: &Value, value: &Value) -> Problems {
     problems
 }
 
+fn unknown(problems: &mut Problems, path: &Path, keyword: &str, argument: &Value) {
+    problems.add_with(path, || format!("has a schema the checker does not know: {keyword} {argument}"));
+}
+
 fn check(schema: &Value, value: &Value, path: &Path, problems: &mut Problems) {
     let Some(keywords) = schema.as_object() else {
-        problems.add(path, "has a schema that is not an object");
-        return;
+        return unknown(problems, path, "schema", schema);
     };
     for (keyword, argument) in keywords {
         match keyword.as_str() {
             "type" => check_type(argument, value, path, problems),
             "enum" => check_enum(argument, value, path, problems),
-            "properties" | "required" | "additionalProperties" => {
-                // Checked together, once, by `check_object` below.
-            }
+            // Checked together, once, by `check_object` below.
+            "properties" | "required" | "additionalProperties" => {}
             "items" => {
                 if let Value::Array(items) = value {
                     for (index, item) in items.iter().enumerate() {
@@ -50,18 +56,12 @@ fn check(schema: &Value, value: &Value, path: &Path, problems: &mut Problems) {
                 }
             }
             "format" => check_format(argument, value, path, problems),
-            "maxLength" => {
-                if let (Value::String(text), Some(max)) = (value, argument.as_u64()) {
-                    if text.chars().count() as u64 > max {
-                        problems.add(path, format!("must have at most {max} characters"));
-                    }
-                }
-            }
-            "minItems" | "maxItems" => check_count(keyword, argument, value, path, problems),
+            "maxLength" | "minItems" | "maxItems" => match argument.as_u64() {
+                Some(bound) => check_bound(keyword, bound, value, path, problems),
+                None => unknown(problems, path, keyword, argument),
+            },
             "description" => {}
-            unknown => {
-                problems.add(path, format!("has a schema keyword the checker does not know: {unknown}"))
-            }
+            other => unknown(problems, path, other, argument),
         }
     }
     if let Value::Object(map) = value {
@@ -70,132 +70,137 @@ fn check(schema: &Value, value: &Value, path: &Path, problems: &mut Problems) {
 }
 
 fn check_type(argument: &Value, value: &Value, path: &Path, problems: &mut Problems) {
-    let names: Vec<&str> = match argument {
-        Value::String(name) => vec![name.as_str()],
-        Value::Array(names) => names.iter().filter_map(Value::as_str).collect(),
-        _ => Vec::new(),
+    let listed = match argument {
+        Value::Array(names) => names.as_slice(),
+        single => std::slice::from_ref(single),
+    };
+    let Some(names) = listed.iter().map(|name| name.as_str().and_then(phrase)).collect::<Option<Vec<_>>>()
+    else {
+        return unknown(problems, path, "type", argument);
     };
     if names.is_empty() {
-        problems.add(path, format!("has a type the checker does not know: {argument}"));
+        return unknown(problems, path, "type", argument);
+    }
+    if listed.iter().filter_map(Value::as_str).any(|name| is_of_type(name, value)) {
         return;
     }
-    if names.iter().any(|name| is_of_type(name, value)) {
-        return;
-    }
-    let wanted: Vec<&str> = names.iter().map(|name| article(name)).collect();
-    problems.add(path, format!("must be {}, not {}", wanted.join(" or "), type_name(value)));
+    problems.add_with(path, || format!("must be {}, not {}", names.join(" or "), type_name(value)));
 }
 
-/// JSON Schema's type names; `integer` is a number with no fraction (so `2.0` is one).
+/// The types our schemas name, as a problem says them (the phrases `type_name` uses).
+fn phrase(name: &str) -> Option<&'static str> {
+    Some(type_name(&match name {
+        "null" => Value::Null,
+        "boolean" => Value::Bool(false),
+        "number" => Value::from(0),
+        "string" => Value::String(String::new()),
+        "array" => Value::Array(Vec::new()),
+        "object" => Value::Object(Map::new()),
+        _ => return None,
+    }))
+}
+
 fn is_of_type(name: &str, value: &Value) -> bool {
-    match (name, value) {
+    matches!(
+        (name, value),
         ("null", Value::Null)
-        | ("boolean", Value::Bool(_))
-        | ("number", Value::Number(_))
-        | ("string", Value::String(_))
-        | ("array", Value::Array(_))
-        | ("object", Value::Object(_)) => true,
-        ("integer", Value::Number(n)) => {
-            n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
-        }
-        _ => false,
-    }
+            | ("boolean", Value::Bool(_))
+            | ("number", Value::Number(_))
+            | ("string", Value::String(_))
+            | ("array", Value::Array(_))
+            | ("object", Value::Object(_))
+    )
 }
 
-fn article(name: &str) -> &str {
-    match name {
-        "null" => "null",
-        "boolean" => "a boolean",
-        "number" => "a number",
-        "integer" => "an integer",
-        "string" => "a string",
-        "array" => "an array",
-        "object" => "an object",
-        other => other,
-    }
-}
-
+/// Strings and `null` only: for them JSON Schema's equality is `==` (a number's is not: `1`
+/// equals `1.0`), and our enums hold nothing else.
 fn check_enum(argument: &Value, value: &Value, path: &Path, problems: &mut Problems) {
-    let allowed = argument.as_array().map(Vec::as_slice).unwrap_or_default();
-    if allowed.iter().any(|candidate| same(candidate, value)) {
+    let allowed = match argument.as_array() {
+        Some(allowed) if allowed.iter().all(|v| v.is_string() || v.is_null()) => allowed,
+        _ => return unknown(problems, path, "enum", argument),
+    };
+    if allowed.contains(value) {
         return;
     }
-    let listed: Vec<String> = allowed.iter().take(ENUM_LISTED_MAX).map(Value::to_string).collect();
-    let rest = allowed.len().saturating_sub(ENUM_LISTED_MAX);
-    let more = if rest > 0 { format!(" and {rest} more") } else { String::new() };
-    problems.add(path, format!("must be one of {}{more}", listed.join(", ")));
-}
-
-/// JSON Schema's equality: numbers by value (`1` equals `1.0`), everything else structurally.
-fn same(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64(), x.as_u64(), y.as_u64()) {
-            (Some(x), Some(y), _, _) => x == y,
-            (_, _, Some(x), Some(y)) => x == y,
-            _ => x.as_f64() == y.as_f64(),
-        },
-        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same(x, y)),
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(key, x)| y.get(key).is_some_and(|y| same(x, y)))
-        }
-        _ => a == b,
-    }
+    problems.add_with(path, || {
+        let listed: Vec<String> = allowed.iter().take(ENUM_LISTED_MAX).map(Value::to_string).collect();
+        let rest = allowed.len().saturating_sub(ENUM_LISTED_MAX);
+        let more = if rest > 0 { format!(" and {rest} more") } else { String::new() };
+        format!("must be one of {}{more}", listed.join(", "))
+    });
 }
 
 fn check_format(argument: &Value, value: &Value, path: &Path, problems: &mut Problems) {
-    let Value::String(text) = value else { return };
-    match argument.as_str() {
-        Some("date-time") => {
-            if !is_date_time(text) {
-                problems.add(path, "must be an RFC 3339 date-time with an offset");
-            }
+    if argument.as_str() != Some("date-time") {
+        return unknown(problems, path, "format", argument);
+    }
+    if let Value::String(text) = value {
+        if !is_date_time(text) {
+            problems.add(path, "must be an RFC 3339 date-time with an offset");
         }
-        _ => problems.add(path, format!("has a format the checker does not know: {argument}")),
     }
 }
 
-/// RFC 3339's `date-time`: a full date, `T`, a full time with its offset. chrono reads the rest;
-/// the separator is checked here because chrono also takes a space, which `date-time` does not.
+/// RFC 3339's `date-time`, as JSON Schema reads it: a full date, `T`, a full time with its
+/// offset, in ASCII. chrono parses it, and is more lenient in three ways checked here: it takes
+/// a space for the `T`, a Unicode minus sign in the offset, and a leap second (`:60`) at any
+/// time of day, where one is only ever inserted at 23:59 UTC.
 fn is_date_time(text: &str) -> bool {
-    matches!(text.as_bytes().get(10), Some(b'T' | b't')) && chrono::DateTime::parse_from_rfc3339(text).is_ok()
+    if !text.is_ascii() || !matches!(text.as_bytes().get(10), Some(b'T' | b't')) {
+        return false;
+    }
+    let Ok(parsed) = chrono::DateTime::parse_from_rfc3339(text) else { return false };
+    // chrono keeps a leap second as a nanosecond count of a second or more.
+    let leap = parsed.nanosecond() >= 1_000_000_000;
+    let utc = parsed.naive_utc();
+    !leap || (utc.hour() == 23 && utc.minute() == 59)
 }
 
-fn check_count(keyword: &str, argument: &Value, value: &Value, path: &Path, problems: &mut Problems) {
-    let (Value::Array(items), Some(bound)) = (value, argument.as_u64()) else { return };
-    let count = items.len() as u64;
-    match keyword {
-        "minItems" if count < bound => {
-            problems.add(path, format!("must have at least {bound} items, not {count}"))
+fn check_bound(keyword: &str, bound: u64, value: &Value, path: &Path, problems: &mut Problems) {
+    match (keyword, value) {
+        ("maxLength", Value::String(text)) if text.chars().count() as u64 > bound => {
+            problems.add_with(path, || format!("must have at most {bound} characters"))
         }
-        "maxItems" if count > bound => {
-            problems.add(path, format!("must have at most {bound} items, not {count}"))
+        ("minItems", Value::Array(items)) if (items.len() as u64) < bound => {
+            problems.add_with(path, || format!("must have at least {bound} items, not {}", items.len()))
+        }
+        ("maxItems", Value::Array(items)) if items.len() as u64 > bound => {
+            problems.add_with(path, || format!("must have at most {bound} items, not {}", items.len()))
         }
         _ => {}
     }
 }
 
 /// `properties`, `required` and `additionalProperties: false` on an object value. A missing
-/// property is reported at its own path, an undeclared one at its own path too, so a repair
-/// turn can name the field to fix.
+/// property is reported at its own path, an undeclared one too, so a repair turn can name the
+/// field to fix.
 fn check_object(
     keywords: &Map<String, Value>,
     map: &Map<String, Value>,
     path: &Path,
     problems: &mut Problems,
 ) {
-    let properties = keywords.get("properties").and_then(Value::as_object);
-    if let Some(required) = keywords.get("required").and_then(Value::as_array) {
-        for name in required.iter().filter_map(Value::as_str) {
-            if !map.contains_key(name) {
-                problems.add(&path.key(name), "is required");
+    let properties = match keywords.get("properties") {
+        None => None,
+        Some(Value::Object(properties)) => Some(properties),
+        Some(other) => return unknown(problems, path, "properties", other),
+    };
+    match keywords.get("required") {
+        None => {}
+        Some(Value::Array(required)) if required.iter().all(Value::is_string) => {
+            for name in required.iter().filter_map(Value::as_str) {
+                if !map.contains_key(name) {
+                    problems.add(&path.key(name), "is required");
+                }
             }
         }
+        Some(other) => unknown(problems, path, "required", other),
     }
     let closed = match keywords.get("additionalProperties") {
         None | Some(Value::Bool(true)) => false,
         Some(Value::Bool(false)) => true,
         Some(other) => {
-            problems.add(path, format!("has an additionalProperties the checker does not know: {other}"));
+            unknown(problems, path, "additionalProperties", other);
             true
         }
     };

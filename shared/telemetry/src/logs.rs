@@ -1,5 +1,5 @@
-//! Logging, as the Lambda runtime's own subscriber does it: `AWS_LAMBDA_LOG_LEVEL` (or
-//! `RUST_LOG`) picks the level, `AWS_LAMBDA_LOG_FORMAT=JSON` (or `AITASK_LOG_FORMAT=json`, for
+//! Logging, as the Lambda runtime's own subscriber does it: `RUST_LOG`, else
+//! `AWS_LAMBDA_LOG_LEVEL`, picks the level, `AWS_LAMBDA_LOG_FORMAT=JSON` (or `AITASK_LOG_FORMAT=json`, for
 //! the dev server) picks JSON lines. Every line has a timestamp.
 //!
 //! In JSON, the event's fields and the fields of every span it is in are top-level members:
@@ -37,12 +37,13 @@ pub fn init_tracing() {
     }
 }
 
-/// What is logged: `RUST_LOG`'s directives (`info`, `warn,aitasks_runtime=debug`, `off`), else
+/// What is logged: `RUST_LOG`'s directives (`info`, `warn, aitasks_runtime=debug`, `off`), else
 /// `AWS_LAMBDA_LOG_LEVEL` (`TRACE` to `FATAL`, any case; `FATAL` is `error` here), else `info`.
-/// A value that does not parse is passed over for the next.
+/// A value that does not parse is passed over for the next. Spaces around a directive and empty
+/// directives (`info,`) are dropped, as `EnvFilter` dropped them.
 ///
 /// `Targets` takes the level-and-target directives `EnvFilter` takes, but not its span and
-/// field filters (`[span{field=value}]`): those need a regex engine, which was 0.3 MB of each
+/// field filters (`[span{field=value}]`): those need a regex engine, which was 0.9 MB of each
 /// binary for a feature no deployment here uses (BENCHMARKS.md, issue 51).
 pub(crate) fn log_filter(rust_log: Option<String>, lambda_level: Option<String>) -> Targets {
     let lambda = lambda_level.and_then(|level| match level.to_ascii_lowercase().as_str() {
@@ -50,7 +51,11 @@ pub(crate) fn log_filter(rust_log: Option<String>, lambda_level: Option<String>)
         other => other.parse::<Level>().ok().map(|level| Targets::new().with_default(level)),
     });
     rust_log
-        .filter(|directives| !directives.trim().is_empty())
+        .map(|directives| {
+            let kept: Vec<&str> = directives.split(',').map(str::trim).filter(|d| !d.is_empty()).collect();
+            kept.join(",")
+        })
+        .filter(|directives| !directives.is_empty())
         .and_then(|directives| directives.parse::<Targets>().ok())
         .or(lambda)
         .unwrap_or_else(|| Targets::new().with_default(Level::INFO))
@@ -71,6 +76,14 @@ mod tests {
         assert!(!enables(&filter, "hyper", Level::INFO));
         assert!(enables(&filter, "aitasks_runtime::worker", Level::DEBUG));
         assert!(!enables(&filter, "aitasks_runtime", Level::TRACE));
+        let spaced = log_filter(Some(" warn , aitasks_runtime=debug,".into()), None);
+        assert!(
+            enables(&spaced, "aitasks_runtime", Level::DEBUG),
+            "spaces and an empty directive are dropped"
+        );
+        assert!(!enables(&spaced, "hyper", Level::INFO));
+        let trailing = log_filter(Some("info,".into()), None);
+        assert!(enables(&trailing, "hyper", Level::INFO), "a trailing comma is not an `error` directive");
         let off = log_filter(Some("off".into()), None);
         assert!(!enables(&off, "aitasks_runtime", Level::ERROR));
     }
@@ -80,6 +93,11 @@ mod tests {
         let debug = log_filter(None, Some("DEBUG".into()));
         assert!(enables(&debug, "aitasks_store", Level::DEBUG));
         assert!(!enables(&debug, "aitasks_store", Level::TRACE));
+        let unparsable = log_filter(Some("warn=loud".into()), Some("DEBUG".into()));
+        assert!(
+            enables(&unparsable, "aitasks_store", Level::DEBUG),
+            "RUST_LOG that does not parse is passed over"
+        );
         let fatal = log_filter(Some("  ".into()), Some("FATAL".into()));
         assert!(enables(&fatal, "aitasks_store", Level::ERROR));
         assert!(!enables(&fatal, "aitasks_store", Level::WARN));

@@ -10,6 +10,34 @@ use serde_json::{json, Value};
 
 use crate::properties::{answer_for, any_json, cases, valid_request};
 
+/// Date-times on every edge where RFC 3339, JSON Schema's `date-time` and chrono's reading of it
+/// could part: leap seconds (only at 23:59 UTC), offsets at their limits, a Unicode minus sign,
+/// separators, fractions, the ends of the calendar, a non-ASCII digit.
+const DATE_TIMES: &[&str] = &[
+    "2026-12-31T23:59:60Z",
+    "2026-12-31T23:59:60.5Z",
+    "2026-01-01T12:00:60Z",
+    "2027-01-01T00:59:60+01:00",
+    "2026-12-31T23:59:60+01:00",
+    "2026-01-01T00:00:00\u{2212}05:00",
+    "2026-01-01T00:00:00+23:59",
+    "2026-01-01T00:00:00+24:00",
+    "2026-01-01T00:00:00-00:00",
+    "2026-01-01T00:00:00+0100",
+    "2026-01-01T00:00:00.000000000001Z",
+    "2026-01-01T00:00:00.Z",
+    "2026-01-01T00:00Z",
+    "2026-02-29T00:00:00Z",
+    "2024-02-29T00:00:00Z",
+    "0000-02-29T00:00:00Z",
+    "9999-12-31T23:59:59Z",
+    "2026-1-01T00:00:00Z",
+    "2026-01-01T24:00:00Z",
+    "2026-01-01T00:60:00Z",
+    "2026-01-01T00:00:00Z ",
+    "\u{0661}026-01-01T00:00:00Z",
+];
+
 fn oracle_accepts(schema: &Value, answer: &Value) -> bool {
     jsonschema::options()
         .should_validate_formats(true)
@@ -39,6 +67,7 @@ fn near_misses(request: &AiRequest) -> Vec<Value> {
         json!("2026-11-29T25:00:00Z"),
         json!("next tuesday"),
     ];
+    pool.extend(DATE_TIMES.iter().map(|text| json!(text)));
     // Strings at a length bound and one past it, in characters of two bytes (a bound counts
     // characters, not bytes).
     let lengths: Vec<u32> = match request {
@@ -171,4 +200,59 @@ fn a_keyword_the_checker_does_not_know_refuses_rather_than_passes() {
     let problems = schema_problems(&schema, &json!({"n": 5}));
     assert_eq!(problems.paths(), vec!["n"], "{problems}");
     assert!(problems.to_string().contains("minimum"), "{problems}");
+}
+
+#[test]
+fn date_times_on_every_edge_get_the_oracles_verdict() {
+    let schema = json!({"type": "string", "format": "date-time"});
+    for text in DATE_TIMES {
+        let answer = json!(text);
+        let ours = schema_problems(&schema, &answer);
+        assert_eq!(ours.is_empty(), oracle_accepts(&schema, &answer), "{text:?}: ours says {ours}");
+    }
+}
+
+/// A wrong value in each of a million items is counted, not described a million times: the
+/// listing stops at the problems' bound and the walk stays linear (a 16 MiB answer is about
+/// this many items).
+#[test]
+fn a_million_wrong_items_are_counted_and_fifty_described() {
+    let choices: Vec<String> = (0..200).map(|i| format!("{i:0>100}")).collect();
+    let request = AiRequest::parse(
+        &json!({"kind": "classify_many", "prompt": "p", "input": 1, "choices": choices}),
+        &aitasks_contracts::Path::root(),
+    )
+    .expect("valid request");
+    let answer = json!({"choices": vec![1; 1_000_000]});
+    let started = std::time::Instant::now();
+    let problems = schema_problems(&answer_schema_for(&request, SchemaDialect::Strict), &answer);
+    assert_eq!(problems.len(), 2_000_000, "a type and an enum problem an item");
+    assert_eq!(problems.listed().len(), 50);
+    assert!(problems.listed().iter().all(|p| p.message.len() < 5_000), "{}", problems.listed()[1].message);
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "took {:?}", started.elapsed());
+}
+
+#[test]
+fn a_declared_field_named_extra_is_a_plain_key() {
+    let request = AiRequest::parse(
+        &json!({"kind": "extract_data", "prompt": "p", "input": {}, "fields": [
+            {"name": "extra", "type": "number", "description": "", "required": true},
+            {"name": "_b", "type": "boolean", "description": "", "required": false},
+        ]}),
+        &aitasks_contracts::Path::root(),
+    )
+    .expect("valid request");
+    let schema = answer_schema_for(&request, SchemaDialect::Strict);
+    for answer in [
+        json!({"extra": 1, "_b": null}),
+        json!({"extra": "1", "_b": true}),
+        json!({"extra": 1}),
+        json!({"extra": 1, "_b": false, "more": 2}),
+    ] {
+        assert_eq!(
+            schema_problems(&schema, &answer).is_empty(),
+            oracle_accepts(&schema, &answer),
+            "{answer}"
+        );
+    }
 }
