@@ -38,6 +38,10 @@ const DATE_TIMES: &[&str] = &[
     "\u{0661}026-01-01T00:00:00Z",
 ];
 
+fn request(value: Value) -> AiRequest {
+    AiRequest::parse(&value, &aitasks_contracts::Path::root()).expect("valid request")
+}
+
 fn oracle_accepts(schema: &Value, answer: &Value) -> bool {
     jsonschema::options()
         .should_validate_formats(true)
@@ -165,15 +169,11 @@ proptest! {
 
 #[test]
 fn each_problem_names_the_value_to_fix() {
-    let request = AiRequest::parse(
-        &json!({"kind": "extract_data", "prompt": "p", "input": {}, "fields": [
-            {"name": "title", "type": "text", "description": "", "required": true},
-            {"name": "due", "type": "date_time", "description": "", "required": false},
-            {"name": "tone", "type": "choice", "description": "", "required": true, "choices": ["calm", "angry"]},
-        ]}),
-        &aitasks_contracts::Path::root(),
-    )
-    .expect("valid request");
+    let request = request(json!({"kind": "extract_data", "prompt": "p", "input": {}, "fields": [
+        {"name": "title", "type": "text", "description": "", "required": true},
+        {"name": "due", "type": "date_time", "description": "", "required": false},
+        {"name": "tone", "type": "choice", "description": "", "required": true, "choices": ["calm", "angry"]},
+    ]}));
     let schema = answer_schema_for(&request, SchemaDialect::Strict);
     let problems = schema_problems(&schema, &json!({"title": 3, "due": "soon", "invented": true}));
     let mut listed: Vec<(&str, &str)> =
@@ -218,11 +218,7 @@ fn date_times_on_every_edge_get_the_oracles_verdict() {
 #[test]
 fn a_million_wrong_items_are_counted_and_fifty_described() {
     let choices: Vec<String> = (0..200).map(|i| format!("{i:0>100}")).collect();
-    let request = AiRequest::parse(
-        &json!({"kind": "classify_many", "prompt": "p", "input": 1, "choices": choices}),
-        &aitasks_contracts::Path::root(),
-    )
-    .expect("valid request");
+    let request = request(json!({"kind": "classify_many", "prompt": "p", "input": 1, "choices": choices}));
     let answer = json!({"choices": vec![1; 1_000_000]});
     let started = std::time::Instant::now();
     let problems = schema_problems(&answer_schema_for(&request, SchemaDialect::Strict), &answer);
@@ -234,14 +230,10 @@ fn a_million_wrong_items_are_counted_and_fifty_described() {
 
 #[test]
 fn a_declared_field_named_extra_is_a_plain_key() {
-    let request = AiRequest::parse(
-        &json!({"kind": "extract_data", "prompt": "p", "input": {}, "fields": [
-            {"name": "extra", "type": "number", "description": "", "required": true},
-            {"name": "_b", "type": "boolean", "description": "", "required": false},
-        ]}),
-        &aitasks_contracts::Path::root(),
-    )
-    .expect("valid request");
+    let request = request(json!({"kind": "extract_data", "prompt": "p", "input": {}, "fields": [
+        {"name": "extra", "type": "number", "description": "", "required": true},
+        {"name": "_b", "type": "boolean", "description": "", "required": false},
+    ]}));
     let schema = answer_schema_for(&request, SchemaDialect::Strict);
     for answer in [
         json!({"extra": 1, "_b": null}),
