@@ -5,7 +5,7 @@
 //! batch) the caller holds. A provider batch's results settle through these too, their leases
 //! naming the batch ([`Lease::batch_id`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 use uuid::Uuid;
@@ -75,27 +75,41 @@ pub async fn end_canceled(client: &impl GenericClient, task_id: Uuid) -> StoreRe
 }
 
 /// Complete attempts that finished together, each with its validated output and usage: one
-/// round trip for all of them, events included. Answers item by item in order, fenced as
-/// [`complete_attempt`] is; an attempt that [completes alone](Lease::completes_alone) is
-/// [`Fenced::Lost`] here, left for its own statement.
+/// round trip for all of them, events included (a second attempt of a task given twice takes
+/// one more). Answers item by item in order, fenced as [`complete_attempt`] is; an attempt that
+/// [completes alone](Lease::completes_alone) is [`Fenced::Lost`] here, left for its own statement.
 pub async fn complete_many(
     client: &impl GenericClient,
     attempts: &[(Lease, &Value, Option<&Value>)],
 ) -> StoreResult<Vec<Fenced<PendingEvent>>> {
-    let given: Vec<&(Lease, &Value, Option<&Value>)> =
-        attempts.iter().filter(|(lease, _, _)| !lease.completes_alone()).collect();
+    // The group takes each task once (sql/settle/complete_many.sql finds an item's output by its
+    // task id); a second attempt of a task given in the same call, which only a stale worker
+    // beside a fresh one can make, takes the single statement after the group.
+    let mut seen = HashSet::new();
+    let (mut group, mut again) = (Vec::new(), Vec::new());
+    for (i, (lease, _, _)) in attempts.iter().enumerate() {
+        if lease.completes_alone() {
+            continue;
+        }
+        if seen.insert(lease.task_id) {
+            group.push(i);
+        } else {
+            again.push(i);
+        }
+    }
+    let mut answers: Vec<Fenced<PendingEvent>> = attempts.iter().map(|_| Fenced::Lost).collect();
     // A group of one takes the single statement: the same fence and event, without the id-order
     // lock the group needs against a deadlock with another group (a row lock is a WAL record).
-    if let ([(lease, output, usage)], [_]) = (given.as_slice(), attempts) {
-        return Ok(vec![complete_attempt(client, *lease, output, *usage).await?]);
+    if group.len() == 1 && attempts.len() == 1 {
+        again = group.split_off(0);
     }
-    let task_ids: Vec<Uuid> = given.iter().map(|(lease, _, _)| lease.task_id).collect();
-    let numbers: Vec<i32> = given.iter().map(|(lease, _, _)| lease.attempt).collect();
-    let batch_ids: Vec<Option<Uuid>> = given.iter().map(|(lease, _, _)| lease.batch_id).collect();
-    let outputs: Vec<&Value> = given.iter().map(|(_, output, _)| *output).collect();
-    let usages: Vec<Option<&Value>> = given.iter().map(|(_, _, usage)| *usage).collect();
-    let mut events: HashMap<Uuid, PendingEvent> = HashMap::new();
-    if !given.is_empty() {
+    if !group.is_empty() {
+        let item = |i: &usize| &attempts[*i];
+        let task_ids: Vec<Uuid> = group.iter().map(|i| item(i).0.task_id).collect();
+        let numbers: Vec<i32> = group.iter().map(|i| item(i).0.attempt).collect();
+        let batch_ids: Vec<Option<Uuid>> = group.iter().map(|i| item(i).0.batch_id).collect();
+        let outputs: Vec<&Value> = group.iter().map(|i| item(i).1).collect();
+        let usages: Vec<Option<&Value>> = group.iter().map(|i| item(i).2).collect();
         let statement = client.prepare_cached(COMPLETE_MANY.text()).await?;
         let params = COMPLETE_MANY.bind(&[
             ("task_ids", &task_ids),
@@ -104,15 +118,19 @@ pub async fn complete_many(
             ("outputs", &outputs),
             ("usages", &usages),
         ])?;
+        let position: HashMap<Uuid, usize> = group.iter().map(|i| (item(i).0.task_id, *i)).collect();
         for row in client.query(&statement, &params).await? {
             let event = ended_event_from_row(&row)?;
-            events.insert(event.task_id, event);
+            if let Some(i) = position.get(&event.task_id) {
+                answers[*i] = Fenced::Written(event);
+            }
         }
     }
-    Ok(attempts
-        .iter()
-        .map(|(lease, _, _)| events.remove(&lease.task_id).map_or(Fenced::Lost, Fenced::Written))
-        .collect())
+    for i in again {
+        let (lease, output, usage) = &attempts[i];
+        answers[i] = complete_attempt(client, *lease, output, *usage).await?;
+    }
+    Ok(answers)
 }
 
 /// Put a running task back in the queue after a retryable failure, keeping the error for the

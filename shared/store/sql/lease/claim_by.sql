@@ -5,6 +5,11 @@
 -- sent), so it answers in time or not at all; a row it skipped is `busy` (claim_by_misses.sql) and
 -- its record comes back a moment later.
 --
+-- The given ids are looked up one at a time, each through the primary key (`wanted`, in id
+-- order, and a LATERAL lookup of that one row), not with `id = ANY(:task_ids)`: a plan that must
+-- not depend on how big the planner believes `tasks` is (docs/architecture.md, "A list of ids is
+-- looked up one id at a time"; tests/store/young_tables.rs).
+--
 -- `status = (SELECT 'queued'::text)`: ANALYZE samples 30,000 rows, so on a big table it records
 -- the partial indexes over queued tasks as empty, and the planner would then scan one of them
 -- filtering on id instead of descending the primary key. A value the planner cannot see (an
@@ -34,12 +39,15 @@ SET status = 'running', attempts = attempts + 1, started_at = COALESCE(started_a
     heartbeat_at = now(), updated_at = now(), claim_token = :claim_token, batch_id = NULL,
     awaiting_batch = false
 WHERE id IN (
-    SELECT id FROM tasks
-    WHERE id = ANY(:task_ids::uuid[]) AND status = (SELECT 'queued'::text)
-      AND cancel_requested_at IS NULL AND attempts < max_attempts
-      AND clock_timestamp() < :claim_by
-    ORDER BY id
-    FOR UPDATE SKIP LOCKED)
+    SELECT claimable.id
+    FROM (SELECT i FROM generate_subscripts(:task_ids::uuid[], 1) AS i
+          ORDER BY (:task_ids::uuid[])[i]) AS wanted
+    CROSS JOIN LATERAL (
+        SELECT id FROM tasks
+        WHERE id = (:task_ids::uuid[])[wanted.i] AND status = (SELECT 'queued'::text)
+          AND cancel_requested_at IS NULL AND attempts < max_attempts
+          AND clock_timestamp() < :claim_by
+        FOR UPDATE SKIP LOCKED) AS claimable)
 RETURNING {{fragments/task_columns}}, unheld_at,
     (SELECT jsonb_agg(jsonb_build_object('id', hold.id, 'profile', hold.profile,
                                          'scopeId', hold.scope_id, 'automatic', hold.app_id IS NULL,

@@ -6,27 +6,28 @@
 -- left alone too (it completes by itself, `Lease::completes_alone`): its ending updates its
 -- shard's count row, and a group would lock several such rows in no set order.
 --
--- `tasks.id = ANY(:task_ids)` repeats what the join says, for the planner: without it the
--- generic plan found the rows through the in-flight index and filtered every queued and running
--- task (and every dead index entry left since the last vacuum), a cost that grew with the
--- backlog (docs/benchmarks/2026-12-03-issue-37-shipped-path-at-the-floor.md); with it the primary key finds exactly the given rows.
---
--- The rows are locked in id order first (`locked`), as every statement that locks several tasks
--- locks them: two such statements over the same tasks then wait for each other instead of
--- deadlocking (tests/store/lock_order.rs).
-WITH given AS (
-    SELECT * FROM unnest(:task_ids::uuid[], :attempts::int[], :outputs::jsonb[], :usages::jsonb[],
-        :batch_ids::uuid[]) AS given(task_id, attempt, new_output, new_usage, given_batch_id)
-),
-locked AS (
-    SELECT id AS locked_id FROM tasks WHERE id = ANY(:task_ids::uuid[]) ORDER BY id FOR UPDATE
-)
+-- The given tasks are looked up one at a time, each through an index that leads with `id`
+-- (`fenced`: the items in id order, and a LATERAL lookup of that one row with its fence), and
+-- locked as they are found: in id order, as every statement that locks several tasks locks them,
+-- so two such statements over the same tasks wait for each other instead of deadlocking
+-- (tests/store/lock_order.rs). The update then names only those rows: no condition of its own
+-- that could lead the planner to the in-flight index read whole, which an `id = ANY` join did
+-- on a young table or a big backlog (docs/architecture.md, "A list of ids is looked up one id
+-- at a time"; tests/store/young_tables.rs). Item i's output and usage are found by its id
+-- (`array_position`; the settler never gives a task twice).
 UPDATE tasks
-SET status = 'succeeded', output = given.new_output, usage = given.new_usage, error_code = NULL,
+SET status = 'succeeded', output = (:outputs::jsonb[])[array_position(:task_ids::uuid[], tasks.id)],
+    usage = (:usages::jsonb[])[array_position(:task_ids::uuid[], tasks.id)], error_code = NULL,
     error_message = NULL, completed_at = now(), updated_at = now()
-FROM given JOIN locked ON locked_id = given.task_id
-WHERE tasks.id = ANY(:task_ids::uuid[]) AND tasks.id = given.task_id
-  AND tasks.status = 'running' AND tasks.attempts = given.attempt
-  AND tasks.batch_id IS NOT DISTINCT FROM given.given_batch_id
-  AND tasks.cancel_requested_at IS NULL AND tasks.cache_key IS NULL
+WHERE tasks.id IN (
+    SELECT fenced.id
+    FROM (SELECT i FROM generate_subscripts(:task_ids::uuid[], 1) AS i
+          ORDER BY (:task_ids::uuid[])[i]) AS item
+    CROSS JOIN LATERAL (
+        SELECT id FROM tasks
+        WHERE id = (:task_ids::uuid[])[item.i]
+          AND status = 'running' AND attempts = (:attempts::int[])[item.i]
+          AND batch_id IS NOT DISTINCT FROM (:batch_ids::uuid[])[item.i]
+          AND cancel_requested_at IS NULL AND cache_key IS NULL
+        FOR UPDATE) AS fenced)
 RETURNING id, {{fragments/ended_event}}

@@ -219,3 +219,43 @@ async fn every_record_that_is_not_claimed_says_why() {
         ]
     );
 }
+
+/// A task given twice in one group (a stale worker's attempt beside the fresh one's) is completed
+/// once, with the output of the attempt it is running, and each item is answered for itself.
+#[tokio::test]
+async fn a_task_given_twice_is_completed_by_the_attempt_it_runs() {
+    let db = TestDb::new().await;
+    let client = db.client().await;
+    let created =
+        store::create_tasks(&client, APP, &[app_owned("twice"), app_owned("beside")]).await.unwrap();
+    let ids: Vec<uuid::Uuid> = created.iter().map(|c| c.as_ref().unwrap().task().id).collect();
+    let claimed = |claims: Vec<store::Claim>| -> Vec<store::Task> {
+        claims
+            .into_iter()
+            .map(|claim| match claim {
+                store::Claim::Claimed(task) => task,
+                other => panic!("claimed: {other:?}"),
+            })
+            .collect()
+    };
+    let first = claimed(store::claim_by(&client, &ids, &claim_mark()).await.unwrap());
+    let stale = first[0].lease();
+    store::requeue_attempt(&client, stale, aitasks_contracts::ErrorCode::ProviderError, "blip")
+        .await
+        .unwrap();
+    let fresh = claimed(store::claim_by(&client, &ids[..1], &claim_mark()).await.unwrap())[0].lease();
+    let (old, new, beside) = (serde_json::json!("stale"), serde_json::json!("fresh"), serde_json::json!("b"));
+    let settled = store::complete_many(
+        &client,
+        &[(stale, &old, None), (first[1].lease(), &beside, None), (fresh, &new, None)],
+    )
+    .await
+    .unwrap();
+    let shape: Vec<bool> = settled.iter().map(|s| matches!(s, store::Fenced::Written(_))).collect();
+    assert_eq!(shape, [false, true, true], "the stale attempt lost, the other two written");
+    let query =
+        |id: uuid::Uuid| format!("SELECT count(*) FROM tasks WHERE id = '{id}' AND status = 'succeeded'");
+    assert_eq!(db.count(&format!("{} AND output = '\"fresh\"' AND attempts = 2", query(ids[0]))).await, 1);
+    assert_eq!(db.count(&format!("{} AND output = '\"b\"'", query(ids[1]))).await, 1);
+    assert_eq!(db.count(&format!("SELECT count(*) FROM task_events WHERE task_id = '{}'", ids[0])).await, 1);
+}

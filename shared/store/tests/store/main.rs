@@ -24,6 +24,7 @@ mod stored_size;
 mod sweeps;
 mod task_indexes;
 mod tls;
+mod young_tables;
 
 mod migration_v38;
 mod stale;
