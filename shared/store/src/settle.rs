@@ -5,7 +5,7 @@
 //! batch) the caller holds. A provider batch's results settle through these too, their leases
 //! naming the batch ([`Lease::batch_id`]).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use serde_json::Value;
 use uuid::Uuid;
@@ -75,41 +75,29 @@ pub async fn end_canceled(client: &impl GenericClient, task_id: Uuid) -> StoreRe
 }
 
 /// Complete attempts that finished together, each with its validated output and usage: one
-/// round trip for all of them, events included (a second attempt of a task given twice takes
-/// one more). Answers item by item in order, fenced as [`complete_attempt`] is; an attempt that
-/// [completes alone](Lease::completes_alone) is [`Fenced::Lost`] here, left for its own statement.
+/// round trip for all of them, events included. Answers item by item in order, fenced as
+/// [`complete_attempt`] is; an attempt that [completes alone](Lease::completes_alone) is
+/// [`Fenced::Lost`] here, left for its own statement.
 pub async fn complete_many(
     client: &impl GenericClient,
     attempts: &[(Lease, &Value, Option<&Value>)],
 ) -> StoreResult<Vec<Fenced<PendingEvent>>> {
-    // The group takes each task once (sql/settle/complete_many.sql finds an item's output by its
-    // task id); a second attempt of a task given in the same call, which only a stale worker
-    // beside a fresh one can make, takes the single statement after the group.
-    let mut seen = HashSet::new();
-    let (mut group, mut again) = (Vec::new(), Vec::new());
-    for (i, (lease, _, _)) in attempts.iter().enumerate() {
-        if lease.completes_alone() {
-            continue;
-        }
-        if seen.insert(lease.task_id) {
-            group.push(i);
-        } else {
-            again.push(i);
-        }
-    }
-    let mut answers: Vec<Fenced<PendingEvent>> = attempts.iter().map(|_| Fenced::Lost).collect();
+    let given: Vec<&(Lease, &Value, Option<&Value>)> =
+        attempts.iter().filter(|(lease, _, _)| !lease.completes_alone()).collect();
     // A group of one takes the single statement: the same fence and event, without the id-order
     // lock the group needs against a deadlock with another group (a row lock is a WAL record).
-    if group.len() == 1 && attempts.len() == 1 {
-        again = group.split_off(0);
+    if let ([(lease, output, usage)], [_]) = (given.as_slice(), attempts) {
+        return Ok(vec![complete_attempt(client, *lease, output, *usage).await?]);
     }
-    if !group.is_empty() {
-        let item = |i: &usize| &attempts[*i];
-        let task_ids: Vec<Uuid> = group.iter().map(|i| item(i).0.task_id).collect();
-        let numbers: Vec<i32> = group.iter().map(|i| item(i).0.attempt).collect();
-        let batch_ids: Vec<Option<Uuid>> = group.iter().map(|i| item(i).0.batch_id).collect();
-        let outputs: Vec<&Value> = group.iter().map(|i| item(i).1).collect();
-        let usages: Vec<Option<&Value>> = group.iter().map(|i| item(i).2).collect();
+    let task_ids: Vec<Uuid> = given.iter().map(|(lease, _, _)| lease.task_id).collect();
+    let numbers: Vec<i32> = given.iter().map(|(lease, _, _)| lease.attempt).collect();
+    let batch_ids: Vec<Option<Uuid>> = given.iter().map(|(lease, _, _)| lease.batch_id).collect();
+    let outputs: Vec<&Value> = given.iter().map(|(_, output, _)| *output).collect();
+    let usages: Vec<Option<&Value>> = given.iter().map(|(_, _, usage)| *usage).collect();
+    // Each event by the lease that wrote it: a task given twice (a stale attempt beside the fresh
+    // one) is answered for the attempt the statement completed, the other item `Lost`.
+    let mut events: HashMap<(Uuid, i32), PendingEvent> = HashMap::new();
+    if !given.is_empty() {
         let statement = client.prepare_cached(COMPLETE_MANY.text()).await?;
         let params = COMPLETE_MANY.bind(&[
             ("task_ids", &task_ids),
@@ -118,19 +106,20 @@ pub async fn complete_many(
             ("outputs", &outputs),
             ("usages", &usages),
         ])?;
-        let position: HashMap<Uuid, usize> = group.iter().map(|i| (item(i).0.task_id, *i)).collect();
         for row in client.query(&statement, &params).await? {
+            let attempt: i32 = row.try_get("settled_attempt")?;
             let event = ended_event_from_row(&row)?;
-            if let Some(i) = position.get(&event.task_id) {
-                answers[*i] = Fenced::Written(event);
-            }
+            events.insert((event.task_id, attempt), event);
         }
     }
-    for i in again {
-        let (lease, output, usage) = &attempts[i];
-        answers[i] = complete_attempt(client, *lease, output, *usage).await?;
-    }
-    Ok(answers)
+    Ok(attempts
+        .iter()
+        .map(|(lease, _, _)| {
+            let written =
+                if lease.completes_alone() { None } else { events.remove(&(lease.task_id, lease.attempt)) };
+            written.map_or(Fenced::Lost, Fenced::Written)
+        })
+        .collect())
 }
 
 /// Put a running task back in the queue after a retryable failure, keeping the error for the

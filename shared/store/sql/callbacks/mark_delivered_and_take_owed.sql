@@ -9,13 +9,18 @@
 -- lease lost with it only lets the sweeper answer it again (a second answer finds the token
 -- answered). One flush fewer a task (docs/benchmarks/2026-12-03-issue-37-shipped-path-at-the-floor.md).
 --
--- The events are looked up one id at a time through the primary key (docs/architecture.md, "A
--- list of ids is looked up one id at a time"). An event already marked keeps its first time
--- (`COALESCE`) rather than being left out by a `delivered_at IS NULL` condition: that condition
--- would let the planner read `task_events_pending_idx` whole in place of the key.
+-- The events are looked up one id at a time through the primary key, in id order, and locked
+-- as they are found (docs/architecture.md, "A list of ids is looked up one id at a time"), so two
+-- marks of the same events wait for each other rather than deadlock. The lock is one WAL record
+-- an event more than an update alone.
+-- An event already marked keeps its first time (`COALESCE`) rather than being left out by a
+-- `delivered_at IS NULL` condition: that condition let the planner read `task_events_pending_idx`
+-- whole in place of the key.
 WITH marked AS (
     UPDATE task_events SET delivered_at = COALESCE(delivered_at, now())
-    WHERE id IN (SELECT event.id FROM generate_subscripts(:event_ids::bigint[], 1) AS wanted(i)
+    WHERE id IN (SELECT event.id
+                 FROM (SELECT i FROM generate_subscripts(:event_ids::bigint[], 1) AS i
+                       ORDER BY (:event_ids::bigint[])[i]) AS wanted
                  CROSS JOIN LATERAL (SELECT id FROM task_events
                                      WHERE id = (:event_ids::bigint[])[wanted.i]
                                      FOR UPDATE) AS event)

@@ -13,12 +13,17 @@
 -- (tests/store/lock_order.rs). The update then names only those rows: no condition of its own
 -- that could lead the planner to the in-flight index read whole, which an `id = ANY` join did
 -- on a young table or a big backlog (docs/architecture.md, "A list of ids is looked up one id
--- at a time"; tests/store/young_tables.rs). Item i's output and usage are found by its id
--- (`array_position`; the settler never gives a task twice).
+-- at a time"; tests/store/young_tables.rs). A row takes the output and usage of the item whose
+-- lease it still runs (`given`): a task given twice (a stale attempt beside the fresh one) is
+-- completed by the fresh one's, and the attempt comes back so the caller answers that item.
 UPDATE tasks
-SET status = 'succeeded', output = (:outputs::jsonb[])[array_position(:task_ids::uuid[], tasks.id)],
-    usage = (:usages::jsonb[])[array_position(:task_ids::uuid[], tasks.id)], error_code = NULL,
-    error_message = NULL, completed_at = now(), updated_at = now()
+SET status = 'succeeded', (output, usage) = (
+        SELECT (:outputs::jsonb[])[given.i], (:usages::jsonb[])[given.i]
+        FROM generate_subscripts(:task_ids::uuid[], 1) AS given(i)
+        WHERE (:task_ids::uuid[])[given.i] = tasks.id AND (:attempts::int[])[given.i] = tasks.attempts
+          AND (:batch_ids::uuid[])[given.i] IS NOT DISTINCT FROM tasks.batch_id
+        LIMIT 1),
+    error_code = NULL, error_message = NULL, completed_at = now(), updated_at = now()
 WHERE tasks.id IN (
     SELECT fenced.id
     FROM (SELECT i FROM generate_subscripts(:task_ids::uuid[], 1) AS i
@@ -30,4 +35,4 @@ WHERE tasks.id IN (
           AND batch_id IS NOT DISTINCT FROM (:batch_ids::uuid[])[item.i]
           AND cancel_requested_at IS NULL AND cache_key IS NULL
         FOR UPDATE) AS fenced)
-RETURNING id, {{fragments/ended_event}}
+RETURNING id, attempts AS settled_attempt, {{fragments/ended_event}}

@@ -2,8 +2,9 @@
 //! the planner believes of the table's size. A connection keeps the generic plan it makes at a
 //! statement's sixth run; one made while a table is young (never analyzed, so the planner takes it
 //! for 10 pages: a new deployment, each benchmark point's fresh database) and that reads the table
-//! whole stays, and costs more with every row the table gains (the lifecycle benchmark's claims
-//! read 223 blocks each, BENCHMARKS.md "2026-12-06 (evening)"). Checked as a connection meets it:
+//! whole stays until autovacuum first analyzes the table, and costs more with every row the table
+//! gains meanwhile (the lifecycle benchmark's claims read 223 blocks each, BENCHMARKS.md
+//! "2026-12-06 (evening)"). Checked as a connection meets it:
 //! each statement, as the store sends it, prepared and run six times while the tables are empty,
 //! then run once more when they hold thousands of rows, counting the rows it read and dropped.
 
@@ -136,7 +137,7 @@ async fn completing_many_finds_its_tasks_by_key_after_the_table_grew() {
             other => panic!("a parameter this test does not know: {other}"),
         }
     };
-    // Given out of id order: the statement locks in id order whatever the order given.
+    // Given out of id order, each task must still take its own item's output (checked below).
     let young = value(format!("{ABSENT},00000000-0000-7000-8000-0000000000fe"));
     let grown = value(format!("{},{}", RUNNING[1], RUNNING[0]));
     let plan = plan_after_growth(&db, "settle/complete_many", young, grown).await;
