@@ -24,7 +24,7 @@ async fn text_task(db: &TestDb, key: &str, max_attempts: i32) -> Task {
 }
 
 /// What a completion's statement says, alone or for a group (settle/complete_*.sql).
-const COMPLETION: &str = "status = 'succeeded', output";
+const COMPLETION: &str = "SET status = 'succeeded'";
 
 /// Hold the tasks' rows once every one is claimed, until the six answers are in and a
 /// completion waits on the held rows: the batch's first group statement, for the one success
