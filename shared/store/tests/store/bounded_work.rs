@@ -6,6 +6,8 @@
 use aitasks_testkit::TestDb;
 use serde_json::Value;
 
+use crate::plans::rows_looked_at_and_dropped;
+
 /// Tasks in flight beside the two that are settled.
 const BACKLOG: i64 = 3_000;
 
@@ -71,17 +73,6 @@ async fn completing_many_touches_only_the_given_tasks_whatever_the_backlog() {
         "completing 2 tasks looked at {examined} rows it did not want, beside a backlog of {BACKLOG}: {plan:#}"
     );
     assert_eq!(db.count("SELECT count(*) FROM tasks WHERE status = 'succeeded'").await, 2);
-}
-
-/// The rows every node of an `EXPLAIN ANALYZE` plan read and dropped, summed.
-fn rows_looked_at_and_dropped(node: &Value) -> u64 {
-    let own: u64 = ["Rows Removed by Filter", "Rows Removed by Join Filter", "Rows Removed by Index Recheck"]
-        .iter()
-        .filter_map(|key| node[key].as_u64())
-        .sum();
-    let below: u64 =
-        node["Plans"].as_array().map_or(0, |plans| plans.iter().map(rows_looked_at_and_dropped).sum());
-    own + below
 }
 
 /// A run's task counts in a page of runs stop at `RUN_TASKS_COUNTED_MAX` and say `more`: a page of

@@ -16,6 +16,7 @@ mod limits_hostile_usage;
 mod live_output;
 mod lock_order;
 mod migrations;
+mod plans;
 mod privileges;
 mod read_rate;
 mod round_trips;

@@ -11,6 +11,8 @@
 use aitasks_testkit::TestDb;
 use serde_json::Value;
 
+use crate::plans::rows_looked_at_and_dropped;
+
 /// Tasks, and events, the tables hold when the statement runs again.
 const GROWN: i64 = 3_000;
 
@@ -202,15 +204,4 @@ fn wide_scans(node: &Value) -> Vec<(String, u64)> {
         wide.extend(wide_scans(plan));
     }
     wide
-}
-
-/// The rows every node of an `EXPLAIN ANALYZE` plan read and dropped, summed.
-fn rows_looked_at_and_dropped(node: &Value) -> u64 {
-    let own: u64 = ["Rows Removed by Filter", "Rows Removed by Join Filter", "Rows Removed by Index Recheck"]
-        .iter()
-        .filter_map(|key| node[key].as_u64())
-        .sum();
-    let below: u64 =
-        node["Plans"].as_array().map_or(0, |plans| plans.iter().map(rows_looked_at_and_dropped).sum());
-    own + below
 }
