@@ -15,7 +15,9 @@
 -- on a young table or a big backlog (docs/architecture.md, "A list of ids is looked up one id
 -- at a time"; tests/store/young_tables.rs). A row takes the output and usage of the item whose
 -- lease it still runs (`given`): a task given twice (a stale attempt beside the fresh one) is
--- completed by the fresh one's, and the attempt comes back so the caller answers that item.
+-- completed by the fresh one's, and the attempt comes back so the caller answers that item. That
+-- walk of the items for each row is quadratic in the group, which is an invocation's successes
+-- or a page of a provider batch's results (`PAGE_LINES`, 500): 250,000 steps at the most.
 UPDATE tasks
 SET status = 'succeeded', (output, usage) = (
         SELECT (:outputs::jsonb[])[given.i], (:usages::jsonb[])[given.i]
