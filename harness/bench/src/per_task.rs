@@ -38,36 +38,30 @@ pub(crate) async fn section(base: &str, size: Size, out: &std::path::Path) -> Re
         "the shipped calls: create, claim, complete + event, mark published"
     };
     println!("\nstore lifecycle: tasks/s, {:.1}s per point ({calls})", duration.as_secs_f64());
+    let trials = trials(size);
     let (mut ours, mut floor, mut reference) = (Vec::new(), Vec::new(), Vec::new());
+    let mut paired: Vec<Vec<(f64, f64)>> = Vec::new();
     let mut costs: Vec<(Breakdown, Breakdown)> = Vec::new();
     for &clients in &clients_list {
-        db::reset(&url).await?;
-        let costed = cost_points.contains(&clients);
-        let our_cost = if costed {
-            Some(
-                breakdown::measure(&url, clients, Runs::Here, lifecycle::run(&url, clients, duration))
-                    .await?,
-            )
-        } else {
-            None
-        };
-        ours.push(match &our_cost {
-            Some(cost) => cost.tasks_per_second,
-            None => lifecycle::run(&url, clients, duration).await?,
-        });
-        db::reset(&url).await?;
-        let floor_run = pgbench::run_async(&url, &floor_script, clients, limit);
-        match our_cost {
-            Some(our_cost) => {
-                let floor_cost = breakdown::measure(&url, clients, Runs::Elsewhere, floor_run).await?;
-                floor.push(floor_cost.tasks_per_second);
-                costs.push((our_cost, floor_cost));
-            }
-            None => floor.push(floor_run.await?),
+        let mut runs = Vec::with_capacity(trials);
+        for trial in 0..trials {
+            // The costs are found on the first trial only: a breakdown reads counters the
+            // other trials do not need.
+            let costed = trial == 0 && cost_points.contains(&clients);
+            let (pair, cost) = trial_pair(&url, clients, duration, limit, &floor_script, costed).await?;
+            runs.push(pair);
+            costs.extend(cost);
         }
+        ours.push(median(runs.iter().map(|(ours, _)| *ours)));
+        floor.push(median(runs.iter().map(|(_, floor)| *floor)));
+        paired.push(runs);
         db::connect(&url).await?.batch_execute(pgbench::REFERENCE_SETUP).await?;
         reference.push(pgbench::run_async(&url, &reference_script, clients, limit).await?);
     }
+    // The ratio of each trial's pair (this system, then the floor, on the same reset database a
+    // few seconds apart), and its median: at 64 clients the floor alone moved from 1,157 to 1,469
+    // tasks a second in eight runs on this machine, so one pair's ratio is a draw, not the figure.
+    let ratios: Vec<f64> = paired.iter().map(|runs| median(runs.iter().map(|(o, f)| o / f))).collect();
     let fmt = |v: &[f64]| v.iter().map(|x| format!("{x:.0}")).collect::<Vec<_>>();
     let ratio =
         |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| format!("{:.2}x", x / y)).collect::<Vec<_>>();
@@ -75,7 +69,21 @@ pub(crate) async fn section(base: &str, size: Size, out: &std::path::Path) -> Re
     row("this system (the shipped calls, event included)", &fmt(&ours));
     row("floor: 3 plain statements (pgbench)", &fmt(&floor));
     row("reference statement sequence (pgbench)", &fmt(&reference));
-    row("ratio to the floor", &ratio(&ours, &floor));
+    row(
+        &format!("ratio to the floor (median of {trials} trial{})", if trials == 1 { "" } else { "s" }),
+        &ratios.iter().map(|r| format!("{r:.2}x")).collect::<Vec<_>>(),
+    );
+    if trials > 1 {
+        for (clients, runs) in clients_list.iter().zip(&paired) {
+            let each: Vec<String> =
+                runs.iter().map(|(o, f)| format!("{o:.0}/{f:.0} = {:.2}x", o / f)).collect();
+            println!(
+                "  trials at {clients} client{}: {}",
+                if *clients == 1 { "" } else { "s" },
+                each.join(", ")
+            );
+        }
+    }
     row("ratio to the reference", &ratio(&ours, &reference));
     if let Some((one, one_floor)) = costs.iter().find(|(cost, _)| cost.clients == 1) {
         println!(
@@ -94,16 +102,81 @@ pub(crate) async fn section(base: &str, size: Size, out: &std::path::Path) -> Re
         .enumerate()
         .map(|(i, clients)| {
             json!({"clients": clients, "tasksPerSecond": ours[i], "floor": floor[i], "reference": reference[i],
-                   "ratioToFloor": ours[i] / floor[i], "ratioToReference": ours[i] / reference[i]})
+                   "ratioToFloor": ratios[i], "ratioToReference": ours[i] / reference[i],
+                   "trials": paired[i].iter().map(|(o, f)| json!({"tasksPerSecond": o, "floor": f})).collect::<Vec<_>>()})
         })
         .collect();
     let round_trips =
         costs.iter().find(|(cost, _)| cost.clients == 1).map(|(cost, _)| cost.statements_per_task());
     Ok(json!({
-        "seconds": duration.as_secs_f64(), "points": points,
+        "seconds": duration.as_secs_f64(), "trials": trials, "points": points,
         "withoutPublishMark": lifecycle::without_publish_mark(),
         "roundTripsAtOneClient": round_trips, "floorRoundTrips": 3,
         "cost": costs.iter().map(|(ours, floor)| json!({"clients": ours.clients, "ours": ours.json(), "floor": floor.json()}))
             .collect::<Vec<_>>(),
     }))
+}
+
+/// How many times each point runs, this system then the floor each time: 3 in a full run, 1 in
+/// a quick or smoke one (`BENCH_TRIALS=5` sets it).
+fn trials(size: Size) -> usize {
+    std::env::var("BENCH_TRIALS")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .filter(|&n: &usize| n > 0)
+        .unwrap_or_else(|| size.pick(3, 1, 1))
+}
+
+/// One trial of a point: this system's tasks a second, then the floor's, each on the freshly
+/// reset database; with their costs found when `costed`.
+async fn trial_pair(
+    url: &str,
+    clients: usize,
+    duration: std::time::Duration,
+    limit: pgbench::Limit,
+    floor_script: &std::path::Path,
+    costed: bool,
+) -> Result<((f64, f64), Option<(Breakdown, Breakdown)>), Failure> {
+    db::reset(url).await?;
+    let ours = if costed {
+        Some(breakdown::measure(url, clients, Runs::Here, lifecycle::run(url, clients, duration)).await?)
+    } else {
+        None
+    };
+    let ours_rate = match &ours {
+        Some(cost) => cost.tasks_per_second,
+        None => lifecycle::run(url, clients, duration).await?,
+    };
+    db::reset(url).await?;
+    let floor_run = pgbench::run_async(url, floor_script, clients, limit);
+    Ok(match ours {
+        Some(ours) => {
+            let floor = breakdown::measure(url, clients, Runs::Elsewhere, floor_run).await?;
+            ((ours_rate, floor.tasks_per_second), Some((ours, floor)))
+        }
+        None => ((ours_rate, floor_run.await?), None),
+    })
+}
+
+/// The middle value (the mean of the two middle ones for an even count).
+fn median(values: impl Iterator<Item = f64>) -> f64 {
+    let mut values: Vec<f64> = values.collect();
+    values.sort_by(f64::total_cmp);
+    match values.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => values[n / 2],
+        n => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::median;
+
+    #[test]
+    fn the_median_is_the_middle_value_or_the_mean_of_the_two_middle_ones() {
+        assert_eq!(median([0.75, 0.64, 0.70].into_iter()), 0.70);
+        assert_eq!(median([4.0, 1.0, 3.0, 2.0].into_iter()), 2.5);
+        assert!(median(std::iter::empty()).is_nan());
+    }
 }
