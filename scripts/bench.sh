@@ -5,7 +5,7 @@
 #   BENCH_SMOKE=1        every section at its smallest: figures that mean nothing, only that it
 #                        runs (`make test` does this on the debug build: the bench_smoke test)
 #   BENCH_TRIALS=n       how many times each lifecycle point runs, this system then the floor (3; 1
-#                        in a quick or smoke run); the median of the trials' ratios is judged
+#                        in a quick or smoke run; at most 9); the trial of the median ratio is judged
 #   BENCH_NO_BUILD=1     the release binaries already built, as they are (no cargo build)
 #   BENCH_BIN_DIR=dir    the function binaries the footprint section runs (default: the release
 #                        directory), e.g. a directory of links to target/lambda/<function>/bootstrap

@@ -72,6 +72,7 @@ fn every_section_of_the_benchmark_runs_at_its_smallest() {
         .env_remove("BENCH_QUICK")
         .env_remove("BENCH_ONLY")
         .env_remove("BENCH_CLIENTS")
+        .env_remove("BENCH_TRIALS")
         .env_remove("BENCH_HEARTBEAT")
         .env("DATABASE_URL", &url)
         .env("BENCH_OUT", &out)
