@@ -152,7 +152,7 @@ async fn run(base: &str, fair: bool, duration: Duration, flood: usize) -> Result
                     {
                         tokio::time::sleep(SERVICE).await;
                         let output = json!("pos");
-                        store::complete_many(&client, &[(task.lease(), &output, None)]).await?;
+                        store::complete_many(&client, &[(task.lease(), &output, None)], true).await?;
                         let started = created_at.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
                         if task.app_id == NOISY {
                             *noisy_done.lock().unwrap_or_else(|p| p.into_inner()) += 1;

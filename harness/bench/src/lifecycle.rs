@@ -11,17 +11,19 @@
 //!    (`lease/check`), each 10 s a `heartbeat` (`lease/heartbeat`); `BENCH_HEARTBEAT=1` adds one
 //!    heartbeat a task, as the lifecycle measured before issue 37 had;
 //! 4. the settler (`worker/settler.rs`, through the runtime's `settle::complete_together`):
-//!    `complete_many` (`settle/complete_many`, the group commit with the completion events; a
-//!    group of one here, which it writes with `settle/complete_attempt`, the single
-//!    statement: no id-order lock for one row);
-//! 5. `App::publish`, once the event is on the events queue: `mark_delivered_and_take_owed`
-//!    (`callbacks/mark_delivered_and_take_owed`, which also takes the callbacks the task made owed: none here).
-//!    `BENCH_WITHOUT_PUBLISH_MARK=1` leaves this step out of the single-task lifecycle: a what-if
-//!    the section's heading names, never the shipped figure.
+//!    `complete_many` (`settle/complete_many`, the group commit with the completion events,
+//!    handed over to the worker's publish: migrations/V41; a group of one here, which it writes
+//!    with `settle/complete_attempt`, the single statement: no id-order lock for one row);
+//! 5. `App::publish`, once the event is on the events queue: no statement, since the event was
+//!    written delivered and its task owes no callback (one that does takes
+//!    `callbacks/mark_delivered_and_take_owed` here, [`after_publish`]).
+//!    `BENCH_WITH_PUBLISH_MARK=1` runs the single-task lifecycle as shipped before V41 instead (the
+//!    event the outbox's, marked by that statement after the publish): a what-if the section's
+//!    heading names, never the shipped figure.
 //!
 //! Batches of ten ([`batch_of_ten`]) take the same steps with the batch calls: `create_tasks` (one
 //! `POST /v1/tasks/batch`), one claim for the invocation's ten messages, one
-//! `complete_many` for the ten successes, one `mark_delivered_and_take_owed` for their events.
+//! `complete_many` for the ten successes, and after their publish nothing more.
 //!
 //! Scoped tasks (with a cache key) are admitted and settled by other statements
 //! (`create_scoped`, `complete_attempt`): the admission section measures those.
@@ -62,11 +64,42 @@ pub(crate) fn new_task(app: &str, effect_key: String) -> NewTask {
     }
 }
 
-/// A what-if, not the shipped path (`BENCH_WITHOUT_PUBLISH_MARK=1`): the single-task lifecycle
-/// without step 5, the most that folding the publish mark into another statement could gain
-/// (BENCHMARKS.md, "What folding the publish mark would buy (measured, not shipped)").
-pub(crate) fn without_publish_mark() -> bool {
-    std::env::var("BENCH_WITHOUT_PUBLISH_MARK").is_ok_and(|v| v == "1")
+/// A what-if, not the shipped path (`BENCH_WITH_PUBLISH_MARK=1`): the single-task lifecycle as
+/// shipped before migrations/V41, its event the outbox's and marked by a fourth statement after
+/// the publish (BENCHMARKS.md, "The publish mark folded away").
+pub(crate) fn with_publish_mark() -> bool {
+    std::env::var("BENCH_WITH_PUBLISH_MARK").is_ok_and(|v| v == "1")
+}
+
+/// What `App::publish` writes once the events went out (`shared/runtime/src/publish.rs`): the
+/// outbox's events marked and their tasks' owed callbacks taken, a handed-over event only when
+/// its task owes callbacks; nothing at all for handed-over events that owe none.
+pub(crate) async fn after_publish(
+    client: &store::Client,
+    events: &[store::PendingEvent],
+) -> Result<(), Failure> {
+    let mut to_mark = Vec::new();
+    let mut callback_tasks = Vec::new();
+    for event in events {
+        match event.custody {
+            store::Custody::Outbox => {
+                to_mark.push(event.id);
+                callback_tasks.push(event.task_id);
+            }
+            store::Custody::HandedOver { owes_callbacks: true } => callback_tasks.push(event.task_id),
+            store::Custody::HandedOver { owes_callbacks: false } => {}
+        }
+    }
+    if !to_mark.is_empty() || !callback_tasks.is_empty() {
+        store::mark_delivered_and_take_owed(
+            client,
+            &to_mark,
+            &callback_tasks,
+            aitasks_runtime::callbacks::LEASE,
+        )
+        .await?;
+    }
+    Ok(())
 }
 
 /// Whether each task also has one heartbeat (`BENCH_HEARTBEAT=1`).
@@ -89,16 +122,13 @@ pub(crate) async fn one_task(client: &store::Client, effect_key: String) -> Resu
         store::heartbeat(client, task.lease()).await?;
     }
     let (output, usage) = answer();
+    let hand_over = !with_publish_mark();
     let Some(Fenced::Written(event)) =
-        store::complete_many(client, &[(task.lease(), &output, Some(&usage))]).await?.pop()
+        store::complete_many(client, &[(task.lease(), &output, Some(&usage))], hand_over).await?.pop()
     else {
         return Err("a lease was lost".into());
     };
-    if !without_publish_mark() {
-        store::mark_delivered_and_take_owed(client, &[event.id], &[id], aitasks_runtime::callbacks::LEASE)
-            .await?;
-    }
-    Ok(())
+    after_publish(client, &[event]).await
 }
 
 /// [`BATCH`] tasks through their whole life together (the module's steps, batched).
@@ -121,11 +151,11 @@ pub(crate) async fn batch_of_ten(client: &store::Client, round: usize) -> Result
     let (output, usage) = answer();
     let attempts: Vec<_> = claimed.iter().map(|t| (t.lease(), &output, Some(&usage))).collect();
     let mut events = Vec::with_capacity(attempts.len());
-    for settled in store::complete_many(client, &attempts).await? {
+    for settled in store::complete_many(client, &attempts, true).await? {
         let Fenced::Written(event) = settled else { return Err("a lease was lost".into()) };
-        events.push(event.id);
+        events.push(event);
     }
-    store::mark_delivered_and_take_owed(client, &events, &ids, aitasks_runtime::callbacks::LEASE).await?;
+    after_publish(client, &events).await?;
     Ok(claimed.len() as u64)
 }
 

@@ -36,10 +36,10 @@ pub(crate) async fn section(base: &str, size: Size, out: &std::path::Path) -> Re
     let url = db::fresh_database(base, "aitasks_bench_lifecycle").await?;
     let floor_script = pgbench::script_file(out, "floor.sql", pgbench::FLOOR)?;
     let reference_script = pgbench::script_file(out, "reference.sql", pgbench::REFERENCE)?;
-    let calls = if lifecycle::without_publish_mark() {
-        "WHAT-IF, not the shipped path: create, claim, complete + event, no publish mark"
+    let calls = if lifecycle::with_publish_mark() {
+        "WHAT-IF, not the shipped path: as before V41, create, claim, complete + event, mark published"
     } else {
-        "the shipped calls: create, claim, complete + event, mark published"
+        "the shipped calls: create, claim, complete + event handed over to the publish"
     };
     println!("\nstore lifecycle: tasks/s, {:.1}s per point ({calls})", duration.as_secs_f64());
     let trials = trials(size);
@@ -115,7 +115,7 @@ pub(crate) async fn section(base: &str, size: Size, out: &std::path::Path) -> Re
         costs.iter().find(|(cost, _)| cost.clients == 1).map(|(cost, _)| cost.statements_per_task());
     Ok(json!({
         "seconds": duration.as_secs_f64(), "trials": trials, "points": points,
-        "withoutPublishMark": lifecycle::without_publish_mark(),
+        "withPublishMark": lifecycle::with_publish_mark(),
         "roundTripsAtOneClient": round_trips, "floorRoundTrips": 3,
         "cost": costs.iter().map(|(ours, floor)| json!({"clients": ours.clients, "ours": ours.json(), "floor": floor.json()}))
             .collect::<Vec<_>>(),

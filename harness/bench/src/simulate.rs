@@ -101,7 +101,7 @@ async fn run_point(
                     } else {
                         tokio::time::sleep(Duration::from_millis(20)).await;
                     }
-                    store::complete_attempt(&client, task.lease(), &json!("pos"), None).await?;
+                    store::complete_attempt(&client, task.lease(), &json!("pos"), None, true).await?;
                 }
                 Ok::<(), Failure>(())
             })

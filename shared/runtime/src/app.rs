@@ -6,7 +6,7 @@ use aitasks_providers::{BatchClient, HttpProvider, ModelProfiles};
 use aitasks_store::{PoolSettings, StorePool};
 
 use crate::bus::Bus;
-use crate::callbacks::{self, Callbacks};
+use crate::callbacks::Callbacks;
 use crate::config::{ConfigError, Settings};
 use crate::failing_profiles::FailingProfiles;
 use crate::queue::Queues;
@@ -150,59 +150,5 @@ impl<P> App<P> {
             delivered.retain(|id| on_bus.contains(id));
         }
         delivered
-    }
-
-    /// Publish the tasks these events ended, once their transitions committed: the events
-    /// delivered ([`App::send_events_out`]) and marked delivered, and the callbacks the
-    /// transitions made owed answered (taken in the statement that marks). Failures are logged and
-    /// left to the sweeper, which re-delivers what was not marked and answers what was not taken.
-    pub async fn publish(&self, events: Vec<aitasks_store::PendingEvent>) {
-        if events.is_empty() {
-            return;
-        }
-        let sending = std::time::Instant::now();
-        let delivered = self.send_events_out(&events).await;
-        let sent = sending.elapsed();
-        let task_ids: Vec<uuid::Uuid> = events.iter().map(|event| event.task_id).collect();
-        let marking = std::time::Instant::now();
-        let marked = async {
-            let client = aitasks_store::client(&self.pool).await?;
-            match &self.callbacks {
-                Some(callbacks) => {
-                    let owed = aitasks_store::mark_delivered_and_take_owed(
-                        &client,
-                        &delivered,
-                        &task_ids,
-                        callbacks::LEASE,
-                    )
-                    .await?;
-                    callbacks::answer_owed(callbacks, &client, owed).await.map(|_| ())
-                }
-                None if delivered.is_empty() => Ok(()),
-                None => aitasks_store::mark_delivered(&client, &delivered).await.map(|_| ()),
-            }
-        };
-        if let Err(error) = marked.await {
-            tracing::warn!(error = %crate::error_chain(&error), "could not mark events delivered or answer their callbacks; the sweeper will");
-        }
-        crate::metrics::published(events.len(), sent, marking.elapsed());
-    }
-
-    /// Answer the owed callbacks of these tasks now (a callback a create attached to a task that
-    /// had ended already). What fails is the sweeper's.
-    pub(crate) async fn answer_callbacks_of(&self, task_ids: &[uuid::Uuid]) {
-        let Some(callbacks) = &self.callbacks else { return };
-        if task_ids.is_empty() {
-            return;
-        }
-        let answered = async {
-            let client = aitasks_store::client(&self.pool).await?;
-            let owed =
-                aitasks_store::mark_delivered_and_take_owed(&client, &[], task_ids, callbacks::LEASE).await?;
-            callbacks::answer_owed(callbacks, &client, owed).await
-        };
-        if let Err(error) = answered.await {
-            tracing::warn!(error = %crate::error_chain(&error), "could not answer callbacks; the sweeper will");
-        }
     }
 }

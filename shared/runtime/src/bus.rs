@@ -113,6 +113,7 @@ mod tests {
             id: 1,
             task_id: uuid::Uuid::nil(),
             payload: json!({"status": status}),
+            custody: aitasks_store::Custody::Outbox,
         };
         assert_eq!(detail_type(&event("succeeded")), "AI Task Succeeded");
         assert_eq!(detail_type(&event("failed")), "AI Task Failed");

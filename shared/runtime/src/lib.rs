@@ -50,6 +50,7 @@ pub mod intake;
 pub mod live_output;
 pub mod metrics;
 pub mod operations;
+mod publish;
 pub mod queue;
 pub mod read_rate;
 pub mod replays;

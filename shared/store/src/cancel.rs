@@ -4,7 +4,7 @@
 use uuid::Uuid;
 
 use crate::error::StoreResult;
-use crate::model::{Ended, PendingEvent, Run, Task};
+use crate::model::{Custody, Ended, PendingEvent, Run, Task};
 use crate::params::{limit, CANCELED_CODE};
 use crate::pool::GenericClient;
 use crate::queries::{CANCEL_RUN, CANCEL_RUN_TASKS, FINISH_RUN_CANCEL, PENDING_RUN_CANCELS, REQUEST_CANCEL};
@@ -96,9 +96,12 @@ pub async fn cancel_run_tasks(
     for row in client.query(&statement, &params).await? {
         let task_id: Uuid = row.try_get("id")?;
         match row.try_get::<_, Option<i64>>("event_id")? {
-            Some(id) => {
-                canceled.ended.push(PendingEvent { id, task_id, payload: row.try_get("event_payload")? })
-            }
+            Some(id) => canceled.ended.push(PendingEvent {
+                id,
+                task_id,
+                payload: row.try_get("event_payload")?,
+                custody: Custody::Outbox,
+            }),
             None => canceled.flagged.push(task_id),
         }
     }

@@ -1,6 +1,10 @@
 //! The completion-event outbox. Every terminal transition writes its event in the same
-//! statement; the worker delivers it after commit (App::publish) and marks it delivered, and the sweeper
-//! re-delivers whatever was not marked within the grace period. QueueMessage is at least once.
+//! statement; its writer delivers it after commit (App::publish) and marks it delivered, and the
+//! sweeper re-delivers whatever was not marked within the grace period. A worker's completion
+//! hands its event over instead ([`crate::Custody::HandedOver`], migrations/V41): written
+//! delivered, handed back only when its publish fails ([`hand_back`]), and taken back by the
+//! worker that receives the task's message again after the task ended ([`take_handed_over`]).
+//! Delivery is at least once.
 
 use std::time::Duration;
 
@@ -8,7 +12,9 @@ use crate::error::StoreResult;
 use crate::model::PendingEvent;
 use crate::params::{limit, millis};
 use crate::pool::GenericClient;
-use crate::queries::{MARK_DELIVERED, PRUNE_DELIVERED_EVENTS, TAKE_UNDELIVERED_EVENTS};
+use crate::queries::{
+    HAND_BACK, MARK_DELIVERED, PRUNE_DELIVERED_EVENTS, TAKE_HANDED_OVER, TAKE_UNDELIVERED_EVENTS,
+};
 use crate::rows::event_from_row;
 
 /// Take a page of undelivered events whose grace has passed, hiding them from other sweepers
@@ -31,6 +37,30 @@ pub async fn mark_delivered(client: &impl GenericClient, event_ids: &[i64]) -> S
     }
     let statement = client.prepare_cached(MARK_DELIVERED.text()).await?;
     Ok(client.execute(&statement, &MARK_DELIVERED.bind(&[("event_ids", &event_ids)])?).await?)
+}
+
+/// Events handed over to a publish that failed, given back to the outbox: undelivered, due to the
+/// sweeper at once (`sql/events/hand_back.sql`). Answers how many were handed back.
+pub async fn hand_back(client: &impl GenericClient, event_ids: &[i64]) -> StoreResult<u64> {
+    if event_ids.is_empty() {
+        return Ok(0);
+    }
+    let statement = client.prepare_cached(HAND_BACK.text()).await?;
+    Ok(client.execute(&statement, &HAND_BACK.bind(&[("event_ids", &event_ids)])?).await?)
+}
+
+/// The event of an ended task whose SQS message came back, if it was handed over to a publish
+/// that may have died: taken back for the caller to publish now, hidden from the sweeper for
+/// `lease` (`sql/events/take_handed_over.sql`). `None` when there is nothing to send again.
+pub async fn take_handed_over(
+    client: &impl GenericClient,
+    task_id: uuid::Uuid,
+    lease: Duration,
+) -> StoreResult<Option<PendingEvent>> {
+    let statement = client.prepare_cached(TAKE_HANDED_OVER.text()).await?;
+    let lease_ms = millis(lease);
+    let params = TAKE_HANDED_OVER.bind(&[("task_id", &task_id), ("lease_ms", &lease_ms)])?;
+    client.query_opt(&statement, &params).await?.as_ref().map(event_from_row).transpose()
 }
 
 /// Delete delivered events older than `older_than`.

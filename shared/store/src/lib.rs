@@ -99,7 +99,9 @@ pub use cancel::{
 };
 pub use create::{create_task, create_tasks, mark_pollers, owe_again};
 pub use error::{StoreError, StoreResult};
-pub use events::{mark_delivered, prune_delivered_events, take_undelivered_events};
+pub use events::{
+    hand_back, mark_delivered, prune_delivered_events, take_handed_over, take_undelivered_events,
+};
 pub use history::{list_runs, task_batch, task_callbacks, task_events, BatchOfTask, RunsOfApp};
 pub use holds::{
     automatic_holds_active, claim_probe, get_hold, list_holds, note_failure, park, place_hold, release_hold,
@@ -113,7 +115,7 @@ pub use migrations::{
     ConcurrentStatement, NO_TRANSACTION,
 };
 pub use model::{
-    ActiveHold, AdmissionBudget, AdmissionRefusal, Claim, Created, CreatedRun, Ended, Fenced, Lease,
+    ActiveHold, AdmissionBudget, AdmissionRefusal, Claim, Created, CreatedRun, Custody, Ended, Fenced, Lease,
     LeaseCheck, ListedTask, NewRun, NewTask, PendingEvent, Run, RunState, ScopedAdmission, ScopedCreated,
     ServerLimits, Task, TaskOwner, TaskStatus,
 };

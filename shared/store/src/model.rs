@@ -223,6 +223,23 @@ pub struct PendingEvent {
     pub id: i64,
     pub task_id: Uuid,
     pub payload: Value,
+    /// What stands behind it until it is published.
+    pub custody: Custody,
+}
+
+/// What stands behind a completion event until it is published (docs/lifecycle.md, "Completion
+/// events").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Custody {
+    /// The outbox: written undelivered, marked delivered by its publisher once published; the
+    /// sweeper publishes what is not marked.
+    Outbox,
+    /// Handed over to its writer's publish (process-task's completions, migrations/V41): written
+    /// delivered, marked back only when the publish fails; if the writer dies first, its task's
+    /// SQS message comes back and the worker that receives it publishes it again
+    /// ([`crate::take_handed_over`]). `owes_callbacks`: its ending made callbacks owed, which
+    /// the publisher still takes for their call.
+    HandedOver { owes_callbacks: bool },
 }
 
 /// A terminal transition that took effect, with the event it wrote.

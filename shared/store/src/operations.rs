@@ -19,7 +19,7 @@ use uuid::Uuid;
 
 use crate::cancel::RunTasksCanceled;
 use crate::error::{StoreError, StoreResult};
-use crate::model::{new_id, PendingEvent};
+use crate::model::{new_id, Custody, PendingEvent};
 use crate::params::{limit, CANCELED_CODE};
 use crate::pool::{Client, GenericClient};
 use crate::queries::{
@@ -315,9 +315,12 @@ impl OperationLease<'_> {
         for row in self.transaction.query(&statement, &params).await? {
             let task_id: Uuid = row.try_get("id")?;
             match row.try_get::<_, Option<i64>>("event_id")? {
-                Some(id) => {
-                    canceled.ended.push(PendingEvent { id, task_id, payload: row.try_get("event_payload")? })
-                }
+                Some(id) => canceled.ended.push(PendingEvent {
+                    id,
+                    task_id,
+                    payload: row.try_get("event_payload")?,
+                    custody: Custody::Outbox,
+                }),
                 None => canceled.flagged.push(task_id),
             }
         }

@@ -49,6 +49,10 @@ fragments! {
     // A fragment may name only those after it (they are spliced in this order).
     // The completion event of a row the statement ended (the trigger wrote it), for the caller.
     "fragments/ended_event",
+    // Whether the statement hands its events over to its caller's publish (migrations/V41).
+    "fragments/hand_over",
+    // Whether a task has a callback waiting or owed.
+    "fragments/has_callbacks",
     // What a cancel writes on a task it reaches: ended if queued or in a batch, else flagged.
     "fragments/cancel_set",
     // The lease's fence: the task still runs this attempt, in its batch, with no cancel asked.
@@ -131,8 +135,10 @@ statements! {
     MARK_POLLERS = "create/mark_pollers";
     OWE_AGAIN = "create/owe_again";
 
+    HAND_BACK = "events/hand_back";
     MARK_DELIVERED = "events/mark_delivered";
     PRUNE_DELIVERED_EVENTS = "events/prune_delivered_events";
+    TAKE_HANDED_OVER = "events/take_handed_over";
     TAKE_UNDELIVERED_EVENTS = "events/take_undelivered_events";
 
     AUTOMATIC_HOLDS_ACTIVE = "holds/automatic_holds_active";
@@ -277,6 +283,11 @@ mod tests {
         // A phrase of each fragment that no statement writes out itself.
         let phrases = [
             ("fragments/ended_event", "ended_event_id AS event_id"),
+            ("fragments/hand_over", "set_config('aitasks.hand_over_events'"),
+            (
+                "fragments/has_callbacks",
+                "WHERE task_callbacks.task_id = tasks.id AND task_callbacks.state IN",
+            ),
             ("fragments/cancel_set", "WHEN status = 'queued' OR batch_id IS NOT NULL THEN 'canceled'"),
             ("fragments/attempt_fence", "batch_id IS NOT DISTINCT FROM $"),
             ("fragments/narrowed_page", "SELECT page.*, edge.last_examined"),

@@ -5,7 +5,9 @@ use tokio_postgres::types::{FromSql, Type};
 use tokio_postgres::Row;
 
 use crate::error::{StoreError, StoreResult};
-use crate::model::{Ended, ListedTask, NewTask, PendingEvent, Run, RunState, Task, TaskOwner, TaskStatus};
+use crate::model::{
+    Custody, Ended, ListedTask, NewTask, PendingEvent, Run, RunState, Task, TaskOwner, TaskStatus,
+};
 use crate::statement::Param;
 
 pub(crate) fn task_status(text: &str) -> StoreResult<TaskStatus> {
@@ -166,6 +168,7 @@ pub(crate) fn ended_event_from_row(row: &Row) -> StoreResult<PendingEvent> {
         id: row.try_get("event_id")?,
         task_id: row.try_get("id")?,
         payload: row.try_get("event_payload")?,
+        custody: Custody::Outbox,
     })
 }
 
@@ -189,6 +192,7 @@ pub(crate) fn event_from_row(row: &Row) -> StoreResult<PendingEvent> {
         id: row.try_get("id")?,
         task_id: row.try_get("task_id")?,
         payload: row.try_get("payload")?,
+        custody: Custody::Outbox,
     })
 }
 

@@ -8,12 +8,13 @@
 use std::collections::HashMap;
 
 use serde_json::Value;
+use tokio_postgres::Row;
 use uuid::Uuid;
 
 use aitasks_contracts::ErrorCode;
 
 use crate::error::StoreResult;
-use crate::model::{Ended, Fenced, Lease, PendingEvent};
+use crate::model::{Custody, Ended, Fenced, Lease, PendingEvent};
 use crate::params::{truncate_message, CANCELED_CODE};
 use crate::pool::GenericClient;
 use crate::queries::{
@@ -23,24 +24,48 @@ use crate::rows::{ended_event_from_row, ended_from_row};
 
 /// Store a validated output. One round trip, event included; only the event comes back.
 /// [`Fenced::Lost`] when the lease is gone or a cancel was requested (then settle the cancel
-/// instead).
+/// instead). `hand_over`: the caller publishes the event right after the commit and has the
+/// task's SQS message to fall back on ([`Custody::HandedOver`]); otherwise it is the outbox's.
 pub async fn complete_attempt(
     client: &impl GenericClient,
     lease: Lease,
     output: &Value,
     usage: Option<&Value>,
+    hand_over: bool,
 ) -> StoreResult<Fenced<PendingEvent>> {
     let sql = &COMPLETE_ATTEMPT;
     let statement = client.prepare_cached(sql.text()).await?;
+    let setting = hand_over_setting(hand_over);
     let params = sql.bind(&[
         ("task_id", &lease.task_id),
         ("attempt", &lease.attempt),
         ("batch_id", &lease.batch_id),
         ("output", output),
         ("usage", &usage),
+        ("hand_over", &setting),
     ])?;
-    let row = client.query_opt(&statement, &params).await?;
-    written_event(row)
+    match client.query_opt(&statement, &params).await? {
+        Some(row) => Ok(Fenced::Written(completed_event(&row, hand_over)?)),
+        None => Ok(Fenced::Lost),
+    }
+}
+
+/// The value of `aitasks.hand_over_events` a completion sets (sql/fragments/hand_over.sql).
+fn hand_over_setting(hand_over: bool) -> &'static str {
+    if hand_over {
+        "on"
+    } else {
+        "off"
+    }
+}
+
+/// A completion's event, with the custody the statement gave it.
+fn completed_event(row: &Row, hand_over: bool) -> StoreResult<PendingEvent> {
+    let mut event = ended_event_from_row(row)?;
+    if hand_over {
+        event.custody = Custody::HandedOver { owes_callbacks: row.try_get("owes_callbacks")? };
+    }
+    Ok(event)
 }
 
 /// End a running task `failed` with an error code. One round trip, event included; only the
@@ -77,17 +102,18 @@ pub async fn end_canceled(client: &impl GenericClient, task_id: Uuid) -> StoreRe
 /// Complete attempts that finished together, each with its validated output and usage: one
 /// round trip for all of them, events included. Answers item by item in order, fenced as
 /// [`complete_attempt`] is; an attempt that [completes alone](Lease::completes_alone) is
-/// [`Fenced::Lost`] here, left for its own statement.
+/// [`Fenced::Lost`] here, left for its own statement. `hand_over` as for [`complete_attempt`].
 pub async fn complete_many(
     client: &impl GenericClient,
     attempts: &[(Lease, &Value, Option<&Value>)],
+    hand_over: bool,
 ) -> StoreResult<Vec<Fenced<PendingEvent>>> {
     let given: Vec<&(Lease, &Value, Option<&Value>)> =
         attempts.iter().filter(|(lease, _, _)| !lease.completes_alone()).collect();
     // A group of one takes the single statement: the same fence and event, without the id-order
     // lock the group needs against a deadlock with another group (a row lock is a WAL record).
     if let ([(lease, output, usage)], [_]) = (given.as_slice(), attempts) {
-        return Ok(vec![complete_attempt(client, *lease, output, *usage).await?]);
+        return Ok(vec![complete_attempt(client, *lease, output, *usage, hand_over).await?]);
     }
     let task_ids: Vec<Uuid> = given.iter().map(|(lease, _, _)| lease.task_id).collect();
     let numbers: Vec<i32> = given.iter().map(|(lease, _, _)| lease.attempt).collect();
@@ -99,16 +125,18 @@ pub async fn complete_many(
     let mut events: HashMap<(Uuid, i32), PendingEvent> = HashMap::new();
     if !given.is_empty() {
         let statement = client.prepare_cached(COMPLETE_MANY.text()).await?;
+        let setting = hand_over_setting(hand_over);
         let params = COMPLETE_MANY.bind(&[
             ("task_ids", &task_ids),
             ("attempts", &numbers),
             ("batch_ids", &batch_ids),
             ("outputs", &outputs),
             ("usages", &usages),
+            ("hand_over", &setting),
         ])?;
         for row in client.query(&statement, &params).await? {
             let attempt: i32 = row.try_get("settled_attempt")?;
-            let event = ended_event_from_row(&row)?;
+            let event = completed_event(&row, hand_over)?;
             events.insert((event.task_id, attempt), event);
         }
     }

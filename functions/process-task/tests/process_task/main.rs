@@ -8,6 +8,7 @@ mod database_down;
 mod deadline;
 mod fallbacks;
 mod group_commit;
+mod handed_over;
 mod hostile_usage;
 mod late_claims;
 mod line_capacity;

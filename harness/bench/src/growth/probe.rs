@@ -162,7 +162,9 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
     let usage = json!({"inputTokens": 100, "outputTokens": 5});
     operation!("worker: complete with its event", |i| {
         for lease in [leases[2 * i], leases[2 * i + 1]] {
-            if store::complete_attempt(&client, lease, &output, Some(&usage)).await? == store::Fenced::Lost {
+            if store::complete_attempt(&client, lease, &output, Some(&usage), true).await?
+                == store::Fenced::Lost
+            {
                 return Err("complete lost its lease".into());
             }
         }
@@ -329,7 +331,7 @@ pub(crate) async fn probe(owner_url: &str) -> Result<Timings, Failure> {
     operation!("worker: complete a batch of 10 with events", |i| {
         let output = serde_json::json!("pos");
         let attempts: Vec<_> = leases[i].iter().map(|lease| (*lease, &output, None)).collect();
-        store::complete_many(&client, &attempts).await?;
+        store::complete_many(&client, &attempts, true).await?;
     });
     operation!("read: a page of a run's tasks", |_i| {
         store::list_tasks(

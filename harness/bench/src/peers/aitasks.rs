@@ -5,8 +5,8 @@
 //! as create-task does); each of `WORKERS` workers
 //! (`aitasks-work`, process-task's steps) receives up to ten messages (long poll of 1 s), claims
 //! their tasks in one `claim_by` (its start), settles the claimed ones in one `complete_many`
-//! with their completion events, marks the events delivered (`mark_delivered_and_take_owed`) and
-//! deletes the messages (a `Busy` task's sent again for a second later, as process-task does); a sweeper (`aitasks-sweep`,
+//! with their completion events handed over to the publish (which then writes nothing: none owes
+//! a callback, `lifecycle::after_publish`) and deletes the messages (a `Busy` task's sent again for a second later, as process-task does); a sweeper (`aitasks-sweep`,
 //! the sweeper function's two duties that matter here, every second instead of every minute)
 //! requeues a dead worker's tasks once their heartbeat is 5 s old (`expire_running`) and sends
 //! the messages owed (`take_unsent`). A job's insert time and sequence number ride in its
@@ -140,12 +140,12 @@ async fn one_delivery(pool: &store::StorePool, queues: &Queues) -> Result<bool, 
     }
     let (output, usage) = (json!("pos"), json!({"inputTokens": 11, "outputTokens": 7, "latencyMs": 0}));
     let attempts: Vec<_> = claimed.iter().map(|t| (t.lease(), &output, Some(&usage))).collect();
-    let settled = store::complete_many(&client, &attempts).await?;
+    let settled = store::complete_many(&client, &attempts, true).await?;
     let done = epoch_ms();
     let mut events = Vec::new();
     for (task, fenced) in claimed.iter().zip(settled) {
         if let Fenced::Written(event) = fenced {
-            events.push(event.id);
+            events.push(event);
             if let Some((seq, at)) = job_of(&task.effect_key) {
                 let (sent, receives) = stamps.get(&task.id).copied().unwrap_or_default();
                 println!(
@@ -156,9 +156,7 @@ async fn one_delivery(pool: &store::StorePool, queues: &Queues) -> Result<bool, 
             }
         }
     }
-    let settled_ids: Vec<_> = claimed.iter().map(|t| t.id).collect();
-    store::mark_delivered_and_take_owed(&client, &events, &settled_ids, aitasks_runtime::callbacks::LEASE)
-        .await?;
+    crate::lifecycle::after_publish(&client, &events).await?;
     drop(client);
     let acks: Vec<_> = records
         .iter()

@@ -143,7 +143,8 @@ async fn complete_answers<P>(
         .zip(&usages)
         .map(|((attempt, _, completion), usage)| (attempt.lease, &completion.output, usage.as_ref()))
         .collect();
-    let written = complete_together(client, &successes).await;
+    // The batcher holds no SQS message of these tasks: their events are the outbox's.
+    let written = complete_together(client, &successes, false).await;
     let mut events = Vec::new();
     for ((attempt, ending, _), written) in answers.into_iter().zip(written) {
         match written {

@@ -18,16 +18,20 @@ pub(crate) fn stored_usage(completion: &Completion) -> Option<Value> {
 /// ([`Lease::completes_alone`]) in its own. If the group's statement fails while the store is
 /// there (a row it refuses, a deadlock), each is completed alone, so one row's failure never
 /// costs another task its attempt; while the store is away, every item is that error.
+/// `hand_over`: the caller publishes the events right after and has each task's SQS message to
+/// fall back on (process-task; [`store::Custody::HandedOver`]); the batcher has none, so its
+/// events are the outbox's.
 pub(crate) async fn complete_together(
     client: &store::Client,
     successes: &[Success<'_>],
+    hand_over: bool,
 ) -> Vec<Result<Fenced<PendingEvent>, StoreError>> {
-    let error = match store::complete_many(client, successes).await {
+    let error = match store::complete_many(client, successes, hand_over).await {
         Ok(results) => {
             let mut results: Vec<_> = results.into_iter().map(Ok).collect();
             for (slot, (lease, output, usage)) in results.iter_mut().zip(successes) {
                 if lease.completes_alone() {
-                    *slot = store::complete_attempt(client, *lease, output, *usage).await;
+                    *slot = store::complete_attempt(client, *lease, output, *usage, hand_over).await;
                 }
             }
             return results;
@@ -48,7 +52,7 @@ pub(crate) async fn complete_together(
     );
     let mut results = Vec::with_capacity(successes.len());
     for (lease, output, usage) in successes {
-        results.push(store::complete_attempt(client, *lease, output, *usage).await);
+        results.push(store::complete_attempt(client, *lease, output, *usage, hand_over).await);
     }
     results
 }

@@ -16,7 +16,7 @@ use super::attempt;
 use super::deadline::{timed_out, ANSWER_MARGIN, CLAIM_MARGIN};
 use super::parts::PartTimes;
 use super::queue_message::{Outcome, QueueMessage};
-use super::settler::Settler;
+use super::settler::{Settler, Unpublished};
 use crate::app::App;
 
 /// Work on the tasks of one invocation's messages, answering message by message in order. Each
@@ -35,7 +35,8 @@ pub async fn process_records<P: Provider>(
 ) -> Vec<Result<Outcome, StoreError>> {
     let answer_by = deadline.checked_sub(ANSWER_MARGIN).unwrap_or_else(Instant::now);
     let wave = app.settings.runtime.record_concurrency.max(1);
-    let (settler, writing) = Settler::start(app);
+    let unpublished = Unpublished::default();
+    let (settler, writing) = Settler::start(app, &unpublished);
     let work = async {
         let settler = settler;
         let mut outcomes = Vec::with_capacity(messages.len());
@@ -47,7 +48,20 @@ pub async fn process_records<P: Provider>(
     };
     // The writer stops with the attempts, or at the deadline at the latest.
     let (outcomes, _) = tokio::join!(work, tokio::time::timeout_at(answer_by, writing));
+    // A completed task whose handed-over event is not out has only its message behind it: the
+    // message comes back at once instead of being deleted, and brings the event with it
+    // (`Claim::NotClaimable` below).
     outcomes
+        .into_iter()
+        .zip(messages)
+        .map(|(outcome, message)| match outcome {
+            Ok(Outcome::Ack) if unpublished.contains(message.task_id) => {
+                tracing::warn!(task_id = %message.task_id, "the task's event is not out; its message comes back for it");
+                Ok(Outcome::Retry { delay: Duration::ZERO })
+            }
+            other => other,
+        })
+        .collect()
 }
 
 /// One wave: one statement claims its records' tasks, and their attempts run side by side.
@@ -190,6 +204,13 @@ async fn after_claim<P: Provider>(
             }
             Claim::Canceled(settled) => {
                 app.publish(vec![settled.event]).await;
+                Ok(Outcome::Ack)
+            }
+            // The message came back after its task ended: the worker that completed it may have
+            // died before the event it handed over was out.
+            Claim::NotClaimable(status) if status.is_terminal() => {
+                tracing::info!(status = status.as_str(), "duplicate message of an ended task");
+                app.publish_again(message.task_id).await?;
                 Ok(Outcome::Ack)
             }
             Claim::NotClaimable(status) => {

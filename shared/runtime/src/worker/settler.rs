@@ -3,11 +3,20 @@
 //! completed through too). No timer: the writer takes every success waiting when it looks, and
 //! looks again as soon as that returns, so a lone success is written at once. Their events are
 //! published by a loop of their own, so an SQS call never holds back the next group's statement.
+//!
+//! The events are handed over (`store::Custody::HandedOver`, migrations/V41): written delivered,
+//! with nothing but the task's SQS message behind them until they are out. So the settler keeps
+//! the tasks whose event is neither out nor handed back ([`Unpublished`]), and the invocation
+//! lets their messages come back instead of deleting them (`super::process`).
 
-use aitasks_store::{self as store, Fenced, Lease, PendingEvent, StoreError};
+use std::collections::HashSet;
+use std::sync::{Mutex, PoisonError};
+
+use aitasks_store::{self as store, Custody, Fenced, Lease, PendingEvent, StoreError};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tracing::Instrument;
+use uuid::Uuid;
 
 use super::deadline::timed_out;
 use crate::app::App;
@@ -31,11 +40,18 @@ pub(super) struct Settler {
 impl Settler {
     /// The settler, and the loops that write and publish for it (run them beside the attempts;
     /// they end when the settler is dropped and what it was given is written and published).
-    pub(super) fn start<P>(app: &App<P>) -> (Settler, impl std::future::Future<Output = ()> + '_) {
+    /// `unpublished` keeps the tasks whose handed-over event is not out yet.
+    pub(super) fn start<'a, P>(
+        app: &'a App<P>,
+        unpublished: &'a Unpublished,
+    ) -> (Settler, impl std::future::Future<Output = ()> + 'a) {
         let (sender, receiver) = mpsc::unbounded_channel();
         let (written, to_publish) = mpsc::unbounded_channel();
         let work = async move {
-            tokio::join!(write_loop(app, receiver, written), publish_loop(app, to_publish));
+            tokio::join!(
+                write_loop(app, receiver, written, unpublished),
+                publish_loop(app, to_publish, unpublished)
+            );
         };
         (Settler { sender }, work)
     }
@@ -57,10 +73,28 @@ impl Settler {
     }
 }
 
+/// The tasks of an invocation whose completion event was handed over and is neither out nor
+/// handed back to the sweeper: from the commit until its publish is done, or for good when the
+/// publish could not hand it back, or never finished before the invocation had to answer.
+#[derive(Default)]
+pub(super) struct Unpublished(Mutex<HashSet<Uuid>>);
+
+impl Unpublished {
+    pub(super) fn contains(&self, task_id: Uuid) -> bool {
+        self.tasks().contains(&task_id)
+    }
+
+    fn tasks(&self) -> std::sync::MutexGuard<'_, HashSet<Uuid>> {
+        // A panic elsewhere cannot leave the set half-written: each change is one insert or remove.
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
 async fn write_loop<P>(
     app: &App<P>,
     mut receiver: mpsc::UnboundedReceiver<Pending>,
     written: mpsc::UnboundedSender<Vec<PendingEvent>>,
+    unpublished: &Unpublished,
 ) {
     while let Some(first) = receiver.recv().await {
         let mut group = vec![first];
@@ -71,6 +105,9 @@ async fn write_loop<P>(
         let mut events = Vec::new();
         for (pending, result) in group.into_iter().zip(results) {
             if let Ok(Fenced::Written(event)) = &result {
+                if matches!(event.custody, Custody::HandedOver { .. }) {
+                    unpublished.tasks().insert(event.task_id);
+                }
                 events.push(event.clone());
             }
             let _ = pending.answer.send(result);
@@ -80,12 +117,21 @@ async fn write_loop<P>(
 }
 
 /// Publish what the writer stored, the events of every group written meanwhile together.
-async fn publish_loop<P>(app: &App<P>, mut to_publish: mpsc::UnboundedReceiver<Vec<PendingEvent>>) {
+async fn publish_loop<P>(
+    app: &App<P>,
+    mut to_publish: mpsc::UnboundedReceiver<Vec<PendingEvent>>,
+    unpublished: &Unpublished,
+) {
     while let Some(mut events) = to_publish.recv().await {
         while let Ok(more) = to_publish.try_recv() {
             events.extend(more);
         }
-        app.publish(events).await;
+        let tasks: Vec<Uuid> = events.iter().map(|event| event.task_id).collect();
+        let stranded = app.publish(events).await;
+        let mut waiting = unpublished.tasks();
+        for task_id in tasks.iter().filter(|task_id| !stranded.contains(task_id)) {
+            waiting.remove(task_id);
+        }
     }
 }
 
@@ -101,5 +147,5 @@ async fn write_group<P>(app: &App<P>, group: &[Pending]) -> Vec<Result<Fenced<Pe
     let attempts: Vec<(Lease, &Value, Option<&Value>)> =
         group.iter().map(|p| (p.lease, &p.output, p.usage.as_ref())).collect();
     let span = tracing::info_span!("settle group", attempts = group.len());
-    complete_together(&client, &attempts).instrument(span).await
+    complete_together(&client, &attempts, true).instrument(span).await
 }

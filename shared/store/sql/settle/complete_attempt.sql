@@ -5,9 +5,11 @@
 --
 -- Fenced on the lease (fragments/attempt_fence.sql): nothing changes unless the task is still
 -- running this attempt (in the provider batch that holds it, or on-demand in none) and no cancel
--- was requested.
+-- was requested. Its event is handed over to the caller's publish when :hand_over says so
+-- (process-task: fragments/hand_over).
 UPDATE tasks
 SET status = 'succeeded', output = :output, usage = :usage, error_code = NULL,
     error_message = NULL, completed_at = now(), updated_at = now()
 WHERE {{fragments/attempt_fence}}
-RETURNING id, {{fragments/ended_event}}
+    AND {{fragments/hand_over}}
+RETURNING id, {{fragments/ended_event}}, {{fragments/has_callbacks}} AS owes_callbacks

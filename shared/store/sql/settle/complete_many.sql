@@ -17,7 +17,9 @@
 -- lease it still runs (`given`): a task given twice (a stale attempt beside the fresh one) is
 -- completed by the fresh one's, and the attempt comes back so the caller answers that item. That
 -- walk of the items for each row is quadratic in the group, which is an invocation's successes
--- or a page of a provider batch's results (`PAGE_LINES`, 500): 250,000 steps at the most.
+-- or a page of a provider batch's results (`PAGE_LINES`, 500): 250,000 steps at the most. Its
+-- events are handed over to the caller's publish when :hand_over says so (process-task:
+-- fragments/hand_over).
 UPDATE tasks
 SET status = 'succeeded', (output, usage) = (
         SELECT (:outputs::jsonb[])[given.i], (:usages::jsonb[])[given.i]
@@ -37,4 +39,5 @@ WHERE tasks.id IN (
           AND batch_id IS NOT DISTINCT FROM (:batch_ids::uuid[])[item.i]
           AND cancel_requested_at IS NULL AND cache_key IS NULL
         FOR UPDATE) AS fenced)
-RETURNING id, attempts AS settled_attempt, {{fragments/ended_event}}
+    AND {{fragments/hand_over}}
+RETURNING id, attempts AS settled_attempt, {{fragments/ended_event}}, {{fragments/has_callbacks}} AS owes_callbacks

@@ -46,7 +46,7 @@ async fn the_triggers_count_what_tasks_did_and_the_fold_keeps_every_figure() {
     let running = claimed(&db, ids[0]).await;
     let usage = json!({"inputTokens": 10, "outputTokens": 2, "estimatedCostUsd": 0.5});
     let written =
-        store::complete_attempt(&client, running.lease(), &json!("pos"), Some(&usage)).await.unwrap();
+        store::complete_attempt(&client, running.lease(), &json!("pos"), Some(&usage), false).await.unwrap();
     assert!(matches!(written, Fenced::Written(_)));
     let running = claimed(&db, ids[1]).await;
     store::fail_attempt(&client, running.lease(), ErrorCode::ModelRefused, "no").await.unwrap();
@@ -139,7 +139,7 @@ async fn a_hostile_usage_never_fails_the_ending_and_is_counted_within_bounds() {
     for _ in 0..3 {
         // Three times over, so that the sums would pass bigint's limit unheld.
         let attempts = vec![(leases[0], &output, Some(&hostile)), (leases[1], &output, Some(&plain))];
-        store::complete_many(&client, &attempts).await.unwrap();
+        store::complete_many(&client, &attempts, false).await.unwrap();
         db.sql(&format!(
             "UPDATE tasks SET status = 'running', completed_at = NULL, heartbeat_at = now() WHERE app_id = '{APP}'"
         ))

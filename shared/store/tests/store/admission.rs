@@ -95,7 +95,7 @@ impl PeakMonitor {
 async fn complete(db: &TestDb, task_id: uuid::Uuid) {
     let client = db.client().await;
     let Claim::Claimed(task) = claim_one(&client, task_id).await else { panic!("claim") };
-    store::complete_attempt(&client, task.lease(), &json!("pos"), None).await.unwrap();
+    store::complete_attempt(&client, task.lease(), &json!("pos"), None, false).await.unwrap();
 }
 
 #[tokio::test]
@@ -365,7 +365,7 @@ async fn deleting_a_scope_keeps_its_budget_and_aborts_its_running_task() {
         "the worker aborts"
     );
     assert_eq!(
-        store::complete_attempt(&client, task.lease(), &json!("late"), None).await.unwrap(),
+        store::complete_attempt(&client, task.lease(), &json!("late"), None, false).await.unwrap(),
         store::Fenced::Lost
     );
     assert_eq!(db.count("SELECT count(*) FROM tasks WHERE scope_id = 's1'").await, 0, "never written back");

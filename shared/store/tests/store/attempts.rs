@@ -51,7 +51,7 @@ async fn every_way_out_of_running_is_recorded_once_and_a_give_back_not_at_all() 
     let usage = json!({"inputTokens": 5, "outputTokens": 3, "model": "m-2026", "latencyMs": 9, "calls": 1,
                        "profile": "fallback", "estimatedCostUsd": 0.25});
     assert!(matches!(
-        store::complete_attempt(&client, third.lease(), &json!("pos"), Some(&usage)).await.unwrap(),
+        store::complete_attempt(&client, third.lease(), &json!("pos"), Some(&usage), false).await.unwrap(),
         store::Fenced::Written(_)
     ));
 

@@ -49,6 +49,7 @@ async fn completing_many_touches_only_the_given_tasks_whatever_the_backlog() {
         "outputs" => r#"'{"\"a\"","\"b\""}'::jsonb[]"#,
         "usages" => "ARRAY[NULL, NULL]::jsonb[]",
         "batch_ids" => "ARRAY[NULL, NULL]::uuid[]",
+        "hand_over" => "'on'",
         other => panic!("a parameter this test does not know: {other}"),
     };
     let arguments: Vec<&str> = names.iter().map(|name| value(name)).collect();

@@ -43,10 +43,11 @@ async fn a_callback_waits_is_owed_when_its_task_ends_and_is_answered_once() {
     assert_eq!(states(&db, task_id).await, ["waiting"]);
 
     let Claim::Claimed(task) = claim_one(&client, task_id).await else { panic!("claim") };
-    let event = match store::complete_attempt(&client, task.lease(), &json!("pos"), None).await.unwrap() {
-        store::Fenced::Written(event) => event,
-        store::Fenced::Lost => panic!("the attempt completes"),
-    };
+    let event =
+        match store::complete_attempt(&client, task.lease(), &json!("pos"), None, false).await.unwrap() {
+            store::Fenced::Written(event) => event,
+            store::Fenced::Lost => panic!("the attempt completes"),
+        };
     assert_eq!(states(&db, task_id).await, ["owed"], "owed in the statement that ended the task");
 
     // The publisher marks the event and takes the callback with its task's answer, in one statement.
@@ -127,11 +128,11 @@ async fn every_terminal_transition_makes_the_callbacks_owed() {
         other => panic!("claim: {other:?}"),
     };
     let l = lease(claim_one(&client, ids[0]).await);
-    store::complete_attempt(&client, l, &json!("pos"), None).await.unwrap();
+    store::complete_attempt(&client, l, &json!("pos"), None, false).await.unwrap();
     let l = lease(claim_one(&client, ids[1]).await);
     store::fail_attempt(&client, l, ErrorCode::ModelRefused, "no").await.unwrap();
     let l = lease(claim_one(&client, ids[2]).await);
-    store::complete_many(&client, &[(l, &json!("neg"), None)]).await.unwrap();
+    store::complete_many(&client, &[(l, &json!("neg"), None)], false).await.unwrap();
     store::request_cancel(&client, APP, ids[3]).await.unwrap();
     db.sql(&format!("UPDATE tasks SET created_at = now() - interval '1 hour' WHERE id = '{}'", ids[4])).await;
     store::expire_queued(&client, Duration::from_secs(600), 10).await.unwrap();

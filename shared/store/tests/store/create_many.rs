@@ -147,7 +147,9 @@ async fn a_batch_is_claimed_and_completed_in_one_statement_each() {
     let warm_id = warm[0].as_ref().unwrap().task().id;
     let warmed = store::claim_by(&client, &[warm_id], &claim_mark()).await.unwrap();
     let store::Claim::Claimed(warm_task) = &warmed[0] else { panic!("claimed") };
-    store::complete_many(&client, &[(warm_task.lease(), &serde_json::json!("ham"), None)]).await.unwrap();
+    store::complete_many(&client, &[(warm_task.lease(), &serde_json::json!("ham"), None)], false)
+        .await
+        .unwrap();
 
     db.reset_statements().await;
     let claims = store::claim_by(&client, &ids, &claim_mark()).await.unwrap();
@@ -170,7 +172,7 @@ async fn a_batch_is_claimed_and_completed_in_one_statement_each() {
     store::request_cancel(&client, APP, tasks[9].id).await.unwrap();
     let attempts: Vec<_> = tasks.iter().map(|t| (t.lease(), &output, None)).collect();
     db.reset_statements().await;
-    let settled = store::complete_many(&client, &attempts).await.unwrap();
+    let settled = store::complete_many(&client, &attempts, false).await.unwrap();
     assert_eq!(db.statements_seen().await, 1, "ten settlements and their events, one statement");
     let written = settled.iter().filter(|s| matches!(s, store::Fenced::Written(_))).count();
     assert_eq!(written, 8);
@@ -248,6 +250,7 @@ async fn a_task_given_twice_is_completed_by_the_attempt_it_runs() {
     let settled = store::complete_many(
         &client,
         &[(stale, &old, None), (first[1].lease(), &beside, None), (fresh, &new, None)],
+        false,
     )
     .await
     .unwrap();

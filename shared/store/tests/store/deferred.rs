@@ -192,13 +192,16 @@ async fn a_batch_lease_fences_results_a_cancel_ends_a_batched_task_at_once_and_t
     let canceled = store::request_cancel(&client, APP, ids[0]).await.unwrap();
     assert_eq!(canceled.unwrap().task().status, TaskStatus::Canceled);
     let output = json!({"label": "a"});
-    let written =
-        store::complete_many(&client, &[(lease(ids[0]), &output, None), (lease(ids[1]), &output, None)])
-            .await
-            .unwrap();
+    let written = store::complete_many(
+        &client,
+        &[(lease(ids[0]), &output, None), (lease(ids[1]), &output, None)],
+        false,
+    )
+    .await
+    .unwrap();
     assert!(matches!(written[0], Fenced::Lost), "the canceled task's result is discarded");
     assert!(matches!(written[1], Fenced::Written(_)));
-    let again = store::complete_many(&client, &[(lease(ids[1]), &output, None)]).await.unwrap();
+    let again = store::complete_many(&client, &[(lease(ids[1]), &output, None)], false).await.unwrap();
     assert!(matches!(again[0], Fenced::Lost), "a duplicate result changes nothing");
     // An invalid answer goes to an on-demand repair turn, kept for that attempt.
     let resume = json!({"conversation": [], "problems": "p", "usage": {}});
@@ -257,11 +260,11 @@ async fn a_late_result_of_a_batch_its_task_has_left_changes_nothing_though_the_a
     // The old batch's late results change nothing, whatever they say.
     let output = json!({"label": "a"});
     let late = [(lease(ids[0]), &output, None), (lease(ids[1]), &output, None)];
-    let written = store::complete_many(&client, &late).await.unwrap();
+    let written = store::complete_many(&client, &late, false).await.unwrap();
     assert!(written.iter().all(|w| matches!(w, Fenced::Lost)), "{written:?}");
     let code = aitasks_contracts::ErrorCode::ProviderError;
     for id in ids.iter().copied() {
-        let completed = store::complete_attempt(&client, lease(id), &output, None).await.unwrap();
+        let completed = store::complete_attempt(&client, lease(id), &output, None, false).await.unwrap();
         assert!(matches!(completed, Fenced::Lost), "the single statement is fenced too");
         let failed = store::fail_attempt(&client, lease(id), code, "late").await.unwrap();
         assert!(matches!(failed, Fenced::Lost));
@@ -274,8 +277,8 @@ async fn a_late_result_of_a_batch_its_task_has_left_changes_nothing_though_the_a
     }
     // The batch that holds the task now settles it, once.
     let now = [(newer_lease, &output, None)];
-    assert!(matches!(store::complete_many(&client, &now).await.unwrap()[0], Fenced::Written(_)));
-    assert!(matches!(store::complete_many(&client, &now).await.unwrap()[0], Fenced::Lost));
+    assert!(matches!(store::complete_many(&client, &now, false).await.unwrap()[0], Fenced::Written(_)));
+    assert!(matches!(store::complete_many(&client, &now, false).await.unwrap()[0], Fenced::Lost));
     let done = store::get_task(&client, APP, ids[1]).await.unwrap().unwrap();
     assert_eq!(done.status, TaskStatus::Succeeded);
 }

@@ -45,7 +45,7 @@ async fn a_task_goes_from_queued_to_succeeded_with_one_event() {
 
     let usage = json!({"inputTokens": 10, "outputTokens": 2, "model": "test-model"});
     let Fenced::Written(event) =
-        store::complete_attempt(&client, running.lease(), &json!("pos"), Some(&usage)).await.unwrap()
+        store::complete_attempt(&client, running.lease(), &json!("pos"), Some(&usage), false).await.unwrap()
     else {
         panic!("complete lost")
     };
@@ -73,7 +73,7 @@ async fn a_task_goes_from_queued_to_succeeded_with_one_event() {
 
     // Terminal is final: a second complete, a fail and a claim change nothing.
     assert_eq!(
-        store::complete_attempt(&client, running.lease(), &json!("neg"), None).await.unwrap(),
+        store::complete_attempt(&client, running.lease(), &json!("neg"), None, false).await.unwrap(),
         Fenced::Lost
     );
     assert_eq!(
@@ -192,7 +192,7 @@ async fn complete_racing_cancel_settles_each_task_exactly_once() {
         async move {
             let worker = async {
                 let client = db.client().await;
-                match store::complete_attempt(&client, lease, &json!("pos"), None).await.unwrap() {
+                match store::complete_attempt(&client, lease, &json!("pos"), None, false).await.unwrap() {
                     Fenced::Written(_) => true,
                     // The cancel got in first: the worker settles it, as process-task does.
                     Fenced::Lost => {
@@ -240,7 +240,10 @@ async fn a_stale_worker_cannot_settle_after_the_sweeper_requeued_its_task() {
     let expired = crate::stale::expire_stale(&client, Duration::from_secs(30), 100).await;
     assert_eq!(expired.requeued.len(), 1);
 
-    assert_eq!(store::complete_attempt(&client, stale, &json!("pos"), None).await.unwrap(), Fenced::Lost);
+    assert_eq!(
+        store::complete_attempt(&client, stale, &json!("pos"), None, false).await.unwrap(),
+        Fenced::Lost
+    );
     assert_eq!(
         store::fail_attempt(&client, stale, ErrorCode::ProviderError, "x").await.unwrap(),
         Fenced::Lost
@@ -254,9 +257,12 @@ async fn a_stale_worker_cannot_settle_after_the_sweeper_requeued_its_task() {
     // The next claim is attempt 2; the stale attempt-1 lease still loses against it.
     let fresh = claimed(&db, task.id).await;
     assert_eq!(fresh.attempts, 2);
-    assert_eq!(store::complete_attempt(&client, stale, &json!("pos"), None).await.unwrap(), Fenced::Lost);
+    assert_eq!(
+        store::complete_attempt(&client, stale, &json!("pos"), None, false).await.unwrap(),
+        Fenced::Lost
+    );
     assert!(matches!(
-        store::complete_attempt(&client, fresh.lease(), &json!("neg"), None).await.unwrap(),
+        store::complete_attempt(&client, fresh.lease(), &json!("neg"), None, false).await.unwrap(),
         Fenced::Written(_)
     ));
     assert_eq!(db.count("SELECT count(*) FROM task_events").await, 1);
@@ -279,14 +285,20 @@ async fn a_claim_lost_in_a_crash_leaves_a_task_that_settles_once() {
     .await;
 
     assert_eq!(store::heartbeat(&client, lost).await.unwrap(), LeaseCheck::Lost);
-    assert_eq!(store::complete_attempt(&client, lost, &json!("pos"), None).await.unwrap(), Fenced::Lost);
+    assert_eq!(
+        store::complete_attempt(&client, lost, &json!("pos"), None, false).await.unwrap(),
+        Fenced::Lost
+    );
     let again = claimed(&db, task.id).await;
     assert_eq!(again.attempts, 1, "the lost attempt was not counted");
     assert!(matches!(
-        store::complete_attempt(&client, again.lease(), &json!("neg"), None).await.unwrap(),
+        store::complete_attempt(&client, again.lease(), &json!("neg"), None, false).await.unwrap(),
         Fenced::Written(_)
     ));
-    assert_eq!(store::complete_attempt(&client, lost, &json!("pos"), None).await.unwrap(), Fenced::Lost);
+    assert_eq!(
+        store::complete_attempt(&client, lost, &json!("pos"), None, false).await.unwrap(),
+        Fenced::Lost
+    );
     let settled = store::get_task(&client, APP, task.id).await.unwrap().unwrap();
     assert_eq!((settled.status, settled.output), (TaskStatus::Succeeded, Some(json!("neg"))));
     assert_eq!(db.count("SELECT count(*) FROM task_events").await, 1);
@@ -437,7 +449,10 @@ async fn canceling_a_run_cancels_its_queued_tasks_and_flags_its_running_ones() {
 
     // The running task's worker notices on its next check and settles the cancel.
     assert_eq!(store::check(&client, lease).await.unwrap(), LeaseCheck::CancelRequested);
-    assert_eq!(store::complete_attempt(&client, lease, &json!("pos"), None).await.unwrap(), Fenced::Lost);
+    assert_eq!(
+        store::complete_attempt(&client, lease, &json!("pos"), None, false).await.unwrap(),
+        Fenced::Lost
+    );
     assert!(matches!(store::end_canceled(&client, lease.task_id).await.unwrap(), Fenced::Written(_)));
     let b = store::get_task(&client, APP, bystander.task().id).await.unwrap().unwrap();
     assert_eq!(b.status, TaskStatus::Queued, "other runs are untouched");
@@ -509,7 +524,10 @@ async fn a_deleted_task_is_lost_to_its_worker() {
     db.sql("DELETE FROM tasks").await;
     assert_eq!(store::check(&client, lease).await.unwrap(), LeaseCheck::Lost);
     assert_eq!(store::heartbeat(&client, lease).await.unwrap(), LeaseCheck::Lost);
-    assert_eq!(store::complete_attempt(&client, lease, &json!("pos"), None).await.unwrap(), Fenced::Lost);
+    assert_eq!(
+        store::complete_attempt(&client, lease, &json!("pos"), None, false).await.unwrap(),
+        Fenced::Lost
+    );
     assert_eq!(claim_one(&client, task.id).await, Claim::Missing);
     assert_eq!(db.count("SELECT count(*) FROM task_events").await, 0);
 }

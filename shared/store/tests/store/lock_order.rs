@@ -42,7 +42,7 @@ async fn a_delete_and_a_group_commit_over_the_same_tasks_never_deadlock() {
         let attempts: Vec<_> = leases.iter().map(|lease| (*lease, &output, None)).collect();
         let (completer, mut deleter) = (db.client().await, db.client().await);
         let (completed, deleted) = tokio::join!(
-            store::complete_many(&completer, &attempts),
+            store::complete_many(&completer, &attempts, false),
             store::delete_owned_page(&mut deleter, APP, &scope, None, TASKS)
         );
         for result in [completed.map(|_| ()), deleted.map(|_| ())] {

@@ -9,6 +9,7 @@ mod bounded_work;
 mod callbacks;
 mod create_many;
 mod deferred;
+mod handed_over;
 mod holds;
 mod lifecycle;
 mod limits;

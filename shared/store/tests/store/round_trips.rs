@@ -19,7 +19,7 @@ async fn round_trips() {
     let Claim::Claimed(task) = claim_one(&client, warm.task().id).await else { panic!("claim") };
     store::heartbeat(&client, task.lease()).await.unwrap();
     store::check(&client, task.lease()).await.unwrap();
-    store::complete_attempt(&client, task.lease(), &json!("pos"), None).await.unwrap();
+    store::complete_attempt(&client, task.lease(), &json!("pos"), None, false).await.unwrap();
 
     let mut counts = Vec::new();
     db.reset_statements().await;
@@ -41,7 +41,7 @@ async fn round_trips() {
     counts.push(("cancel poll", db.statements_seen().await));
 
     db.reset_statements().await;
-    let settled = store::complete_attempt(&client, task.lease(), &json!("neg"), None).await.unwrap();
+    let settled = store::complete_attempt(&client, task.lease(), &json!("neg"), None, false).await.unwrap();
     assert!(matches!(settled, Fenced::Written(_)));
     counts.push(("complete+event", db.statements_seen().await));
 

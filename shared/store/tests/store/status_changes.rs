@@ -143,7 +143,9 @@ async fn a_task_in_a_batch_has_its_own_lease_and_is_taken_back_only_once_it_pass
     assert_eq!(stayed.status, TaskStatus::Running, "the other's lease has not passed");
     // Its batch's late answer for the task taken back is fenced out.
     assert_eq!(
-        store::complete_attempt(&client, in_batch[0].lease, &serde_json::json!("late"), None).await.unwrap(),
+        store::complete_attempt(&client, in_batch[0].lease, &serde_json::json!("late"), None, false)
+            .await
+            .unwrap(),
         store::Fenced::Lost
     );
 }

@@ -136,6 +136,7 @@ async fn completing_many_finds_its_tasks_by_key_after_the_table_grew() {
             "outputs" => r#"'{"\"a\"","\"b\""}'::jsonb[]"#.to_owned(),
             "usages" => "ARRAY[NULL, NULL]::jsonb[]".to_owned(),
             "batch_ids" => "ARRAY[NULL, NULL]::uuid[]".to_owned(),
+            "hand_over" => "'on'".to_owned(),
             other => panic!("a parameter this test does not know: {other}"),
         }
     };

@@ -22,7 +22,9 @@ async fn stats_count_the_tasks_and_sum_what_the_provider_spent() {
         };
         let Claim::Claimed(task) = claim_one(&client, task.id).await else { panic!("claim") };
         let usage = json!({"inputTokens": tokens, "outputTokens": 7, "model": "m", "latencyMs": 200 * (i + 1), "calls": 1});
-        aitasks_store::complete_attempt(&client, task.lease(), &json!("pos"), Some(&usage)).await.unwrap();
+        aitasks_store::complete_attempt(&client, task.lease(), &json!("pos"), Some(&usage), false)
+            .await
+            .unwrap();
     }
     aitasks_store::create_task(&client, &new_task(APP, app_owner("s"), "waiting")).await.unwrap();
     queues.send(&queues.tasks, "{}").await;

@@ -1,0 +1,12 @@
+-- A task's SQS message came back after its task ended. If the task's event was handed over to
+-- a publish (migrations/V41), that publish may have died with its worker before the event was
+-- out (the invocation never answered, so its message came back): the event is taken back for
+-- this worker to publish again now. It is written back as the outbox's, undelivered and hidden
+-- from the sweeper for :lease_ms like the sweeper's own take, so the publish that follows marks
+-- it delivered, and the sweeper sends it if that publish fails too. An event once taken back is
+-- no longer `handed_over`: a later duplicate of the message takes nothing.
+UPDATE task_events
+SET delivered_at = NULL, handed_over = false,
+    available_at = now() + :lease_ms::bigint * interval '1 millisecond'
+WHERE id = (SELECT ended_event_id FROM tasks WHERE id = :task_id) AND handed_over
+RETURNING id, task_id, payload
