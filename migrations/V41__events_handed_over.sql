@@ -17,6 +17,10 @@
 -- an operation's, the batcher's) writes its event undelivered, marked after its publish as
 -- before.
 --
+-- A statement that hands events over also learns, for each row, whether the task's ending made
+-- callbacks owed (the setting `aitasks.owes_callbacks`, read by its RETURNING): those tasks'
+-- callbacks are still taken by the statement after the publish, and no other task needs it.
+--
 -- The column has a constant default, so adding it rewrites nothing and takes no longer on a big
 -- outbox. Its rows are pruned with the delivered ones (a day after `delivered_at`).
 
@@ -29,6 +33,7 @@ CREATE OR REPLACE FUNCTION task_status_changed() RETURNS trigger LANGUAGE plpgsq
 DECLARE
     ended boolean;
     hand_over boolean;
+    owes_callbacks boolean;
 BEGIN
     IF TG_WHEN = 'AFTER' AND TG_OP IN ('UPDATE', 'DELETE') THEN
         -- The triggers' WHEN: a scoped task that ended, or an active one deleted. After the row,
@@ -93,9 +98,17 @@ BEGIN
     -- A read first: most tasks have no callback, and an UPDATE would open task_callbacks and all
     -- its indexes for writing whether or not it finds a row (V26). A create attaching a callback
     -- reads the task FOR SHARE, so it waits for this row's lock and then finds the task ended.
-    IF EXISTS (SELECT 1 FROM task_callbacks WHERE task_id = NEW.id AND state = 'waiting') THEN
+    owes_callbacks := EXISTS (SELECT 1 FROM task_callbacks WHERE task_id = NEW.id AND state = 'waiting');
+    IF owes_callbacks THEN
         UPDATE task_callbacks SET state = 'owed', due_at = now()
         WHERE task_id = NEW.id AND state = 'waiting';
+    END IF;
+    -- A handed-over event's publisher takes the owed callbacks only of the tasks that have some:
+    -- the row's RETURNING reads this (fragments/owes_callbacks.sql), computed for this row right
+    -- after this trigger, with what this probe saw (a callback a create attached while the
+    -- statement waited for the row included, which the statement's own snapshot would miss).
+    IF hand_over THEN
+        PERFORM set_config('aitasks.owes_callbacks', CASE WHEN owes_callbacks THEN 'on' ELSE 'off' END, true);
     END IF;
 
     -- A scoped task's step (its own row: no other task waits on it); its count, after the row.

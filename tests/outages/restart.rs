@@ -53,6 +53,14 @@ async fn killing_the_whole_local_stack_mid_run_loses_no_task_and_stalls_none() {
     sqs.kill().await;
     let queued_at_kill = db.count(&count("queued")).await;
     let running_at_kill = db.count(&count("running")).await;
+    // Events a worker handed over before the kill (migrations/V41) have no message left behind
+    // them: the start gives them back to the outbox.
+    let killed_at: String = db.client().await.query_one("SELECT now()::text", &[]).await.unwrap().get(0);
+    let handed_over_at_kill = db.count("SELECT count(*) FROM task_events WHERE handed_over").await;
+    assert!(
+        handed_over_at_kill > 0,
+        "the tasks done before the kill handed their events over, as in the stack"
+    );
     restart_postgres();
     sqs.restart().await;
     queues.recreate().await;
@@ -75,6 +83,14 @@ async fn killing_the_whole_local_stack_mid_run_loses_no_task_and_stalls_none() {
         db.count_surviving_restart("SELECT count(*) FROM task_events").await,
         TASKS as i64,
         "one settlement each"
+    );
+    assert_eq!(
+        db.count_surviving_restart(&format!(
+            "SELECT count(*) FROM task_events WHERE handed_over AND delivered_at < '{killed_at}'::timestamptz"
+        ))
+        .await,
+        0,
+        "no event handed over before the kill is left with nothing behind it"
     );
     let logs = server.logs();
     assert!(logs.contains("re-sent the messages the queue lost"), "the start said what it did:\n{logs}");

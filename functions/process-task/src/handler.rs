@@ -34,6 +34,7 @@ pub async fn handle<P: Provider>(
                     task_id: message.task_id,
                     receipt: receipt(record),
                     group: record.attributes.get("MessageGroupId").map(String::as_str),
+                    receives: record.attributes.get("ApproximateReceiveCount").and_then(|n| n.parse().ok()),
                 });
             }
             None => {

@@ -120,8 +120,16 @@ impl<P> App<P> {
     /// already. `Err` when the store is not there: the message must come back again.
     pub(crate) async fn publish_again(&self, task_id: Uuid) -> Result<(), store::StoreError> {
         let client = store::client(&self.pool).await?;
-        let Some(event) = store::take_handed_over(&client, task_id, TAKEN_BACK_LEASE).await? else {
-            return Ok(());
+        let event = match store::take_handed_over(&client, task_id, TAKEN_BACK_LEASE).await {
+            Ok(Some(event)) => event,
+            Ok(None) => return Ok(()),
+            Err(error) if error.is_unavailable() => return Err(error),
+            // Anything else will not pass on a retry (a schema older than the code, say): the
+            // message would only cycle to the dead-letter queue.
+            Err(error) => {
+                tracing::error!(error = %crate::error_chain(&error), "could not take back the ended task's event");
+                return Ok(());
+            }
         };
         drop(client);
         tracing::warn!(

@@ -13,7 +13,8 @@ use crate::model::PendingEvent;
 use crate::params::{limit, millis};
 use crate::pool::GenericClient;
 use crate::queries::{
-    HAND_BACK, MARK_DELIVERED, PRUNE_DELIVERED_EVENTS, TAKE_HANDED_OVER, TAKE_UNDELIVERED_EVENTS,
+    HAND_BACK, HAND_BACK_RECENT, MARK_DELIVERED, PRUNE_DELIVERED_EVENTS, TAKE_HANDED_OVER,
+    TAKE_UNDELIVERED_EVENTS,
 };
 use crate::rows::event_from_row;
 
@@ -47,6 +48,20 @@ pub async fn hand_back(client: &impl GenericClient, event_ids: &[i64]) -> StoreR
     }
     let statement = client.prepare_cached(HAND_BACK.text()).await?;
     Ok(client.execute(&statement, &HAND_BACK.bind(&[("event_ids", &event_ids)])?).await?)
+}
+
+/// A page of the events handed over in the last `within`, given back to the outbox
+/// (`sql/events/hand_back_recent.sql`): for a local stack whose queue lost its messages. Answers
+/// how many.
+pub async fn hand_back_recent(
+    client: &impl GenericClient,
+    within: Duration,
+    page: usize,
+) -> StoreResult<u64> {
+    let statement = client.prepare_cached(HAND_BACK_RECENT.text()).await?;
+    let (within_ms, page) = (millis(within), limit(page));
+    let params = HAND_BACK_RECENT.bind(&[("within_ms", &within_ms), ("page", &page)])?;
+    Ok(client.execute(&statement, &params).await?)
 }
 
 /// The event of an ended task whose SQS message came back, if it was handed over to a publish

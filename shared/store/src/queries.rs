@@ -51,8 +51,8 @@ fragments! {
     "fragments/ended_event",
     // Whether the statement hands its events over to its caller's publish (migrations/V41).
     "fragments/hand_over",
-    // Whether a task has a callback waiting or owed.
-    "fragments/has_callbacks",
+    // Whether the trigger made this row's callbacks owed (a statement that hands events over).
+    "fragments/owes_callbacks",
     // What a cancel writes on a task it reaches: ended if queued or in a batch, else flagged.
     "fragments/cancel_set",
     // The lease's fence: the task still runs this attempt, in its batch, with no cancel asked.
@@ -136,6 +136,7 @@ statements! {
     OWE_AGAIN = "create/owe_again";
 
     HAND_BACK = "events/hand_back";
+    HAND_BACK_RECENT = "events/hand_back_recent";
     MARK_DELIVERED = "events/mark_delivered";
     PRUNE_DELIVERED_EVENTS = "events/prune_delivered_events";
     TAKE_HANDED_OVER = "events/take_handed_over";
@@ -284,10 +285,7 @@ mod tests {
         let phrases = [
             ("fragments/ended_event", "ended_event_id AS event_id"),
             ("fragments/hand_over", "set_config('aitasks.hand_over_events'"),
-            (
-                "fragments/has_callbacks",
-                "WHERE task_callbacks.task_id = tasks.id AND task_callbacks.state IN",
-            ),
+            ("fragments/owes_callbacks", "current_setting('aitasks.owes_callbacks', true)"),
             ("fragments/cancel_set", "WHEN status = 'queued' OR batch_id IS NOT NULL THEN 'canceled'"),
             ("fragments/attempt_fence", "batch_id IS NOT DISTINCT FROM $"),
             ("fragments/narrowed_page", "SELECT page.*, edge.last_examined"),

@@ -103,6 +103,19 @@ async fn main() -> Result<(), Failure> {
         }
     }
 
+    // Nor, then, a message behind an event a worker handed over to a publish it died before:
+    // the events of the last two function timeouts go back to the outbox (those published
+    // already go out again; delivery is at least once).
+    match aitasks_runtime::sweeper::hand_back_recent_events(&app, function_timeout * 2).await {
+        Ok(0) => {}
+        Ok(handed_back) => {
+            tracing::info!(handed_back, "gave the recently handed-over events back to the sweeper")
+        }
+        Err(error) => {
+            tracing::warn!(error = %aitasks_runtime::error_chain(&error), "could not give the handed-over events back")
+        }
+    }
+
     let mut background = tokio::task::JoinSet::new();
     let mut sources = vec![poller::Source::Tasks; pollers];
     if let Ok(url) = std::env::var("AITASK_LOCAL_INTAKE_QUEUE_URL") {

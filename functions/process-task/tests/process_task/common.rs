@@ -68,6 +68,7 @@ pub(crate) fn event(tasks: &[&Task], within: Duration) -> LambdaEvent<SqsEvent> 
             message.message_id = Some(format!("m-{}", task.effect_key));
             message.receipt_handle = Some(format!("r-{}", task.effect_key));
             message.body = Some(format!("{{\"taskId\":\"{}\"}}", task.id));
+            message.attributes.insert("ApproximateReceiveCount".into(), "1".into());
             message
         })
         .collect();

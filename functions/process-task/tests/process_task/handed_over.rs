@@ -40,7 +40,7 @@ async fn a_success_costs_no_statement_after_its_publish() {
     db.reset_statements().await;
     let response = process_task::handle(&app, event(&[&task], Duration::from_secs(60))).await.unwrap();
     assert!(response.batch_item_failures.is_empty(), "{:?}", response.batch_item_failures);
-    let (marks, _) = db.statement_calls("delivered_at = COALESCE(delivered_at, now())").await;
+    let (marks, _) = db.statement_calls("UPDATE task_events SET delivered_at").await;
     assert_eq!(marks, 0, "the event was written delivered: no mark");
     assert_eq!(db.statements_seen().await, 2, "the claim and the completion");
     assert_eq!(events_of(&db, task.id).await, [(true, true)]);
@@ -95,4 +95,18 @@ async fn a_worker_that_died_before_its_publish_is_covered_by_the_message_that_co
     // A later duplicate of the message publishes nothing more.
     process_task::handle(&app, event(&[&task], Duration::from_secs(60))).await.unwrap();
     assert!(queues.drain(&queues.events, Duration::from_secs(1)).await.is_empty());
+}
+
+#[tokio::test]
+async fn a_message_received_before_keeps_the_outbox() {
+    let db = TestDb::new().await;
+    let queues = TestQueues::create(5, 30).await;
+    let stub = StubProvider::start().await;
+    let app = app(&db, &queues, &stub, &[]).await;
+    let task = task(&db, "t", "Sentiment?", 3).await;
+    let mut again = event(&[&task], Duration::from_secs(60));
+    again.payload.records[0].attributes.insert("ApproximateReceiveCount".into(), "2".into());
+    let response = process_task::handle(&app, again).await.unwrap();
+    assert!(response.batch_item_failures.is_empty(), "{:?}", response.batch_item_failures);
+    assert_eq!(events_of(&db, task.id).await, [(true, false)], "the outbox's, marked after its publish");
 }

@@ -36,7 +36,7 @@ async fn ten_records_cost_about_one_round_trip_each_step() {
     let total = db.statements_seen().await;
     let (claims, claimed) = db.statement_calls("started_at = COALESCE(started_at, now())").await;
     let (completes, completed) = db.statement_calls("AS settled_attempt").await;
-    let (marks, _) = db.statement_calls("COALESCE(delivered_at, now())").await;
+    let (marks, _) = db.statement_calls("UPDATE task_events SET delivered_at").await;
     println!(
         "a batch of 10: {total} statements ({:.2} a task): claim {claims}, complete {completes}, mark delivered {marks}",
         total as f64 / 10.0

@@ -63,9 +63,10 @@ pub(crate) fn settled(settlement: &AttemptFigures<'_>) {
 
 /// `EventsPublished` (the metric's name is the contract's): the completion events of one
 /// publication, sent after their transition committed, with the time the sending took
-/// (`EventMs`: the events queue and the bus) and the marking after it (`CallbacksMs`: the
-/// statement that marks them delivered and takes the callbacks they made owed, and the answers
-/// to those callbacks), as properties.
+/// (`EventMs`: the events queue and the bus) and what is written after it (`CallbacksMs`: the
+/// statement that marks the outbox's events delivered and takes the callbacks the endings made
+/// owed, and the answers to those callbacks; none for handed-over events that went out and owe
+/// no callback; the hand-back of those that did not go out), as properties.
 pub(crate) fn published(events: usize, sending: Duration, marking: Duration) {
     Document::new(&[&[]])
         .metric("EventsPublished", Unit::Count, events as f64)

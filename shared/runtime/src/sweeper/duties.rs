@@ -61,7 +61,8 @@ pub enum Duty {
     /// Holds (docs/api.md, "Holds"): a released hold's parked tasks the release did not send
     /// again are sent; an automatic hold whose probe did not run for two intervals sends one.
     Holds,
-    /// Completion events not marked delivered are delivered.
+    /// Completion events not marked delivered are delivered (a handed-over event is written
+    /// delivered: its task's SQS message stands behind it instead, migrations/V41).
     DeliverEvents,
     /// Owed callbacks not answered yet (a publisher that died, a call to retry) are answered.
     DeliverCallbacks,

@@ -106,6 +106,24 @@ pub struct SweepSummary {
     pub elapsed_ms: u64,
 }
 
+/// Give the events handed over in the last `within` back to the outbox, for the sweeper to
+/// publish (`store::hand_back_recent`): what the dev server runs when it starts, since its
+/// queue keeps messages in memory and none may be left to bring back an event whose worker died
+/// before its publish (docs/lifecycle.md, "Completion events"). A page at a time until the
+/// window holds none. Answers how many.
+pub async fn hand_back_recent_events<P>(app: &App<P>, within: Duration) -> Result<u64, StoreError> {
+    let page = app.settings.runtime.sweep_page;
+    let client = aitasks_store::client(&app.pool).await?;
+    let mut handed_back = 0;
+    loop {
+        let took = aitasks_store::hand_back_recent(&client, within, page).await?;
+        handed_back += took;
+        if took < page as u64 {
+            return Ok(handed_back);
+        }
+    }
+}
+
 /// Look for task messages the queue lost (sent more than `older_than` ago) and send them again:
 /// the sweep's `restoreLost` duty on its own, which the dev server runs when it starts.
 pub async fn restore_lost_messages<P>(app: &App<P>, older_than: Duration) -> Result<Restored, StoreError> {

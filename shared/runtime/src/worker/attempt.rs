@@ -18,7 +18,7 @@ use super::deadline::{timed_out, within};
 use super::held::{holds_of, take_free_probes, Holds};
 use super::output_writer::LiveOutput;
 use super::parts::PartTimes;
-use super::queue_message::Outcome;
+use super::queue_message::{Outcome, QueueMessage};
 use super::settle_attempt::settle_attempt;
 use super::settler::Settler;
 use crate::app::App;
@@ -29,11 +29,12 @@ use crate::settle::Ending;
 pub(super) async fn run<P: Provider>(
     app: &App<P>,
     task: Task,
-    receipt: &str,
+    message: &QueueMessage<'_>,
     deadline: Instant,
     settler: &Settler,
     parts: &PartTimes,
 ) -> Result<Outcome, StoreError> {
+    let receipt = message.receipt;
     tracing::Span::current().record("attempt", task.attempts);
     // A panic while working (a bug) ends this attempt as a runtime error, like any other
     // failure, instead of taking the whole delivery down with it.
@@ -42,7 +43,8 @@ pub(super) async fn run<P: Provider>(
         AssertUnwindSafe(execute(app, &task, receipt, deadline, parts)).catch_unwind().await.unwrap_or_else(
             |panic| Ending::Unexpected(format!("panicked: {}", crate::panic_text(panic.as_ref()))),
         );
-    settle_attempt(app, &task, ending, started.elapsed(), settler, parts)
+    let hand_over = message.hands_over_events();
+    settle_attempt(app, &task, ending, started.elapsed(), settler, parts, hand_over)
         .instrument(tracing::info_span!("settle"))
         .await
 }

@@ -48,9 +48,17 @@ pub async fn process_records<P: Provider>(
     };
     // The writer stops with the attempts, or at the deadline at the latest.
     let (outcomes, _) = tokio::join!(work, tokio::time::timeout_at(answer_by, writing));
-    // A completed task whose handed-over event is not out has only its message behind it: the
-    // message comes back at once instead of being deleted, and brings the event with it
-    // (`Claim::NotClaimable` below).
+    keep_messages_of_unpublished(outcomes, messages, &unpublished)
+}
+
+/// A completed task whose handed-over event is not out has only its message behind it: the
+/// message comes back at once instead of being deleted, and brings the event with it
+/// (`Claim::NotClaimable` in [`after_claim`]).
+fn keep_messages_of_unpublished(
+    outcomes: Vec<Result<Outcome, StoreError>>,
+    messages: &[QueueMessage<'_>],
+    unpublished: &Unpublished,
+) -> Vec<Result<Outcome, StoreError>> {
     outcomes
         .into_iter()
         .zip(messages)
@@ -200,7 +208,7 @@ async fn after_claim<P: Provider>(
         match claim {
             Claim::Claimed(task) => {
                 let parts = PartTimes::new(claimed_in);
-                attempt::run(app, task, message.receipt, deadline, settler, &parts).await
+                attempt::run(app, task, message, deadline, settler, &parts).await
             }
             Claim::Canceled(settled) => {
                 app.publish(vec![settled.event]).await;
@@ -229,4 +237,29 @@ async fn after_claim<P: Provider>(
     }
     .instrument(span)
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(task_id: uuid::Uuid) -> QueueMessage<'static> {
+        QueueMessage { task_id, receipt: "r", group: None, receives: Some(1) }
+    }
+
+    #[test]
+    fn only_an_acknowledged_message_whose_event_is_not_out_comes_back() {
+        let ids = [uuid::Uuid::from_u128(1), uuid::Uuid::from_u128(2), uuid::Uuid::from_u128(3)];
+        let messages: Vec<QueueMessage> = ids.iter().map(|id| message(*id)).collect();
+        let unpublished = Unpublished::default();
+        unpublished.add(ids[0]);
+        unpublished.add(ids[2]);
+        let later = Outcome::Retry { delay: Duration::from_secs(5) };
+        let outcomes = vec![Ok(Outcome::Ack), Ok(Outcome::Ack), Ok(later)];
+        let kept: Vec<Outcome> = keep_messages_of_unpublished(outcomes, &messages, &unpublished)
+            .into_iter()
+            .map(|outcome| outcome.expect("no store error"))
+            .collect();
+        assert_eq!(kept, [Outcome::Retry { delay: Duration::ZERO }, Outcome::Ack, later]);
+    }
 }

@@ -14,6 +14,21 @@ pub struct QueueMessage<'a> {
     pub receipt: &'a str,
     /// The message's group (its application's on a fair queue), for a message sent again.
     pub group: Option<&'a str>,
+    /// How many times SQS has handed this message out, this time included
+    /// (`ApproximateReceiveCount`), when the delivery says.
+    pub receives: Option<u32>,
+}
+
+impl QueueMessage<'_> {
+    /// Whether a success on this delivery hands its event over to the worker's publish
+    /// (`aitasks_store::Custody::HandedOver`): only on the message's first receive, so the
+    /// message that must come back if the worker dies before its publish is at most its second,
+    /// far below the queue's `maxReceiveCount` (10 in the stack), and never goes to the
+    /// dead-letter queue instead. A message received before, or one whose count is unknown,
+    /// keeps the outbox.
+    pub fn hands_over_events(&self) -> bool {
+        self.receives == Some(1)
+    }
 }
 
 /// What to do with the SQS message of the task.

@@ -20,6 +20,7 @@ pub(super) async fn settle_attempt<P>(
     worked: Duration,
     settler: &Settler,
     parts: &PartTimes,
+    hand_over: bool,
 ) -> Result<Outcome, StoreError> {
     let settling = Instant::now();
     let runtime = &app.settings.runtime;
@@ -29,7 +30,7 @@ pub(super) async fn settle_attempt<P>(
         return settle_decision(app, &attempt, &ending, decision, worked, parts, settling).await;
     };
     let usage = settle::stored_usage(completion);
-    match settler.complete(attempt.lease, completion.output.clone(), usage).await {
+    match settler.complete(attempt.lease, completion.output.clone(), usage, hand_over).await {
         // Announced by the settler, with the others of its group.
         Ok(Fenced::Written(event)) => {
             settle::record(&attempt, &ending, worked, &event, Some(&parts.settled_in(settling.elapsed())));

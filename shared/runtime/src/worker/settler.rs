@@ -27,6 +27,8 @@ struct Pending {
     lease: Lease,
     output: Value,
     usage: Option<Value>,
+    /// Its delivery may hand its event over (`QueueMessage::hands_over_events`).
+    hand_over: bool,
     answer: oneshot::Sender<Result<Fenced<PendingEvent>, StoreError>>,
 }
 
@@ -63,9 +65,10 @@ impl Settler {
         lease: Lease,
         output: Value,
         usage: Option<Value>,
+        hand_over: bool,
     ) -> Result<Fenced<PendingEvent>, StoreError> {
         let (answer, answered) = oneshot::channel();
-        let pending = Pending { lease, output, usage, answer };
+        let pending = Pending { lease, output, usage, hand_over, answer };
         if self.sender.send(pending).is_err() {
             return Err(timed_out("the group's settlement"));
         }
@@ -82,6 +85,20 @@ pub(super) struct Unpublished(Mutex<HashSet<Uuid>>);
 impl Unpublished {
     pub(super) fn contains(&self, task_id: Uuid) -> bool {
         self.tasks().contains(&task_id)
+    }
+
+    /// Its event is handed over: nothing but its message stands behind it until its publish.
+    pub(super) fn add(&self, task_id: Uuid) {
+        self.tasks().insert(task_id);
+    }
+
+    /// A publish of these tasks' events is done: all are out or handed back, but the
+    /// `stranded`.
+    fn published(&self, tasks: &[Uuid], stranded: &[Uuid]) {
+        let mut waiting = self.tasks();
+        for task_id in tasks.iter().filter(|task_id| !stranded.contains(task_id)) {
+            waiting.remove(task_id);
+        }
     }
 
     fn tasks(&self) -> std::sync::MutexGuard<'_, HashSet<Uuid>> {
@@ -106,7 +123,7 @@ async fn write_loop<P>(
         for (pending, result) in group.into_iter().zip(results) {
             if let Ok(Fenced::Written(event)) = &result {
                 if matches!(event.custody, Custody::HandedOver { .. }) {
-                    unpublished.tasks().insert(event.task_id);
+                    unpublished.add(event.task_id);
                 }
                 events.push(event.clone());
             }
@@ -128,10 +145,7 @@ async fn publish_loop<P>(
         }
         let tasks: Vec<Uuid> = events.iter().map(|event| event.task_id).collect();
         let stranded = app.publish(events).await;
-        let mut waiting = unpublished.tasks();
-        for task_id in tasks.iter().filter(|task_id| !stranded.contains(task_id)) {
-            waiting.remove(task_id);
-        }
+        unpublished.published(&tasks, &stranded);
     }
 }
 
@@ -146,6 +160,28 @@ async fn write_group<P>(app: &App<P>, group: &[Pending]) -> Vec<Result<Fenced<Pe
     };
     let attempts: Vec<(Lease, &Value, Option<&Value>)> =
         group.iter().map(|p| (p.lease, &p.output, p.usage.as_ref())).collect();
+    // One statement hands over all its events or none: a group with a message received before
+    // keeps the outbox for all (a retried success beside fresh ones is rare, and the outbox is
+    // always safe).
+    let hand_over = group.iter().all(|pending| pending.hand_over);
     let span = tracing::info_span!("settle group", attempts = group.len());
-    complete_together(&client, &attempts, true).instrument(span).await
+    complete_together(&client, &attempts, hand_over).instrument(span).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_task_stays_unpublished_until_its_publish_is_done_and_for_good_when_stranded() {
+        let unpublished = Unpublished::default();
+        let (out, stranded, in_flight) = (Uuid::from_u128(1), Uuid::from_u128(2), Uuid::from_u128(3));
+        for task_id in [out, stranded, in_flight] {
+            unpublished.add(task_id);
+        }
+        unpublished.published(&[out, stranded], &[stranded]);
+        assert!(!unpublished.contains(out), "out, or handed back to the sweeper");
+        assert!(unpublished.contains(stranded), "neither: its message must come back");
+        assert!(unpublished.contains(in_flight), "a publish the deadline cut off");
+    }
 }

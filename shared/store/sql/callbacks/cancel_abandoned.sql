@@ -9,5 +9,6 @@ SET status = 'canceled', cancel_requested_at = COALESCE(cancel_requested_at, now
     error_message = 'The task was canceled: every caller waiting for it is gone.',
     completed_at = now(), updated_at = now()
 WHERE id = ANY(:task_ids) AND status = 'queued' AND NOT has_poller
-  AND NOT {{fragments/has_callbacks}}
+  AND NOT EXISTS (SELECT 1 FROM task_callbacks
+                  WHERE task_callbacks.task_id = tasks.id AND task_callbacks.state IN ('waiting', 'owed'))
 RETURNING id, {{fragments/ended_event}}

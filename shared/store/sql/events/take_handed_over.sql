@@ -5,8 +5,22 @@
 -- from the sweeper for :lease_ms like the sweeper's own take, so the publish that follows marks
 -- it delivered, and the sweeper sends it if that publish fails too. An event once taken back is
 -- no longer `handed_over`: a later duplicate of the message takes nothing.
-UPDATE task_events
-SET delivered_at = NULL, handed_over = false,
-    available_at = now() + :lease_ms::bigint * interval '1 millisecond'
-WHERE id = (SELECT ended_event_id FROM tasks WHERE id = :task_id) AND handed_over
-RETURNING id, task_id, payload
+--
+-- An event pruned already (delivered events are kept a day) cannot say whether it went out: a
+-- message that comes back that late (a dead-letter queue redriven after a day) publishes it
+-- again from its task, as the trigger wrote it (`task_event_payload`); a duplicate is allowed,
+-- a loss is not.
+WITH taken AS (
+    UPDATE task_events
+    SET delivered_at = NULL, handed_over = false,
+        available_at = now() + :lease_ms::bigint * interval '1 millisecond'
+    WHERE id = (SELECT ended_event_id FROM tasks WHERE id = :task_id) AND handed_over
+    RETURNING id, task_id, payload
+)
+SELECT id, task_id, payload FROM taken
+UNION ALL
+SELECT ended_event_id, id,
+    task_event_payload(id, app_id, run_id, step_key, effect_key, status, error_code, completed_at)
+FROM tasks
+WHERE id = :task_id AND ended_event_id IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM task_events WHERE task_events.id = tasks.ended_event_id)

@@ -12,4 +12,4 @@ SET status = 'succeeded', output = :output, usage = :usage, error_code = NULL,
     error_message = NULL, completed_at = now(), updated_at = now()
 WHERE {{fragments/attempt_fence}}
     AND {{fragments/hand_over}}
-RETURNING id, {{fragments/ended_event}}, {{fragments/has_callbacks}} AS owes_callbacks
+RETURNING id, {{fragments/ended_event}}, {{fragments/owes_callbacks}}

@@ -40,4 +40,4 @@ WHERE tasks.id IN (
           AND cancel_requested_at IS NULL AND cache_key IS NULL
         FOR UPDATE) AS fenced)
     AND {{fragments/hand_over}}
-RETURNING id, attempts AS settled_attempt, {{fragments/ended_event}}, {{fragments/has_callbacks}} AS owes_callbacks
+RETURNING id, attempts AS settled_attempt, {{fragments/ended_event}}, {{fragments/owes_callbacks}}

@@ -76,18 +76,58 @@ async fn a_handed_over_event_is_written_delivered_and_the_sweeper_leaves_it() {
 async fn a_group_says_which_of_its_tasks_owe_callbacks() {
     let db = TestDb::new().await;
     let client = db.client().await;
-    let (waited, alone) = (running(&client, "waited").await, running(&client, "alone").await);
+    // In id order (the order the statement locks and ends them), the one with a callback in
+    // the middle: each row's answer is its own, not its neighbour's.
+    let first = running(&client, "first").await;
+    let waited = running(&client, "waited").await;
+    let last = running(&client, "last").await;
     let callback = NewCallback { task_id: waited.id, kind: "step_functions", token: "tok" };
     store::attach_callbacks(&client, &[callback]).await.unwrap();
     let output = json!("pos");
-    let group = [(waited.lease(), &output, None), (alone.lease(), &output, None)];
-    let events: Vec<PendingEvent> =
-        store::complete_many(&client, &group, true).await.unwrap().into_iter().map(written).collect();
-    assert_eq!(events[0].custody, Custody::HandedOver { owes_callbacks: true });
-    assert_eq!(events[1].custody, Custody::HandedOver { owes_callbacks: false });
+    let group =
+        [(last.lease(), &output, None), (waited.lease(), &output, None), (first.lease(), &output, None)];
+    let owes: Vec<Custody> = store::complete_many(&client, &group, true)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|fenced| written(fenced).custody)
+        .collect();
+    let handed = |owes_callbacks| Custody::HandedOver { owes_callbacks };
+    assert_eq!(
+        owes,
+        [handed(false), handed(true), handed(false)],
+        "answered item by item, in the given order"
+    );
     // The owed callback is still taken by the publisher's statement, with no event to mark.
     let taken = store::mark_delivered_and_take_owed(&client, &[], &[waited.id], LEASE).await.unwrap();
     assert_eq!(taken.iter().map(|c| c.token.as_str()).collect::<Vec<_>>(), ["tok"]);
+}
+
+/// A create that attaches a callback holds the task FOR SHARE until it commits; a completion
+/// that waited for it must still say that the task owes that callback, which the completion's
+/// own snapshot, taken before the wait, does not hold.
+#[tokio::test]
+async fn a_callback_attached_while_the_completion_waits_is_still_owed_to_the_publisher() {
+    let db = TestDb::new().await;
+    let client = db.client().await;
+    let task = running(&client, "k").await;
+    let mut attacher = db.client().await;
+    let attaching = attacher.transaction().await.unwrap();
+    let callback = NewCallback { task_id: task.id, kind: "step_functions", token: "late" };
+    store::attach_callbacks(&attaching, &[callback]).await.unwrap();
+    let completer = db.client().await;
+    let lease = task.lease();
+    let completing = tokio::spawn(async move {
+        let output = json!("pos");
+        store::complete_many(&completer, &[(lease, &output, None)], true).await.unwrap().pop().unwrap()
+    });
+    wait_until("the completion waits for the attaching create", || async {
+        db.lock_waits("SET status = 'succeeded'").await >= 1
+    })
+    .await;
+    attaching.commit().await.unwrap();
+    let event = written(completing.await.unwrap());
+    assert_eq!(event.custody, Custody::HandedOver { owes_callbacks: true });
 }
 
 #[tokio::test]
@@ -131,4 +171,16 @@ async fn a_message_back_for_an_ended_task_takes_its_handed_over_event_once() {
     written(store::complete_attempt(&client, other.lease(), &json!("neg"), None, false).await.unwrap());
     assert!(store::take_handed_over(&client, other.id, LEASE).await.unwrap().is_none());
     assert!(store::take_handed_over(&client, Uuid::new_v4(), LEASE).await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn a_message_back_after_its_event_was_pruned_rebuilds_the_event_from_its_task() {
+    let db = TestDb::new().await;
+    let client = db.client().await;
+    let task = running(&client, "k").await;
+    let event =
+        written(store::complete_attempt(&client, task.lease(), &json!("pos"), None, true).await.unwrap());
+    db.sql(&format!("DELETE FROM task_events WHERE id = {}", event.id)).await;
+    let again = store::take_handed_over(&client, task.id, LEASE).await.unwrap().expect("rebuilt");
+    assert_eq!((again.id, again.task_id, &again.payload), (event.id, task.id, &event.payload));
 }
