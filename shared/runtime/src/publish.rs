@@ -117,28 +117,36 @@ impl<P> App<P> {
     /// A task's SQS message came back after the task ended: the event its completion handed
     /// over is published again, in case the worker that completed it died before its publish
     /// (`store::take_handed_over`). Nothing when it was not handed over, or was taken back
-    /// already. `Err` when the store is not there: the message must come back again.
-    pub(crate) async fn publish_again(&self, task_id: Uuid) -> Result<(), store::StoreError> {
+    /// already. What the take writes back is the outbox's, so a publish that fails now is the
+    /// sweeper's. Answers whether the message may go: false when the event, rebuilt from its
+    /// task after its row was pruned, did not go out (nothing else stands behind it). `Err`
+    /// when the store is not there or asks for a retry: the message must come back again.
+    pub(crate) async fn publish_again(&self, task_id: Uuid) -> Result<bool, store::StoreError> {
         let client = store::client(&self.pool).await?;
-        let event = match store::take_handed_over(&client, task_id, TAKEN_BACK_LEASE).await {
-            Ok(Some(event)) => event,
-            Ok(None) => return Ok(()),
-            Err(error) if error.is_unavailable() => return Err(error),
+        let taken = match store::take_handed_over(&client, task_id, TAKEN_BACK_LEASE).await {
+            Ok(Some(taken)) => taken,
+            Ok(None) => return Ok(true),
+            Err(error) if error.is_transient() => return Err(error),
             // Anything else will not pass on a retry (a schema older than the code, say): the
             // message would only cycle to the dead-letter queue.
             Err(error) => {
                 tracing::error!(error = %crate::error_chain(&error), "could not take back the ended task's event");
-                return Ok(());
+                return Ok(true);
             }
         };
         drop(client);
         tracing::warn!(
-            event_id = event.id,
+            event_id = taken.event.id,
+            rebuilt = taken.rebuilt,
             "the task's message came back after it ended; its event is published again"
         );
-        let stranded = self.publish(vec![event]).await;
+        if taken.rebuilt {
+            let id = taken.event.id;
+            return Ok(self.send_events_out(&[taken.event]).await.contains(&id));
+        }
+        let stranded = self.publish(vec![taken.event]).await;
         debug_assert!(stranded.is_empty(), "a taken-back event is the outbox's");
-        Ok(())
+        Ok(true)
     }
 
     /// Answer the owed callbacks of these tasks now (a callback a create attached to a task that

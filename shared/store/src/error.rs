@@ -51,6 +51,17 @@ impl StoreError {
     pub fn is_unavailable(&self) -> bool {
         matches!(self, StoreError::Unavailable(_))
     }
+
+    /// True when the same statement may pass if tried again: Postgres was not there, or it
+    /// rolled the statement back for a conflict with another (SQLSTATE class 40: a deadlock, a
+    /// serialization failure).
+    pub fn is_transient(&self) -> bool {
+        match self {
+            StoreError::Unavailable(_) => true,
+            StoreError::Database(error) => error.code().is_some_and(|code| code.code().starts_with("40")),
+            _ => false,
+        }
+    }
 }
 
 impl From<tokio_postgres::Error> for StoreError {

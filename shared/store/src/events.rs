@@ -8,13 +8,15 @@
 
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
+
 use crate::error::StoreResult;
 use crate::model::PendingEvent;
 use crate::params::{limit, millis};
 use crate::pool::GenericClient;
 use crate::queries::{
-    HAND_BACK, HAND_BACK_RECENT, MARK_DELIVERED, PRUNE_DELIVERED_EVENTS, TAKE_HANDED_OVER,
-    TAKE_UNDELIVERED_EVENTS,
+    HAND_BACK, HAND_BACK_RECENT, MARK_DELIVERED, NEWEST_HANDED_OVER, PRUNE_DELIVERED_EVENTS,
+    TAKE_HANDED_OVER, TAKE_UNDELIVERED_EVENTS,
 };
 use crate::rows::event_from_row;
 
@@ -50,18 +52,35 @@ pub async fn hand_back(client: &impl GenericClient, event_ids: &[i64]) -> StoreR
     Ok(client.execute(&statement, &HAND_BACK.bind(&[("event_ids", &event_ids)])?).await?)
 }
 
-/// A page of the events handed over in the last `within`, given back to the outbox
+/// When the newest event still handed over was written (`sql/events/newest_handed_over.sql`).
+pub async fn newest_handed_over(client: &impl GenericClient) -> StoreResult<Option<DateTime<Utc>>> {
+    let statement = client.prepare_cached(NEWEST_HANDED_OVER.text()).await?;
+    Ok(client.query_one(&statement, &[]).await?.try_get("newest")?)
+}
+
+/// A page of the events handed over after `since`, given back to the outbox
 /// (`sql/events/hand_back_recent.sql`): for a local stack whose queue lost its messages. Answers
 /// how many.
 pub async fn hand_back_recent(
     client: &impl GenericClient,
-    within: Duration,
+    since: DateTime<Utc>,
     page: usize,
 ) -> StoreResult<u64> {
     let statement = client.prepare_cached(HAND_BACK_RECENT.text()).await?;
-    let (within_ms, page) = (millis(within), limit(page));
-    let params = HAND_BACK_RECENT.bind(&[("within_ms", &within_ms), ("page", &page)])?;
+    let page = limit(page);
+    let params = HAND_BACK_RECENT.bind(&[("since", &since), ("page", &page)])?;
     Ok(client.execute(&statement, &params).await?)
+}
+
+/// A handed-over event taken back for publishing again ([`take_handed_over`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TakenBack {
+    /// The outbox's now (undelivered, hidden from the sweeper for the take's lease), unless
+    /// `rebuilt`.
+    pub event: PendingEvent,
+    /// Its row was pruned already: the event is rebuilt from its task, and nothing in the store
+    /// stands behind it, so the message that brought it must stay until it is out.
+    pub rebuilt: bool,
 }
 
 /// The event of an ended task whose SQS message came back, if it was handed over to a publish
@@ -71,11 +90,12 @@ pub async fn take_handed_over(
     client: &impl GenericClient,
     task_id: uuid::Uuid,
     lease: Duration,
-) -> StoreResult<Option<PendingEvent>> {
+) -> StoreResult<Option<TakenBack>> {
     let statement = client.prepare_cached(TAKE_HANDED_OVER.text()).await?;
     let lease_ms = millis(lease);
     let params = TAKE_HANDED_OVER.bind(&[("task_id", &task_id), ("lease_ms", &lease_ms)])?;
-    client.query_opt(&statement, &params).await?.as_ref().map(event_from_row).transpose()
+    let Some(row) = client.query_opt(&statement, &params).await? else { return Ok(None) };
+    Ok(Some(TakenBack { event: event_from_row(&row)?, rebuilt: row.try_get("rebuilt")? }))
 }
 
 /// Delete delivered events older than `older_than`.

@@ -100,8 +100,8 @@ pub use cancel::{
 pub use create::{create_task, create_tasks, mark_pollers, owe_again};
 pub use error::{StoreError, StoreResult};
 pub use events::{
-    hand_back, hand_back_recent, mark_delivered, prune_delivered_events, take_handed_over,
-    take_undelivered_events,
+    hand_back, hand_back_recent, mark_delivered, newest_handed_over, prune_delivered_events,
+    take_handed_over, take_undelivered_events, TakenBack,
 };
 pub use history::{list_runs, task_batch, task_callbacks, task_events, BatchOfTask, RunsOfApp};
 pub use holds::{

@@ -138,6 +138,7 @@ statements! {
     HAND_BACK = "events/hand_back";
     HAND_BACK_RECENT = "events/hand_back_recent";
     MARK_DELIVERED = "events/mark_delivered";
+    NEWEST_HANDED_OVER = "events/newest_handed_over";
     PRUNE_DELIVERED_EVENTS = "events/prune_delivered_events";
     TAKE_HANDED_OVER = "events/take_handed_over";
     TAKE_UNDELIVERED_EVENTS = "events/take_undelivered_events";

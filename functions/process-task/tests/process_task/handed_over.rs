@@ -110,3 +110,38 @@ async fn a_message_received_before_keeps_the_outbox() {
     assert!(response.batch_item_failures.is_empty(), "{:?}", response.batch_item_failures);
     assert_eq!(events_of(&db, task.id).await, [(true, false)], "the outbox's, marked after its publish");
 }
+
+#[tokio::test]
+async fn one_retried_message_keeps_the_outbox_for_its_whole_group() {
+    let db = TestDb::new().await;
+    let queues = TestQueues::create(5, 30).await;
+    let stub = StubProvider::start().await;
+    let app = app(&db, &queues, &stub, &[]).await;
+    let (fresh, retried) =
+        (task(&db, "fresh", "Sentiment?", 3).await, task(&db, "retried", "Sentiment?", 3).await);
+    let mut records = event(&[&fresh, &retried], Duration::from_secs(60));
+    records.payload.records[1].attributes.insert("ApproximateReceiveCount".into(), "3".into());
+    let response = process_task::handle(&app, records).await.unwrap();
+    assert!(response.batch_item_failures.is_empty(), "{:?}", response.batch_item_failures);
+    for task in [&fresh, &retried] {
+        assert_eq!(events_of(&db, task.id).await, [(true, false)], "{}: the outbox's", task.effect_key);
+    }
+}
+
+#[tokio::test]
+async fn a_redelivery_while_another_worker_runs_the_task_is_kept_until_the_attempt_is_over() {
+    let db = TestDb::new().await;
+    let queues = TestQueues::create(5, 30).await;
+    let stub = StubProvider::start().await;
+    let app = app(&db, &queues, &stub, &[]).await;
+    let task = task(&db, "t", "Sentiment?", 3).await;
+    let Claim::Claimed(_) = claim_one(&db.client().await, task.id).await else { panic!("claimed") };
+    let mut again = event(&[&task], Duration::from_secs(60));
+    again.payload.records[0].attributes.insert("ApproximateReceiveCount".into(), "2".into());
+    let response = process_task::handle(&app, again).await.unwrap();
+    assert_eq!(response.batch_item_failures.len(), 1, "kept: it may be all that stands behind the event");
+    // A duplicate on its first receive is answered at once, as before (inside one invocation,
+    // its twin answers for the message).
+    let response = process_task::handle(&app, event(&[&task], Duration::from_secs(60))).await.unwrap();
+    assert!(response.batch_item_failures.is_empty());
+}

@@ -106,17 +106,24 @@ pub struct SweepSummary {
     pub elapsed_ms: u64,
 }
 
-/// Give the events handed over in the last `within` back to the outbox, for the sweeper to
-/// publish (`store::hand_back_recent`): what the dev server runs when it starts, since its
-/// queue keeps messages in memory and none may be left to bring back an event whose worker died
-/// before its publish (docs/lifecycle.md, "Completion events"). A page at a time until the
-/// window holds none. Answers how many.
+/// Give the events handed over in the `within` before the newest one back to the outbox, for
+/// the sweeper to publish (`store::hand_back_recent`): what the dev server runs when it starts,
+/// since its queue keeps messages in memory and none may be left to bring back an event whose
+/// worker died before its publish (docs/lifecycle.md, "Completion events"). The window ends at
+/// the newest handed-over event, not now, so a stack started again long after it stopped still
+/// finds the events of its last invocations. A page at a time until the window holds none.
+/// Answers how many.
 pub async fn hand_back_recent_events<P>(app: &App<P>, within: Duration) -> Result<u64, StoreError> {
     let page = app.settings.runtime.sweep_page;
     let client = aitasks_store::client(&app.pool).await?;
+    let Some(newest) = aitasks_store::newest_handed_over(&client).await? else { return Ok(0) };
+    let since = chrono::TimeDelta::from_std(within)
+        .ok()
+        .and_then(|window| newest.checked_sub_signed(window))
+        .unwrap_or(chrono::DateTime::UNIX_EPOCH);
     let mut handed_back = 0;
     loop {
-        let took = aitasks_store::hand_back_recent(&client, within, page).await?;
+        let took = aitasks_store::hand_back_recent(&client, since, page).await?;
         handed_back += took;
         if took < page as u64 {
             return Ok(handed_back);

@@ -8,7 +8,7 @@
 use aitasks_providers::Provider;
 use std::time::Duration;
 
-use aitasks_store::{self as store, Claim, ClaimMark, StoreError};
+use aitasks_store::{self as store, Claim, ClaimMark, StoreError, TaskStatus};
 use tokio::time::Instant;
 use tracing::Instrument;
 
@@ -146,6 +146,15 @@ async fn resend_unclaimed<P>(
 /// How soon a record whose task was busy comes back.
 const BUSY_RETRY: Duration = Duration::from_secs(1);
 
+/// How soon the message of an ended task comes back when the event it brought could not be
+/// published and nothing else stands behind it.
+const REPUBLISH_RETRY: Duration = Duration::from_secs(60);
+
+/// How long the duplicate message of a running task stays away: Lambda's longest timeout, so
+/// the attempt running it has ended (or its worker is gone and the sweeper took it back) when
+/// it comes back. A few such returns at most, far below the queue's `maxReceiveCount`.
+const RUNNING_DUPLICATE_RETRY: Duration = Duration::from_secs(900);
+
 /// Claim the tasks, waiting for the answer until [`CLAIM_MARGIN`] before `answer_by`. A claim
 /// whose answer does not come by then takes nothing after that moment, and what it took before
 /// is given back uncounted: its tasks are not left running for nobody, an attempt spent.
@@ -218,8 +227,22 @@ async fn after_claim<P: Provider>(
             // died before the event it handed over was out.
             Claim::NotClaimable(status) if status.is_terminal() => {
                 tracing::info!(status = status.as_str(), "duplicate message of an ended task");
-                app.publish_again(message.task_id).await?;
-                Ok(Outcome::Ack)
+                if app.publish_again(message.task_id).await? {
+                    Ok(Outcome::Ack)
+                } else {
+                    Ok(Outcome::Retry { delay: REPUBLISH_RETRY })
+                }
+            }
+            // A redelivery while another delivery runs the task: that worker's visibility ran
+            // out, and deleting this copy would delete the message it counts on. If it handed its
+            // event over and dies before its publish, this copy is all that stands behind the
+            // event, so it comes back once any attempt must have ended. (A duplicate inside one
+            // invocation is answered with its twin.)
+            Claim::NotClaimable(status)
+                if status == TaskStatus::Running && message.receives.is_some_and(|n| n > 1) =>
+            {
+                tracing::info!("duplicate message of a running task; it comes back after the attempt");
+                Ok(Outcome::Retry { delay: RUNNING_DUPLICATE_RETRY })
             }
             Claim::NotClaimable(status) => {
                 tracing::info!(status = status.as_str(), "duplicate message; nothing to do");

@@ -8,8 +8,9 @@
 --
 -- An event pruned already (delivered events are kept a day) cannot say whether it went out: a
 -- message that comes back that late (a dead-letter queue redriven after a day) publishes it
--- again from its task, as the trigger wrote it (`task_event_payload`); a duplicate is allowed,
--- a loss is not.
+-- again, as the trigger wrote it (`task_event_payload`, the same id), answered `rebuilt`: no row
+-- stands behind it, so its message must stay until that publish goes through. A duplicate is
+-- allowed, a loss is not. (The outbox is written by the trigger alone: no row is put back.)
 WITH taken AS (
     UPDATE task_events
     SET delivered_at = NULL, handed_over = false,
@@ -17,10 +18,11 @@ WITH taken AS (
     WHERE id = (SELECT ended_event_id FROM tasks WHERE id = :task_id) AND handed_over
     RETURNING id, task_id, payload
 )
-SELECT id, task_id, payload FROM taken
+SELECT id, task_id, payload, false AS rebuilt FROM taken
 UNION ALL
 SELECT ended_event_id, id,
-    task_event_payload(id, app_id, run_id, step_key, effect_key, status, error_code, completed_at)
+    task_event_payload(id, app_id, run_id, step_key, effect_key, status, error_code, completed_at),
+    true
 FROM tasks
 WHERE id = :task_id AND ended_event_id IS NOT NULL
   AND NOT EXISTS (SELECT 1 FROM task_events WHERE task_events.id = tasks.ended_event_id)

@@ -152,7 +152,9 @@ async fn a_message_back_for_an_ended_task_takes_its_handed_over_event_once() {
     let event =
         written(store::complete_attempt(&client, task.lease(), &json!("pos"), None, true).await.unwrap());
 
-    let again = store::take_handed_over(&client, task.id, LEASE).await.unwrap().expect("taken back");
+    let taken = store::take_handed_over(&client, task.id, LEASE).await.unwrap().expect("taken back");
+    let again = taken.event;
+    assert!(!taken.rebuilt);
     assert_eq!((again.id, again.task_id, &again.payload), (event.id, task.id, &event.payload));
     assert_eq!(again.custody, Custody::Outbox, "marked by the publish that follows");
     assert_eq!(stored(&db, event.id).await, (false, false));
@@ -181,6 +183,9 @@ async fn a_message_back_after_its_event_was_pruned_rebuilds_the_event_from_its_t
     let event =
         written(store::complete_attempt(&client, task.lease(), &json!("pos"), None, true).await.unwrap());
     db.sql(&format!("DELETE FROM task_events WHERE id = {}", event.id)).await;
-    let again = store::take_handed_over(&client, task.id, LEASE).await.unwrap().expect("rebuilt");
+    let taken = store::take_handed_over(&client, task.id, LEASE).await.unwrap().expect("rebuilt");
+    assert!(taken.rebuilt, "nothing in the store stands behind it");
+    let again = taken.event;
     assert_eq!((again.id, again.task_id, &again.payload), (event.id, task.id, &event.payload));
+    assert_eq!(db.count("SELECT count(*) FROM task_events").await, 0, "the outbox is the trigger's alone");
 }
